@@ -1,0 +1,5 @@
+import type { Command } from 'commander';
+import type { Runner } from '../action.js';
+
+/** Every command's declaration, in help order. Each declaration lazy-loads its action. */
+export const commands: Array<(program: Command, runner: Runner) => void> = [];

@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DEFAULT_PORT } from '../protocol/index.js';
+import { UsageError } from './errors.js';
+
+export interface NodeList {
+  /** Normalised base URLs: `http(s)://host:port[/prefix]`, no trailing slash. */
+  nodes: string[];
+  /** Where the list came from, for messages: `--nodes nodes.txt`, `TSNODE_NODES`, ... */
+  source: string;
+  warnings: string[];
+}
+
+export const NODE_LINE_FORMS = 'http(s)://host:port[/prefix], host:port, or host (port 8112)';
+
+/** Parses one node entry into a normalised base URL; throws a plain Error with the reason. */
+export function parseNodeEntry(entry: string): string {
+  const text = entry.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new Error(`${JSON.stringify(text)} is not a node address`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${JSON.stringify(text)}: only http and https nodes are supported`);
+  if (!url.hostname) throw new Error(`${JSON.stringify(text)} has no host`);
+  if (url.username || url.password) throw new Error(`${JSON.stringify(text)}: put credentials in --header, not in the node address`);
+  if (url.search || url.hash) throw new Error(`${JSON.stringify(text)}: a node address has no query or fragment`);
+  if (/\s/.test(text)) throw new Error(`${JSON.stringify(text)} contains spaces`);
+  // An explicit port survives; otherwise the store's port, also for https (where the URL parser would drop it as default).
+  const explicitPort = /^[a-z]+:\/\/(\[[^\]]+\]|[^/:]+):(\d+)/i.exec(withScheme)?.[2];
+  const port = explicitPort ?? String(DEFAULT_PORT);
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${url.protocol}//${url.hostname}:${Number(port)}${path}`;
+}
+
+/** Parses a node list text (file or comma list), dropping duplicates with a warning. */
+export function parseNodeList(text: string, source: string, opts: { separator: 'lines' | 'commas' }): NodeList {
+  const nodes: string[] = [];
+  const warnings: string[] = [];
+  const seen = new Map<string, number>();
+  const entries = opts.separator === 'lines' ? text.split(/\r?\n/) : text.split(',');
+  entries.forEach((raw, i) => {
+    const line = opts.separator === 'lines' ? raw.replace(/#.*$/, '').trim() : raw.trim();
+    if (!line) return;
+    const where = opts.separator === 'lines' ? `${source}:${i + 1}` : `${source} item ${i + 1}`;
+    let node: string;
+    try {
+      node = parseNodeEntry(line);
+    } catch (err) {
+      throw new UsageError(`${where}: ${(err as Error).message}`, `each node is ${NODE_LINE_FORMS}`);
+    }
+    const first = seen.get(node);
+    if (first !== undefined) {
+      warnings.push(`${where}: ${node} is listed twice (first at ${opts.separator === 'lines' ? `line ${first}` : `item ${first}`}); using it once`);
+      return;
+    }
+    seen.set(node, i + 1);
+    nodes.push(node);
+  });
+  if (nodes.length === 0) throw new UsageError(`${source} lists no nodes`, `list one node per line: ${NODE_LINE_FORMS}`);
+  return { nodes, source, warnings };
+}
+
+export const DEFAULT_NODE = `http://127.0.0.1:${DEFAULT_PORT}`;
+
+/**
+ * Resolves the node list: `--nodes` (a file, else a comma list), then TSNODE_NODES (same), then
+ * ./nodes.txt, then the local default node.
+ */
+export function resolveNodes(opts: { flag?: string | undefined; env: NodeJS.ProcessEnv; cwd: string }): NodeList {
+  const fromValue = (value: string, label: string): NodeList => {
+    const path = resolve(opts.cwd, value);
+    if (existsSync(path)) {
+      let text: string;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (err) {
+        throw new UsageError(`${label}: cannot read ${value}: ${(err as Error).message}`);
+      }
+      return parseNodeList(text, value, { separator: 'lines' });
+    }
+    if (/\.(txt|list|conf)$/i.test(value) || (value.includes('/') && !value.includes('://') && !value.includes(','))) {
+      throw new UsageError(`${label}: node list file ${value} does not exist`, `pass a file, or a comma list: ${NODE_LINE_FORMS}`);
+    }
+    return parseNodeList(value, label, { separator: 'commas' });
+  };
+  if (opts.flag !== undefined) return fromValue(opts.flag, '--nodes');
+  const env = opts.env.TSNODE_NODES;
+  if (env !== undefined && env.trim() !== '') return fromValue(env.trim(), 'TSNODE_NODES');
+  if (existsSync(resolve(opts.cwd, 'nodes.txt'))) return fromValue('nodes.txt', 'nodes.txt');
+  return { nodes: [DEFAULT_NODE], source: 'default', warnings: [] };
+}

@@ -1,0 +1,75 @@
+import { Chalk } from 'chalk';
+import { z } from 'zod';
+import { CodecError, formatIssues } from '../protocol/index.js';
+import { NodeRequestError } from '../client/errors.js';
+import { colourEnabled, makeLogger, type CliContext } from './context.js';
+import { UsageError } from './errors.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import type { GlobalOptions } from './main.js';
+
+/** Paints for stdout and stderr, each following its own stream's colour decision. */
+export function painter(enabled: boolean): InstanceType<typeof Chalk> {
+  return new Chalk({ level: enabled ? 1 : 0 });
+}
+
+export async function createContext(globals: GlobalOptions, signal: AbortSignal): Promise<CliContext> {
+  const env = process.env;
+  const noColorFlag = globals.color === false;
+  const colour = colourEnabled({ noColorFlag, env, isTTY: Boolean(process.stdout.isTTY) });
+  const colourErr = colourEnabled({ noColorFlag, env, isTTY: Boolean(process.stderr.isTTY) });
+  const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
+  const interactive = Boolean(process.stderr.isTTY) && !ci && env.TERM !== 'dumb';
+  const verbose = globals.verbose || /(^|,)tsnode(,|$)/.test(env.DEBUG ?? '');
+  const paint = painter(colourErr);
+  const now = (): number => Date.now();
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env,
+    cwd: process.cwd(),
+    interactive,
+    colour,
+    colourErr,
+    verbose,
+    signal,
+    now,
+    log: makeLogger({
+      stderr: process.stderr,
+      interactive,
+      verbose,
+      now,
+      paint: { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) },
+    }),
+  };
+}
+
+/** Maps an error escaping a command to a message on stderr and an exit code. */
+export function reportError(err: unknown, ctx: CliContext): ExitCode {
+  if (err instanceof UsageError) {
+    ctx.log.error(err.message);
+    if (err.hint) ctx.log.info(`  hint: ${err.hint}`);
+    return err.exitCode;
+  }
+  if (err instanceof CodecError) {
+    ctx.log.error(err.message);
+    ctx.log.info(`  expected: ${err.expected}`);
+    return EXIT.usage;
+  }
+  if (err instanceof z.ZodError) {
+    ctx.log.error(formatIssues(err.issues));
+    return EXIT.usage;
+  }
+  if (err instanceof NodeRequestError) {
+    ctx.log.error(err.message);
+    if (err.hint) ctx.log.info(`  hint: ${err.hint}`);
+    if (ctx.verbose && err.stack) ctx.log.debug(err.stack);
+    return EXIT.failed;
+  }
+  if (ctx.signal.aborted) return EXIT.interrupted;
+  const e = err instanceof Error ? err : new Error(String(err));
+  ctx.log.error(`internal error: ${e.message}`);
+  if (ctx.verbose && e.stack) ctx.log.debug(e.stack);
+  else ctx.log.info('  (run with --verbose for details, and please report it)');
+  return EXIT.failed;
+}

@@ -1,0 +1,52 @@
+/** Why a request to a node did not produce a usable answer. */
+export type NodeErrorCode = 'unreachable' | 'timeout' | 'http' | 'bad_response' | 'tls' | 'aborted';
+
+/** Base of every client failure: which node, what happened, whether trying again can help. */
+export class NodeRequestError extends Error {
+  readonly node: string;
+  readonly code: NodeErrorCode;
+  readonly retryable: boolean;
+  readonly hint: string | undefined;
+  constructor(node: string, code: NodeErrorCode, message: string, opts: { retryable: boolean; hint?: string; cause?: unknown }) {
+    super(`${node}: ${message}`, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'NodeRequestError';
+    this.node = node;
+    this.code = code;
+    this.retryable = opts.retryable;
+    this.hint = opts.hint;
+  }
+  /** The message without the node prefix, for per-node tables. */
+  get detail(): string {
+    return this.message.slice(this.node.length + 2);
+  }
+}
+
+/** The node answered with an error status; `body` is its error object when it sent one. */
+export class NodeHttpError extends NodeRequestError {
+  readonly status: number;
+  readonly errorCode: string | undefined;
+  readonly body: Record<string, unknown> | undefined;
+  /** From Retry-After, when the node sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    node: string,
+    status: number,
+    message: string,
+    opts: { body?: Record<string, unknown>; errorCode?: string; retryAfterMs?: number; hint?: string },
+  ) {
+    super(node, 'http', message, { retryable: status === 429 || status >= 500, hint: opts.hint });
+    this.name = 'NodeHttpError';
+    this.status = status;
+    this.errorCode = opts.errorCode;
+    this.body = opts.body;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** Raised when the run itself was cancelled (Ctrl-C, overall timeout), never retried. */
+export class AbortedError extends NodeRequestError {
+  constructor(node: string, reason: string) {
+    super(node, 'aborted', reason, { retryable: false });
+    this.name = 'AbortedError';
+  }
+}

@@ -1,0 +1,179 @@
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import {
+  ADVISORY_LIMIT_HEADER,
+  DEFAULT_HEADER_PREFIX,
+  RESULTS_LIMITED_HEADER,
+  buildSweepHeaders,
+  formatIssues,
+  formatSpan,
+  formatTimestamp,
+  msFromSeconds,
+  normaliseStatus,
+  rollupAllRowsSchema,
+  rollupRowsSchema,
+  wireSweepStatusSchema,
+  ROLLUP_MEMBERS,
+  type HeaderPrefix,
+  type HistogramRecord,
+  type NntRecord,
+  type RollupAll,
+  type RollupQuery,
+  type SweepRequest,
+  type SweepStatus,
+  type TextRecord,
+} from '../protocol/index.js';
+import { NodeRequestError } from './errors.js';
+import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type Timeouts } from './http.js';
+import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
+
+export interface NodeClientOptions {
+  /** The run's dispatcher (an undici Agent, or a MockAgent in tests). The caller closes it. */
+  dispatcher: Dispatcher;
+  timeouts?: Partial<Timeouts>;
+  retry?: RetryPolicy;
+  /** Sent with every request (auth, routing). */
+  headers?: Record<string, string>;
+  headerPrefix?: HeaderPrefix;
+  /** Told about every retry, e.g. to count or log them. */
+  onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface RollupPoint<V> {
+  /** Bucket start, epoch milliseconds. */
+  timestampMs: number;
+  value: V;
+}
+
+export interface RollupResult<V> {
+  points: RollupPoint<V>[];
+  /** The node cut the result short (`x-snowth-results-limited`). */
+  limited: boolean;
+}
+
+/** A client for one node. Every call goes to this node only: node-local operations are never re-routed. */
+export class NodeClient {
+  readonly url: string;
+  private readonly opts: NodeClientOptions;
+  private readonly timeouts: Timeouts;
+
+  constructor(url: string, opts: NodeClientOptions) {
+    this.url = url.replace(/\/+$/, '');
+    this.opts = opts;
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  }
+
+  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY): Promise<HttpResponse> {
+    return withRetry(
+      () => send(this.opts.dispatcher, this.url, req, { timeouts: this.timeouts, ...(call.signal ? { signal: call.signal } : {}), ...(this.opts.headers ? { headers: this.opts.headers } : {}) }),
+      retry,
+      { ...(call.signal ? { signal: call.signal } : {}), ...(this.opts.onRetry ? { onRetry: this.opts.onRetry } : {}) },
+    );
+  }
+
+  private parse<S extends z.ZodType>(res: HttpResponse, schema: S, what: string): z.infer<S> {
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      throw new NodeRequestError(this.url, 'bad_response', `${what}: the answer is not JSON (${JSON.stringify(res.text.slice(0, 80))})`, {
+        retryable: false,
+        hint: 'is this address a node of the store, and not a proxy or another service?',
+      });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(parsed.error.issues)}`, { retryable: false });
+    }
+    return parsed.data;
+  }
+
+  /**
+   * Starts a sweep delete. Never retried: a DELETE that reached the node but lost its answer
+   * would, if repeated, cancel the sweep it started.
+   */
+  async sweepDelete(req: SweepRequest, call: CallOptions = {}): Promise<void> {
+    const headers = buildSweepHeaders(req, this.opts.headerPrefix ?? DEFAULT_HEADER_PREFIX);
+    await this.call({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
+  }
+
+  async sweepStatus(call: CallOptions = {}): Promise<SweepStatus> {
+    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call);
+    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep status'));
+  }
+
+  /** The production store's `GET /sweep_delete/cancel`; returns the status after cancelling. */
+  async cancelSweep(call: CallOptions = {}): Promise<SweepStatus> {
+    const res = await this.call({ method: 'GET', path: '/sweep_delete/cancel' }, call);
+    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep cancel'));
+  }
+
+  /** The request path of a rollup read, exactly as sent (exported for --dry-run and tests). */
+  static rollupPath(q: RollupQuery): string {
+    const params = new URLSearchParams({
+      start_ts: formatTimestamp(q.startMs),
+      end_ts: formatTimestamp(q.endMs),
+      rollup_span: formatSpan(q.spanMs),
+      get_engine: q.engine ?? 'dispatch',
+      type: q.type ?? 'average',
+    });
+    return `/rollup/${encodeURIComponent(q.uuid)}/${encodeURIComponent(q.metric)}?${params.toString()}`;
+  }
+
+  async readRollup(q: RollupQuery & { type: 'all' }, call?: CallOptions & { limit?: number | 'none' }): Promise<RollupResult<RollupAll | null>>;
+  async readRollup(q: RollupQuery, call?: CallOptions & { limit?: number | 'none' }): Promise<RollupResult<number | null>>;
+  async readRollup(q: RollupQuery, call: CallOptions & { limit?: number | 'none' } = {}): Promise<RollupResult<unknown>> {
+    const headers: Record<string, string> = {};
+    if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call);
+    const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
+    const limited = limitedHeader !== undefined && limitedHeader !== '0';
+    if (q.type === 'all') {
+      const rows = this.parse(res, rollupAllRowsSchema, 'rollup read');
+      return {
+        limited,
+        points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v === null ? null : fillAll(v) })),
+      };
+    }
+    const rows = this.parse(res, rollupRowsSchema, 'rollup read');
+    return { limited, points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v })) };
+  }
+
+  /**
+   * Writes numeric records. `body` may be the records or an already serialised JSON array
+   * (the replay path serialises once). Retried: a rewrite of the same id/metric/offset replaces.
+   */
+  async writeNnt(body: readonly NntRecord[] | string, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
+    return this.write('/write/nnt', body, call);
+  }
+
+  async writeText(body: readonly TextRecord[] | string, call: CallOptions = {}): Promise<{ records: number }> {
+    return this.write('/write/text', body, call);
+  }
+
+  async writeHistogram(body: readonly HistogramRecord[] | string, call: CallOptions = {}): Promise<{ records: number }> {
+    return this.write('/histogram/write', body, call);
+  }
+
+  private async write(path: string, body: readonly unknown[] | string, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
+    const res = await this.call(
+      { method: call.method ?? 'POST', path, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) },
+      call,
+    );
+    const json = this.parse(res, recordsAck, 'write');
+    return { records: json.records };
+  }
+}
+
+const recordsAck = z.looseObject({ records: z.number().int().nonnegative() });
+
+/** Every member present, null where the node left one out. */
+function fillAll(v: Partial<Record<keyof RollupAll, number | null | undefined>>): RollupAll {
+  const out = {} as RollupAll;
+  for (const key of ROLLUP_MEMBERS) out[key] = v[key] ?? null;
+  return out;
+}

@@ -1,0 +1,8 @@
+/** tsnode's library API: everything the CLI does, callable from scripts. */
+export * from './protocol/index.js';
+export { NodeClient, type NodeClientOptions, type RollupPoint, type RollupResult, type CallOptions } from './client/node-client.js';
+export { Cluster, fanOut, type Outcome } from './client/cluster.js';
+export { createAgent, type AgentOptions } from './client/agent.js';
+export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
+export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
+export { DEFAULT_TIMEOUTS, type Timeouts } from './client/http.js';

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+/** Stable error codes the node puts in `code` (spec part B). */
+export type ProtocolErrorCode =
+  | 'bad_request'
+  | 'invalid_header'
+  | 'invalid_query'
+  | 'invalid_json'
+  | 'invalid_record'
+  | 'invalid_uuid'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'body_too_large'
+  | 'unsupported_media_type'
+  | 'too_many_buckets'
+  | 'request_timeout'
+  | 'internal';
+
+/**
+ * A request the contract rejects. The server turns it into an error body; the client
+ * raises it when it validates its own input against the same rules.
+ */
+export class ProtocolError extends Error {
+  readonly status: number;
+  readonly code: ProtocolErrorCode;
+  readonly details: Record<string, unknown>;
+  constructor(status: number, code: ProtocolErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'ProtocolError';
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+
+  toBody(): ErrorBody {
+    return { ...this.details, error: this.message, code: this.code };
+  }
+}
+
+/** Every error response is a JSON object with at least these two members. */
+export const errorBodySchema = z.looseObject({
+  error: z.string(),
+  code: z.string().optional(),
+});
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/** Renders zod issues as `path: message` lines, the project's one format for validation errors. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
+  return issues
+    .map((issue) => {
+      const path = [prefix, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))]
+        .filter(Boolean)
+        .join('.')
+        .replace(/\.\[/g, '[');
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join('; ');
+}

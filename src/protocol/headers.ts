@@ -1,0 +1,106 @@
+import { CodecError, parseSecondsList } from './codecs.js';
+import { DATA_TYPES, isDataType, type DataType } from './types.js';
+
+/** Header prefixes: ours, and the production store's, which nodes accept too. */
+export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+export type HeaderPrefix = (typeof HEADER_PREFIXES)[number];
+export const DEFAULT_HEADER_PREFIX: HeaderPrefix = 'X-Service';
+
+/** Sweep header names without their prefix. */
+export const SWEEP_HEADER = {
+  deleteTime: 'Delete-Time',
+  dataTypes: 'Delete-Data-Types',
+  nntRollups: 'NNT-Delete-Rollups',
+  histogramRollups: 'Histogram-Delete-Rollups',
+} as const;
+export type SweepHeaderKey = keyof typeof SWEEP_HEADER;
+
+export function sweepHeaderName(prefix: HeaderPrefix, key: SweepHeaderKey): string {
+  return `${prefix}-${SWEEP_HEADER[key]}`;
+}
+
+/** Production-store rollup headers, honoured by the client and the reference node. */
+export const ADVISORY_LIMIT_HEADER = 'x-snowth-advisory-limit';
+export const RESULTS_LIMITED_HEADER = 'x-snowth-results-limited';
+
+/** What one `DELETE /sweep_delete` asks for. Spans are whole seconds; absent means all spans. */
+export interface SweepRequest {
+  /** Epoch seconds: everything strictly before this time goes. */
+  before: number;
+  types: DataType[];
+  nntRollups?: number[];
+  histogramRollups?: number[];
+}
+
+/** Builds the request headers for a sweep. Types are always sent explicitly, never left to the node's default. */
+export function buildSweepHeaders(req: SweepRequest, prefix: HeaderPrefix = DEFAULT_HEADER_PREFIX): Record<string, string> {
+  const headers: Record<string, string> = {
+    [sweepHeaderName(prefix, 'deleteTime')]: String(req.before),
+    [sweepHeaderName(prefix, 'dataTypes')]: req.types.join(','),
+  };
+  if (req.nntRollups?.length && req.types.includes('nnt')) {
+    headers[sweepHeaderName(prefix, 'nntRollups')] = req.nntRollups.join(',');
+  }
+  if (req.histogramRollups?.length && req.types.includes('histogram')) {
+    headers[sweepHeaderName(prefix, 'histogramRollups')] = req.histogramRollups.join(',');
+  }
+  return headers;
+}
+
+/** Reads a header by its suffix under either prefix; lookup is by lower-case name as node:http delivers them. */
+export function readPrefixedHeader(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  key: SweepHeaderKey,
+): { name: string; value: string } | undefined {
+  for (const prefix of HEADER_PREFIXES) {
+    const name = sweepHeaderName(prefix, key);
+    const raw = headers[name.toLowerCase()];
+    if (raw === undefined) continue;
+    // A repeated header arrives as an array (or comma-joined): both mean the same list.
+    return { name, value: Array.isArray(raw) ? raw.join(',') : raw };
+  }
+  return undefined;
+}
+
+/**
+ * Parses and validates the format of sweep headers (not the node's configuration: whether a
+ * span is configured is the node's business). Throws CodecError naming the header.
+ */
+export function parseSweepHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): SweepRequest {
+  const time = readPrefixedHeader(headers, 'deleteTime');
+  if (!time) {
+    throw new CodecError(
+      `missing header ${sweepHeaderName(DEFAULT_HEADER_PREFIX, 'deleteTime')}`,
+      '',
+      'integer epoch seconds',
+    );
+  }
+  const t = time.value.trim();
+  if (!/^\d{1,12}$/.test(t)) {
+    throw new CodecError(`${time.name}: ${JSON.stringify(time.value)} is not integer epoch seconds`, time.value, 'integer epoch seconds, e.g. 1700000000');
+  }
+  const req: SweepRequest = { before: Number(t), types: ['nnt'] };
+
+  const types = readPrefixedHeader(headers, 'dataTypes');
+  if (types) {
+    const list = types.value.split(',').map((s) => s.trim().toLowerCase());
+    const seen = new Set<DataType>();
+    for (const item of list) {
+      if (!isDataType(item)) {
+        throw new CodecError(
+          `${types.name}: ${JSON.stringify(item)} is not a data type (allowed: ${DATA_TYPES.join(', ')})`,
+          item,
+          `a comma list of ${DATA_TYPES.join(', ')}`,
+        );
+      }
+      seen.add(item);
+    }
+    req.types = [...seen];
+  }
+  for (const key of ['nntRollups', 'histogramRollups'] as const) {
+    const h = readPrefixedHeader(headers, key);
+    if (!h) continue;
+    req[key] = [...new Set(parseSecondsList(h.value, h.name))];
+  }
+  return req;
+}
