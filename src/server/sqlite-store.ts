@@ -25,7 +25,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Aggregate, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
-import type { RawRowArray, RollupRowArray, SeriesRef, Store } from './store.js';
+import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
@@ -76,6 +76,7 @@ export class SqliteStore implements Store {
   /** Series with a dirty newest bucket (mirrors the `pending` table). */
   private readonly pendingSeries = new Set<number>();
   private readonly flushTimer: NodeJS.Timeout;
+  private readonly columnStmts = new Map<string, Stmt>();
   private readonly s: Record<string, Stmt>;
 
   constructor(opts: SqliteStoreOptions) {
@@ -466,6 +467,28 @@ export class SqliteStore implements Store {
     if (e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
       const a = e.agg;
       const row: RollupRowArray = [e.ts, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev];
+      const last = rows[rows.length - 1];
+      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
+      else rows.push(row);
+    }
+    return rows;
+  }
+
+  rollupColumn(seriesId: number, span: number, member: StoredMember, fromTs: number, toTs: number): Array<[number, number]> {
+    const key = `${span === this.smallest ? 'raw' : 'rollup'}:${member}`;
+    let stmt = this.columnStmts.get(key);
+    if (!stmt) {
+      if (!(STORED_MEMBERS as readonly string[]).includes(member)) throw new Error(`not a stored member: ${member}`);
+      stmt =
+        span === this.smallest
+          ? this.db.prepare(`SELECT ts, ${member} FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts`).raw()
+          : this.db.prepare(`SELECT ts, ${member} FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts`).raw();
+      this.columnStmts.set(key, stmt);
+    }
+    const rows = (span === this.smallest ? stmt.all(seriesId, fromTs, toTs) : stmt.all(seriesId, span, fromTs, toTs)) as Array<[number, number]>;
+    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
+    if (span !== this.smallest && e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
+      const row: [number, number] = [e.ts, e.agg[member]];
       const last = rows[rows.length - 1];
       if (last && last[0] === e.ts) rows[rows.length - 1] = row;
       else rows.push(row);
