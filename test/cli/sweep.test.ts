@@ -221,24 +221,26 @@ describe('sweeps in progress', () => {
   });
 
   it('status shows one row per node and type in table, json and csv; unreachable nodes exit 3', async () => {
-    await seed(slow.url, 30);
-    await client(slow.url).sweepDelete({ before: BEFORE, types: ['nnt', 'histogram'], histogramRollups: [60] });
+    // A fresh paced node: 30 checks x 100 ms per type keeps it busy for ~6 s, then it goes idle by itself.
+    const st = await startNode({ memory: true, sweepPaceMs: 100 });
+    await seed(st.url, 30);
+    await client(st.url).sweepDelete({ before: BEFORE, types: ['nnt', 'histogram'], histogramRollups: [60] });
     const dead = await deadAddress();
-    const nodes = ['--nodes', `${a.url},${slow.url},${dead}`, '--retries', '0'];
+    const nodes = ['--nodes', `${a.url},${st.url},${dead}`, '--retries', '0'];
 
     const table = await runCli(['status', ...nodes]);
     expect(table.code).toBe(3);
     expect(table.stdout).toMatch(/node\s+│ type\s+│ running\s+│ current\s+│ delete time\s+│ rollups/);
     expect(table.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ no `));
-    expect(table.stdout).toMatch(new RegExp(`${slow.url}\\s+│ nnt\\s+│ yes\\s+│ 0000[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ all`));
-    expect(table.stdout).toMatch(new RegExp(`${slow.url}\\s+│ histogram │ yes\\s+│[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ 60`));
+    expect(table.stdout).toMatch(new RegExp(`${st.url}\\s+│ nnt\\s+│ yes\\s+│ 0000[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ all`));
+    expect(table.stdout).toMatch(new RegExp(`${st.url}\\s+│ histogram │ yes\\s+│[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ 60`));
     expect(table.stdout).toMatch(new RegExp(`${dead}\\s+│ -\\s+│ unreachable │ connection refused`));
 
     const json = await runCli(['status', ...nodes, '--output', 'json']);
     expect(json.code).toBe(3);
     const doc = JSON.parse(json.stdout) as { nodes: ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string })[] };
     expect(doc.nodes[0]).toEqual({ node: a.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } });
-    expect(doc.nodes[1]).toMatchObject({ node: slow.url, ok: true, status: { nnt: { running: true, timestamp: BEFORE, rollups: 'all' }, text: { running: false } } });
+    expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, status: { nnt: { running: true, timestamp: BEFORE, rollups: 'all' }, text: { running: false } } });
     expect(doc.nodes[2]).toEqual({ node: dead, ok: false, error: expect.stringMatching(/connection refused/) });
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
@@ -247,15 +249,15 @@ describe('sweeps in progress', () => {
     expect(lines[0]).toBe('node,ok,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error');
     expect(lines).toHaveLength(1 + 3 + 3 + 1);
     expect(lines[1]).toBe(`${a.url},true,nnt,false,,,,,,`);
-    expect(lines[4]).toMatch(new RegExp(`^${slow.url},true,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,$`));
+    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,$`));
     expect(lines[7]).toMatch(new RegExp(`^${dead},false,,,,,,,,connection refused`));
 
     const none = await runCli(['status', '--nodes', dead, '--retries', '0']);
     expect(none.code).toBe(1);
 
-    const watch = await runCli(['status', '--nodes', slow.url, '--watch', '100ms', '--output', 'json']);
+    const watch = await runCli(['status', '--nodes', st.url, '--watch', '100ms', '--output', 'json']);
     expect(watch.code).toBe(0);
-    expect(watch.stderr).toMatch(new RegExp(`${slow.url}: idle`));
-    expect(JSON.parse(watch.stdout)).toEqual({ nodes: [{ node: slow.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } }] });
+    expect(watch.stderr).toMatch(new RegExp(`${st.url}: idle`));
+    expect(JSON.parse(watch.stdout)).toEqual({ nodes: [{ node: st.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } }] });
   });
 });
