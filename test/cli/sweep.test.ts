@@ -58,7 +58,7 @@ afterAll(async () => {
 
 describe('tsnode sweep', () => {
   it('deletes data before the time on every node, keeps what is after, and exits 0', async () => {
-    await Promise.all([seed(a.url), seed(b.url), seed(paced.url, 15)]);
+    await Promise.all([seed(a.url), seed(b.url), seed(paced.url, 40)]);
     const nodes = [a.url, b.url, paced.url].join(',');
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', nodes, '--yes', '--output', 'json', ...FAST]);
     expect(r.stderr).toMatch(new RegExp(`${paced.url}: running \\(nnt 0000`)); // the paced node was seen working
@@ -145,15 +145,16 @@ describe('tsnode sweep', () => {
   });
 
   it('--no-wait leaves nodes as started and exits 0', async () => {
-    await seed(paced.url, 30);
+    await seed(paced.url, 300); // 300 x 40 ms: still sweeping long after the CLI has left
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', paced.url, '--yes', '--no-wait', '--output', 'json', ...FAST]);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as { nodes: { state: string }[]; summary: Record<string, number> };
     expect(doc.nodes[0]!.state).toBe('started');
     expect(doc.summary.started).toBe(1);
     expect(r.stderr).toMatch(/watch them with: tsnode status --nodes http/);
-    expect((await status(paced.url)).nnt.running).toBe(true);
-    await until('the paced sweep to finish', async () => !(await status(paced.url)).nnt.running);
+    expect((await status(paced.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
+    await client(paced.url).cancelSweep();
+    await until('the paced sweep to stop', async () => !(await status(paced.url)).nnt.running);
   });
 });
 
@@ -221,9 +222,10 @@ describe('sweeps in progress', () => {
   });
 
   it('status shows one row per node and type in table, json and csv; unreachable nodes exit 3', async () => {
-    // A fresh paced node: 30 checks x 100 ms per type keeps it busy for ~6 s, then it goes idle by itself.
+    // A fresh paced node: 300 checks x 100 ms keeps it sweeping nnt for 30 s, far longer than the three
+    // status runs below take; it is cancelled afterwards.
     const st = await startNode({ memory: true, sweepPaceMs: 100 });
-    await seed(st.url, 30);
+    await seed(st.url, 300);
     await client(st.url).sweepDelete({ before: BEFORE, types: ['nnt', 'histogram'], histogramRollups: [60] });
     const dead = await deadAddress();
     const nodes = ['--nodes', `${a.url},${st.url},${dead}`, '--retries', '0'];
@@ -255,9 +257,16 @@ describe('sweeps in progress', () => {
     const none = await runCli(['status', '--nodes', dead, '--retries', '0']);
     expect(none.code).toBe(1);
 
-    const watch = await runCli(['status', '--nodes', st.url, '--watch', '100ms', '--output', 'json']);
+    await client(st.url).cancelSweep();
+
+    // --watch follows a sweep (20 checks x 100 ms x 2 types, ~4 s) until the node is idle by itself.
+    const w = await startNode({ memory: true, sweepPaceMs: 100 });
+    await seed(w.url, 20);
+    await client(w.url).sweepDelete({ before: BEFORE, types: ['nnt', 'histogram'] });
+    const watch = await runCli(['status', '--nodes', w.url, '--watch', '100ms', '--output', 'json']);
     expect(watch.code).toBe(0);
-    expect(watch.stderr).toMatch(new RegExp(`${st.url}: idle`));
-    expect(JSON.parse(watch.stdout)).toEqual({ nodes: [{ node: st.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } }] });
+    expect(watch.stderr).toMatch(new RegExp(`${w.url}: running`));
+    expect(watch.stderr).toMatch(new RegExp(`${w.url}: idle`));
+    expect(JSON.parse(watch.stdout)).toEqual({ nodes: [{ node: w.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } }] });
   });
 });
