@@ -10,16 +10,22 @@
  *   of the smallest span alone sets `hidden` (the rollup is gone, the raw record stays); a sweep
  *   of every span deletes the row.
  * - `nnt_rollup`: every larger span, each stored on its own, so a per-span sweep removes only
- *   that span. Larger buckets are merged incrementally from each batch (the newest bucket of
- *   each series and span is cached, so appends never read back); a bucket that had a record
- *   replaced is recomputed from `nnt_raw`.
+ *   that span. Larger buckets are merged incrementally from each batch; a bucket that had a
+ *   record replaced is recomputed from `nnt_raw`.
+ * - The newest bucket of each (series, larger span) is written back lazily: it lives in memory
+ *   while records keep arriving for it and is stored when a newer bucket starts, every
+ *   FLUSH_INTERVAL_MS, before a sweep touches the series, and at close. Reads overlay it, so
+ *   nothing is ever invisible. Durability comes from `nnt_raw` (committed before the 200) plus
+ *   the `pending` table, which lists the series whose newest buckets may be only in memory: after
+ *   a crash (or a rolled-back write) those buckets are recomputed from raw. Only the newest bucket
+ *   can be pending, and it is the bucket holding the series' latest raw record.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Aggregate, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
-import type { RawRowArray, RollupRowArray, SeriesRef, Store } from './store.js';
+import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
@@ -42,6 +48,15 @@ export interface SqliteStoreOptions {
   histogramRollups: readonly number[];
 }
 
+/** How often in-memory newest buckets are stored even while they are still filling. */
+export const FLUSH_INTERVAL_MS = 2000;
+
+interface Newest {
+  ts: number;
+  agg: Agg | null;
+  dirty: boolean;
+}
+
 interface PendingRecord {
   rec: NntRecord;
   replaced: boolean;
@@ -56,8 +71,12 @@ export class SqliteStore implements Store {
   private readonly seriesIds = new Map<string, Map<string, number>>();
   /** Highest raw ts per series (lazily loaded): offsets above it cannot replace anything. */
   private readonly maxRawTs = new Map<number, number>();
-  /** Per series, per span index: the newest stored bucket of each larger span (see newestBucket). */
-  private readonly newest = new Map<number, Array<{ ts: number; agg: Agg | null } | undefined>>();
+  /** Per series, per span index: the newest bucket of each larger span (see newestBucket). */
+  private readonly newest = new Map<number, Array<Newest | undefined>>();
+  /** Series with a dirty newest bucket (mirrors the `pending` table). */
+  private readonly pendingSeries = new Set<number>();
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly columnStmts = new Map<string, Stmt>();
   private readonly s: Record<string, Stmt>;
 
   constructor(opts: SqliteStoreOptions) {
@@ -79,12 +98,88 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.pragma('cache_size = -65536');
+      this.db.pragma(`wal_autocheckpoint = ${process.env.TSNODE_WAL_CKPT ?? 1000}`);
       this.db.pragma('temp_store = MEMORY');
     } catch (err) {
       throw new StoreOpenError(`cannot open database ${file}: ${(err as Error).message}`);
     }
     this.migrate();
     this.s = this.prepare();
+    this.recoverPending();
+    this.flushTimer = setInterval(() => this.flushAll(), FLUSH_INTERVAL_MS);
+    this.flushTimer.unref();
+  }
+
+  /**
+   * Recomputes from raw the newest larger buckets of every series listed in `pending` (after a
+   * crash, or after a write rolled back while such buckets were only in memory).
+   */
+  private recoverPending(): void {
+    const sids = this.db.prepare('SELECT series_id FROM pending').pluck().all() as number[];
+    this.newest.clear();
+    this.pendingSeries.clear();
+    if (sids.length === 0) return;
+    this.db.transaction(() => {
+      for (const sid of sids) {
+        const max = this.s.maxRaw!.get(sid) as number | null;
+        if (max === null) continue;
+        for (let i = 1; i < this.rollups.length; i++) {
+          const span = this.rollups[i]!;
+          const b = max - (max % span);
+          const agg = emptyAgg();
+          for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
+          this.putAgg(sid, span, b, agg);
+        }
+      }
+      this.db.prepare('DELETE FROM pending').run();
+    })();
+  }
+
+  private putAgg(sid: number, span: number, ts: number, agg: Agg): void {
+    this.s.putRollup!.run(sid, span, ts, agg.count, agg.records, agg.value, agg.stddev, agg.derivative, agg.derivative_stddev, agg.counter, agg.counter_stddev);
+  }
+
+  /** Writes the dirty newest buckets of one series (inside the caller's transaction). */
+  private flushSeriesTx(sid: number): void {
+    if (!this.pendingSeries.has(sid)) return;
+    const perSpan = this.newest.get(sid);
+    if (perSpan) {
+      for (let i = 1; i < perSpan.length; i++) {
+        const e = perSpan[i];
+        if (e?.dirty && e.agg) {
+          this.putAgg(sid, this.rollups[i]!, e.ts, e.agg);
+          e.dirty = false;
+        }
+      }
+    }
+    this.s.deletePending!.run(sid);
+    this.pendingSeries.delete(sid);
+  }
+
+  /** Stores every dirty newest bucket in one transaction. */
+  flushAll(): void {
+    if (this.pendingSeries.size === 0 || !this.db.open) return;
+    try {
+      this.db.transaction(() => {
+        for (const sid of [...this.pendingSeries]) this.flushSeriesTx(sid);
+      })();
+    } catch {
+      // Rolled back: the buckets are still marked dirty and listed in `pending`; the next flush retries.
+      this.resetAfterRollback();
+    }
+  }
+
+  /** After a rolled-back transaction, in-memory state may describe rows that are not there. */
+  private resetAfterRollback(): void {
+    this.maxRawTs.clear();
+    this.forgetUncommittedSeries();
+    try {
+      this.recoverPending();
+    } catch {
+      // The store is failing; `pending` still lists the series, so a restart recovers them.
+      this.newest.clear();
+      this.pendingSeries.clear();
+    }
   }
 
   private migrate(): void {
@@ -113,6 +208,7 @@ export class SqliteStore implements Store {
         counter REAL NOT NULL, counter_stddev REAL NOT NULL,
         PRIMARY KEY (series_id, span, ts)
       ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS pending (series_id INTEGER PRIMARY KEY);
       CREATE TABLE IF NOT EXISTS text_data (
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (series_id, ts)
@@ -174,6 +270,8 @@ export class SqliteStore implements Store {
       histogramRange: p('SELECT ts, period, histogram FROM histogram_data WHERE series_id = ? AND period = ? AND ts >= ? AND ts < ? ORDER BY ts').raw(),
       sweepRollup: p('DELETE FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts < ?'),
       sweepRaw: p('DELETE FROM nnt_raw WHERE series_id = ? AND ts < ?'),
+      insertPending: p('INSERT OR IGNORE INTO pending (series_id) VALUES (?)'),
+      deletePending: p('DELETE FROM pending WHERE series_id = ?'),
       hideSmallest: p('UPDATE nnt_raw SET hidden = 1 WHERE series_id = ? AND ts < ? AND hidden = 0'),
       sweepText: p('DELETE FROM text_data WHERE series_id = ? AND ts < ?'),
       sweepHistogram: p('DELETE FROM histogram_data WHERE series_id = ? AND period = ? AND ts < ?'),
@@ -209,10 +307,8 @@ export class SqliteStore implements Store {
     try {
       run();
     } catch (err) {
-      // The transaction rolled back; cached max offsets may describe rows that are gone.
-      this.maxRawTs.clear();
-      this.newest.clear();
-      this.forgetUncommittedSeries();
+      // The transaction rolled back; cached max offsets and newest buckets may describe rows that are gone.
+      this.resetAfterRollback();
       throw err;
     }
     return records.length;
@@ -274,19 +370,25 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The newest stored bucket of a (series, larger span): cached so appends need no read-back.
-   * Invariant: `ts` is the highest bucket stored for that span (-1: none) and `agg` its aggregate.
+   * The newest bucket of a (series, larger span). Invariant: `ts` is the highest bucket of that
+   * span (-1: none yet) and `agg` its aggregate; when `dirty` it is not stored yet (see the top).
    */
-  private newestBucket(sid: number, spanIndex: number, created: boolean): { ts: number; agg: Agg | null } {
+  private newestBucket(sid: number, spanIndex: number, created: boolean): Newest {
     let perSpan = this.newest.get(sid);
-    if (!perSpan) this.newest.set(sid, (perSpan = new Array(this.rollups.length)));
+    if (!perSpan) this.newest.set(sid, (perSpan = new Array<Newest | undefined>(this.rollups.length)));
     let entry = perSpan[spanIndex];
     if (!entry) {
       const row = created ? undefined : (this.s.lastRollup!.get(sid, this.rollups[spanIndex]!) as RollupRowArray | undefined);
-      entry = row ? { ts: row[0], agg: aggOfRollup(row) } : { ts: -1, agg: null };
+      entry = row ? { ts: row[0], agg: aggOfRollup(row), dirty: false } : { ts: -1, agg: null, dirty: false };
       perSpan[spanIndex] = entry;
     }
     return entry;
+  }
+
+  private markPending(sid: number): void {
+    if (this.pendingSeries.has(sid)) return;
+    this.s.insertPending!.run(sid);
+    this.pendingSeries.add(sid);
   }
 
   /** Merges one batch into the buckets of a larger span; buckets with a replaced record are recomputed from raw. */
@@ -303,7 +405,6 @@ export class SqliteStore implements Store {
       if (cur === undefined) buckets.set(b, mergeInto(emptyAgg(), rec));
       else mergeInto(cur, rec);
     }
-    const putRollup = this.s.putRollup!;
     const newest = this.newestBucket(sid, spanIndex, created);
     for (const [b, delta] of buckets) {
       let agg: Agg;
@@ -318,12 +419,15 @@ export class SqliteStore implements Store {
         const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
         agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
       }
-      putRollup.run(sid, span, b, agg.count, agg.records, agg.value, agg.stddev, agg.derivative, agg.derivative_stddev, agg.counter, agg.counter_stddev);
-      if (b >= newest.ts) {
-        // `agg` is never mutated after this point (merges start from a copy), so it can be kept as is.
-        newest.ts = b;
-        newest.agg = agg;
+      if (b < newest.ts) {
+        this.putAgg(sid, span, b, agg); // an older bucket: stored at once
+        continue;
       }
+      if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
+      newest.ts = b;
+      newest.agg = agg;
+      newest.dirty = true;
+      this.markPending(sid);
     }
   }
 
@@ -357,7 +461,39 @@ export class SqliteStore implements Store {
 
   rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[] {
     if (span === this.smallest) return this.s.smallestRange!.all(seriesId, fromTs, toTs) as RollupRowArray[];
-    return this.s.rollupRange!.all(seriesId, span, fromTs, toTs) as RollupRowArray[];
+    const rows = this.s.rollupRange!.all(seriesId, span, fromTs, toTs) as RollupRowArray[];
+    // Overlay the newest bucket when it is only in memory; it is never older than a stored row.
+    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
+    if (e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
+      const a = e.agg;
+      const row: RollupRowArray = [e.ts, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev];
+      const last = rows[rows.length - 1];
+      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
+      else rows.push(row);
+    }
+    return rows;
+  }
+
+  rollupColumn(seriesId: number, span: number, member: StoredMember, fromTs: number, toTs: number): Array<[number, number]> {
+    const key = `${span === this.smallest ? 'raw' : 'rollup'}:${member}`;
+    let stmt = this.columnStmts.get(key);
+    if (!stmt) {
+      if (!(STORED_MEMBERS as readonly string[]).includes(member)) throw new Error(`not a stored member: ${member}`);
+      stmt =
+        span === this.smallest
+          ? this.db.prepare(`SELECT ts, ${member} FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts`).raw()
+          : this.db.prepare(`SELECT ts, ${member} FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts`).raw();
+      this.columnStmts.set(key, stmt);
+    }
+    const rows = (span === this.smallest ? stmt.all(seriesId, fromTs, toTs) : stmt.all(seriesId, span, fromTs, toTs)) as Array<[number, number]>;
+    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
+    if (span !== this.smallest && e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
+      const row: [number, number] = [e.ts, e.agg[member]];
+      const last = rows[rows.length - 1];
+      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
+      else rows.push(row);
+    }
+    return rows;
   }
 
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[] {
@@ -378,7 +514,9 @@ export class SqliteStore implements Store {
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
     let n = 0;
-    this.db.transaction(() => {
+    const run = this.db.transaction(() => {
+      // Store the series' in-memory buckets first, so the delete sees (and removes) them too.
+      this.flushSeriesTx(seriesId);
       for (const span of spans) {
         if (span === this.smallest) {
           // The smallest span shares its row with the raw record: hide it unless raw goes too.
@@ -388,7 +526,13 @@ export class SqliteStore implements Store {
         }
       }
       if (raw) n += this.s.sweepRaw!.run(seriesId, before).changes;
-    })();
+    });
+    try {
+      run();
+    } catch (err) {
+      this.resetAfterRollback();
+      throw err;
+    }
     // The cached newest buckets may be gone now; a stale (higher) max raw offset only costs a range query.
     this.newest.delete(seriesId);
     return n;
@@ -407,7 +551,10 @@ export class SqliteStore implements Store {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    clearInterval(this.flushTimer);
+    if (!this.db.open) return;
+    this.flushAll();
+    this.db.close();
   }
 }
 

@@ -6,6 +6,10 @@
  */
 import type { HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 
+/** The members a stored rollup row holds (the second-order ones are computed at read time). */
+export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
+export type StoredMember = (typeof STORED_MEMBERS)[number];
+
 /** A (check uuid, metric) pair and its compact id. */
 export interface SeriesRef {
   id: number;
@@ -40,6 +44,11 @@ export interface Store {
   findSeries(uuid: string, metric: string): number | undefined;
   /** Stored rollup rows of one span with fromTs <= ts < toTs, ascending. */
   rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[];
+  /**
+   * One member of the stored rollup rows of one span (`[ts, value]`, ascending): the fast path
+   * of a single-valued read, which need not build whole aggregates.
+   */
+  rollupColumn(seriesId: number, span: number, member: StoredMember, fromTs: number, toTs: number): Array<[number, number]>;
   /** Raw records with fromTs <= ts < toTs, ascending. */
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[];
   textRows(seriesId: number, fromTs: number, toTs: number): Array<[number, string]>;

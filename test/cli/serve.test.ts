@@ -124,6 +124,9 @@ describe('tsnode serve', () => {
       // 300 s buckets survived too
       const res = await request(`${again.url}/rollup/${UUID}/durable?start_ts=${base}.000&end_ts=${base + 300}.000&rollup_span=300s&type=count&get_engine=nnt`);
       expect(await res.body.json()).toEqual([[base, 1 + 2 + 3 + 4 + 5]]);
+      // ...including the newest one, which the node keeps in memory while it fills (recomputed from raw after the crash)
+      const newest = await request(`${again.url}/rollup/${UUID}/durable?start_ts=${base + 900}.000&end_ts=${base + 1200}.000&rollup_span=300s&type=count&get_engine=nnt`);
+      expect(await newest.body.json()).toEqual([[base + 900, 16 + 17 + 18 + 19 + 20]]);
     } finally {
       await again.stop();
       rmSync(n.dataDir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import {
   CodecError,
   DEFAULT_ENGINE,
   ENGINES,
+  MEMBER_OF_TYPE,
   ProtocolError,
   RESULTS_LIMITED_HEADER,
   ROLLUP_TYPES,
@@ -16,7 +17,8 @@ import {
   type RollupType,
 } from '../../protocol/index.js';
 import { decodePathPart, sendJson } from '../http.js';
-import { checkEngineSpan, planBuckets, readBuckets, renderRollup } from '../rollup-read.js';
+import { checkEngineSpan, planBuckets, readBuckets, readMember, renderRollup, renderValues } from '../rollup-read.js';
+import { STORED_MEMBERS, type StoredMember } from '../store.js';
 import type { Handler } from './context.js';
 
 function required(query: URLSearchParams, name: string): string {
@@ -108,6 +110,11 @@ export const rollupRead: Handler = (req, res, target, node) => {
     );
   }
   const seriesId = node.store.findSeries(uuid, metric);
+  const member = type === 'all' ? undefined : MEMBER_OF_TYPE[type];
+  if (member !== undefined && (STORED_MEMBERS as readonly string[]).includes(member)) {
+    sendJson(res, 200, renderValues(readMember(node.store, seriesId, plan, engine, member as StoredMember), plan), headers);
+    return;
+  }
   const buckets = readBuckets(node.store, seriesId, plan, engine);
   sendJson(res, 200, renderRollup(buckets, plan, type), headers);
 };
