@@ -144,11 +144,9 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     }
     stopProgress();
 
-    // 3. Confirm.
-    if (send.length === 0) {
-      throw new UsageError('no node to sweep: every node was unreachable', 'check the node list and that the nodes are running', EXIT.failed);
-    }
-    if (!opts.yes) {
+    // 3. Confirm (nothing to confirm when every node was skipped: the table below says so, exit 1).
+    if (send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
+    else if (!opts.yes) {
       const answer = await askYesNo(ctx, `Delete ${what} on ${send.length} node${send.length === 1 ? '' : 's'}?`);
       if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${send.length} node(s)`);
       if (answer === 'interrupted') {
@@ -161,7 +159,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     // 4 + 5. One DELETE per node, then wait.
     const sending = new Set(send);
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
-    ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
+    if (targets.length) ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
     const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)], { quiet: new Set<NodeSweepState>(['sending']) });
     stopped = false;
     let result: ClusterSweepResult;
