@@ -154,6 +154,23 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
         return EXIT.interrupted;
       }
       if (answer === 'no') throw new UsageError('sweep not confirmed: nothing was sent');
+      // A person may take minutes to answer: look again, so a sweep someone started meanwhile is not
+      // cancelled by ours without --force.
+      if (!opts.force) {
+        const again = await preflightSweep(
+          clients.filter((c) => send.includes(c.url)),
+          { concurrency: plan.concurrency, signal: ctx.signal },
+        ).catch(() => undefined);
+        if (ctx.signal.aborted) {
+          ctx.log.warn('interrupted: nothing was sent');
+          return EXIT.interrupted;
+        }
+        const busy = again?.busy ?? [];
+        if (busy.length) {
+          for (const b of busy) ctx.log.error(`${b.node} started sweeping ${b.running.join(',')} while you were answering`);
+          throw new UsageError('refusing to sweep: nothing was sent', 'use --force to cancel and replace running sweeps (or wait: tsnode status --watch)');
+        }
+      }
     }
 
     // 4 + 5. One DELETE per node, then wait.
@@ -161,7 +178,6 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
     if (targets.length) ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
     const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)], { quiet: new Set<NodeSweepState>(['sending']) });
-    stopped = false;
     let result: ClusterSweepResult;
     try {
       result = await startAndWait(targets, plan.request, {
