@@ -227,6 +227,19 @@ describe('sweeps in progress', () => {
     await client(slow.url).cancelSweep();
   });
 
+  it('--timeout stops waiting with timed out (the sweep keeps running) and exits 1 when no node is done', async () => {
+    await seed(slow.url, 200);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', slow.url, '--yes', '--timeout', '500ms', '--output', 'json', ...FAST]);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as { nodes: { state: string; seconds: number }[]; summary: Record<string, number> };
+    expect(doc.nodes[0]!.state).toBe('timed_out');
+    expect(doc.nodes[0]!.seconds).toBeGreaterThanOrEqual(0.5);
+    expect(doc.summary.timed_out).toBe(1);
+    expect(r.stderr).toMatch(/watch them with: tsnode status/);
+    expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
+    await client(slow.url).cancelSweep();
+  });
+
   it('a node that dies while being polled is reported lost (exit 3)', async () => {
     const doomed = await startNode({ memory: true, sweepPaceMs: 100 });
     await Promise.all([seed(doomed.url, 200), seed(a.url)]);
