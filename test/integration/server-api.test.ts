@@ -225,7 +225,8 @@ describe('sweep delete validation', () => {
     [{ 'X-Service-Delete-Time': past, 'X-Service-Delete-Data-Types': 'nnt,metrics' }, 'metrics'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-Delete-Data-Types': 'nnt,,text' }, 'nnt, text, histogram'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '61' }, '61'],
-    [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '60,' }, 'NNT-Delete-Rollups'],
+    [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '60,' }, 'allowed: 60, 300'],
+    [{ 'X-Service-Delete-Time': past, 'X-Service-Histogram-Delete-Rollups': 'x' }, 'allowed: 60, 3600'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '3600' }, '60, 300'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-Delete-Data-Types': 'histogram', 'X-Service-Histogram-Delete-Rollups': '300' }, '60, 3600'],
   ])('rejects %j', async (headers, mention) => {
