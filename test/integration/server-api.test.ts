@@ -207,6 +207,10 @@ describe('rollup read validation', () => {
     expectError(await call(url, 'GET', rollupPath(ok), { headers: { 'x-snowth-advisory-limit': 'lots' } }), 400, 'invalid_header');
   });
 
+  it('400 for a metric name over the protocol limit', async () => {
+    expectError(await call(url, 'GET', `/rollup/${UUID}/${'x'.repeat(4097)}?start_ts=0.000&end_ts=60.000&rollup_span=60s`), 400, 'bad_request', '4096');
+  });
+
   it('400 when a metric name is not correctly URL-encoded', async () => {
     expectError(await call(url, 'GET', `/rollup/${UUID}/100%?start_ts=0.000&end_ts=60.000&rollup_span=60s`), 400, 'bad_request', 'metric');
   });
