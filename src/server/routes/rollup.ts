@@ -4,6 +4,7 @@ import {
   CodecError,
   DEFAULT_ENGINE,
   ENGINES,
+  MAX_METRIC_LENGTH,
   MEMBER_OF_TYPE,
   ProtocolError,
   RESULTS_LIMITED_HEADER,
@@ -49,6 +50,12 @@ export function uuidParam(raw: string): string {
 export function metricParam(rawParts: readonly string[]): string {
   const metric = decodePathPart(rawParts.join('/'), 'metric');
   if (metric.length === 0) throw new ProtocolError(400, 'bad_request', 'metric: the metric name is empty', { field: 'metric' });
+  if (metric.length > MAX_METRIC_LENGTH) {
+    throw new ProtocolError(400, 'bad_request', `metric: the name is ${metric.length} characters long; at most ${MAX_METRIC_LENGTH} are allowed`, {
+      field: 'metric',
+      max: MAX_METRIC_LENGTH,
+    });
+  }
   return metric;
 }
 
