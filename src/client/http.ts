@@ -101,7 +101,12 @@ export function classifyError(node: string, err: unknown, ctx: { runSignal?: Abo
   }
   if (code && UNREACHABLE.has(code)) {
     const what = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : code === 'ECONNRESET' ? 'connection reset' : 'connection failed';
-    return new NodeRequestError(node, 'unreachable', `${what} (${code})`, { retryable: true, cause: err, hint: 'is the node running, and is the address in the node list right?' });
+    // Over https a node that closes right after the handshake is often refusing a missing client certificate.
+    const closedEarly = node.startsWith('https:') && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET');
+    const hint = closedEarly
+      ? 'the node closed the TLS connection without answering: if it requires a client certificate, pass --cert and --key'
+      : 'is the node running, and is the address in the node list right?';
+    return new NodeRequestError(node, 'unreachable', `${what} (${code})`, { retryable: true, cause: err, hint });
   }
   return new NodeRequestError(node, 'unreachable', `request failed: ${msg}${code ? ` (${code})` : ''}`, { retryable: true, cause: err });
 }
