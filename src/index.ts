@@ -18,3 +18,32 @@ export {
 export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
 export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
 export { DEFAULT_TIMEOUTS, type Timeouts, type RequestLogEntry } from './client/http.js';
+export {
+  runClusterSweep,
+  preflightSweep,
+  assessPreflight,
+  startAndWait,
+  pollUntilIdle,
+  runningTypes,
+  summarise,
+  systemClock,
+  SweepRefusedError,
+  SweepNotConfirmedError,
+  FINAL_SWEEP_STATES,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_LOST_AFTER_MS,
+  type Clock,
+  type NodeSweepState,
+  type FinalSweepState,
+  type SweepEvent,
+  type SweepListener,
+  type Preflight,
+  type PreflightNode,
+  type PollOptions,
+  type PollResult,
+  type NodeSweepResult,
+  type SweepSummary,
+  type ClusterSweepResult,
+  type ClusterSweepOptions,
+  type StartOptions,
+} from './client/sweep.js';

@@ -123,8 +123,9 @@ export class NodeClient {
     await this.call({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
   }
 
-  async sweepStatus(call: CallOptions = {}): Promise<SweepStatus> {
-    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call);
+  /** `retry` overrides the client's policy for this call (a poll loop is its own retry: it passes NO_RETRY). */
+  async sweepStatus(call: CallOptions & { retry?: RetryPolicy } = {}): Promise<SweepStatus> {
+    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call, call.retry);
     return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep status'));
   }
 

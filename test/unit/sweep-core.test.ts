@@ -1,0 +1,205 @@
+import { MockAgent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NodeClient } from '../../src/client/node-client.js';
+import {
+  pollUntilIdle,
+  runClusterSweep,
+  SweepNotConfirmedError,
+  SweepRefusedError,
+  type Clock,
+  type SweepEvent,
+} from '../../src/client/sweep.js';
+
+/** A clock that only moves when the code under test sleeps: no wall-clock luck. */
+function fakeClock(start = 1_700_000_000_000): Clock & { t: number } {
+  const c = {
+    t: start,
+    now: () => c.t,
+    sleep: async (ms: number) => {
+      c.t += ms;
+      await Promise.resolve();
+    },
+  };
+  return c;
+}
+
+const idle = { nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } };
+const running = {
+  nnt: { running: 'true', timestamp: '1690000000', current_uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', rollups: 'all' },
+  text: { running: 'false' },
+  histogram: { running: 'false' },
+};
+
+let agents: MockAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.map((a) => a.close()));
+  agents = [];
+});
+
+function setup(nodes: string[]): { agent: MockAgent; clients: NodeClient[] } {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  agents.push(agent);
+  const clients = nodes.map((n) => new NodeClient(n, { dispatcher: agent, retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 1 } }));
+  return { agent, clients };
+}
+
+function status(agent: MockAgent, node: string, body: unknown, times = 1): void {
+  agent.get(node).intercept({ path: '/sweep_delete', method: 'GET' }).reply(200, JSON.stringify(body)).times(times);
+}
+
+describe('pollUntilIdle', () => {
+  it('polls until every requested type is idle, reporting running once', async () => {
+    const { agent, clients } = setup(['http://n1:8112']);
+    status(agent, 'http://n1:8112', running, 2);
+    status(agent, 'http://n1:8112', idle);
+    const events: SweepEvent[] = [];
+    const clock = fakeClock();
+    const r = await pollUntilIdle(clients[0]!, { types: ['nnt'], intervalMs: 1000, clock, onEvent: (e) => events.push(e) });
+    expect(r.state).toBe('done');
+    expect(r.polls).toBe(3);
+    expect(clock.t - 1_700_000_000_000).toBe(2000);
+    const states = events.filter((e) => e.kind === 'state').map((e) => (e.kind === 'state' ? e.state : ''));
+    expect(states).toEqual(['running', 'done']);
+    expect(events.filter((e) => e.kind === 'status')).toHaveLength(3);
+  });
+
+  it('only waits for the requested types', async () => {
+    const { agent, clients } = setup(['http://n1:8112']);
+    status(agent, 'http://n1:8112', running);
+    const r = await pollUntilIdle(clients[0]!, { types: ['text', 'histogram'], clock: fakeClock() });
+    expect(r.state).toBe('done');
+  });
+
+  it('tolerates a silence shorter than the grace period', async () => {
+    const { agent, clients } = setup(['http://n1:8112']);
+    const pool = agent.get('http://n1:8112');
+    pool.intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(new Error('socket hang up')).times(2);
+    status(agent, 'http://n1:8112', idle);
+    const events: SweepEvent[] = [];
+    const r = await pollUntilIdle(clients[0]!, { intervalMs: 1000, lostAfterMs: 5000, clock: fakeClock(), onEvent: (e) => events.push(e) });
+    expect(r.state).toBe('done');
+    expect(r.polls).toBe(3);
+    expect(events.filter((e) => e.kind === 'state' && e.state === 'no_answer')).toHaveLength(1);
+  });
+
+  it('declares a node lost after the grace period, with the last error', async () => {
+    const { agent, clients } = setup(['http://n1:8112']);
+    status(agent, 'http://n1:8112', running);
+    agent.get('http://n1:8112').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(new Error('boom')).persist();
+    const r = await pollUntilIdle(clients[0]!, { intervalMs: 1000, lostAfterMs: 3000, clock: fakeClock() });
+    expect(r.state).toBe('lost');
+    expect(r.error).toMatch(/no answer for 3s: .*boom/);
+    // 1 answer, then errors at +1s, +2s, +3s (lost)
+    expect(r.polls).toBe(4);
+    expect(r.status?.nnt.running).toBe(true);
+  });
+
+  it('stops at the deadline with timed_out', async () => {
+    const { agent, clients } = setup(['http://n1:8112']);
+    status(agent, 'http://n1:8112', running, 100);
+    const clock = fakeClock();
+    const r = await pollUntilIdle(clients[0]!, { intervalMs: 2000, deadline: clock.t + 5000, clock });
+    expect(r.state).toBe('timed_out');
+    expect(clock.t - 1_700_000_000_000).toBe(5000);
+  });
+
+  it('stops when the run is aborted, without another request', async () => {
+    const { agent, clients } = setup(['http://n1:8112']);
+    status(agent, 'http://n1:8112', running, 100);
+    const ac = new AbortController();
+    const clock = fakeClock();
+    const r = await pollUntilIdle(clients[0]!, {
+      clock,
+      onEvent: (e) => {
+        if (e.kind === 'status') ac.abort();
+      },
+      signal: ac.signal,
+    });
+    expect(r.state).toBe('interrupted');
+    expect(r.polls).toBe(1);
+  });
+});
+
+describe('runClusterSweep', () => {
+  const req = { before: 1_690_000_000, types: ['nnt' as const] };
+
+  it('refuses a node that is already sweeping, naming it and what it runs, and sends no DELETE', async () => {
+    const { agent, clients } = setup(['http://a:1', 'http://b:1']);
+    status(agent, 'http://a:1', idle);
+    status(agent, 'http://b:1', running);
+    const del = agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
+    void del;
+    const err = await runClusterSweep(clients, req, { clock: fakeClock() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SweepRefusedError);
+    expect((err as Error).message).toMatch(/http:\/\/b:1 \(nnt before 2023-07-22T04:26:40Z \(1690000000\) rollups all\)/);
+    expect(agent.pendingInterceptors().some((i) => i.method === 'DELETE')).toBe(true);
+  });
+
+  it('with force replaces the running sweep and waits for it', async () => {
+    const { agent, clients } = setup(['http://b:1']);
+    status(agent, 'http://b:1', running);
+    agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
+    status(agent, 'http://b:1', running);
+    status(agent, 'http://b:1', idle);
+    const r = await runClusterSweep(clients, req, { force: true, intervalMs: 10, clock: fakeClock() });
+    expect(r.nodes.map((n) => n.state)).toEqual(['done']);
+    expect(agent.pendingInterceptors()).toEqual([]);
+  });
+
+  it('refuses unreachable nodes unless skipUnreachable, then reports them as skipped', async () => {
+    const { agent, clients } = setup(['http://a:1', 'http://dead:1']);
+    agent.get('http://dead:1').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(new Error('ECONNREFUSED')).persist();
+    status(agent, 'http://a:1', idle, 3);
+    await expect(runClusterSweep(clients, req, { clock: fakeClock() })).rejects.toThrow(/unreachable: http:\/\/dead:1/);
+    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
+    const r = await runClusterSweep(clients, req, { skipUnreachable: true, clock: fakeClock() });
+    expect(r.nodes.map((n) => [n.node, n.state])).toEqual([
+      ['http://a:1', 'done'],
+      ['http://dead:1', 'skipped'],
+    ]);
+    expect(r.summary).toMatchObject({ done: 1, skipped: 1, failed: 0 });
+  });
+
+  it('reports a node error answer as failed with the node message, and never retries a DELETE', async () => {
+    const { agent, clients } = setup(['http://a:1', 'http://b:1']);
+    status(agent, 'http://a:1', idle);
+    status(agent, 'http://b:1', idle);
+    agent
+      .get('http://a:1')
+      .intercept({ path: '/sweep_delete', method: 'DELETE' })
+      .reply(400, JSON.stringify({ error: 'X-Service-NNT-Delete-Rollups: 61 is not a configured span (60, 300)', code: 'invalid_header' }));
+    agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(503, JSON.stringify({ error: 'busy', code: 'internal' }));
+    const second = agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
+    void second;
+    const r = await runClusterSweep(clients, { ...req, nntRollups: [61] }, { clock: fakeClock() });
+    expect(r.nodes[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/61 is not a configured span/) });
+    expect(r.nodes[1]).toMatchObject({ state: 'failed', error: expect.stringMatching(/HTTP 503/) });
+    // the 200 DELETE for b is still waiting: the 503 was not retried
+    expect(agent.pendingInterceptors().filter((i) => i.method === 'DELETE')).toHaveLength(1);
+  });
+
+  it('sends nothing when the confirmation is declined', async () => {
+    const { agent, clients } = setup(['http://a:1']);
+    status(agent, 'http://a:1', idle);
+    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
+    await expect(runClusterSweep(clients, req, { confirm: () => false, clock: fakeClock() })).rejects.toBeInstanceOf(SweepNotConfirmedError);
+    expect(agent.pendingInterceptors().filter((i) => i.method === 'DELETE')).toHaveLength(1);
+  });
+
+  it('leaves nodes as started without wait, and sends the headers of the request', async () => {
+    const { agent, clients } = setup(['http://a:1']);
+    status(agent, 'http://a:1', idle);
+    agent
+      .get('http://a:1')
+      .intercept({
+        path: '/sweep_delete',
+        method: 'DELETE',
+        headers: { 'X-Service-Delete-Time': '1690000000', 'X-Service-Delete-Data-Types': 'nnt,histogram', 'X-Service-Histogram-Delete-Rollups': '60' },
+      })
+      .reply(200, '[]');
+    const r = await runClusterSweep(clients, { before: 1_690_000_000, types: ['nnt', 'histogram'], histogramRollups: [60] }, { wait: false, clock: fakeClock() });
+    expect(r.nodes[0]).toMatchObject({ state: 'started', seconds: 0 });
+    expect(r.summary.started).toBe(1);
+  });
+});
