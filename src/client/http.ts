@@ -93,10 +93,11 @@ export function classifyError(node: string, err: unknown, ctx: { runSignal?: Abo
     return new NodeRequestError(node, 'timeout', `${what} (${code})`, { retryable: true, cause: err, hint: 'is the node overloaded or behind a firewall?' });
   }
   if (code && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL') || /certificate|ssl|tls/i.test(msg))) {
-    return new NodeRequestError(node, 'tls', `TLS failed: ${msg} (${code})`, {
+    // The remedy is in the message itself: per-node tables show the message, not the hint.
+    return new NodeRequestError(node, 'tls', `TLS failed: ${msg} (${code}); pass the CA that signed the node certificate with --cacert`, {
       retryable: false,
       cause: err,
-      hint: 'pass the CA that signed the node certificate with --cacert (or --insecure to skip verification)',
+      hint: 'the CLI takes --cacert <pem>; scripts pass TlsOptions.ca to createAgent (--insecure skips verification: never in production)',
     });
   }
   if (code && UNREACHABLE.has(code)) {

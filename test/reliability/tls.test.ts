@@ -8,6 +8,7 @@ import { openNetwork, type Network } from '../../src/cli/network.js';
 import type { NetworkFlags } from '../../src/cli/network-options.js';
 import { reportError } from '../../src/cli/runtime.js';
 import { NodeRequestError } from '../../src/client/errors.js';
+import { runCli } from '../helpers/cli.js';
 import { testContext } from '../helpers/context.js';
 import { startStubNode, type StubNode } from '../helpers/stub-node.js';
 import { makePki, startTlsFrontend, type TestPki, type TlsFrontend } from '../helpers/tls.js';
@@ -170,5 +171,49 @@ describe('TLS and header flags: bad input is a usage error naming the flag and t
     expect(env.stderr).toMatch(/TSNODE_HEADERS item 2: "Bad Name" is not a valid header name/);
     const managed = await run({ header: ['Content-Length: 5'] }, async () => undefined);
     expect(managed.stderr).toMatch(/"Content-Length" is managed by the HTTP layer/);
+  });
+});
+
+// The same through the built CLI, as an operator runs it: `tsnode status` (build first: npm run build).
+describe.skipIf(!hasOpenssl)('tsnode status against an https:// node', () => {
+  it('exits 1 with a message naming --cacert without it, and 0 with it', async () => {
+    const without = await runCli(['status', '--nodes', front.url, '--retries', '0']);
+    expect(without.code).toBe(1);
+    // status reports per node in its table (stdout); the message carries the remedy.
+    expect(without.stdout).toMatch(/TLS failed: .*--cacert/);
+    const withCa = await runCli(['status', '--nodes', front.url, '--cacert', pki.caCert, '--output', 'json']);
+    expect(withCa.stderr).toBe('');
+    expect(withCa.code).toBe(0);
+    expect(() => JSON.parse(withCa.stdout)).not.toThrow();
+  });
+
+  it('--header reaches the node and its value is in no output, with --verbose and --output json, also on errors', async () => {
+    const before = front.seen.length;
+    const ok = await runCli(['--verbose', 'status', '--nodes', front.url, '--cacert', pki.caCert, '--header', `Authorization: ${SECRET}`, '--output', 'json'], {
+      env: { TSNODE_HEADERS: 'Cookie: sid=c00kie-value-42' },
+    });
+    expect(ok.code).toBe(0);
+    expect(front.seen.length).toBeGreaterThan(before);
+    expect(front.seen.at(-1)?.authorization).toBe(SECRET);
+    expect(front.seen.at(-1)?.cookie).toBe('sid=c00kie-value-42');
+    expect(ok.stderr).toMatch(/debug: GET https:\/\/127\.0\.0\.1:\d+\/sweep_delete -> 200/);
+    expect(ok.stderr).toMatch(/Authorization: \[redacted\]/);
+    node.failNext(400); // a 4xx is not retried: exactly one failure is consumed
+    const bad = await runCli(['--verbose', 'status', '--nodes', front.url, '--cacert', pki.caCert, '--header', `Authorization: ${SECRET}`, '--output', 'json']);
+    expect(bad.code).toBe(1);
+    for (const r of [ok, bad]) {
+      for (const s of [SECRET, 's3cr3t-t0ken', 'c00kie-value']) {
+        expect(r.stdout).not.toContain(s);
+        expect(r.stderr).not.toContain(s);
+      }
+    }
+  });
+
+  it('a bad --header is a usage error (exit 2) before anything is sent', async () => {
+    const before = front.seen.length;
+    const r = await runCli(['status', '--nodes', front.url, '--cacert', pki.caCert, '--header', 'no colon here']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--header: expected "Name: value"/);
+    expect(front.seen.length).toBe(before);
   });
 });
