@@ -37,6 +37,16 @@ const PEM_HINT: Record<'certificate' | 'key', string> = {
   key: 'expected a PEM file starting with -----BEGIN PRIVATE KEY----- (or RSA/EC PRIVATE KEY), unencrypted',
 };
 
+/** Node's timers hold at most 2^31-1 ms (24.8 days); a longer timeout would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A network timeout flag: a duration no longer than the timers can hold. */
+export function parseTimeout(text: string, flag: string): number {
+  const ms = parseDuration(text, flag);
+  if (ms > MAX_TIMEOUT_MS) throw new UsageError(`${flag}: ${JSON.stringify(text)} is longer than the longest timeout (24 days)`, 'e.g. 30s, 10m, 2h');
+  return ms;
+}
+
 /** Reads a PEM file named by a flag; errors name the flag and the path. */
 export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string): string {
   let text: string;
@@ -106,11 +116,12 @@ export function openNetwork(
   ctx: CliContext,
   opts: { headerPrefix?: HeaderPrefix; connectionsPerNode?: number; retry?: Partial<RetryPolicy> } = {},
 ): Network {
-  const connectTimeoutMs = parseDuration(flags.connectTimeout, '--connect-timeout');
-  const totalMs = parseDuration(flags.requestTimeout, '--request-timeout');
-  const headersMs = Math.min(totalMs, parseDuration(flags.headersTimeout ?? '10s', '--headers-timeout'));
+  const connectTimeoutMs = parseTimeout(flags.connectTimeout, '--connect-timeout');
+  const totalMs = parseTimeout(flags.requestTimeout, '--request-timeout');
+  const headersMs = Math.min(totalMs, parseTimeout(flags.headersTimeout ?? '10s', '--headers-timeout'));
   const retries = parseCount(flags.retries, '--retries');
-  const deadlineMs = flags.deadline === undefined ? undefined : parseDuration(flags.deadline, '--deadline');
+  if (retries > 100) throw new UsageError(`--retries: ${retries} is more than 100`, 'a few retries with backoff are enough; use --deadline to bound the time');
+  const deadlineMs = flags.deadline === undefined ? undefined : parseTimeout(flags.deadline, '--deadline');
   const headers = headersFromFlags(flags, ctx.env);
   const redact = (flags.redact ?? []).map((n) => n.trim()).filter(Boolean);
   const tls = tlsFromFlags(flags, ctx);
