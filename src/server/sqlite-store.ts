@@ -5,16 +5,20 @@
  *
  * Schema: `series` maps (uuid, metric) to an integer id; every other table is WITHOUT ROWID,
  * keyed by (series_id, [span|period,] ts), so range reads and per-series sweeps are index walks.
- * - `nnt_raw`: the records as written (smallest span) with their `parts`, the source for recalc.
- * - `nnt_rollup`: every configured span materialised separately, so a per-span sweep removes
- *   only that span. Larger spans are merged incrementally from each batch; a bucket that had a
- *   record replaced is recomputed from `nnt_raw`.
+ * - `nnt_raw`: the records as written with their `parts`: the raw data recalc reads, and at the
+ *   same time the smallest span's rollup (one row, not two: a write costs one row less). A sweep
+ *   of the smallest span alone sets `hidden` (the rollup is gone, the raw record stays); a sweep
+ *   of every span deletes the row.
+ * - `nnt_rollup`: every larger span, each stored on its own, so a per-span sweep removes only
+ *   that span. Larger buckets are merged incrementally from each batch (the newest bucket of
+ *   each series and span is cached, so appends never read back); a bucket that had a record
+ *   replaced is recomputed from `nnt_raw`.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Aggregate, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
-import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
+import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import type { RawRowArray, RollupRowArray, SeriesRef, Store } from './store.js';
 
 type Db = Database.Database;
@@ -47,11 +51,13 @@ export class SqliteStore implements Store {
   readonly rollups: readonly number[];
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
-  private readonly smallest: number;
+  readonly smallest: number;
   /** uuid -> metric -> series id. */
   private readonly seriesIds = new Map<string, Map<string, number>>();
   /** Highest raw ts per series (lazily loaded): offsets above it cannot replace anything. */
   private readonly maxRawTs = new Map<number, number>();
+  /** Per series, per span index: the newest stored bucket of each larger span (see newestBucket). */
+  private readonly newest = new Map<number, Array<{ ts: number; agg: Agg | null } | undefined>>();
   private readonly s: Record<string, Stmt>;
 
   constructor(opts: SqliteStoreOptions) {
@@ -92,6 +98,7 @@ export class SqliteStore implements Store {
       );
       CREATE TABLE IF NOT EXISTS nnt_raw (
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL,
+        hidden INTEGER NOT NULL,
         count INTEGER NOT NULL, value REAL NOT NULL, stddev REAL NOT NULL,
         derivative REAL NOT NULL, derivative_stddev REAL NOT NULL,
         counter REAL NOT NULL, counter_stddev REAL NOT NULL,
@@ -141,13 +148,19 @@ export class SqliteStore implements Store {
       maxRaw: p('SELECT max(ts) FROM nnt_raw WHERE series_id = ?').pluck(),
       rawTsInRange: p('SELECT ts FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts <= ?').pluck(),
       putRaw: p(
-        'INSERT OR REPLACE INTO nnt_raw (series_id, ts, count, value, stddev, derivative, derivative_stddev, counter, counter_stddev, parts_period, parts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO nnt_raw (series_id, ts, hidden, count, value, stddev, derivative, derivative_stddev, counter, counter_stddev, parts_period, parts) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       putRollup: p(
         'INSERT OR REPLACE INTO nnt_rollup (series_id, span, ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       getRollup: p(
         'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts = ?',
+      ).raw(),
+      lastRollup: p(
+        'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? ORDER BY ts DESC LIMIT 1',
+      ).raw(),
+      smallestRange: p(
+        'SELECT ts, count, 1, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts',
       ).raw(),
       rollupRange: p(
         'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts',
@@ -161,6 +174,7 @@ export class SqliteStore implements Store {
       histogramRange: p('SELECT ts, period, histogram FROM histogram_data WHERE series_id = ? AND period = ? AND ts >= ? AND ts < ? ORDER BY ts').raw(),
       sweepRollup: p('DELETE FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts < ?'),
       sweepRaw: p('DELETE FROM nnt_raw WHERE series_id = ? AND ts < ?'),
+      hideSmallest: p('UPDATE nnt_raw SET hidden = 1 WHERE series_id = ? AND ts < ? AND hidden = 0'),
       sweepText: p('DELETE FROM text_data WHERE series_id = ? AND ts < ?'),
       sweepHistogram: p('DELETE FROM histogram_data WHERE series_id = ? AND period = ? AND ts < ?'),
     };
@@ -197,6 +211,7 @@ export class SqliteStore implements Store {
     } catch (err) {
       // The transaction rolled back; cached max offsets may describe rows that are gone.
       this.maxRawTs.clear();
+      this.newest.clear();
       this.forgetUncommittedSeries();
       throw err;
     }
@@ -209,7 +224,6 @@ export class SqliteStore implements Store {
   }
 
   private writeNntTx(records: readonly NntRecord[]): void {
-    const smallest = this.smallest;
     // Group by series; a repeated (series, offset) in one request: the last one wins.
     const bySeries = new Map<number, { created: boolean; recs: Map<number, PendingRecord> }>();
     for (const rec of records) {
@@ -219,10 +233,9 @@ export class SqliteStore implements Store {
       g.recs.set(rec.offset, { rec, replaced: false });
     }
     const putRaw = this.s.putRaw!;
-    const putRollup = this.s.putRollup!;
     for (const [sid, g] of bySeries) {
       this.markReplaced(sid, g.created, g.recs);
-      let maxTs = this.maxRawTs.get(sid) ?? -1;
+      let maxTs = this.maxRawTs.get(sid)!;
       for (const { rec } of g.recs.values()) {
         let partsPeriod: number | null = null;
         let parts: Buffer | null = null;
@@ -231,11 +244,10 @@ export class SqliteStore implements Store {
           parts = encodeParts(rec.parts[1]);
         }
         putRaw.run(sid, rec.offset, rec.count, rec.value, rec.stddev, rec.derivative, rec.derivative_stddev, rec.counter, rec.counter_stddev, partsPeriod, parts);
-        putRollup.run(sid, smallest, rec.offset, rec.count, 1, rec.value, rec.stddev, rec.derivative, rec.derivative_stddev, rec.counter, rec.counter_stddev);
         if (rec.offset > maxTs) maxTs = rec.offset;
       }
       this.maxRawTs.set(sid, maxTs);
-      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, this.rollups[i]!, g.recs);
+      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g.created, g.recs);
     }
   }
 
@@ -261,8 +273,25 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * The newest stored bucket of a (series, larger span): cached so appends need no read-back.
+   * Invariant: `ts` is the highest bucket stored for that span (-1: none) and `agg` its aggregate.
+   */
+  private newestBucket(sid: number, spanIndex: number, created: boolean): { ts: number; agg: Agg | null } {
+    let perSpan = this.newest.get(sid);
+    if (!perSpan) this.newest.set(sid, (perSpan = new Array(this.rollups.length)));
+    let entry = perSpan[spanIndex];
+    if (!entry) {
+      const row = created ? undefined : (this.s.lastRollup!.get(sid, this.rollups[spanIndex]!) as RollupRowArray | undefined);
+      entry = row ? { ts: row[0], agg: aggOfRollup(row) } : { ts: -1, agg: null };
+      perSpan[spanIndex] = entry;
+    }
+    return entry;
+  }
+
   /** Merges one batch into the buckets of a larger span; buckets with a replaced record are recomputed from raw. */
-  private updateSpan(sid: number, span: number, recs: Map<number, PendingRecord>): void {
+  private updateSpan(sid: number, spanIndex: number, created: boolean, recs: Map<number, PendingRecord>): void {
+    const span = this.rollups[spanIndex]!;
     const buckets = new Map<number, Agg | null>();
     for (const { rec, replaced } of recs.values()) {
       const b = rec.offset - (rec.offset % span);
@@ -271,35 +300,30 @@ export class SqliteStore implements Store {
         buckets.set(b, null); // recompute
         continue;
       }
-      const one: Agg = {
-        count: rec.count,
-        records: 1,
-        value: rec.value,
-        stddev: rec.stddev,
-        derivative: rec.derivative,
-        derivative_stddev: rec.derivative_stddev,
-        counter: rec.counter,
-        counter_stddev: rec.counter_stddev,
-      };
-      if (cur === undefined) buckets.set(b, one);
-      else mergeInto(cur, one);
+      if (cur === undefined) buckets.set(b, mergeInto(emptyAgg(), rec));
+      else mergeInto(cur, rec);
     }
     const putRollup = this.s.putRollup!;
+    const newest = this.newestBucket(sid, spanIndex, created);
     for (const [b, delta] of buckets) {
       let agg: Agg;
       if (delta === null) {
         agg = emptyAgg();
         for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
+      } else if (b > newest.ts) {
+        agg = delta;
+      } else if (b === newest.ts && newest.agg) {
+        agg = mergeInto(copyAgg(newest.agg), delta);
       } else {
         const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
-        if (row) {
-          agg = aggOfRollup(row);
-          mergeInto(agg, delta);
-        } else {
-          agg = delta;
-        }
+        agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
       }
       putRollup.run(sid, span, b, agg.count, agg.records, agg.value, agg.stddev, agg.derivative, agg.derivative_stddev, agg.counter, agg.counter_stddev);
+      if (b >= newest.ts) {
+        // `agg` is never mutated after this point (merges start from a copy), so it can be kept as is.
+        newest.ts = b;
+        newest.agg = agg;
+      }
     }
   }
 
@@ -332,6 +356,7 @@ export class SqliteStore implements Store {
   }
 
   rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[] {
+    if (span === this.smallest) return this.s.smallestRange!.all(seriesId, fromTs, toTs) as RollupRowArray[];
     return this.s.rollupRange!.all(seriesId, span, fromTs, toTs) as RollupRowArray[];
   }
 
@@ -354,10 +379,18 @@ export class SqliteStore implements Store {
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
     let n = 0;
     this.db.transaction(() => {
-      for (const span of spans) n += this.s.sweepRollup!.run(seriesId, span, before).changes;
+      for (const span of spans) {
+        if (span === this.smallest) {
+          // The smallest span shares its row with the raw record: hide it unless raw goes too.
+          if (!raw) n += this.s.hideSmallest!.run(seriesId, before).changes;
+        } else {
+          n += this.s.sweepRollup!.run(seriesId, span, before).changes;
+        }
+      }
       if (raw) n += this.s.sweepRaw!.run(seriesId, before).changes;
     })();
-    // Removing raw rows never raises the max offset; a stale (higher) max only costs a range query.
+    // The cached newest buckets may be gone now; a stale (higher) max raw offset only costs a range query.
+    this.newest.delete(seriesId);
     return n;
   }
 
