@@ -2,10 +2,22 @@
 export * from './protocol/index.js';
 export { NodeClient, type NodeClientOptions, type RollupPoint, type RollupResult, type CallOptions } from './client/node-client.js';
 export { Cluster, fanOut, type Outcome } from './client/cluster.js';
-export { createAgent, type AgentOptions } from './client/agent.js';
+export { createAgent, proxyFromEnv, type AgentOptions, type TlsOptions, type ProxySettings } from './client/agent.js';
+export {
+  redactHeaders,
+  isSecretHeader,
+  parseHeaderLine,
+  splitHeaderList,
+  buildHeaders,
+  validateHeader,
+  scrubSecrets,
+  HeaderError,
+  REDACTED,
+  ALWAYS_REDACTED,
+} from './client/headers.js';
 export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
 export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
-export { DEFAULT_TIMEOUTS, type Timeouts } from './client/http.js';
+export { DEFAULT_TIMEOUTS, type Timeouts, type RequestLogEntry } from './client/http.js';
 export {
   runClusterSweep,
   preflightSweep,

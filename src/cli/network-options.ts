@@ -1,12 +1,32 @@
 import { Option, type Command } from 'commander';
 
-/** Flags every command that talks to nodes shares. Declaration only: no network code loaded here. */
+/**
+ * Flags every command that talks to nodes shares. Declaration only: no network code loaded here.
+ * All fields added after the first version are optional, so callers that build flags by hand keep compiling.
+ */
 export interface NetworkFlags {
   nodes?: string;
   connectTimeout: string;
   requestTimeout: string;
   retries: string;
+  /** Until the response headers arrive (per attempt). */
+  headersTimeout?: string;
+  /** Overall bound on the command's network work, retries included (absent: none beyond per-request timeouts x retries). */
+  deadline?: string;
+  /** PEM file of the CA(s) that sign the nodes' certificates. */
+  cacert?: string;
+  /** PEM client certificate and key for mutual TLS. */
+  cert?: string;
+  key?: string;
+  /** Do not verify node certificates (warns on every run). */
+  insecure?: boolean;
+  /** `Name: value` lines, repeatable. */
+  header?: string[];
+  /** Further header names to keep out of logs and output. */
+  redact?: string[];
 }
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function addNodesOption(cmd: Command): Command {
   return cmd.option(
@@ -18,6 +38,20 @@ export function addNodesOption(cmd: Command): Command {
 export function addNetworkOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--connect-timeout <duration>', 'TCP/TLS connect timeout per request').default('3s'))
-    .addOption(new Option('--request-timeout <duration>', 'longest wait for one complete answer').default('30s'))
-    .addOption(new Option('--retries <n>', 'retries for connection errors, timeouts, 429 and 5xx (never for 4xx)').default('3'));
+    .addOption(new Option('--headers-timeout <duration>', 'longest wait for the response headers of one request').default('10s'))
+    .addOption(new Option('--request-timeout <duration>', 'longest wait for one complete answer, however slowly it trickles').default('30s'))
+    .addOption(new Option('--retries <n>', 'retries for connection errors, timeouts, 429 and 5xx (never for 4xx)').default('3'))
+    .addOption(new Option('--deadline <duration>', 'overall bound on all requests of the command, retries included (default: none)'))
+    .addOption(new Option('--cacert <file>', 'PEM file of the CA(s) that sign the nodes\' certificates (https:// nodes)'))
+    .addOption(new Option('--cert <file>', 'PEM client certificate for mutual TLS (with --key)'))
+    .addOption(new Option('--key <file>', 'PEM private key of --cert'))
+    .addOption(new Option('--insecure', 'do not verify node certificates (dangerous; warns on every run)'))
+    .addOption(
+      new Option('--header <"Name: value">', 'extra request header, repeatable (also $TSNODE_HEADERS: one per line or ;-separated)').argParser(collect),
+    )
+    .addOption(
+      new Option('--redact <name>', 'keep this header\'s value out of logs and output, repeatable (Authorization, Cookie, Proxy-Authorization always are)').argParser(
+        collect,
+      ),
+    );
 }

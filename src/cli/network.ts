@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
-import { createAgent } from '../client/agent.js';
+import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
+import { buildHeaders, HeaderError, redactHeaders, splitHeaderList } from '../client/headers.js';
+import type { RequestLogEntry } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import type { HeaderPrefix } from '../protocol/index.js';
@@ -12,6 +16,13 @@ export interface Network {
   dispatcher: Dispatcher;
   client(url: string): NodeClient;
   close(): Promise<void>;
+  /**
+   * The run's signal: Ctrl-C, and `--deadline` when given. Every NodeClient made here is bounded
+   * by it already; commands may also use it for their own waits (polling).
+   */
+  signal: AbortSignal;
+  /** The extra headers sent with every request, secrets redacted (for --dry-run and JSON summaries). */
+  headers: Record<string, string>;
 }
 
 export function parseCount(text: string, field: string, min = 0): number {
@@ -21,24 +32,130 @@ export function parseCount(text: string, field: string, min = 0): number {
   return Number(text);
 }
 
+const PEM_HINT: Record<'certificate' | 'key', string> = {
+  certificate: 'expected a PEM file starting with -----BEGIN CERTIFICATE----- (convert DER with: openssl x509 -inform der -in FILE -out FILE.pem)',
+  key: 'expected a PEM file starting with -----BEGIN PRIVATE KEY----- (or RSA/EC PRIVATE KEY), unencrypted',
+};
+
+/** Node's timers hold at most 2^31-1 ms (24.8 days); a longer timeout would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A network timeout flag: a duration no longer than the timers can hold. */
+export function parseTimeout(text: string, flag: string): number {
+  const ms = parseDuration(text, flag);
+  if (ms > MAX_TIMEOUT_MS) throw new UsageError(`${flag}: ${JSON.stringify(text)} is longer than the longest timeout (24 days)`, 'e.g. 30s, 10m, 2h');
+  return ms;
+}
+
+/** Reads a PEM file named by a flag; errors name the flag and the path. */
+export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string): string {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    throw new UsageError(`${flag}: cannot read ${path}: ${why}`, PEM_HINT[kind]);
+  }
+  const want = kind === 'certificate' ? /-----BEGIN CERTIFICATE-----/ : /-----BEGIN (RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
+  if (!want.test(text)) throw new UsageError(`${flag}: ${path} is not a PEM ${kind}`, PEM_HINT[kind]);
+  if (kind === 'key' && /ENCRYPTED PRIVATE KEY|Proc-Type: 4,ENCRYPTED/.test(text)) {
+    throw new UsageError(`${flag}: ${path} is an encrypted private key`, 'decrypt it first: openssl pkey -in KEY -out KEY.plain.pem');
+  }
+  return text;
+}
+
+/** TLS options from the flags, or undefined when none was given. */
+export function tlsFromFlags(flags: NetworkFlags, ctx: Pick<CliContext, 'cwd' | 'log'>): TlsOptions | undefined {
+  if ((flags.cert === undefined) !== (flags.key === undefined)) {
+    const [given, missing] = flags.cert !== undefined ? ['--cert', '--key'] : ['--key', '--cert'];
+    throw new UsageError(`${given} needs ${missing}: mutual TLS takes a certificate and its private key`, `pass both: --cert client.pem --key client-key.pem`);
+  }
+  const tls: TlsOptions = {};
+  if (flags.cacert !== undefined) tls.ca = loadPem(flags.cacert, '--cacert', 'certificate', ctx.cwd);
+  if (flags.cert !== undefined && flags.key !== undefined) {
+    tls.cert = loadPem(flags.cert, '--cert', 'certificate', ctx.cwd);
+    tls.key = loadPem(flags.key, '--key', 'key', ctx.cwd);
+  }
+  if (flags.insecure) {
+    tls.rejectUnauthorized = false;
+    ctx.log.warn('--insecure: node certificates are NOT verified; anyone on the path can read or change this traffic, headers included');
+  }
+  return Object.keys(tls).length ? tls : undefined;
+}
+
+/** The extra headers: TSNODE_HEADERS first, then each --header (a later one of the same name wins). */
+export function headersFromFlags(flags: Pick<NetworkFlags, 'header'>, env: NodeJS.ProcessEnv): Record<string, string> {
+  const envText = env.TSNODE_HEADERS;
+  try {
+    return buildHeaders([
+      { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
+      { field: '--header', lines: flags.header ?? [] },
+    ]);
+  } catch (err) {
+    if (err instanceof HeaderError) throw new UsageError(err.message, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"');
+    throw err;
+  }
+}
+
+/** A proxy URL for a log line, with any credentials in it hidden. */
+export function showProxy(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//[redacted]@');
+}
+
+function formatEntry(e: RequestLogEntry): string {
+  const head = Object.entries(e.headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+  return `${e.method} ${e.url} -> ${e.status ?? e.error ?? 'no answer'} in ${e.ms} ms${head ? ` [${head}]` : ''}`;
+}
+
 /** One dispatcher for the run and a factory of NodeClients sharing it; close it in `finally`. */
 export function openNetwork(
   flags: NetworkFlags,
   ctx: CliContext,
   opts: { headerPrefix?: HeaderPrefix; connectionsPerNode?: number; retry?: Partial<RetryPolicy> } = {},
 ): Network {
-  const connectTimeoutMs = parseDuration(flags.connectTimeout, '--connect-timeout');
-  const totalMs = parseDuration(flags.requestTimeout, '--request-timeout');
+  const connectTimeoutMs = parseTimeout(flags.connectTimeout, '--connect-timeout');
+  const totalMs = parseTimeout(flags.requestTimeout, '--request-timeout');
+  const headersMs = Math.min(totalMs, parseTimeout(flags.headersTimeout ?? '10s', '--headers-timeout'));
   const retries = parseCount(flags.retries, '--retries');
-  const dispatcher = createAgent({ connectTimeoutMs, ...(opts.connectionsPerNode ? { connectionsPerNode: opts.connectionsPerNode } : {}) });
+  if (retries > 100) throw new UsageError(`--retries: ${retries} is more than 100`, 'a few retries with backoff are enough; use --deadline to bound the time');
+  const deadlineMs = flags.deadline === undefined ? undefined : parseTimeout(flags.deadline, '--deadline');
+  const headers = headersFromFlags(flags, ctx.env);
+  const redact = (flags.redact ?? []).map((n) => n.trim()).filter(Boolean);
+  const tls = tlsFromFlags(flags, ctx);
+  const proxy: ProxySettings | undefined = proxyFromEnv(ctx.env);
+  if (proxy) {
+    const shown = [
+      proxy.httpProxy ? `http via ${showProxy(proxy.httpProxy)}` : undefined,
+      proxy.httpsProxy ? `https via ${showProxy(proxy.httpsProxy)}` : undefined,
+      proxy.noProxy ? `direct for ${proxy.noProxy}` : undefined,
+    ].filter(Boolean);
+    ctx.log.debug(`proxy from environment: ${shown.join('; ')}`);
+  }
+  const signal = deadlineMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(deadlineMs)]);
+  const dispatcher = createAgent({
+    connectTimeoutMs,
+    ...(opts.connectionsPerNode ? { connectionsPerNode: opts.connectionsPerNode } : {}),
+    ...(tls ? { tls } : {}),
+    ...(proxy ? { proxy } : {}),
+  });
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry, retries };
+  const onRequest = ctx.verbose ? (e: RequestLogEntry) => ctx.log.debug(formatEntry(e)) : undefined;
   return {
     dispatcher,
+    signal,
+    headers: redactHeaders(headers, redact),
     client: (url) =>
       new NodeClient(url, {
         dispatcher,
         retry,
-        timeouts: { totalMs, headersMs: Math.min(totalMs, 10_000), bodyMs: Math.min(totalMs, 30_000) },
+        signal,
+        timeouts: { totalMs, headersMs, bodyMs: Math.min(totalMs, 30_000) },
+        ...(Object.keys(headers).length ? { headers } : {}),
+        ...(redact.length ? { redact } : {}),
+        ...(onRequest ? { onRequest } : {}),
         ...(opts.headerPrefix ? { headerPrefix: opts.headerPrefix } : {}),
         onRetry: (err, attempt, delay) => ctx.log.debug(`retry ${attempt} after ${delay} ms: ${err.message}`),
       }),

@@ -13,25 +13,32 @@ export interface NodeList {
 
 export const NODE_LINE_FORMS = 'http(s)://host:port[/prefix], host:port, or host (port 8112)';
 
+/** Quotes an entry for a message, shortened: a pasted blob must not flood the terminal. */
+function show(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+}
+
 /** Parses one node entry into a normalised base URL; throws a plain Error with the reason. */
 export function parseNodeEntry(entry: string): string {
   const text = entry.trim();
+  // The URL parser reads `\` as `/` in http(s) URLs, which would let a port be read out of the path (found by fuzzing).
+  if (text.includes('\\')) throw new Error(`${show(text)} contains a backslash`);
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
   let url: URL;
   try {
     url = new URL(withScheme);
   } catch {
-    throw new Error(`${JSON.stringify(text)} is not a node address`);
+    throw new Error(`${show(text)} is not a node address`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${JSON.stringify(text)}: only http and https nodes are supported`);
-  if (!url.hostname) throw new Error(`${JSON.stringify(text)} has no host`);
-  if (url.username || url.password) throw new Error(`${JSON.stringify(text)}: put credentials in --header, not in the node address`);
-  if (url.search || url.hash) throw new Error(`${JSON.stringify(text)}: a node address has no query or fragment`);
-  if (/\s/.test(text)) throw new Error(`${JSON.stringify(text)} contains spaces`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${show(text)}: only http and https nodes are supported`);
+  if (!url.hostname) throw new Error(`${show(text)} has no host`);
+  if (url.username || url.password) throw new Error(`${show(text)}: put credentials in --header, not in the node address`);
+  if (url.search || url.hash) throw new Error(`${show(text)}: a node address has no query or fragment`);
+  if (/\s/.test(text)) throw new Error(`${show(text)} contains spaces`);
   // An explicit port survives; otherwise the store's port, also for https (where the URL parser would drop it as default).
   const explicitPort = /^[a-z]+:\/\/(\[[^\]]+\]|[^/:]+):(\d+)/i.exec(withScheme)?.[2];
   const port = explicitPort ?? String(DEFAULT_PORT);
-  if (Number(port) === 0) throw new Error(`${JSON.stringify(text)}: port 0 is not a node's port`);
+  if (Number(port) === 0) throw new Error(`${show(text)}: port 0 is not a node's port`);
   const path = url.pathname.replace(/\/+$/, '');
   return `${url.protocol}//${url.hostname}:${Number(port)}${path}`;
 }

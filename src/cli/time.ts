@@ -11,6 +11,8 @@ export function parseDuration(text: string, field: string): number {
   const m = DURATION_RE.exec(text.trim());
   if (!m) throw new UsageError(`${field}: ${JSON.stringify(text)} is not a duration`, 'use a number and a unit: 500ms, 2s, 30m, 6h, 1d, 1w');
   const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
+  // 9999...9s overflows to Infinity (found by fuzzing); no caller can use that.
+  if (!Number.isSafeInteger(ms)) throw new UsageError(`${field}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 37)}...` : text)} is too long`, 'use a smaller number or a larger unit');
   if (ms <= 0) throw new UsageError(`${field}: ${JSON.stringify(text)} must be longer than zero`, 'e.g. 2s');
   return ms;
 }

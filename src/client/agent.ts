@@ -1,19 +1,72 @@
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+
+/** TLS material for https:// nodes, already loaded (PEM text). */
+export interface TlsOptions {
+  /** CA certificates that sign the nodes' certificates (replaces the system CAs for these connections). */
+  ca?: string | Buffer;
+  /** Client certificate and key for mutual TLS. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** false = do not verify the node certificate (`--insecure`). Default true. */
+  rejectUnauthorized?: boolean;
+}
+
+/** Proxy settings, normally read from HTTP_PROXY / HTTPS_PROXY / NO_PROXY (and their lower-case forms). */
+export interface ProxySettings {
+  httpProxy?: string;
+  httpsProxy?: string;
+  noProxy?: string;
+}
 
 export interface AgentOptions {
   /** TCP (and TLS) connect timeout. */
   connectTimeoutMs?: number;
   /** Sockets kept per node; several batches in flight need several. */
   connectionsPerNode?: number;
+  tls?: TlsOptions;
+  /** Send requests through these proxies (see `proxyFromEnv`); absent = connect directly. */
+  proxy?: ProxySettings;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
 
-/** The one dispatcher of a run. The caller owns it and closes it in `finally`. */
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  // curl and undici give the lower-case form precedence; so do we.
+  const v = env[name.toLowerCase()] ?? env[name.toUpperCase()];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+/** The proxy settings in `env`, or undefined when none of HTTP_PROXY, HTTPS_PROXY, NO_PROXY is set. */
+export function proxyFromEnv(env: NodeJS.ProcessEnv): ProxySettings | undefined {
+  const httpProxy = envValue(env, 'HTTP_PROXY');
+  const httpsProxy = envValue(env, 'HTTPS_PROXY');
+  const noProxy = envValue(env, 'NO_PROXY');
+  if (httpProxy === undefined && httpsProxy === undefined && noProxy === undefined) return undefined;
+  return { ...(httpProxy ? { httpProxy } : {}), ...(httpsProxy ? { httpsProxy } : {}), ...(noProxy ? { noProxy } : {}) };
+}
+
+/**
+ * The one dispatcher of a run. The caller owns it and closes it in `finally`.
+ * With proxy settings it is an undici EnvHttpProxyAgent: nodes matching NO_PROXY are reached
+ * directly (with `connect` TLS options), the others through a CONNECT tunnel whose TLS to the
+ * node uses `requestTls` (undici ignores `connect` for tunnelled connections, so both are set).
+ */
 export function createAgent(opts: AgentOptions = {}): Dispatcher {
-  return new Agent({
-    connect: { timeout: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
-    connections: opts.connectionsPerNode ?? 16,
-    keepAliveTimeout: 10_000,
-  });
+  const timeout = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const tls = opts.tls ?? {};
+  const connect = { timeout, ...tls };
+  const common = { connections: opts.connectionsPerNode ?? 16, keepAliveTimeout: 10_000 };
+  if (opts.proxy) {
+    return new EnvHttpProxyAgent({
+      ...common,
+      connect,
+      requestTls: connect,
+      proxyTls: { timeout },
+      // Empty strings stop undici from reading process.env behind our back: the settings given are the settings used.
+      httpProxy: opts.proxy.httpProxy ?? '',
+      httpsProxy: opts.proxy.httpsProxy ?? '',
+      noProxy: opts.proxy.noProxy ?? '',
+    });
+  }
+  return new Agent({ ...common, connect });
 }

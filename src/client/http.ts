@@ -1,5 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import { NodeHttpError, NodeRequestError, AbortedError } from './errors.js';
+import { redactHeaders, scrubSecrets, secretValues } from './headers.js';
 
 export interface Timeouts {
   /** Until the response headers arrive. */
@@ -24,6 +25,19 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+}
+
+/** One finished exchange, for a --verbose request log. Secret header values are already redacted. */
+export interface RequestLogEntry {
+  method: string;
+  /** Full URL (node address + path and query). */
+  url: string;
+  headers: Record<string, string>;
+  /** The HTTP status, or undefined when no answer came. */
+  status: number | undefined;
+  /** The error code (`timeout`, `unreachable`, `tls`, ...) when the exchange failed. */
+  error?: string;
+  ms: number;
 }
 
 const UNREACHABLE = new Set([
@@ -53,7 +67,18 @@ function errorCode(err: unknown): string | undefined {
 /** Turns whatever undici threw into a classified NodeRequestError. */
 export function classifyError(node: string, err: unknown, ctx: { runSignal?: AbortSignal; timedOut: boolean; timeouts: Timeouts }): NodeRequestError {
   if (err instanceof NodeRequestError) return err;
-  if (ctx.runSignal?.aborted) return new AbortedError(node, 'request cancelled');
+  if (ctx.runSignal?.aborted) {
+    const reason: unknown = ctx.runSignal.reason;
+    // A run signal that fired because of a deadline (AbortSignal.timeout) is a timeout, not a Ctrl-C.
+    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError') {
+      return new NodeRequestError(node, 'timeout', 'the overall deadline of the command passed before the node answered', {
+        retryable: false,
+        hint: 'raise --deadline if the command needs more time',
+        cause: err,
+      });
+    }
+    return new AbortedError(node, 'request cancelled');
+  }
   const code = errorCode(err);
   const msg = err instanceof Error ? err.message : String(err);
   if (ctx.timedOut) {
@@ -68,15 +93,21 @@ export function classifyError(node: string, err: unknown, ctx: { runSignal?: Abo
     return new NodeRequestError(node, 'timeout', `${what} (${code})`, { retryable: true, cause: err, hint: 'is the node overloaded or behind a firewall?' });
   }
   if (code && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL') || /certificate|ssl|tls/i.test(msg))) {
-    return new NodeRequestError(node, 'tls', `TLS failed: ${msg} (${code})`, {
+    // The remedy is in the message itself: per-node tables show the message, not the hint.
+    return new NodeRequestError(node, 'tls', `TLS failed: ${msg} (${code}); pass the CA that signed the node certificate with --cacert`, {
       retryable: false,
       cause: err,
-      hint: 'pass the CA that signed the node certificate with --cacert (or --insecure to skip verification)',
+      hint: 'the CLI takes --cacert <pem>; scripts pass TlsOptions.ca to createAgent (--insecure skips verification: never in production)',
     });
   }
   if (code && UNREACHABLE.has(code)) {
     const what = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : code === 'ECONNRESET' ? 'connection reset' : 'connection failed';
-    return new NodeRequestError(node, 'unreachable', `${what} (${code})`, { retryable: true, cause: err, hint: 'is the node running, and is the address in the node list right?' });
+    // Over https a node that closes right after the handshake is often refusing a missing client certificate.
+    const closedEarly = node.startsWith('https:') && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET');
+    const hint = closedEarly
+      ? 'the node closed the TLS connection without answering: if it requires a client certificate, pass --cert and --key'
+      : 'is the node running, and is the address in the node list right?';
+    return new NodeRequestError(node, 'unreachable', `${what} (${code})`, { retryable: true, cause: err, hint });
   }
   return new NodeRequestError(node, 'unreachable', `request failed: ${msg}${code ? ` (${code})` : ''}`, { retryable: true, cause: err });
 }
@@ -90,15 +121,17 @@ function parseRetryAfter(value: string | string[] | undefined, now: number): num
 }
 
 /** Builds the NodeHttpError for a non-2xx answer, quoting the node's own message when it sent one. */
-export function httpError(node: string, res: HttpResponse): NodeHttpError {
+export function httpError(node: string, res: HttpResponse, secrets: readonly string[] = []): NodeHttpError {
   let body: Record<string, unknown> | undefined;
+  // A node (or a proxy in front of it) may echo a request header; never pass a secret on.
+  const text = secrets.length ? scrubSecrets(res.text, secrets) : res.text;
   try {
-    const parsed: unknown = JSON.parse(res.text);
+    const parsed: unknown = JSON.parse(text);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
   } catch {
     // not JSON: quoted below as text
   }
-  const nodeMessage = typeof body?.error === 'string' ? body.error : res.text.trim().slice(0, 200) || '(empty body)';
+  const nodeMessage = typeof body?.error === 'string' ? body.error : text.trim().slice(0, 200) || '(empty body)';
   return new NodeHttpError(node, res.status, `HTTP ${res.status}: ${nodeMessage}`, {
     ...(body ? { body } : {}),
     ...(typeof body?.code === 'string' ? { errorCode: body.code } : {}),
@@ -109,23 +142,51 @@ export function httpError(node: string, res: HttpResponse): NodeHttpError {
   });
 }
 
+/** Options of one exchange beyond the request itself. */
+export interface SendOptions {
+  timeouts: Timeouts;
+  /** The run's signal (Ctrl-C, overall deadline). */
+  signal?: AbortSignal;
+  /** Sent with every request; the request's own headers win. */
+  headers?: Record<string, string>;
+  /** Extra header names whose values are secret (Authorization, Cookie, Proxy-Authorization always are). */
+  redact?: readonly string[];
+  /** Told about every finished exchange (redacted), e.g. for a --verbose log. Must not throw. */
+  onRequest?: (entry: RequestLogEntry) => void;
+  now?: () => number;
+}
+
 /**
  * One HTTP exchange with a node: bounded by header, body and total timeouts and by the run's
- * signal; the body is always consumed. Non-2xx answers become NodeHttpError.
+ * signal; the body is always consumed. Non-2xx answers become NodeHttpError. Secret header
+ * values never reach the log callback or an error message.
  */
-export async function send(
-  dispatcher: Dispatcher,
-  node: string,
-  req: HttpRequest,
-  opts: { timeouts: Timeouts; signal?: AbortSignal; headers?: Record<string, string> },
-): Promise<HttpResponse> {
+export async function send(dispatcher: Dispatcher, node: string, req: HttpRequest, opts: SendOptions): Promise<HttpResponse> {
   const total = AbortSignal.timeout(opts.timeouts.totalMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, total]) : total;
+  const headers = { ...opts.headers, ...req.headers };
+  const now = opts.now ?? Date.now;
+  const started = now();
+  const log = (status: number | undefined, error?: string): void => {
+    if (!opts.onRequest) return;
+    try {
+      opts.onRequest({
+        method: req.method,
+        url: node + req.path,
+        headers: redactHeaders(headers, opts.redact),
+        status,
+        ...(error ? { error } : {}),
+        ms: now() - started,
+      });
+    } catch {
+      // a logger's failure is not the request's failure
+    }
+  };
   try {
     const res = await request(node + req.path, {
       dispatcher,
       method: req.method,
-      headers: { ...opts.headers, ...req.headers },
+      headers,
       body: req.body ?? null,
       headersTimeout: opts.timeouts.headersMs,
       bodyTimeout: opts.timeouts.bodyMs,
@@ -133,9 +194,14 @@ export async function send(
     });
     const text = await res.body.text();
     const out: HttpResponse = { status: res.statusCode, headers: res.headers, text };
-    if (res.statusCode < 200 || res.statusCode >= 300) throw httpError(node, out);
+    log(res.statusCode);
+    if (res.statusCode < 200 || res.statusCode >= 300) throw httpError(node, out, secretValues(headers, opts.redact));
     return out;
   } catch (err) {
-    throw classifyError(node, err, { runSignal: opts.signal, timedOut: total.aborted, timeouts: opts.timeouts });
+    const classified = classifyError(node, err, { runSignal: opts.signal, timedOut: total.aborted, timeouts: opts.timeouts });
+    if (!(err instanceof NodeRequestError)) log(undefined, classified.code);
+    const secrets = secretValues(headers, opts.redact);
+    if (secrets.length) classified.message = scrubSecrets(classified.message, secrets);
+    throw classified;
   }
 }

@@ -24,7 +24,7 @@ import {
   type TextRecord,
 } from '../protocol/index.js';
 import { NodeRequestError } from './errors.js';
-import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type Timeouts } from './http.js';
+import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
 
 export interface NodeClientOptions {
@@ -32,8 +32,20 @@ export interface NodeClientOptions {
   dispatcher: Dispatcher;
   timeouts?: Partial<Timeouts>;
   retry?: RetryPolicy;
-  /** Sent with every request (auth, routing). */
+  /** Sent with every request (auth, routing). Secret ones never appear in logs or errors (see `redact`). */
   headers?: Record<string, string>;
+  /** Further header names whose values are secret; Authorization, Cookie and Proxy-Authorization always are. */
+  redact?: readonly string[];
+  /**
+   * Told about every finished HTTP exchange (method, URL, redacted headers, status, ms), e.g. for a
+   * --verbose log. The client never prints by itself.
+   */
+  onRequest?: (entry: RequestLogEntry) => void;
+  /**
+   * The run's signal (Ctrl-C, an overall deadline): bounds every call and its retries in addition
+   * to each call's own signal. A deadline made with AbortSignal.timeout surfaces as code `timeout`.
+   */
+  signal?: AbortSignal;
   headerPrefix?: HeaderPrefix;
   /** Told about every retry, e.g. to count or log them. */
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
@@ -68,10 +80,20 @@ export class NodeClient {
   }
 
   private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY): Promise<HttpResponse> {
+    const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const o = this.opts;
     return withRetry(
-      () => send(this.opts.dispatcher, this.url, req, { timeouts: this.timeouts, ...(call.signal ? { signal: call.signal } : {}), ...(this.opts.headers ? { headers: this.opts.headers } : {}) }),
+      () =>
+        send(o.dispatcher, this.url, req, {
+          timeouts: this.timeouts,
+          ...(signal ? { signal } : {}),
+          ...(o.headers ? { headers: o.headers } : {}),
+          ...(o.redact ? { redact: o.redact } : {}),
+          ...(o.onRequest ? { onRequest: o.onRequest } : {}),
+        }),
       retry,
-      { ...(call.signal ? { signal: call.signal } : {}), ...(this.opts.onRetry ? { onRetry: this.opts.onRetry } : {}) },
+      { ...(signal ? { signal } : {}), ...(o.onRetry ? { onRetry: o.onRetry } : {}) },
     );
   }
 
