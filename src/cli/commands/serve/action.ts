@@ -27,9 +27,8 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     }
     throw err;
   }
-  ctx.stdout.write(`tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'})\n`);
-
-  await new Promise<void>((resolve) => {
+  // Handlers go in before the ready line: whoever reads that line may signal us at once.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
       ctx.signal.removeEventListener('abort', stop);
@@ -39,6 +38,8 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (ctx.signal.aborted) stop();
     else ctx.signal.addEventListener('abort', stop);
   });
+  ctx.stdout.write(`tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'})\n`);
+  await stopped;
   ctx.log.info('stopping: finishing in-flight requests');
   await node.close();
   ctx.log.info('stopped');
