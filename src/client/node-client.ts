@@ -94,7 +94,9 @@ export class NodeClient {
           retryable: false,
         });
       }
-      throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(parsed.error.issues)}`, { retryable: false });
+      const issues = parsed.error.issues;
+      const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
+      throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(issues.slice(0, 3))}${more}`, { retryable: false });
     }
     return parsed.data;
   }
@@ -128,7 +130,7 @@ export class NodeClient {
       get_engine: q.engine ?? 'dispatch',
       type: q.type ?? 'average',
     });
-    return `/rollup/${encodeURIComponent(q.uuid)}/${encodeURIComponent(q.metric)}?${params.toString()}`;
+    return `/rollup/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}?${params.toString()}`;
   }
 
   async readRollup(q: RollupQuery & { type: 'all' }, call?: CallOptions & { limit?: number | 'none' }): Promise<RollupResult<RollupAll | null>>;
@@ -174,6 +176,15 @@ export class NodeClient {
     const json = this.parse(res, recordsAck, 'write');
     return { records: json.records };
   }
+}
+
+/**
+ * One path segment, percent-encoded. `.` and `..` are encoded too (`%2E`), so no client, proxy
+ * or server resolves a metric named `..` as "the parent directory".
+ */
+export function encodePathSegment(text: string): string {
+  const enc = encodeURIComponent(text);
+  return enc === '.' || enc === '..' ? enc.replace(/\./g, '%2E') : enc;
 }
 
 const recordsAck = z.looseObject({ records: z.number().int().nonnegative() });
