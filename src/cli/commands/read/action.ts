@@ -2,6 +2,7 @@ import {
   ENGINES,
   ROLLUP_TYPES,
   ROLLUP_TYPE_ALIASES,
+  UUID_RE,
   canonicalRollupType,
   formatSpan,
   type Engine,
@@ -35,7 +36,6 @@ import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from './span.js'
 
 const OUTPUTS = ['table', 'json', 'csv', 'chart'] as const;
 type Output = (typeof OUTPUTS)[number];
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY_MS = 86_400_000;
 
 export interface ReadPlan {
