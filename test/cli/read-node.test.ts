@@ -70,7 +70,7 @@ describe('tsnode read against a reference node', () => {
           const p = lib.points[i]!;
           expect(row.timestamp).toBe(p.timestampMs / 1000);
           if (type === 'all') {
-            for (const m of ROLLUP_MEMBERS) expect(row[m], `${engine}/${type}/${m}[${i}]`).toBe(p.value === null ? null : (p.value as Record<string, number | null>)[m]);
+            for (const m of ROLLUP_MEMBERS) expect(row[m], `${engine}/${type}/${m}[${i}]`).toBe(p.value === null ? null : (p.value as unknown as Record<string, number | null>)[m]);
           } else expect(row.value, `${engine}/${type}[${i}]`).toBe(p.value);
         });
         expect(r.stderr).toContain(`engine ${engine}`);
