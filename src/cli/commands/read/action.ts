@@ -142,9 +142,16 @@ function describePlan(plan: ReadPlan): string {
   ].join(' · ');
 }
 
-function paintFor(enabled: boolean): Paint {
+/** Colours for tables, or none at all (no per-cell calls when colour is off). */
+function paintFor(enabled: boolean): Paint | undefined {
+  if (!enabled) return undefined;
   const c = painter(enabled);
   return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
+}
+
+function paintOpt(ctx: CliContext): { paint?: Paint } {
+  const paint = paintFor(ctx.colour);
+  return paint ? { paint } : {};
 }
 
 function chartSize(ctx: CliContext): { width: number; height: number } {
@@ -216,7 +223,7 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
         return;
       }
       const grid = gridOf(res.points, all, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, { paint: paintFor(ctx.colour) }).join('\n')}\n`);
+      return write(ctx, `${gridTable(grid, spanMs, paintOpt(ctx)).join('\n')}\n`);
     }
   }
 }
@@ -268,7 +275,7 @@ async function runCompare(
     default: {
       const headers = cmp.sources.map((s) => (s.member ? `${nodeLabel(s.node)} ${s.member}` : nodeLabel(s.node)));
       if (cmp.grid.timestampsMs.length > 0) {
-        await write(ctx, `${gridTable(cmp.grid, spanMs, { paint: paintFor(ctx.colour), headers, marks: cmp.differs }).join('\n')}\n`);
+        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...paintOpt(ctx), headers, marks: cmp.differs }).join('\n')}\n`);
       }
     }
   }
