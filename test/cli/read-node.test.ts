@@ -156,8 +156,8 @@ describe('tsnode read against a reference node', () => {
     const r = await runInProcess(['read', U, 'cpu', ...RANGE, '--node', node.url, '--output', 'chart'], { env: { COLUMNS: '60', LINES: '16' } });
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines).toHaveLength(13);
-    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(60);
+    expect(lines).toHaveLength(14); // LINES 16, minus the header line, minus the prompt
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(59);
     expect(lines[0]).toMatch(/^\s*26.25 ┤/); // max value: 29 * 1.25 - 10
     expect(lines[lines.length - 3]).toMatch(/└─+$/);
     expect(r.stdout).toMatch(/[⠁-⣿]/);
