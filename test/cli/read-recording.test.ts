@@ -291,4 +291,32 @@ describe('tsnode read --compare', () => {
     expect(r.stderr).toMatch(/every node failed/);
     expect(JSON.parse(r.stdout).nodes).toHaveLength(2);
   });
+  it('--type all compares every member, one column per node and member', async () => {
+    node.reply = { body: '[[1700000040,{"count":3,"value":1.5}],[1700000100,null]]' };
+    other.reply = { body: '[[1700000040,{"count":3,"value":1.5}],[1700000100,{"count":1,"value":0}]]' };
+    const r = await read(['cpu', ...range, '--compare', '--type', 'all', '--output', 'csv'], nodes());
+    expect(r.code).toBe(3);
+    const rows = parseCsv(r.stdout);
+    expect(rows[0]).toHaveLength(2 + 2 * 11 + 1);
+    expect(rows[0]![2]).toBe(`${node.url} count`);
+    expect(rows[0]![13]).toBe(`${other.url} count`);
+    expect(rows.slice(1).map((x) => x[x.length - 1])).toEqual(['false', 'true']);
+  });
+});
+
+describe('tsnode read: node selection', () => {
+  const range = ['--start', '1700000000', '--end', '1700000240', '--span', '60s'];
+  it('several nodes without --compare: reads the first, with a warning', async () => {
+    const r = await read(['cpu', ...range], ['--nodes', `${node.url},${other.url}`]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`warning: 2 nodes listed: reading from the first, ${node.url}`));
+    expect(node.requests).toHaveLength(1);
+    expect(other.requests).toHaveLength(0);
+  });
+  it('--node and --nodes together are refused', async () => {
+    const r = await read(['cpu', ...range, '--nodes', other.url]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--node and --nodes both given/);
+    expect(node.requests).toHaveLength(0);
+  });
 });

@@ -150,13 +150,15 @@ export function headerLines(parts: readonly string[], width: number | undefined)
   if (!width) return [parts.join(' · ')];
   const lines: string[] = [];
   let line = '';
-  for (const part of parts) {
+  parts.forEach((part, i) => {
     const next = line === '' ? part : `${line} · ${part}`;
-    if (line !== '' && [...next].length > width) {
+    // Every line but the last ends in ` ·`: keep room for it.
+    const room = i === parts.length - 1 ? width : width - 2;
+    if (line !== '' && [...next].length > room) {
       lines.push(`${line} ·`);
       line = `  ${part}`;
     } else line = next;
-  }
+  });
   if (line !== '') lines.push(line);
   return lines;
 }
