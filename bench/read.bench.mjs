@@ -88,6 +88,15 @@ try {
   const res = await client.readRollup({ uuid: U, metric: 'cpu', startMs: START * 1000, endMs: END * 1000, spanMs: SPAN * 1000 });
   if (res.points.length !== ROWS) throw new Error(`expected ${ROWS} rows, got ${res.points.length}`);
   const canned = JSON.stringify(res.points.map((p) => [p.timestampMs / 1000, p.value]));
+  // The reference node's own share: fetch the answer and nothing else.
+  const path = NodeClient.rollupPath({ uuid: U, metric: 'cpu', startMs: START * 1000, endMs: END * 1000, spanMs: SPAN * 1000 });
+  const serverTimes = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    await (await fetch(ref.url + path)).text();
+    serverTimes.push(performance.now() - t);
+  }
+  rows.push({ label: 'reference node answer only (fetch)', output: '-', median: median(serverTimes), min: Math.min(...serverTimes), bytes: canned.length });
   const replay = await startReplayNode(canned);
   try {
     for (const output of ['csv', 'table', 'json']) rows.push(await measure('reference node', ref.url, output));
@@ -105,4 +114,5 @@ console.log('| source | output | median ms | min ms | output bytes |');
 console.log('|---|---|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.label} | ${r.output} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${r.bytes} |`);
 const csv = rows.find((r) => r.label === 'reference node' && r.output === 'csv');
+console.log(`load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);
