@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { queryOf, startRecordingNode, type RecordingNode } from '../helpers/recording-node.js';
 import { parseCsv } from '../../src/cli/render/csv.js';
@@ -318,5 +319,29 @@ describe('tsnode read: node selection', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--node and --nodes both given/);
     expect(node.requests).toHaveLength(0);
+  });
+});
+
+describe('tsnode read: Ctrl-C', () => {
+  it('while the node is still answering: exit 130 with a note, nothing on stdout', async () => {
+    node.reply = { body: '[[1700000040,1]]', delayMs: 20_000 };
+    const child = spawn(process.execPath, [BIN, 'read', U, 'cpu', '--node', node.url, '--start', '1700000000', '--end', '1700000240'], {
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (node.requests.length === 0) {
+      if (Date.now() > deadline) throw new Error('the request never arrived');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/interrupted: the read was cancelled/);
   });
 });

@@ -211,6 +211,13 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
       return EXIT.ok;
     }
     return await runCompare(plan, ctx, net.client, call);
+  } catch (err) {
+    // Ctrl-C: a read changes nothing, so there is nothing to resume; say so and exit 130.
+    if (ctx.signal.aborted) {
+      ctx.log.warn('interrupted: the read was cancelled, nothing was printed');
+      return EXIT.interrupted;
+    }
+    throw err;
   } finally {
     await net.close();
   }
