@@ -23,6 +23,7 @@ import {
   compareSeries,
   comparisonJson,
   gridCsv,
+  gridCsvChunks,
   gridJson,
   gridOf,
   gridTable,
@@ -238,7 +239,8 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
     case 'json':
       return write(ctx, gridJson(gridOf(res.points, all), spanMs));
     case 'csv':
-      return write(ctx, gridCsv(gridOf(res.points, all), spanMs));
+      for (const chunk of gridCsvChunks(gridOf(res.points, all), spanMs)) await write(ctx, chunk);
+      return;
     case 'chart': {
       const { width, height } = chartSize(ctx, headerUsed);
       const c = painter(ctx.colour);
