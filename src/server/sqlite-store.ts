@@ -23,14 +23,17 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Aggregate, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import type { Aggregate, DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
 
-const SCHEMA_VERSION = '1';
+const SCHEMA_VERSION = '2';
+
+/** Bits of `series.kinds`: which data types a series has had written. */
+export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
 export const DB_FILE = 'tsnode.db';
 
 /** Why the store cannot open (bad data dir, locked, made with other rollups): a startup error. */
@@ -67,8 +70,8 @@ export class SqliteStore implements Store {
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
   readonly smallest: number;
-  /** uuid -> metric -> series id. */
-  private readonly seriesIds = new Map<string, Map<string, number>>();
+  /** uuid -> metric -> series id and the kinds of data it has (KIND_BIT). */
+  private readonly seriesIds = new Map<string, Map<string, { id: number; kinds: number }>>();
   /** Highest raw ts per series (lazily loaded): offsets above it cannot replace anything. */
   private readonly maxRawTs = new Map<number, number>();
   /** Per series, per span index: the newest bucket of each larger span (see newestBucket). */
@@ -194,6 +197,7 @@ export class SqliteStore implements Store {
         id INTEGER PRIMARY KEY,
         uuid TEXT NOT NULL,
         metric TEXT NOT NULL,
+        kinds INTEGER NOT NULL DEFAULT 0,
         UNIQUE (uuid, metric)
       );
       CREATE TABLE IF NOT EXISTS nnt_raw (
@@ -243,9 +247,10 @@ export class SqliteStore implements Store {
   private prepare(): Record<string, Stmt> {
     const p = (sql: string): Stmt => this.db.prepare(sql);
     return {
-      findSeries: p('SELECT id FROM series WHERE uuid = ? AND metric = ?').pluck(),
-      insertSeries: p('INSERT INTO series (uuid, metric) VALUES (?, ?)'),
-      listSeries: p('SELECT id, uuid, metric FROM series WHERE id > ? ORDER BY id LIMIT ?'),
+      findSeries: p('SELECT id, kinds FROM series WHERE uuid = ? AND metric = ?'),
+      insertSeries: p('INSERT INTO series (uuid, metric, kinds) VALUES (?, ?, ?)'),
+      addKind: p('UPDATE series SET kinds = kinds | ? WHERE id = ?'),
+      listSeries: p('SELECT id, uuid, metric FROM series WHERE id > ? AND (kinds & ?) != 0 ORDER BY id LIMIT ?'),
       maxRaw: p('SELECT max(ts) FROM nnt_raw WHERE series_id = ?').pluck(),
       rawTsInRange: p('SELECT ts FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts <= ?').pluck(),
       putRaw: p(
@@ -284,25 +289,35 @@ export class SqliteStore implements Store {
   }
 
   findSeries(uuid: string, metric: string): number | undefined {
+    return this.lookup(uuid, metric)?.id;
+  }
+
+  private lookup(uuid: string, metric: string): { id: number; kinds: number } | undefined {
     const cached = this.seriesIds.get(uuid)?.get(metric);
     if (cached !== undefined) return cached;
-    const id = this.s.findSeries!.get(uuid, metric) as number | undefined;
-    if (id !== undefined) this.remember(uuid, metric, id);
-    return id;
+    const row = this.s.findSeries!.get(uuid, metric) as { id: number; kinds: number } | undefined;
+    if (row !== undefined) this.remember(uuid, metric, row);
+    return row;
   }
 
-  private remember(uuid: string, metric: string, id: number): void {
+  private remember(uuid: string, metric: string, entry: { id: number; kinds: number }): void {
     let m = this.seriesIds.get(uuid);
     if (!m) this.seriesIds.set(uuid, (m = new Map()));
-    m.set(metric, id);
+    m.set(metric, entry);
   }
 
-  /** Finds or creates a series; `created` tells whether it is new (nothing to replace then). */
-  private seriesFor(uuid: string, metric: string): { id: number; created: boolean } {
-    const found = this.findSeries(uuid, metric);
-    if (found !== undefined) return { id: found, created: false };
-    const id = Number(this.s.insertSeries!.run(uuid, metric).lastInsertRowid);
-    this.remember(uuid, metric, id);
+  /** Finds or creates a series and notes the kind of data written to it; `created`: nothing to replace. */
+  private seriesFor(uuid: string, metric: string, kind: number): { id: number; created: boolean } {
+    const found = this.lookup(uuid, metric);
+    if (found !== undefined) {
+      if ((found.kinds & kind) === 0) {
+        this.s.addKind!.run(kind, found.id);
+        found.kinds |= kind;
+      }
+      return { id: found.id, created: false };
+    }
+    const id = Number(this.s.insertSeries!.run(uuid, metric, kind).lastInsertRowid);
+    this.remember(uuid, metric, { id, kinds: kind });
     return { id, created: true };
   }
 
@@ -328,7 +343,7 @@ export class SqliteStore implements Store {
     // Group by series; a repeated (series, offset) in one request: the last one wins.
     const bySeries = new Map<number, { created: boolean; recs: Map<number, PendingRecord> }>();
     for (const rec of records) {
-      const { id, created } = this.seriesFor(rec.id, rec.metric);
+      const { id, created } = this.seriesFor(rec.id, rec.metric, KIND_BIT.nnt);
       let g = bySeries.get(id);
       if (!g) bySeries.set(id, (g = { created, recs: new Map() }));
       g.recs.set(rec.offset, { rec, replaced: false });
@@ -439,7 +454,7 @@ export class SqliteStore implements Store {
   writeText(records: readonly TextRecord[]): number {
     if (records.length === 0) return 0;
     const run = this.db.transaction(() => {
-      for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric).id, r.offset, r.value);
+      for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric, KIND_BIT.text).id, r.offset, r.value);
     });
     try {
       run();
@@ -453,7 +468,7 @@ export class SqliteStore implements Store {
   writeHistogram(records: readonly HistogramRecord[]): number {
     if (records.length === 0) return 0;
     const run = this.db.transaction(() => {
-      for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric).id, r.period, r.offset, r.histogram);
+      for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric, KIND_BIT.histogram).id, r.period, r.offset, r.histogram);
     });
     try {
       run();
@@ -513,8 +528,8 @@ export class SqliteStore implements Store {
     return this.s.histogramRange!.all(seriesId, period, fromTs, toTs) as Array<[number, number, string]>;
   }
 
-  listSeries(afterId: number, limit: number): SeriesRef[] {
-    return this.s.listSeries!.all(afterId, limit) as SeriesRef[];
+  listSeries(afterId: number, limit: number, type: DataType): SeriesRef[] {
+    return this.s.listSeries!.all(afterId, KIND_BIT[type], limit) as SeriesRef[];
   }
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
