@@ -60,9 +60,11 @@ interface Newest {
   dirty: boolean;
 }
 
-interface PendingRecord {
-  rec: NntRecord;
-  replaced: boolean;
+/** One series' records of a write, by offset, and which of them replace stored ones. */
+interface SeriesBatch {
+  created: boolean;
+  recs: Map<number, NntRecord>;
+  replaced: Set<number> | null;
 }
 
 export class SqliteStore implements Store {
@@ -341,18 +343,18 @@ export class SqliteStore implements Store {
 
   private writeNntTx(records: readonly NntRecord[]): void {
     // Group by series; a repeated (series, offset) in one request: the last one wins.
-    const bySeries = new Map<number, { created: boolean; recs: Map<number, PendingRecord> }>();
+    const bySeries = new Map<number, SeriesBatch>();
     for (const rec of records) {
       const { id, created } = this.seriesFor(rec.id, rec.metric, KIND_BIT.nnt);
       let g = bySeries.get(id);
-      if (!g) bySeries.set(id, (g = { created, recs: new Map() }));
-      g.recs.set(rec.offset, { rec, replaced: false });
+      if (!g) bySeries.set(id, (g = { created, recs: new Map(), replaced: null }));
+      g.recs.set(rec.offset, rec);
     }
     const putRaw = this.s.putRaw!;
     for (const [sid, g] of bySeries) {
-      this.markReplaced(sid, g.created, g.recs);
+      this.markReplaced(sid, g);
       let maxTs = this.maxRawTs.get(sid)!;
-      for (const { rec } of g.recs.values()) {
+      for (const rec of g.recs.values()) {
         let partsPeriod: number | null = null;
         let parts: Buffer | null = null;
         if (rec.parts) {
@@ -363,13 +365,13 @@ export class SqliteStore implements Store {
         if (rec.offset > maxTs) maxTs = rec.offset;
       }
       this.maxRawTs.set(sid, maxTs);
-      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g.created, g.recs);
+      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g);
     }
   }
 
-  /** Marks the records of one series that replace a stored record. */
-  private markReplaced(sid: number, created: boolean, recs: Map<number, PendingRecord>): void {
-    if (created) {
+  /** Notes the offsets of one series' batch that replace a stored record. */
+  private markReplaced(sid: number, g: SeriesBatch): void {
+    if (g.created) {
       this.maxRawTs.set(sid, -1);
       return;
     }
@@ -380,12 +382,10 @@ export class SqliteStore implements Store {
       this.maxRawTs.set(sid, known);
     }
     let min = Infinity;
-    for (const off of recs.keys()) if (off < min) min = off;
+    for (const off of g.recs.keys()) if (off < min) min = off;
     if (min > known) return; // pure append: nothing to replace
-    const existing = this.s.rawTsInRange!.all(sid, min, known) as number[];
-    for (const ts of existing) {
-      const p = recs.get(ts);
-      if (p) p.replaced = true;
+    for (const ts of this.s.rawTsInRange!.all(sid, min, known) as number[]) {
+      if (g.recs.has(ts)) (g.replaced ??= new Set()).add(ts);
     }
   }
 
@@ -411,44 +411,64 @@ export class SqliteStore implements Store {
     this.pendingSeries.add(sid);
   }
 
-  /** Merges one batch into the buckets of a larger span; buckets with a replaced record are recomputed from raw. */
-  private updateSpan(sid: number, spanIndex: number, created: boolean, recs: Map<number, PendingRecord>): void {
+  /**
+   * Merges one series' batch into the buckets of a larger span. Records usually arrive in time
+   * order, so runs of records in the same bucket are merged without a map; a bucket seen again
+   * later merges again (merging is associative). A bucket holding a replaced record is recomputed
+   * from raw (which already holds the whole batch) and then skipped for the rest of the batch.
+   */
+  private updateSpan(sid: number, spanIndex: number, g: SeriesBatch): void {
     const span = this.rollups[spanIndex]!;
-    const buckets = new Map<number, Agg | null>();
-    for (const { rec, replaced } of recs.values()) {
+    const newest = this.newestBucket(sid, spanIndex, g.created);
+    let recomputed = null as Set<number> | null; // (assigned in flush)
+    let runB = -1;
+    let run = null as Agg | null;
+    let recompute = false;
+    const flush = (): void => {
+      if (runB < 0) return;
+      if (recompute) (recomputed ??= new Set()).add(runB);
+      this.applyBucket(sid, spanIndex, span, newest, runB, recompute ? null : run);
+    };
+    for (const rec of g.recs.values()) {
       const b = rec.offset - (rec.offset % span);
-      const cur = buckets.get(b);
-      if (replaced || cur === null) {
-        buckets.set(b, null); // recompute
+      if (recomputed?.has(b)) continue;
+      const replaced = g.replaced?.has(rec.offset) ?? false;
+      if (b === runB) {
+        if (replaced) recompute = true;
+        else if (!recompute) mergeInto(run!, rec);
         continue;
       }
-      if (cur === undefined) buckets.set(b, mergeInto(emptyAgg(), rec));
-      else mergeInto(cur, rec);
+      flush();
+      runB = b;
+      recompute = replaced;
+      run = replaced ? null : mergeInto(emptyAgg(), rec);
     }
-    const newest = this.newestBucket(sid, spanIndex, created);
-    for (const [b, delta] of buckets) {
-      let agg: Agg;
-      if (delta === null) {
-        agg = emptyAgg();
-        for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
-      } else if (b > newest.ts) {
-        agg = delta;
-      } else if (b === newest.ts && newest.agg) {
-        agg = mergeInto(copyAgg(newest.agg), delta);
-      } else {
-        const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
-        agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
-      }
-      if (b < newest.ts) {
-        this.putAgg(sid, span, b, agg); // an older bucket: stored at once
-        continue;
-      }
-      if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
-      newest.ts = b;
-      newest.agg = agg;
-      newest.dirty = true;
-      this.markPending(sid);
+    flush();
+  }
+
+  /** Merges a delta into one bucket (null: recompute it from raw) and stores or caches the result. */
+  private applyBucket(sid: number, spanIndex: number, span: number, newest: Newest, b: number, delta: Agg | null): void {
+    let agg: Agg;
+    if (delta === null) {
+      agg = emptyAgg();
+      for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
+    } else if (b > newest.ts) {
+      agg = delta;
+    } else if (b === newest.ts && newest.agg) {
+      agg = mergeInto(copyAgg(newest.agg), delta);
+    } else {
+      const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
+      agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
     }
+    if (b < newest.ts) {
+      this.putAgg(sid, span, b, agg); // an older bucket: stored at once
+      return;
+    }
+    if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
+    newest.ts = b;
+    newest.agg = agg;
+    newest.dirty = true;
+    this.markPending(sid);
   }
 
   writeText(records: readonly TextRecord[]): number {
