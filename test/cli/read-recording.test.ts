@@ -125,6 +125,8 @@ describe('tsnode read: bad input is refused before anything is sent', () => {
     { name: 'bad time', args: ['cpu', '--start', 'yesterday'], stderr: /--start: "yesterday" is not a time/ },
     { name: 'bad output', args: ['cpu', '--output', 'xml'], stderr: /--output: "xml" is not an output format[\s\S]*table, json, csv, chart/ },
     { name: 'bad limit', args: ['cpu', '--limit', '-3'], stderr: /--limit: "-3" is not a row limit/ },
+    { name: 'bad tolerance', args: ['cpu', '--compare', '--tolerance', '5%'], stderr: /--tolerance: "5%" is not a relative difference/ },
+    { name: 'tolerance without compare', args: ['cpu', '--tolerance', '1e-9'], stderr: /--tolerance without --compare/ },
     { name: 'chart of all', args: ['cpu', '--type', 'all', '--output', 'chart'], stderr: /--type all with --output chart/ },
   ];
   for (const c of cases) {
@@ -291,6 +293,15 @@ describe('tsnode read --compare', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/every node failed/);
     expect(JSON.parse(r.stdout).nodes).toHaveLength(2);
+  });
+  it('--tolerance lets last-digit differences count as equal', async () => {
+    node.reply = { body: '[[1699999980,0.30000000000000004]]' };
+    other.reply = { body: '[[1699999980,0.3]]' };
+    let r = await read(['cpu', ...range, '--compare'], nodes());
+    expect(r.code).toBe(3);
+    r = await read(['cpu', ...range, '--compare', '--tolerance', '1e-12'], nodes());
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/2 nodes identical over 1 bucket$/m);
   });
   it('--type all compares every member, one column per node and member', async () => {
     node.reply = { body: '[[1700000040,{"count":3,"value":1.5}],[1700000100,null]]' };

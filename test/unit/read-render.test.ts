@@ -226,6 +226,12 @@ describe('rollup grids', () => {
     expect(table.split('\n')[3]).not.toContain('*');
     expect(table.split('\n')[4]).toContain('*');
     expect(compareSeries([a, a], false).differing).toBe(0);
+    // A last-digit difference from another summation order: different unless a tolerance is given.
+    const c = { node: 'http://c:1', points: [{ timestampMs: 0, value: 0.1 + 0.2 }] };
+    const d = { node: 'http://d:1', points: [{ timestampMs: 0, value: 0.3 }] };
+    expect(compareSeries([c, d], false).differing).toBe(1);
+    expect(compareSeries([c, d], false, 1e-12).differing).toBe(0);
+    expect(compareSeries([{ ...c, points: [{ timestampMs: 0, value: null }] }, d], false, 0.5).differing).toBe(1);
   });
 });
 

@@ -150,25 +150,36 @@ export interface Comparison {
   differing: number;
 }
 
-function sameValue(a: BucketValue | undefined, b: BucketValue | undefined): boolean {
+/** Equal numbers, or within `tolerance` relative to the larger magnitude (0 = exact). */
+export function sameNumber(a: number, b: number, tolerance: number): boolean {
+  if (Object.is(a, b) || a === b) return true;
+  if (tolerance <= 0) return false;
+  return Math.abs(a - b) <= tolerance * Math.max(Math.abs(a), Math.abs(b));
+}
+
+function sameValue(a: BucketValue | undefined, b: BucketValue | undefined, tolerance: number): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined || a === null || b === null) return false;
-  if (typeof a === 'number' || typeof b === 'number') return Object.is(a, b);
-  return ROLLUP_MEMBERS.every((m) => a[m] === b[m]);
+  if (typeof a === 'number' || typeof b === 'number') return typeof a === 'number' && typeof b === 'number' && sameNumber(a, b, tolerance);
+  return ROLLUP_MEMBERS.every((m) => {
+    const x = a[m];
+    const y = b[m];
+    return x === y || (x !== null && y !== null && sameNumber(x, y, tolerance));
+  });
 }
 
 /**
  * Lines the nodes' buckets up by timestamp (union of all timestamps) and marks rows where any
  * two nodes differ: another value, null against a number, or a bucket one node does not have.
  */
-export function compareSeries(series: readonly NodeSeries[], all: boolean): Comparison {
+export function compareSeries(series: readonly NodeSeries[], all: boolean, tolerance = 0): Comparison {
   const byNode = series.map((s) => new Map(s.points.map((p) => [p.timestampMs, p.value] as const)));
   const stamps = new Set<number>();
   for (const s of series) for (const p of s.points) stamps.add(p.timestampMs);
   const timestampsMs = [...stamps].sort((a, b) => a - b);
   const differs = timestampsMs.map((t) => {
     const first = byNode[0]?.get(t);
-    return byNode.some((m) => !sameValue(m.get(t), first));
+    return byNode.some((m) => !sameValue(m.get(t), first, tolerance));
   });
   const columns: Grid['columns'] = [];
   const sources: Comparison['sources'] = [];

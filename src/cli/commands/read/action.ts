@@ -46,6 +46,7 @@ export interface ReadPlan {
   nodes: string[];
   compare: boolean;
   limit: number | 'none' | undefined;
+  tolerance: number;
   output: Output;
   warnings: string[];
 }
@@ -91,6 +92,15 @@ export function planRead(flags: ReadFlags & { uuid: string; metric: string }, en
     else throw new UsageError(`--limit: ${JSON.stringify(flags.limit)} is not a row limit`, 'a whole number >= 1, or none');
   }
 
+  let tolerance = 0;
+  if (flags.tolerance !== undefined) {
+    const t = flags.tolerance.trim();
+    tolerance = /^(\d+(\.\d*)?|\.\d+)(e-?\d+)?$/i.test(t) ? Number(t) : NaN;
+    if (!(tolerance >= 0 && tolerance < 1)) {
+      throw new UsageError(`--tolerance: ${JSON.stringify(flags.tolerance)} is not a relative difference`, 'a number from 0 (exact) up to but below 1, e.g. 1e-9');
+    }
+    if (!flags.compare) throw new UsageError('--tolerance without --compare', 'it says when two nodes\' values count as equal; add --compare');
+  }
   if (flags.node !== undefined && flags.nodes !== undefined) throw new UsageError('--node and --nodes both given', 'use --node for one node or --nodes for a list');
   const warnings: string[] = [];
   let nodes: string[];
@@ -122,6 +132,7 @@ export function planRead(flags: ReadFlags & { uuid: string; metric: string }, en
     nodes,
     compare: flags.compare,
     limit,
+    tolerance,
     output,
     warnings,
   };
@@ -298,7 +309,7 @@ async function runCompare(
     return EXIT.failed;
   }
   const all = plan.query.type === 'all';
-  const cmp = compareSeries(series, all);
+  const cmp = compareSeries(series, all, plan.tolerance);
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
     case 'json':
@@ -316,10 +327,11 @@ async function runCompare(
       }
     }
   }
+  const n = cmp.grid.timestampsMs.length;
   const verdict =
     cmp.differing === 0
-      ? `${series.length} node${series.length === 1 ? '' : 's'} identical over ${cmp.grid.timestampsMs.length} buckets`
-      : `nodes differ in ${cmp.differing} of ${cmp.grid.timestampsMs.length} buckets (marked *)`;
+      ? `${series.length} node${series.length === 1 ? '' : 's'} identical over ${n} bucket${n === 1 ? '' : 's'}`
+      : `nodes differ in ${cmp.differing} of ${cmp.grid.timestampsMs.length} buckets (marked *)${plan.tolerance > 0 ? ` beyond a relative ${plan.tolerance}` : ''}`;
   if (cmp.differing === 0) ctx.log.info(verdict);
   else ctx.log.warn(verdict);
   if (failed > 0) ctx.log.warn(`${failed} of ${plan.nodes.length} nodes failed: not compared`);

@@ -11,6 +11,7 @@ export interface ReadFlags extends NetworkFlags {
   node?: string;
   compare: boolean;
   limit?: string;
+  tolerance?: string;
   output: string;
 }
 
@@ -29,6 +30,7 @@ export function declareRead(program: Command, runner: Runner): void {
   addNodesOption(cmd);
   cmd
     .option('--compare', 'read from every node in the list and show a side-by-side table; exit 3 when they differ', false)
+    .option('--tolerance <fraction>', 'with --compare: values within this relative difference count as equal, e.g. 1e-9 (default: 0, exact)')
     .option('--limit <n|none>', 'ask the node for at most n rows (x-snowth-advisory-limit); none lifts a production node\'s cap')
     .addOption(new Option('-o, --output <format>', 'table, json, csv or chart').default('table'));
   addNetworkOptions(cmd);
