@@ -109,7 +109,16 @@ export class NodeClient {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(parsed.error.issues)}`, { retryable: false });
+      // A node (or proxy) that answers 200 with its error object: show its own words.
+      if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { error?: unknown }).error === 'string') {
+        const code = (json as { code?: unknown }).code;
+        throw new NodeRequestError(this.url, 'bad_response', `${what}: the node answered with an error: ${(json as { error: string }).error}${typeof code === 'string' ? ` (${code})` : ''}`, {
+          retryable: false,
+        });
+      }
+      const issues = parsed.error.issues;
+      const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
+      throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(issues.slice(0, 3))}${more}`, { retryable: false });
     }
     return parsed.data;
   }
@@ -144,7 +153,7 @@ export class NodeClient {
       get_engine: q.engine ?? 'dispatch',
       type: q.type ?? 'average',
     });
-    return `/rollup/${encodeURIComponent(q.uuid)}/${encodeURIComponent(q.metric)}?${params.toString()}`;
+    return `/rollup/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}?${params.toString()}`;
   }
 
   async readRollup(q: RollupQuery & { type: 'all' }, call?: CallOptions & { limit?: number | 'none' }): Promise<RollupResult<RollupAll | null>>;
@@ -162,6 +171,10 @@ export class NodeClient {
         points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v === null ? null : fillAll(v) })),
       };
     }
+    // A year of 300 s buckets is 105,120 rows: check the plain shape by hand and leave zod to
+    // explain an answer that does not fit it.
+    const fast = numericPoints(res.text);
+    if (fast) return { limited, points: fast };
     const rows = this.parse(res, rollupRowsSchema, 'rollup read');
     return { limited, points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v })) };
   }
@@ -192,7 +205,37 @@ export class NodeClient {
   }
 }
 
+/**
+ * One path segment, percent-encoded. `.` and `..` are encoded too (`%2E`), so no client, proxy
+ * or server resolves a metric named `..` as "the parent directory".
+ */
+export function encodePathSegment(text: string): string {
+  const enc = encodeURIComponent(text);
+  return enc === '.' || enc === '..' ? enc.replace(/\./g, '%2E') : enc;
+}
+
 const recordsAck = z.looseObject({ records: z.number().int().nonnegative() });
+
+/** `[[ts, number|null], ...]` as points, or undefined when the text is anything else. */
+function numericPoints(text: string): RollupPoint<number | null>[] | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(json)) return undefined;
+  const points = new Array<RollupPoint<number | null>>(json.length);
+  for (let i = 0; i < json.length; i++) {
+    const row: unknown = json[i];
+    if (!Array.isArray(row) || row.length !== 2) return undefined;
+    const ts: unknown = row[0];
+    const v: unknown = row[1];
+    if (typeof ts !== 'number' || (v !== null && typeof v !== 'number')) return undefined;
+    points[i] = { timestampMs: msFromSeconds(ts), value: v };
+  }
+  return points;
+}
 
 /** Every member present, null where the node left one out. */
 function fillAll(v: Partial<Record<keyof RollupAll, number | null | undefined>>): RollupAll {

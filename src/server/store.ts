@@ -4,7 +4,7 @@
  *
  * All times here are integer epoch seconds; spans and periods are whole seconds.
  */
-import type { HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 
 /** The members a stored rollup row holds (the second-order ones are computed at read time). */
 export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
@@ -54,8 +54,8 @@ export interface Store {
   textRows(seriesId: number, fromTs: number, toTs: number): Array<[number, string]>;
   histogramRows(seriesId: number, period: number, fromTs: number, toTs: number): Array<[number, number, string]>;
 
-  /** Series in id order, after `afterId`, at most `limit` (the sweeper walks these). */
-  listSeries(afterId: number, limit: number): SeriesRef[];
+  /** Series that have had data of `type`, in id order, after `afterId`, at most `limit` (the sweeper walks these). */
+  listSeries(afterId: number, limit: number, type: DataType): SeriesRef[];
   /** Deletes numeric rollups of the given spans with ts < before; raw records too when `raw`. */
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number;
   sweepText(seriesId: number, before: number): number;

@@ -3,6 +3,7 @@ import type { Runner } from '../action.js';
 import { serveCommand } from './serve/command.js';
 import { declareStatus } from './status/command.js';
 import { declareSweep } from './sweep/command.js';
+import { declareRead } from './read/command.js';
 
 /** Every command's declaration, in help order. Each declaration lazy-loads its action. */
-export const commands: Array<(program: Command, runner: Runner) => void> = [serveCommand, declareSweep, declareStatus];
+export const commands: Array<(program: Command, runner: Runner) => void> = [serveCommand, declareSweep, declareStatus, declareRead];
