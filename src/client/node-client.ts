@@ -160,6 +160,26 @@ export class NodeClient {
     return this.write('/histogram/write', body, call);
   }
 
+  /**
+   * Reads text records back (reference-node extension, `GET /read/<start>/<end>/<uuid>/<metric>`):
+   * `[offset seconds, value]` pairs, start inclusive, end exclusive. Times in epoch ms, whole seconds sent.
+   */
+  async readText(q: { uuid: string; metric: string; startMs: number; endMs: number }, call: CallOptions = {}): Promise<Array<[number, string]>> {
+    const path = `/read/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${encodeURIComponent(q.uuid)}/${encodeURIComponent(q.metric)}`;
+    const res = await this.call({ method: 'GET', path }, call);
+    return this.parse(res, textRows, 'text read');
+  }
+
+  /** Reads histogram records back (reference-node extension, `GET /histogram/<start>/<end>/<period>/<uuid>/<metric>`). */
+  async readHistogram(
+    q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number },
+    call: CallOptions = {},
+  ): Promise<Array<[number, number, string]>> {
+    const path = `/histogram/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${q.periodS}/${encodeURIComponent(q.uuid)}/${encodeURIComponent(q.metric)}`;
+    const res = await this.call({ method: 'GET', path }, call);
+    return this.parse(res, histogramRows, 'histogram read');
+  }
+
   private async write(path: string, body: readonly unknown[] | string, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
     const res = await this.call(
       { method: call.method ?? 'POST', path, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) },
@@ -170,6 +190,8 @@ export class NodeClient {
   }
 }
 
+const textRows = z.array(z.tuple([z.number(), z.string()]));
+const histogramRows = z.array(z.tuple([z.number(), z.number(), z.string()]));
 const recordsAck = z.looseObject({ records: z.number().int().nonnegative() });
 
 /** Every member present, null where the node left one out. */

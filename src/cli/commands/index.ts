@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import type { Runner } from '../action.js';
+import { declareCluster } from './cluster/command.js';
+import { declareCompletion } from './completion/command.js';
+import { declareDemo } from './demo/command.js';
 
 /** Every command's declaration, in help order. Each declaration lazy-loads its action. */
-export const commands: Array<(program: Command, runner: Runner) => void> = [];
+export const commands: Array<(program: Command, runner: Runner) => void> = [declareCluster, declareDemo, declareCompletion];
