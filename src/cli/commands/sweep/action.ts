@@ -1,0 +1,226 @@
+import { fanOut } from '../../../client/cluster.js';
+import type { NodeClient } from '../../../client/node-client.js';
+import {
+  assessPreflight,
+  preflightSweep,
+  startAndWait,
+  SweepRefusedError,
+  type ClusterSweepResult,
+  type FinalSweepState,
+  type NodeSweepState,
+} from '../../../client/sweep.js';
+import { AbortedError } from '../../../client/errors.js';
+import { runningTypes } from '../../../client/sweep.js';
+import type { CliContext } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import type { NetworkFlags } from '../../network-options.js';
+import { openNetwork } from '../../network.js';
+import { resolveNodes } from '../../nodes.js';
+import { askYesNo } from '../../prompt.js';
+import { currentWork, NodeProgress, stateLabel } from '../../render/node-progress.js';
+import { renderJson, renderTable } from '../../render/table.js';
+import { describeTime } from '../../time.js';
+import { describeRequest, describeScope, parseOutput, planSweep, type SweepFlags, type SweepPlan } from './plan.js';
+
+export type SweepOptions = SweepFlags & NetworkFlags;
+
+/** The exit code a finished run means (see README: 0 all done, 3 some, 1 none, 130 interrupted). */
+export function sweepExitCode(result: Pick<ClusterSweepResult, 'nodes' | 'interrupted'>, wait: boolean): ExitCode {
+  if (result.interrupted) return EXIT.interrupted;
+  const good = result.nodes.filter((n) => n.state === 'done' || (!wait && n.state === 'started')).length;
+  if (good === result.nodes.length) return EXIT.ok;
+  return good === 0 ? EXIT.failed : EXIT.partial;
+}
+
+/** The `--output json` document. Keys are stable: every node has node, state, error, seconds. */
+export function sweepJson(result: ClusterSweepResult): unknown {
+  return {
+    before: result.request.before,
+    types: result.request.types,
+    nntRollups: result.request.nntRollups ?? 'all',
+    histogramRollups: result.request.histogramRollups ?? 'all',
+    interrupted: result.interrupted,
+    nodes: result.nodes.map((n) => ({ node: n.node, state: n.state, error: n.error ?? null, seconds: n.seconds ?? null })),
+    summary: result.summary,
+  };
+}
+
+function duration(seconds: number | undefined): string {
+  if (seconds === undefined) return '';
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  const m = Math.floor(seconds / 60);
+  return m < 60 ? `${m}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+const BAD: ReadonlySet<string> = new Set(['failed', 'lost', 'timed out']);
+const MEH: ReadonlySet<string> = new Set(['skipped', 'interrupted', 'started']);
+
+export function sweepTable(result: ClusterSweepResult, colour: boolean): string {
+  const types = result.request.types.join(',');
+  return renderTable(
+    ['node', 'types', 'state', 'duration', 'detail'],
+    result.nodes.map((n) => [n.node, types, stateLabel(n.state), duration(n.seconds), n.error ?? (n.state === 'interrupted' ? currentWork(n.status) : '')]),
+    {
+      colour,
+      align: [undefined, undefined, undefined, 'right'],
+      paint: (cell, col, _row, p) => (col !== 2 ? cell : cell === 'done' ? p.green(cell) : BAD.has(cell) ? p.red(cell) : MEH.has(cell) ? p.yellow(cell) : cell),
+    },
+  );
+}
+
+function summaryLine(result: ClusterSweepResult): string {
+  return Object.entries(result.summary)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${stateLabel(s as FinalSweepState)}`)
+    .join(', ');
+}
+
+function nodesHint(opts: { nodes?: string | undefined }): string {
+  return opts.nodes !== undefined ? ` --nodes ${opts.nodes.includes(' ') ? JSON.stringify(opts.nodes) : opts.nodes}` : '';
+}
+
+export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
+  // 1. Resolve and validate everything before touching the network.
+  const plan: SweepPlan = planSweep(opts, ctx.now());
+  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
+  for (const w of [...list.warnings, ...plan.warnings]) ctx.log.warn(w);
+  const what = `${plan.request.types.join(',')} data before ${describeTime(plan.request.before * 1000)}`;
+
+  if (opts.dryRun) {
+    // Sends nothing at all, not even the read-only status check: a dry run must be safe to run anywhere.
+    const requests = list.nodes.map((n) => describeRequest(n, plan));
+    if (plan.output === 'json') {
+      ctx.stdout.write(renderJson({ dryRun: true, before: plan.request.before, types: plan.request.types, requests }));
+    } else {
+      const lines = requests.flatMap((r) => [`${r.method} ${r.url}`, ...Object.entries(r.headers).map(([k, v]) => `  ${k}: ${v}`), '']);
+      ctx.stdout.write(lines.join('\n'));
+    }
+    ctx.log.info(`dry run: would delete ${what} on ${list.nodes.length} node(s) (${describeScope(plan.request)}); nothing was sent`);
+    return EXIT.ok;
+  }
+
+  const net = openNetwork(opts, ctx, { headerPrefix: plan.headerPrefix });
+  const clients = list.nodes.map((n) => net.client(n));
+  const progress = new NodeProgress(ctx, list.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
+  let stopped = false;
+  const stopProgress = (): void => {
+    if (!stopped) progress.stop();
+    stopped = true;
+  };
+  try {
+    // 2. Preflight: every node's status.
+    let send: string[];
+    let skipped;
+    try {
+      const pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
+      ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
+      if (opts.force && pre.busy.length) {
+        stopProgress();
+        for (const b of pre.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
+      }
+    } catch (err) {
+      stopProgress();
+      if (err instanceof SweepRefusedError) {
+        for (const b of err.busy) {
+          ctx.log.error(`${b.node} is already sweeping ${b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ')}`);
+        }
+        for (const u of err.unreachable) ctx.log.error(`${u.node} is unreachable: ${u.error?.detail ?? 'no answer'}`);
+        const hints = [
+          err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
+          err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
+        ].filter(Boolean);
+        throw new UsageError(`refusing to sweep: nothing was sent`, `use ${hints.join('; ')}`);
+      }
+      if (err instanceof AbortedError || ctx.signal.aborted) {
+        ctx.log.warn('interrupted during the status check: nothing was sent');
+        return EXIT.interrupted;
+      }
+      throw err;
+    }
+    stopProgress();
+
+    // 3. Confirm.
+    if (send.length === 0) {
+      throw new UsageError('no node to sweep: every node was unreachable', 'check the node list and that the nodes are running', EXIT.failed);
+    }
+    if (!opts.yes) {
+      const answer = await askYesNo(ctx, `Delete ${what} on ${send.length} node${send.length === 1 ? '' : 's'}?`);
+      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${send.length} node(s)`);
+      if (answer === 'interrupted') {
+        ctx.log.warn('interrupted: nothing was sent');
+        return EXIT.interrupted;
+      }
+      if (answer === 'no') throw new UsageError('sweep not confirmed: nothing was sent');
+    }
+
+    // 4 + 5. One DELETE per node, then wait.
+    const sending = new Set(send);
+    const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
+    ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
+    const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)]);
+    stopped = false;
+    let result: ClusterSweepResult;
+    try {
+      result = await startAndWait(targets, plan.request, {
+        skipped,
+        concurrency: plan.concurrency,
+        signal: ctx.signal,
+        onEvent: live.onEvent,
+        wait: plan.wait,
+        intervalMs: plan.intervalMs,
+        lostAfterMs: plan.lostAfterMs,
+        timeoutMs: plan.timeoutMs,
+      });
+    } finally {
+      live.stop();
+    }
+
+    // 6. The result.
+    ctx.stdout.write(plan.output === 'json' ? renderJson(sweepJson(result)) : sweepTable(result, ctx.colour));
+    ctx.log.info(`summary: ${summaryLine(result)}`);
+    const watching = result.nodes.filter((n) => n.state === 'interrupted' || n.state === 'started' || n.state === 'timed_out' || n.state === 'lost');
+    if (result.interrupted) {
+      ctx.log.warn(`interrupted: stopped watching; sweeps already started keep running on their nodes (no DELETE was repeated or cancelled)`);
+    }
+    if (watching.length) ctx.log.info(`watch them with: tsnode status${nodesHint(opts)} --watch   (cancel with: tsnode sweep cancel${nodesHint(opts)})`);
+    return sweepExitCode(result, plan.wait);
+  } finally {
+    stopProgress();
+    await net.close();
+  }
+}
+
+export interface CancelOptions extends NetworkFlags {
+  yes: boolean;
+  output: string;
+}
+
+/** `tsnode sweep cancel`: GET /sweep_delete/cancel on every node, after confirmation. */
+export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): Promise<ExitCode> {
+  const output = parseOutput(opts.output, ['table', 'json'] as const);
+  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
+  for (const w of list.warnings) ctx.log.warn(w);
+  if (!opts.yes) {
+    const answer = await askYesNo(ctx, `Cancel running sweeps on ${list.nodes.length} node${list.nodes.length === 1 ? '' : 's'}?`);
+    if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm cancelling (nothing was sent)');
+    if (answer === 'interrupted') return EXIT.interrupted;
+    if (answer === 'no') throw new UsageError('cancel not confirmed: nothing was sent');
+  }
+  const net = openNetwork(opts, ctx);
+  try {
+    const outcomes = await fanOut(list.nodes.map((n) => net.client(n)), (c) => c.cancelSweep({ signal: ctx.signal }));
+    const rows = outcomes.map((o) => {
+      if (!o.ok) return { node: o.node, state: 'failed', cancelled: [] as string[], error: o.error.detail };
+      const cancelled = runningTypes(o.value);
+      return { node: o.node, state: cancelled.length ? 'cancelling' : 'idle', cancelled, error: null };
+    });
+    if (output === 'json') ctx.stdout.write(renderJson({ nodes: rows }));
+    else ctx.stdout.write(renderTable(['node', 'state', 'detail'], rows.map((r) => [r.node, r.state, r.error ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]), { colour: ctx.colour }));
+    if (ctx.signal.aborted) return EXIT.interrupted;
+    const failed = rows.filter((r) => r.state === 'failed').length;
+    return failed === 0 ? EXIT.ok : failed === rows.length ? EXIT.failed : EXIT.partial;
+  } finally {
+    await net.close();
+  }
+}

@@ -1,0 +1,129 @@
+import type { SweepEvent, NodeSweepState } from '../../client/sweep.js';
+import type { SweepStatus } from '../../protocol/index.js';
+import { DATA_TYPES } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { painter } from '../runtime.js';
+import { LiveLines, SPINNER } from './live.js';
+
+/** How a state reads to a person (`timed_out` -> `timed out`). */
+export function stateLabel(state: NodeSweepState): string {
+  return state.replace(/_/g, ' ');
+}
+
+const ACTIVE: ReadonlySet<NodeSweepState> = new Set(['checking', 'sending', 'running', 'no_answer', 'started']);
+
+/** What a node is working on right now, from its status: `nnt 3f2a…` / `histogram <uuid>-<metric>`. */
+export function currentWork(status: SweepStatus | undefined): string {
+  if (!status) return '';
+  const parts: string[] = [];
+  for (const t of DATA_TYPES) {
+    const s = status[t];
+    if (!s.running) continue;
+    const item = s.current_metric ?? s.current_uuid;
+    parts.push(item ? `${t} ${item}` : t);
+  }
+  return parts.join(', ');
+}
+
+function seconds(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+interface Row {
+  state: NodeSweepState;
+  since: number;
+  error?: string;
+  status?: SweepStatus;
+}
+
+/**
+ * Live per-node progress on stderr, fed with SweepEvents. On a terminal (ctx.interactive): one
+ * line per node (spinner, state, current item, elapsed) redrawn in place. Otherwise: one
+ * timestamped log line each time a node changes state. Used by `sweep` and `status --watch`.
+ */
+export class NodeProgress {
+  private readonly rows = new Map<string, Row>();
+  private readonly live: LiveLines | undefined;
+  private readonly p: ReturnType<typeof painter>;
+  private readonly width: number;
+
+  constructor(
+    private readonly ctx: CliContext,
+    nodes: readonly string[],
+    private readonly opts: { quiet?: ReadonlySet<NodeSweepState> } = {},
+  ) {
+    this.p = painter(ctx.colourErr);
+    this.width = Math.max(...nodes.map((n) => n.length), 4);
+    const now = ctx.now();
+    for (const n of nodes) this.rows.set(n, { state: 'checking', since: now });
+    if (ctx.interactive) this.live = new LiveLines(ctx.stderr, { render: (frame) => this.lines(frame) }).start();
+  }
+
+  /** Feed every event of the run here. */
+  readonly onEvent = (e: SweepEvent): void => {
+    const row = this.rows.get(e.node) ?? { state: 'checking' as NodeSweepState, since: e.at };
+    this.rows.set(e.node, row);
+    if (e.kind === 'status') {
+      row.status = e.status;
+      return;
+    }
+    const changed = row.state !== e.state;
+    // `since` counts from the DELETE for the sweep states, so elapsed means "sweeping for".
+    if (changed && (e.state === 'sending' || e.state === 'checking')) row.since = e.at;
+    row.state = e.state;
+    if (e.status) row.status = e.status;
+    if (e.error !== undefined) row.error = e.error;
+    else if (e.state !== 'no_answer') delete row.error;
+    if (changed && !this.live && !this.opts.quiet?.has(e.state)) this.ctx.log.info(this.plain(e.node, row, e.at));
+  };
+
+  private plain(node: string, row: Row, at: number): string {
+    const bits = [`${node}: ${stateLabel(row.state)}`];
+    const work = row.state === 'running' ? currentWork(row.status) : '';
+    if (work) bits.push(`(${work})`);
+    if (row.error) bits.push(`- ${row.error}`);
+    if (!ACTIVE.has(row.state) && row.state !== 'idle' && row.state !== 'busy' && row.state !== 'unreachable') bits.push(`after ${seconds(at - row.since)}`);
+    return bits.join(' ');
+  }
+
+  private paintState(state: NodeSweepState, text: string): string {
+    switch (state) {
+      case 'done':
+      case 'idle':
+        return this.p.green(text);
+      case 'failed':
+      case 'lost':
+      case 'unreachable':
+        return this.p.red(text);
+      case 'no_answer':
+      case 'timed_out':
+      case 'skipped':
+      case 'busy':
+      case 'interrupted':
+        return this.p.yellow(text);
+      default:
+        return this.p.cyan(text);
+    }
+  }
+
+  private lines(frame: number): string[] {
+    const now = this.ctx.now();
+    const spin = SPINNER[frame % SPINNER.length]!;
+    return [...this.rows].map(([node, row]) => {
+      const glyph = ACTIVE.has(row.state) ? spin : row.state === 'done' || row.state === 'idle' ? '✔' : row.state === 'skipped' ? '-' : '✖';
+      const label = stateLabel(row.state).padEnd(11);
+      const detail = row.error ?? (row.state === 'running' || row.state === 'no_answer' ? currentWork(row.status) : '');
+      const elapsed = this.p.dim(seconds(now - row.since).padStart(6));
+      return `${this.paintState(row.state, glyph)} ${node.padEnd(this.width)}  ${this.paintState(row.state, label)} ${elapsed}  ${this.p.dim(detail)}`;
+    });
+  }
+
+  /** Final frame (interactive) and stop redrawing; call before printing the result to stdout. */
+  stop(): void {
+    this.live?.stop();
+  }
+}
