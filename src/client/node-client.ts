@@ -87,6 +87,13 @@ export class NodeClient {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
+      // A node (or proxy) that answers 200 with its error object: show its own words.
+      if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { error?: unknown }).error === 'string') {
+        const code = (json as { code?: unknown }).code;
+        throw new NodeRequestError(this.url, 'bad_response', `${what}: the node answered with an error: ${(json as { error: string }).error}${typeof code === 'string' ? ` (${code})` : ''}`, {
+          retryable: false,
+        });
+      }
       throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(parsed.error.issues)}`, { retryable: false });
     }
     return parsed.data;

@@ -3,11 +3,13 @@ import type { Runner } from '../action.js';
 import { declareCluster } from './cluster/command.js';
 import { declareCompletion } from './completion/command.js';
 import { declareDemo } from './demo/command.js';
+import { declareRead } from './read/command.js';
 import { declareStatus } from './status/command.js';
 import { declareSweep } from './sweep/command.js';
 
 /** Every command's declaration, in help order. Each declaration lazy-loads its action. */
 export const commands: Array<(program: Command, runner: Runner) => void> = [
+  declareRead,
   declareSweep,
   declareStatus,
   declareCluster,

@@ -1,0 +1,283 @@
+import {
+  ENGINES,
+  ROLLUP_TYPES,
+  ROLLUP_TYPE_ALIASES,
+  canonicalRollupType,
+  formatSpan,
+  type Engine,
+  type RollupQuery,
+  type RollupType,
+} from '../../../protocol/index.js';
+import { fanOut } from '../../../client/cluster.js';
+import { NodeClient, type RollupResult } from '../../../client/node-client.js';
+import type { CliContext } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { openNetwork } from '../../network.js';
+import { parseNodeEntry, resolveNodes, NODE_LINE_FORMS } from '../../nodes.js';
+import { painter } from '../../runtime.js';
+import { describeTime, parseTime } from '../../time.js';
+import { renderChart } from '../../render/chart.js';
+import {
+  compareSeries,
+  comparisonJson,
+  gridCsv,
+  gridJson,
+  gridOf,
+  gridTable,
+  nodeLabel,
+  type BucketValue,
+  type NodeSeries,
+  type Paint,
+} from '../../render/rollup.js';
+import type { ReadFlags } from './command.js';
+import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from './span.js';
+
+const OUTPUTS = ['table', 'json', 'csv', 'chart'] as const;
+type Output = (typeof OUTPUTS)[number];
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DAY_MS = 86_400_000;
+
+export interface ReadPlan {
+  query: RollupQuery & { engine: Engine; type: RollupType };
+  spanChosen: boolean;
+  buckets: number;
+  nodes: string[];
+  compare: boolean;
+  limit: number | 'none' | undefined;
+  output: Output;
+  warnings: string[];
+}
+
+/** Validates and normalises everything before a single request is sent. Throws UsageError. */
+export function planRead(flags: ReadFlags & { uuid: string; metric: string }, env: { env: NodeJS.ProcessEnv; cwd: string; now: number }): ReadPlan {
+  if (!UUID_RE.test(flags.uuid)) {
+    throw new UsageError(`<uuid>: ${JSON.stringify(flags.uuid)} is not a UUID`, 'a check UUID looks like 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f');
+  }
+  if (flags.metric === '') throw new UsageError('<metric>: the metric name is empty', 'pass the metric name exactly as stored');
+  const engine = flags.engine.trim().toLowerCase();
+  if (!(ENGINES as readonly string[]).includes(engine)) {
+    throw new UsageError(`--engine: ${JSON.stringify(flags.engine)} is not an engine`, `allowed: ${ENGINES.join(', ')}`);
+  }
+  const type = canonicalRollupType(flags.type.trim().toLowerCase());
+  if (!type) {
+    throw new UsageError(
+      `--type: ${JSON.stringify(flags.type)} is not a rollup type`,
+      `allowed: ${ROLLUP_TYPES.join(', ')} (aliases: ${Object.keys(ROLLUP_TYPE_ALIASES).join(', ')})`,
+    );
+  }
+  const output = flags.output.trim().toLowerCase() as Output;
+  if (!OUTPUTS.includes(output)) throw new UsageError(`--output: ${JSON.stringify(flags.output)} is not an output format`, `allowed: ${OUTPUTS.join(', ')}`);
+
+  const endMs = parseTime(flags.end ?? 'now', '--end', env.now);
+  const startMs = flags.start === undefined ? endMs - DAY_MS : parseTime(flags.start, '--start', env.now);
+  if (startMs < 0) throw new UsageError(`--start: ${describeStart(flags.start, startMs)} is before 1970`, 'use a later --start');
+  if (startMs >= endMs) {
+    throw new UsageError(
+      `--start ${describeTime(startMs)} is not before --end ${describeTime(endMs)}`,
+      'the range is [start, end): --start must be earlier than --end',
+    );
+  }
+  const spanMs = flags.span === undefined ? chooseSpan(startMs, endMs) : parseSpanFlag(flags.span);
+  const buckets = bucketCount(startMs, endMs, spanMs);
+  checkBuckets(buckets, spanMs);
+
+  let limit: number | 'none' | undefined;
+  if (flags.limit !== undefined) {
+    const l = flags.limit.trim().toLowerCase();
+    if (l === 'none') limit = 'none';
+    else if (/^\d+$/.test(l) && Number(l) >= 1 && Number.isSafeInteger(Number(l))) limit = Number(l);
+    else throw new UsageError(`--limit: ${JSON.stringify(flags.limit)} is not a row limit`, 'a whole number >= 1, or none');
+  }
+
+  if (flags.node !== undefined && flags.nodes !== undefined) throw new UsageError('--node and --nodes both given', 'use --node for one node or --nodes for a list');
+  const warnings: string[] = [];
+  let nodes: string[];
+  if (flags.node !== undefined) {
+    try {
+      nodes = [parseNodeEntry(flags.node)];
+    } catch (err) {
+      throw new UsageError(`--node: ${(err as Error).message}`, `a node is ${NODE_LINE_FORMS}`);
+    }
+  } else {
+    const list = resolveNodes({ flag: flags.nodes, env: env.env, cwd: env.cwd });
+    warnings.push(...list.warnings);
+    nodes = list.nodes;
+  }
+  if (flags.compare) {
+    if (output === 'chart') throw new UsageError('--compare with --output chart: a chart draws one node', 'use --output table, json or csv with --compare');
+    if (nodes.length < 2) warnings.push(`--compare with a single node (${nodes[0]}): nothing to compare against`);
+  } else if (nodes.length > 1) {
+    warnings.push(`${nodes.length} nodes listed: reading from the first, ${nodes[0]} (--compare reads them all)`);
+    nodes = nodes.slice(0, 1);
+  }
+  if (output === 'chart' && type === 'all') {
+    throw new UsageError('--type all with --output chart: a chart draws one value', 'pick one --type (e.g. average), or use table, json or csv for all members');
+  }
+  return {
+    query: { uuid: flags.uuid, metric: flags.metric, startMs, endMs, spanMs, engine: engine as Engine, type },
+    spanChosen: flags.span === undefined,
+    buckets,
+    nodes,
+    compare: flags.compare,
+    limit,
+    output,
+    warnings,
+  };
+}
+
+function describeStart(text: string | undefined, ms: number): string {
+  return text === undefined ? String(ms) : JSON.stringify(text);
+}
+
+function describePlan(plan: ReadPlan): string {
+  const q = plan.query;
+  return [
+    `check ${q.uuid}`,
+    `metric ${JSON.stringify(q.metric)}`,
+    `type ${q.type}`,
+    `span ${formatSpan(q.spanMs)}${plan.spanChosen ? ' (auto)' : ''}`,
+    `engine ${q.engine}`,
+    `${describeTime(q.startMs)} → ${describeTime(q.endMs)}`,
+  ].join(' · ');
+}
+
+function paintFor(enabled: boolean): Paint {
+  const c = painter(enabled);
+  return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
+}
+
+function chartSize(ctx: CliContext): { width: number; height: number } {
+  const tty = Boolean(ctx.stdout.isTTY);
+  const cols = tty && ctx.stdout.columns ? ctx.stdout.columns : Number(ctx.env.COLUMNS) || 80;
+  const rows = tty && ctx.stdout.rows ? ctx.stdout.rows : Number(ctx.env.LINES) || 24;
+  // Leave room for the header line on stderr and the shell prompt.
+  return { width: Math.max(30, cols), height: Math.max(8, Math.min(rows - 3, 40)) };
+}
+
+async function write(ctx: CliContext, text: string): Promise<void> {
+  if (ctx.stdout.write(text)) return;
+  await new Promise<void>((resolve) => ctx.stdout.once('drain', () => resolve()));
+}
+
+export async function readAction(flags: ReadFlags & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
+  const plan = planRead(flags, { env: ctx.env, cwd: ctx.cwd, now: ctx.now() });
+  for (const w of plan.warnings) ctx.log.warn(w);
+  const net = openNetwork(flags, ctx);
+  try {
+    const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
+    if (!plan.compare) {
+      const node = plan.nodes[0]!;
+      ctx.log.debug(`GET ${node}${NodeClient.rollupPath(plan.query)}`);
+      const res = (await net.client(node).readRollup(plan.query, call)) as RollupResult<BucketValue>;
+      ctx.log.info(`node ${node} · ${describePlan(plan)} · ${res.points.length} rows`);
+      warnLimited(ctx, node, res, plan);
+      await renderSingle(res, plan, ctx);
+      return EXIT.ok;
+    }
+    return await runCompare(plan, ctx, net.client, call);
+  } finally {
+    await net.close();
+  }
+}
+
+function warnLimited(ctx: CliContext, node: string, res: RollupResult<unknown>, plan: ReadPlan): void {
+  if (!res.limited) return;
+  ctx.log.warn(
+    `${node} cut the result off after ${res.points.length} of ${plan.buckets} rows (x-snowth-results-limited); ` +
+      'raise it with --limit <n> or --limit none, or read a shorter range',
+  );
+}
+
+async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext): Promise<void> {
+  const spanMs = plan.query.spanMs;
+  const all = plan.query.type === 'all';
+  switch (plan.output) {
+    case 'json':
+      return write(ctx, gridJson(gridOf(res.points, all), spanMs));
+    case 'csv':
+      return write(ctx, gridCsv(gridOf(res.points, all), spanMs));
+    case 'chart': {
+      const { width, height } = chartSize(ctx);
+      const c = painter(ctx.colour);
+      const lines = renderChart(res.points as Array<{ timestampMs: number; value: number | null }>, {
+        width,
+        height,
+        spanMs,
+        ascii: ctx.env.TSNODE_CHART === 'ascii',
+        paintLine: (s) => c.cyan(s),
+        paintAxis: (s) => c.dim(s),
+      });
+      return write(ctx, `${lines.join('\n')}\n`);
+    }
+    case 'table': {
+      if (res.points.length === 0) {
+        ctx.log.info('no buckets in range');
+        return;
+      }
+      const grid = gridOf(res.points, all, plan.query.type);
+      return write(ctx, `${gridTable(grid, spanMs, { paint: paintFor(ctx.colour) }).join('\n')}\n`);
+    }
+  }
+}
+
+async function runCompare(
+  plan: ReadPlan,
+  ctx: CliContext,
+  client: (url: string) => NodeClient,
+  call: { signal: AbortSignal; limit?: number | 'none' },
+): Promise<ExitCode> {
+  const outcomes = await fanOut(
+    plan.nodes.map((n) => client(n)),
+    (c) => c.readRollup(plan.query, call) as Promise<RollupResult<BucketValue>>,
+  );
+  if (ctx.signal.aborted) return EXIT.interrupted;
+  ctx.log.info(`compare ${plan.nodes.length} nodes · ${describePlan(plan)}`);
+  const series: NodeSeries[] = [];
+  const nodes: Array<{ node: string; ok: boolean; error?: string; rows?: number; limited?: boolean }> = [];
+  for (const o of outcomes) {
+    if (o.ok) {
+      series.push({ node: o.node, points: o.value.points });
+      nodes.push({ node: o.node, ok: true, rows: o.value.points.length, limited: o.value.limited });
+      ctx.log.info(`  ${o.node}: ${o.value.points.length} rows`);
+      warnLimited(ctx, o.node, o.value, plan);
+    } else {
+      nodes.push({ node: o.node, ok: false, error: o.error.detail });
+      ctx.log.error(o.error.message);
+      if (o.error.hint) ctx.log.info(`  hint: ${o.error.hint}`);
+    }
+  }
+  const failed = nodes.filter((n) => !n.ok).length;
+  if (series.length === 0) {
+    ctx.log.error(`every node failed (${failed} of ${plan.nodes.length})`);
+    if (plan.output === 'json') await write(ctx, comparisonJson(compareSeries([], false), [], plan.query.spanMs, nodes));
+    return EXIT.failed;
+  }
+  const all = plan.query.type === 'all';
+  const cmp = compareSeries(series, all);
+  const spanMs = plan.query.spanMs;
+  switch (plan.output) {
+    case 'json':
+      await write(ctx, comparisonJson(cmp, series, spanMs, nodes));
+      break;
+    case 'csv': {
+      const grid = { ...cmp.grid, columns: cmp.grid.columns.map((c) => ({ ...c })) };
+      await write(ctx, gridCsv(grid, spanMs, { header: 'differs', cells: cmp.differs.map((d) => (d ? 'true' : 'false')) }));
+      break;
+    }
+    default: {
+      const headers = cmp.sources.map((s) => (s.member ? `${nodeLabel(s.node)} ${s.member}` : nodeLabel(s.node)));
+      if (cmp.grid.timestampsMs.length > 0) {
+        await write(ctx, `${gridTable(cmp.grid, spanMs, { paint: paintFor(ctx.colour), headers, marks: cmp.differs }).join('\n')}\n`);
+      }
+    }
+  }
+  const verdict =
+    cmp.differing === 0
+      ? `${series.length} node${series.length === 1 ? '' : 's'} identical over ${cmp.grid.timestampsMs.length} buckets`
+      : `nodes differ in ${cmp.differing} of ${cmp.grid.timestampsMs.length} buckets (marked *)`;
+  if (cmp.differing === 0) ctx.log.info(verdict);
+  else ctx.log.warn(verdict);
+  if (failed > 0) ctx.log.warn(`${failed} of ${plan.nodes.length} nodes failed: not compared`);
+  return cmp.differing > 0 || failed > 0 ? EXIT.partial : EXIT.ok;
+}

@@ -1,0 +1,177 @@
+/**
+ * Turns what NodeClient.readRollup returned into tables, JSON and CSV. Pure: strings out.
+ * Tables round numbers for reading; JSON and CSV carry the exact numbers.
+ */
+import { ROLLUP_MEMBERS, secondsFromMs, type RollupAll } from '../../protocol/index.js';
+import { columnFormatter } from './number-format.js';
+import { csvRow } from './csv.js';
+import { renderTable, type TableColumn } from './rollup-table.js';
+
+export type Cell = number | null;
+/** One node's bucket value: a number, null (empty bucket), or all members for `type=all`. */
+export type BucketValue = number | null | RollupAll;
+
+/** A grid of buckets: one row per timestamp, one column per series. `undefined` = the series has no such bucket. */
+export interface Grid {
+  timestampsMs: number[];
+  columns: Array<{ key: string; values: Array<Cell | undefined> }>;
+}
+
+/** ISO UTC; always with milliseconds when the span is sub-second so a column stays uniform. */
+export function bucketTime(ms: number, spanMs: number): string {
+  const iso = new Date(ms).toISOString();
+  return spanMs % 1000 === 0 && ms % 1000 === 0 ? iso.replace('.000Z', 'Z') : iso;
+}
+
+/** Columns of a single read: `value` (or the type's name) or one per member for `all`. */
+export function gridOf(points: ReadonlyArray<{ timestampMs: number; value: BucketValue }>, all: boolean, valueKey = 'value'): Grid {
+  const timestampsMs = points.map((p) => p.timestampMs);
+  if (!all) return { timestampsMs, columns: [{ key: valueKey, values: points.map((p) => p.value as Cell) }] };
+  return {
+    timestampsMs,
+    columns: ROLLUP_MEMBERS.map((m) => ({ key: m, values: points.map((p) => (p.value === null ? null : (p.value as RollupAll)[m])) })),
+  };
+}
+
+export interface Paint {
+  dim(s: string): string;
+  bold(s: string): string;
+  highlight(s: string): string;
+}
+const plain: Paint = { dim: (s) => s, bold: (s) => s, highlight: (s) => s };
+
+/** Table lines for a grid; `marks` adds a narrow column (e.g. `≠` for differing rows) and highlights those rows. */
+export function gridTable(grid: Grid, spanMs: number, opts: { paint?: Paint; headers?: string[]; marks?: boolean[] } = {}): string[] {
+  const paint = opts.paint ?? plain;
+  const columns: TableColumn[] = [{ header: 'time', align: 'left', cells: grid.timestampsMs.map((t) => bucketTime(t, spanMs)) }];
+  grid.columns.forEach((c, i) => {
+    const fmt = columnFormatter(c.values);
+    columns.push({
+      header: opts.headers?.[i] ?? c.key,
+      align: 'right',
+      cells: c.values.map((v) => (v === undefined ? '(none)' : v === null ? '-' : fmt(v))),
+      paint: (text, r) => {
+        const v = c.values[r];
+        if (opts.marks?.[r]) return paint.highlight(text);
+        return v === null || v === undefined ? paint.dim(text) : text;
+      },
+    });
+  });
+  if (opts.marks) {
+    const marks = opts.marks;
+    columns.push({ header: '≠', align: 'left', cells: marks.map((m) => (m ? '*' : '')), paint: (t, r) => (marks[r] ? paint.highlight(t) : t) });
+  }
+  return renderTable(columns, { paintHeader: paint.bold, paintBorder: paint.dim });
+}
+
+/** `[{timestamp, time, value}]` or, for `all`, members as keys. Exact numbers. */
+export function gridJson(grid: Grid, spanMs: number): string {
+  const parts: string[] = [];
+  for (let r = 0; r < grid.timestampsMs.length; r++) {
+    const t = grid.timestampsMs[r]!;
+    let row = `{"timestamp":${secondsFromMs(t)},"time":"${bucketTime(t, spanMs)}"`;
+    for (const c of grid.columns) row += `,${JSON.stringify(c.key)}:${jsonValue(c.values[r])}`;
+    parts.push(`${row}}`);
+  }
+  return parts.length === 0 ? '[]\n' : `[\n  ${parts.join(',\n  ')}\n]\n`;
+}
+
+function jsonValue(v: Cell | undefined): string {
+  return v === null || v === undefined ? 'null' : JSON.stringify(v);
+}
+
+/** RFC 4180 CSV with a header row `timestamp,time,<columns>`; empty cell for null. */
+export function gridCsv(grid: Grid, spanMs: number, extra?: { header: string; cells: string[] }): string {
+  const head = ['timestamp', 'time', ...grid.columns.map((c) => c.key)];
+  if (extra) head.push(extra.header);
+  const out: string[] = [csvRow(head)];
+  for (let r = 0; r < grid.timestampsMs.length; r++) {
+    const t = grid.timestampsMs[r]!;
+    const row: Array<string | number | null | undefined> = [secondsFromMs(t), bucketTime(t, spanMs)];
+    for (const c of grid.columns) row.push(c.values[r]);
+    if (extra) row.push(extra.cells[r]);
+    out.push(csvRow(row));
+  }
+  return out.join('');
+}
+
+export interface NodeSeries {
+  node: string;
+  points: ReadonlyArray<{ timestampMs: number; value: BucketValue }>;
+}
+
+export interface Comparison {
+  grid: Grid;
+  /** Per column: the node it came from and the member (for `all`). */
+  sources: Array<{ node: string; member?: string }>;
+  /** Per row: do the nodes disagree? */
+  differs: boolean[];
+  differing: number;
+}
+
+function sameValue(a: BucketValue | undefined, b: BucketValue | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a === null || b === null) return false;
+  if (typeof a === 'number' || typeof b === 'number') return Object.is(a, b);
+  return ROLLUP_MEMBERS.every((m) => a[m] === b[m]);
+}
+
+/**
+ * Lines the nodes' buckets up by timestamp (union of all timestamps) and marks rows where any
+ * two nodes differ: another value, null against a number, or a bucket one node does not have.
+ */
+export function compareSeries(series: readonly NodeSeries[], all: boolean): Comparison {
+  const byNode = series.map((s) => new Map(s.points.map((p) => [p.timestampMs, p.value] as const)));
+  const stamps = new Set<number>();
+  for (const s of series) for (const p of s.points) stamps.add(p.timestampMs);
+  const timestampsMs = [...stamps].sort((a, b) => a - b);
+  const differs = timestampsMs.map((t) => {
+    const first = byNode[0]?.get(t);
+    return byNode.some((m) => !sameValue(m.get(t), first));
+  });
+  const columns: Grid['columns'] = [];
+  const sources: Comparison['sources'] = [];
+  series.forEach((s, i) => {
+    const m = byNode[i]!;
+    if (!all) {
+      columns.push({ key: s.node, values: timestampsMs.map((t) => m.get(t) as Cell | undefined) });
+      sources.push({ node: s.node });
+      return;
+    }
+    for (const member of ROLLUP_MEMBERS) {
+      columns.push({
+        key: `${s.node} ${member}`,
+        values: timestampsMs.map((t) => {
+          const v = m.get(t);
+          return v === undefined ? undefined : v === null ? null : (v as RollupAll)[member];
+        }),
+      });
+      sources.push({ node: s.node, member });
+    }
+  });
+  return { grid: { timestampsMs, columns }, sources, differs, differing: differs.filter(Boolean).length };
+}
+
+/** The compare document for --output json. */
+export function comparisonJson(
+  cmp: Comparison,
+  series: readonly NodeSeries[],
+  spanMs: number,
+  nodes: ReadonlyArray<{ node: string; ok: boolean; error?: string; rows?: number; limited?: boolean }>,
+): string {
+  const byNode = series.map((s) => new Map(s.points.map((p) => [p.timestampMs, p.value] as const)));
+  const rows = cmp.grid.timestampsMs.map((t, r) => {
+    const values: Record<string, BucketValue> = {};
+    series.forEach((s, i) => {
+      const v = byNode[i]!.get(t);
+      if (v !== undefined) values[s.node] = v;
+    });
+    return { timestamp: secondsFromMs(t), time: bucketTime(t, spanMs), differs: cmp.differs[r]!, values };
+  });
+  return `${JSON.stringify({ identical: cmp.differing === 0 && nodes.every((n) => n.ok), differing: cmp.differing, nodes, rows }, null, 2)}\n`;
+}
+
+/** Short node label for table headers: host:port (and path), without the scheme. */
+export function nodeLabel(url: string): string {
+  return url.replace(/^https?:\/\//, '');
+}
