@@ -6,3 +6,5 @@ export { createAgent, type AgentOptions } from './client/agent.js';
 export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
 export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
 export { DEFAULT_TIMEOUTS, type Timeouts } from './client/http.js';
+export * from './records/index.js';
+export * from './replay/index.js';
