@@ -41,6 +41,8 @@ export interface NodeClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /** Told about this call's retries (in addition to the client-wide `onRetry`), e.g. to count them per batch. */
+  onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
 }
 
 export interface RollupPoint<V> {
@@ -68,10 +70,19 @@ export class NodeClient {
   }
 
   private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY): Promise<HttpResponse> {
+    const clientWide = this.opts.onRetry;
+    const perCall = call.onRetry;
+    const onRetry =
+      clientWide && perCall
+        ? (err: NodeRequestError, attempt: number, delayMs: number) => {
+            clientWide(err, attempt, delayMs);
+            perCall(err, attempt, delayMs);
+          }
+        : (clientWide ?? perCall);
     return withRetry(
       () => send(this.opts.dispatcher, this.url, req, { timeouts: this.timeouts, ...(call.signal ? { signal: call.signal } : {}), ...(this.opts.headers ? { headers: this.opts.headers } : {}) }),
       retry,
-      { ...(call.signal ? { signal: call.signal } : {}), ...(this.opts.onRetry ? { onRetry: this.opts.onRetry } : {}) },
+      { ...(call.signal ? { signal: call.signal } : {}), ...(onRetry ? { onRetry } : {}) },
     );
   }
 
