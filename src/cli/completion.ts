@@ -28,16 +28,18 @@ interface Hideable {
 /** Flattens the program into one spec per command path, root first. */
 export function completionSpecs(program: Command): CompletionSpec[] {
   const root = program.options.filter((o) => !o.hidden);
+  // `--version` belongs to the program alone; offering it after a subcommand is noise.
+  const inherited = root.filter((o) => o.long !== '--version');
   const specs: CompletionSpec[] = [];
   const visit = (cmd: Command, path: string): void => {
     const own = cmd === program ? [] : cmd.options.filter((o) => !o.hidden);
-    const all = [...own, ...root];
+    const all = [...own, ...(cmd === program ? root : inherited)];
     const visible = cmd.commands.filter((c) => !(c as unknown as Hideable)._hidden);
     const subcommands = visible.flatMap((c) => [c.name(), ...c.aliases()]);
     // commander adds an implicit `help` command to programs with subcommands.
     if (visible.length > 0 && !subcommands.includes('help')) subcommands.push('help');
     const flagsOf = (o: (typeof all)[number]): string[] => [o.short, o.long].filter((f): f is string => Boolean(f));
-    const options = [...new Set([...all.flatMap(flagsOf), '-h', '--help', ...(cmd === program ? ['-V', '--version'] : [])])];
+    const options = [...new Set([...all.flatMap(flagsOf), '-h', '--help'])];
     const valueOptions = [...new Set(all.filter((o) => o.required || o.optional).flatMap(flagsOf))];
     const choices: Record<string, string[]> = {};
     for (const o of all) if (o.argChoices) for (const f of flagsOf(o)) choices[f] = [...o.argChoices];
