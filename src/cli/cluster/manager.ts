@@ -255,7 +255,11 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       const index = i + 1;
       const dataDir = join(dir, `node-${index}`);
       const logFile = join(dir, `node-${index}.log`);
-      mkdirSync(dataDir, { recursive: true });
+      try {
+        mkdirSync(dataDir, { recursive: true });
+      } catch (err) {
+        throw new ClusterError('node_start_failed', `node ${index}: cannot create its data dir ${dataDir}: ${(err as Error).message}`);
+      }
       const port = opts.basePort === 0 ? 0 : opts.basePort + i;
       const args = [TSNODE_BIN, 'serve', '--host', host, '--port', String(port), '--data-dir', dataDir];
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
