@@ -4,14 +4,14 @@ import { declareCluster } from './cluster/command.js';
 import { declareCompletion } from './completion/command.js';
 import { declareDemo } from './demo/command.js';
 import { declareRead } from './read/command.js';
-import { declareServe } from './serve/command.js';
+import { serveCommand } from './serve/command.js';
 import { declareStatus } from './status/command.js';
 import { declareSweep } from './sweep/command.js';
 import { declareWrite } from './write/command.js';
 
 /** Every command's declaration, in help order. Each declaration lazy-loads its action. */
 export const commands: Array<(program: Command, runner: Runner) => void> = [
-  declareServe,
+  serveCommand,
   declareWrite,
   declareRead,
   declareSweep,
