@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterState } from '../../src/cli/cluster/manager.js';
 import { BIN, runCli } from '../helpers/cli.js';
-import { isAlive, processesMentioning, waitFor } from '../helpers/procs.js';
+import { isAlive, killMentioning, processesMentioning, waitFor } from '../helpers/procs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-cluster-test-'));
 let n = 0;
@@ -15,7 +15,7 @@ const freshDir = (): string => join(root, `c${++n}`);
 
 afterAll(async () => {
   // Belt and braces: whatever a failed test left running under our temp root is stopped.
-  for (const pid of processesMentioning(root)) process.kill(pid, 'SIGKILL');
+  killMentioning(root);
   rmSync(root, { recursive: true, force: true });
 });
 

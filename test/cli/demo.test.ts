@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, runCli } from '../helpers/cli.js';
-import { processesMentioning, waitFor } from '../helpers/procs.js';
+import { killMentioning, processesMentioning, waitFor } from '../helpers/procs.js';
 
 // Each run gets its own TMPDIR, so "nothing left behind" is checkable: the demo's temp dir lives
 // in it and every node's command line mentions it.
@@ -16,7 +16,7 @@ const freshTmp = (): string => {
 };
 afterAll(() => {
   for (const d of roots) {
-    for (const pid of processesMentioning(d)) process.kill(pid, 'SIGKILL');
+    killMentioning(d);
     rmSync(d, { recursive: true, force: true });
   }
 });

@@ -40,3 +40,14 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
   }
   return cond();
 }
+
+/** SIGKILLs every live process whose command line mentions `needle` (test cleanup); ignores ones already gone. */
+export function killMentioning(needle: string): void {
+  for (const pid of processesMentioning(needle)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // exited meanwhile
+    }
+  }
+}
