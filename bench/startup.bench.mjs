@@ -28,12 +28,11 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-const rows = [];
-for (const [name, args] of cases) {
-  time(args); // warm the file cache
-  const xs = Array.from({ length: RUNS }, () => time(args));
-  rows.push({ name, median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
-}
+// Round-robin, so a burst of load on this shared machine hits every command alike.
+for (const [, args] of cases) time(args); // warm the file cache
+const samples = cases.map(() => []);
+for (let i = 0; i < RUNS; i++) cases.forEach(([, args], c) => samples[c].push(time(args)));
+const rows = cases.map(([name], c) => ({ name, median: median(samples[c]), min: Math.min(...samples[c]), max: Math.max(...samples[c]) }));
 const floor = rows[0].median;
 console.log(`runs per command: ${RUNS}; budget for tsnode: ${BUDGET_MS} ms median`);
 console.log('| command | median ms | min ms | max ms | over node -e 0 |');
