@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterState } from '../../src/cli/cluster/manager.js';
 import { BIN, runCli } from '../helpers/cli.js';
-import { isAlive, killMentioning, processesMentioning, waitFor } from '../helpers/procs.js';
+import { isAlive, killMentioning, processGroupOf, processesMentioning, waitFor } from '../helpers/procs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-cluster-test-'));
 let n = 0;
@@ -138,6 +138,9 @@ describe('tsnode cluster up/down', () => {
     expect(await waitFor(() => urls.length === 2 && /Ctrl-C/.test(stderr), 20_000)).toBe(true);
     const pids = state(dir).nodes.map((x) => x.pid);
     for (const u of urls) expect(await answers(u)).toBe(true);
+    // Nodes run in their own process groups: a Ctrl-C typed in the terminal reaches only the
+    // manager, which stops them and reports it (tty.test.ts types a real one).
+    for (const pid of pids) expect(processGroupOf(pid)).not.toBe(processGroupOf(child.pid!));
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -51,3 +51,10 @@ export function killMentioning(needle: string): void {
     }
   }
 }
+
+/** The process group of `pid` (Linux /proc). */
+export function processGroupOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // pid (comm) state ppid pgrp ...: comm may contain spaces, so split after the last ')'.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}

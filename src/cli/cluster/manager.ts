@@ -48,7 +48,7 @@ export interface StartOptions {
   sweepPaceMs?: number;
   /** Extra `tsnode serve` arguments for every node. */
   serveArgs?: string[];
-  /** Leave the nodes running when this process exits (own process group, not tied to our terminal). */
+  /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
   detached?: boolean;
   /** How long one node may take to print its ready line. */
   startTimeoutMs?: number;
@@ -267,7 +267,11 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       const logFd = openSync(logFile, 'w');
       const child = spawn(process.execPath, args, {
         stdio: ['ignore', logFd, logFd],
-        detached,
+        // Always its own process group: a Ctrl-C in the terminal reaches only the manager, which
+        // then stops every node in order and can say what it stopped (instead of nodes dying
+        // under it and looking like crashes). If the manager itself is killed, cluster.json still
+        // lets `tsnode cluster down` find them.
+        detached: true,
         env: { ...(opts.env ?? process.env), FORCE_COLOR: '0' },
       });
       closeSync(logFd);

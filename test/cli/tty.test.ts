@@ -22,8 +22,8 @@ afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-describe.skipIf(!existsSync(TMUX))('tsnode demo in a real terminal (tmux, 100x30)', () => {
-  it('renders live progress and the final tables', async () => {
+describe.skipIf(!existsSync(TMUX))('in a real terminal (tmux, 100x30)', () => {
+  it('tsnode demo renders live progress and the final tables', async () => {
     const codeFile = join(tmp, 'exit-code');
     const demoTmp = join(tmp, 't');
     execFileSync('mkdir', ['-p', demoTmp]);
@@ -61,4 +61,25 @@ describe.skipIf(!existsSync(TMUX))('tsnode demo in a real terminal (tmux, 100x30
     // (the tmux server and `sh -c` mention demoTmp in their own command lines; the nodes' data dirs are below it)
     expect(processesMentioning(join(demoTmp, 'tsnode-demo-'))).toEqual([]);
   }, 120_000);
+
+  it('tsnode cluster up: Ctrl-C typed in the terminal stops every node and says so', async () => {
+    const dir = join(tmp, 'cluster');
+    const codeFile = join(tmp, 'cluster-exit-code');
+    // `trap : INT`: the shell survives the Ctrl-C to record the exit code (children still get default SIGINT).
+    const inner = `trap : INT; ${process.execPath} ${BIN} cluster up --nodes 2 --base-port 0 --dir ${dir}; echo $? > ${codeFile}; sleep 600`;
+    execFileSync(TMUX, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', 'cluster', 'sh', '-c', inner]);
+    const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'cluster');
+    expect(await waitFor(() => screen().includes('Press Ctrl-C'), 30_000), screen()).toBe(true);
+    const pids = (JSON.parse(readFileSync(join(dir, 'cluster.json'), 'utf8')) as { nodes: { pid: number }[] }).nodes.map((x) => x.pid);
+    expect(pids).toHaveLength(2);
+    tmux('send-keys', '-t', 'cluster', 'C-c');
+    expect(await waitFor(() => existsSync(codeFile), 20_000), screen()).toBe(true);
+    const all = screen();
+    expect(readFileSync(codeFile, 'utf8').trim(), all).toBe('0');
+    // Each node was stopped by the manager (not killed by the terminal's SIGINT behind its back).
+    expect(all).toMatch(/node 1 http:\/\/127\.0\.0\.1:\d+ \(pid \d+\) stopped/);
+    expect(all).toMatch(/node 2 http:\/\/127\.0\.0\.1:\d+ \(pid \d+\) stopped/);
+    expect(all).toMatch(/cluster stopped/);
+    expect(processesMentioning(join(dir, 'node-'))).toEqual([]);
+  }, 60_000);
 });
