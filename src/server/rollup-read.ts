@@ -17,9 +17,6 @@ import { aggOfRaw, aggOfRollup, decodeParts } from './sqlite-store.js';
 import { mergeInto, secondOrder, type Agg, type SecondOrder } from './rollup-math.js';
 import type { Store } from './store.js';
 
-/** The finest span recalc serves: raw pieces (`parts`) have whole-second periods. */
-export const MIN_RECALC_SPAN_MS = 1000;
-
 export interface BucketPlan {
   /** First bucket start (the floored start), epoch ms. */
   firstMs: number;
@@ -52,15 +49,7 @@ export function checkEngineSpan(engine: Engine, spanMs: number, rollups: readonl
     throw new ProtocolError(
       400,
       'invalid_query',
-      `rollup_span ${formatSpan(spanMs)} is not a whole multiple of the smallest configured span ${smallest}s, which get_engine=nnt needs (configured: ${rollups.join(', ')}); get_engine=recalc serves any span >= 1s`,
-      { field: 'rollup_span', value: formatSpan(spanMs), rollups },
-    );
-  }
-  if (base === undefined && spanMs < MIN_RECALC_SPAN_MS) {
-    throw new ProtocolError(
-      400,
-      'invalid_query',
-      `rollup_span ${formatSpan(spanMs)} is finer than the raw data (1s pieces at best) and not a multiple of the smallest configured span ${smallest}s`,
+      `rollup_span ${formatSpan(spanMs)} is not a whole multiple of the smallest configured span ${smallest}s, which get_engine=nnt needs (configured: ${rollups.join(', ')}); get_engine=recalc or dispatch serve any span from the raw records`,
       { field: 'rollup_span', value: formatSpan(spanMs), rollups },
     );
   }

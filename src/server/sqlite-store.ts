@@ -5,16 +5,26 @@
  *
  * Schema: `series` maps (uuid, metric) to an integer id; every other table is WITHOUT ROWID,
  * keyed by (series_id, [span|period,] ts), so range reads and per-series sweeps are index walks.
- * - `nnt_raw`: the records as written (smallest span) with their `parts`, the source for recalc.
- * - `nnt_rollup`: every configured span materialised separately, so a per-span sweep removes
- *   only that span. Larger spans are merged incrementally from each batch; a bucket that had a
+ * - `nnt_raw`: the records as written with their `parts`: the raw data recalc reads, and at the
+ *   same time the smallest span's rollup (one row, not two: a write costs one row less). A sweep
+ *   of the smallest span alone sets `hidden` (the rollup is gone, the raw record stays); a sweep
+ *   of every span deletes the row.
+ * - `nnt_rollup`: every larger span, each stored on its own, so a per-span sweep removes only
+ *   that span. Larger buckets are merged incrementally from each batch; a bucket that had a
  *   record replaced is recomputed from `nnt_raw`.
+ * - The newest bucket of each (series, larger span) is written back lazily: it lives in memory
+ *   while records keep arriving for it and is stored when a newer bucket starts, every
+ *   FLUSH_INTERVAL_MS, before a sweep touches the series, and at close. Reads overlay it, so
+ *   nothing is ever invisible. Durability comes from `nnt_raw` (committed before the 200) plus
+ *   the `pending` table, which lists the series whose newest buckets may be only in memory: after
+ *   a crash (or a rolled-back write) those buckets are recomputed from raw. Only the newest bucket
+ *   can be pending, and it is the bucket holding the series' latest raw record.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Aggregate, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
-import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
+import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import type { RawRowArray, RollupRowArray, SeriesRef, Store } from './store.js';
 
 type Db = Database.Database;
@@ -38,6 +48,15 @@ export interface SqliteStoreOptions {
   histogramRollups: readonly number[];
 }
 
+/** How often in-memory newest buckets are stored even while they are still filling. */
+export const FLUSH_INTERVAL_MS = 2000;
+
+interface Newest {
+  ts: number;
+  agg: Agg | null;
+  dirty: boolean;
+}
+
 interface PendingRecord {
   rec: NntRecord;
   replaced: boolean;
@@ -47,11 +66,16 @@ export class SqliteStore implements Store {
   readonly rollups: readonly number[];
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
-  private readonly smallest: number;
+  readonly smallest: number;
   /** uuid -> metric -> series id. */
   private readonly seriesIds = new Map<string, Map<string, number>>();
   /** Highest raw ts per series (lazily loaded): offsets above it cannot replace anything. */
   private readonly maxRawTs = new Map<number, number>();
+  /** Per series, per span index: the newest bucket of each larger span (see newestBucket). */
+  private readonly newest = new Map<number, Array<Newest | undefined>>();
+  /** Series with a dirty newest bucket (mirrors the `pending` table). */
+  private readonly pendingSeries = new Set<number>();
+  private readonly flushTimer: NodeJS.Timeout;
   private readonly s: Record<string, Stmt>;
 
   constructor(opts: SqliteStoreOptions) {
@@ -73,12 +97,88 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.pragma('cache_size = -65536');
+      this.db.pragma(`wal_autocheckpoint = ${process.env.TSNODE_WAL_CKPT ?? 1000}`);
       this.db.pragma('temp_store = MEMORY');
     } catch (err) {
       throw new StoreOpenError(`cannot open database ${file}: ${(err as Error).message}`);
     }
     this.migrate();
     this.s = this.prepare();
+    this.recoverPending();
+    this.flushTimer = setInterval(() => this.flushAll(), FLUSH_INTERVAL_MS);
+    this.flushTimer.unref();
+  }
+
+  /**
+   * Recomputes from raw the newest larger buckets of every series listed in `pending` (after a
+   * crash, or after a write rolled back while such buckets were only in memory).
+   */
+  private recoverPending(): void {
+    const sids = this.db.prepare('SELECT series_id FROM pending').pluck().all() as number[];
+    this.newest.clear();
+    this.pendingSeries.clear();
+    if (sids.length === 0) return;
+    this.db.transaction(() => {
+      for (const sid of sids) {
+        const max = this.s.maxRaw!.get(sid) as number | null;
+        if (max === null) continue;
+        for (let i = 1; i < this.rollups.length; i++) {
+          const span = this.rollups[i]!;
+          const b = max - (max % span);
+          const agg = emptyAgg();
+          for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
+          this.putAgg(sid, span, b, agg);
+        }
+      }
+      this.db.prepare('DELETE FROM pending').run();
+    })();
+  }
+
+  private putAgg(sid: number, span: number, ts: number, agg: Agg): void {
+    this.s.putRollup!.run(sid, span, ts, agg.count, agg.records, agg.value, agg.stddev, agg.derivative, agg.derivative_stddev, agg.counter, agg.counter_stddev);
+  }
+
+  /** Writes the dirty newest buckets of one series (inside the caller's transaction). */
+  private flushSeriesTx(sid: number): void {
+    if (!this.pendingSeries.has(sid)) return;
+    const perSpan = this.newest.get(sid);
+    if (perSpan) {
+      for (let i = 1; i < perSpan.length; i++) {
+        const e = perSpan[i];
+        if (e?.dirty && e.agg) {
+          this.putAgg(sid, this.rollups[i]!, e.ts, e.agg);
+          e.dirty = false;
+        }
+      }
+    }
+    this.s.deletePending!.run(sid);
+    this.pendingSeries.delete(sid);
+  }
+
+  /** Stores every dirty newest bucket in one transaction. */
+  flushAll(): void {
+    if (this.pendingSeries.size === 0 || !this.db.open) return;
+    try {
+      this.db.transaction(() => {
+        for (const sid of [...this.pendingSeries]) this.flushSeriesTx(sid);
+      })();
+    } catch {
+      // Rolled back: the buckets are still marked dirty and listed in `pending`; the next flush retries.
+      this.resetAfterRollback();
+    }
+  }
+
+  /** After a rolled-back transaction, in-memory state may describe rows that are not there. */
+  private resetAfterRollback(): void {
+    this.maxRawTs.clear();
+    this.forgetUncommittedSeries();
+    try {
+      this.recoverPending();
+    } catch {
+      // The store is failing; `pending` still lists the series, so a restart recovers them.
+      this.newest.clear();
+      this.pendingSeries.clear();
+    }
   }
 
   private migrate(): void {
@@ -92,6 +192,7 @@ export class SqliteStore implements Store {
       );
       CREATE TABLE IF NOT EXISTS nnt_raw (
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL,
+        hidden INTEGER NOT NULL,
         count INTEGER NOT NULL, value REAL NOT NULL, stddev REAL NOT NULL,
         derivative REAL NOT NULL, derivative_stddev REAL NOT NULL,
         counter REAL NOT NULL, counter_stddev REAL NOT NULL,
@@ -106,6 +207,7 @@ export class SqliteStore implements Store {
         counter REAL NOT NULL, counter_stddev REAL NOT NULL,
         PRIMARY KEY (series_id, span, ts)
       ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS pending (series_id INTEGER PRIMARY KEY);
       CREATE TABLE IF NOT EXISTS text_data (
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (series_id, ts)
@@ -141,13 +243,19 @@ export class SqliteStore implements Store {
       maxRaw: p('SELECT max(ts) FROM nnt_raw WHERE series_id = ?').pluck(),
       rawTsInRange: p('SELECT ts FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts <= ?').pluck(),
       putRaw: p(
-        'INSERT OR REPLACE INTO nnt_raw (series_id, ts, count, value, stddev, derivative, derivative_stddev, counter, counter_stddev, parts_period, parts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO nnt_raw (series_id, ts, hidden, count, value, stddev, derivative, derivative_stddev, counter, counter_stddev, parts_period, parts) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       putRollup: p(
         'INSERT OR REPLACE INTO nnt_rollup (series_id, span, ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       getRollup: p(
         'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts = ?',
+      ).raw(),
+      lastRollup: p(
+        'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? ORDER BY ts DESC LIMIT 1',
+      ).raw(),
+      smallestRange: p(
+        'SELECT ts, count, 1, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts',
       ).raw(),
       rollupRange: p(
         'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts',
@@ -161,6 +269,9 @@ export class SqliteStore implements Store {
       histogramRange: p('SELECT ts, period, histogram FROM histogram_data WHERE series_id = ? AND period = ? AND ts >= ? AND ts < ? ORDER BY ts').raw(),
       sweepRollup: p('DELETE FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts < ?'),
       sweepRaw: p('DELETE FROM nnt_raw WHERE series_id = ? AND ts < ?'),
+      insertPending: p('INSERT OR IGNORE INTO pending (series_id) VALUES (?)'),
+      deletePending: p('DELETE FROM pending WHERE series_id = ?'),
+      hideSmallest: p('UPDATE nnt_raw SET hidden = 1 WHERE series_id = ? AND ts < ? AND hidden = 0'),
       sweepText: p('DELETE FROM text_data WHERE series_id = ? AND ts < ?'),
       sweepHistogram: p('DELETE FROM histogram_data WHERE series_id = ? AND period = ? AND ts < ?'),
     };
@@ -195,9 +306,8 @@ export class SqliteStore implements Store {
     try {
       run();
     } catch (err) {
-      // The transaction rolled back; cached max offsets may describe rows that are gone.
-      this.maxRawTs.clear();
-      this.forgetUncommittedSeries();
+      // The transaction rolled back; cached max offsets and newest buckets may describe rows that are gone.
+      this.resetAfterRollback();
       throw err;
     }
     return records.length;
@@ -209,7 +319,6 @@ export class SqliteStore implements Store {
   }
 
   private writeNntTx(records: readonly NntRecord[]): void {
-    const smallest = this.smallest;
     // Group by series; a repeated (series, offset) in one request: the last one wins.
     const bySeries = new Map<number, { created: boolean; recs: Map<number, PendingRecord> }>();
     for (const rec of records) {
@@ -219,10 +328,9 @@ export class SqliteStore implements Store {
       g.recs.set(rec.offset, { rec, replaced: false });
     }
     const putRaw = this.s.putRaw!;
-    const putRollup = this.s.putRollup!;
     for (const [sid, g] of bySeries) {
       this.markReplaced(sid, g.created, g.recs);
-      let maxTs = this.maxRawTs.get(sid) ?? -1;
+      let maxTs = this.maxRawTs.get(sid)!;
       for (const { rec } of g.recs.values()) {
         let partsPeriod: number | null = null;
         let parts: Buffer | null = null;
@@ -231,11 +339,10 @@ export class SqliteStore implements Store {
           parts = encodeParts(rec.parts[1]);
         }
         putRaw.run(sid, rec.offset, rec.count, rec.value, rec.stddev, rec.derivative, rec.derivative_stddev, rec.counter, rec.counter_stddev, partsPeriod, parts);
-        putRollup.run(sid, smallest, rec.offset, rec.count, 1, rec.value, rec.stddev, rec.derivative, rec.derivative_stddev, rec.counter, rec.counter_stddev);
         if (rec.offset > maxTs) maxTs = rec.offset;
       }
       this.maxRawTs.set(sid, maxTs);
-      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, this.rollups[i]!, g.recs);
+      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g.created, g.recs);
     }
   }
 
@@ -261,8 +368,31 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * The newest bucket of a (series, larger span). Invariant: `ts` is the highest bucket of that
+   * span (-1: none yet) and `agg` its aggregate; when `dirty` it is not stored yet (see the top).
+   */
+  private newestBucket(sid: number, spanIndex: number, created: boolean): Newest {
+    let perSpan = this.newest.get(sid);
+    if (!perSpan) this.newest.set(sid, (perSpan = new Array<Newest | undefined>(this.rollups.length)));
+    let entry = perSpan[spanIndex];
+    if (!entry) {
+      const row = created ? undefined : (this.s.lastRollup!.get(sid, this.rollups[spanIndex]!) as RollupRowArray | undefined);
+      entry = row ? { ts: row[0], agg: aggOfRollup(row), dirty: false } : { ts: -1, agg: null, dirty: false };
+      perSpan[spanIndex] = entry;
+    }
+    return entry;
+  }
+
+  private markPending(sid: number): void {
+    if (this.pendingSeries.has(sid)) return;
+    this.s.insertPending!.run(sid);
+    this.pendingSeries.add(sid);
+  }
+
   /** Merges one batch into the buckets of a larger span; buckets with a replaced record are recomputed from raw. */
-  private updateSpan(sid: number, span: number, recs: Map<number, PendingRecord>): void {
+  private updateSpan(sid: number, spanIndex: number, created: boolean, recs: Map<number, PendingRecord>): void {
+    const span = this.rollups[spanIndex]!;
     const buckets = new Map<number, Agg | null>();
     for (const { rec, replaced } of recs.values()) {
       const b = rec.offset - (rec.offset % span);
@@ -271,35 +401,32 @@ export class SqliteStore implements Store {
         buckets.set(b, null); // recompute
         continue;
       }
-      const one: Agg = {
-        count: rec.count,
-        records: 1,
-        value: rec.value,
-        stddev: rec.stddev,
-        derivative: rec.derivative,
-        derivative_stddev: rec.derivative_stddev,
-        counter: rec.counter,
-        counter_stddev: rec.counter_stddev,
-      };
-      if (cur === undefined) buckets.set(b, one);
-      else mergeInto(cur, one);
+      if (cur === undefined) buckets.set(b, mergeInto(emptyAgg(), rec));
+      else mergeInto(cur, rec);
     }
-    const putRollup = this.s.putRollup!;
+    const newest = this.newestBucket(sid, spanIndex, created);
     for (const [b, delta] of buckets) {
       let agg: Agg;
       if (delta === null) {
         agg = emptyAgg();
         for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
+      } else if (b > newest.ts) {
+        agg = delta;
+      } else if (b === newest.ts && newest.agg) {
+        agg = mergeInto(copyAgg(newest.agg), delta);
       } else {
         const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
-        if (row) {
-          agg = aggOfRollup(row);
-          mergeInto(agg, delta);
-        } else {
-          agg = delta;
-        }
+        agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
       }
-      putRollup.run(sid, span, b, agg.count, agg.records, agg.value, agg.stddev, agg.derivative, agg.derivative_stddev, agg.counter, agg.counter_stddev);
+      if (b < newest.ts) {
+        this.putAgg(sid, span, b, agg); // an older bucket: stored at once
+        continue;
+      }
+      if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
+      newest.ts = b;
+      newest.agg = agg;
+      newest.dirty = true;
+      this.markPending(sid);
     }
   }
 
@@ -332,7 +459,18 @@ export class SqliteStore implements Store {
   }
 
   rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[] {
-    return this.s.rollupRange!.all(seriesId, span, fromTs, toTs) as RollupRowArray[];
+    if (span === this.smallest) return this.s.smallestRange!.all(seriesId, fromTs, toTs) as RollupRowArray[];
+    const rows = this.s.rollupRange!.all(seriesId, span, fromTs, toTs) as RollupRowArray[];
+    // Overlay the newest bucket when it is only in memory; it is never older than a stored row.
+    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
+    if (e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
+      const a = e.agg;
+      const row: RollupRowArray = [e.ts, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev];
+      const last = rows[rows.length - 1];
+      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
+      else rows.push(row);
+    }
+    return rows;
   }
 
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[] {
@@ -353,11 +491,27 @@ export class SqliteStore implements Store {
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
     let n = 0;
-    this.db.transaction(() => {
-      for (const span of spans) n += this.s.sweepRollup!.run(seriesId, span, before).changes;
+    const run = this.db.transaction(() => {
+      // Store the series' in-memory buckets first, so the delete sees (and removes) them too.
+      this.flushSeriesTx(seriesId);
+      for (const span of spans) {
+        if (span === this.smallest) {
+          // The smallest span shares its row with the raw record: hide it unless raw goes too.
+          if (!raw) n += this.s.hideSmallest!.run(seriesId, before).changes;
+        } else {
+          n += this.s.sweepRollup!.run(seriesId, span, before).changes;
+        }
+      }
       if (raw) n += this.s.sweepRaw!.run(seriesId, before).changes;
-    })();
-    // Removing raw rows never raises the max offset; a stale (higher) max only costs a range query.
+    });
+    try {
+      run();
+    } catch (err) {
+      this.resetAfterRollback();
+      throw err;
+    }
+    // The cached newest buckets may be gone now; a stale (higher) max raw offset only costs a range query.
+    this.newest.delete(seriesId);
     return n;
   }
 
@@ -374,7 +528,10 @@ export class SqliteStore implements Store {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    clearInterval(this.flushTimer);
+    if (!this.db.open) return;
+    this.flushAll();
+    this.db.close();
   }
 }
 
