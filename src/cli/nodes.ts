@@ -31,6 +31,7 @@ export function parseNodeEntry(entry: string): string {
   // An explicit port survives; otherwise the store's port, also for https (where the URL parser would drop it as default).
   const explicitPort = /^[a-z]+:\/\/(\[[^\]]+\]|[^/:]+):(\d+)/i.exec(withScheme)?.[2];
   const port = explicitPort ?? String(DEFAULT_PORT);
+  if (Number(port) === 0) throw new Error(`${JSON.stringify(text)}: port 0 is not a node's port`);
   const path = url.pathname.replace(/\/+$/, '');
   return `${url.protocol}//${url.hostname}:${Number(port)}${path}`;
 }
@@ -40,7 +41,9 @@ export function parseNodeList(text: string, source: string, opts: { separator: '
   const nodes: string[] = [];
   const warnings: string[] = [];
   const seen = new Map<string, number>();
-  const entries = opts.separator === 'lines' ? text.split(/\r?\n/) : text.split(',');
+  // A byte-order mark (files saved by some Windows editors) is not part of the first node's address.
+  const body = text.replace(/^\uFEFF/, '');
+  const entries = opts.separator === 'lines' ? body.split(/\r?\n/) : body.split(',');
   entries.forEach((raw, i) => {
     const line = opts.separator === 'lines' ? raw.replace(/#.*$/, '').trim() : raw.trim();
     if (!line) return;

@@ -172,6 +172,8 @@ export interface PollOptions {
   onEvent?: SweepListener;
   /** Longest wait for one poll's answer (default: min(lostAfter, 10 s)). */
   pollTimeoutMs?: number;
+  /** Wait this long before the first poll (default 0: poll at once). */
+  initialDelayMs?: number;
   /** Wraps each poll request, e.g. a cluster-wide concurrency limit. */
   gate?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
@@ -211,6 +213,11 @@ export async function pollUntilIdle(client: NodeClient, opts: PollOptions = {}):
     emit(node, s, { ...(error ? { error } : {}), ...(status ? { status } : {}) });
     return { node, state: s, ...(status ? { status } : {}), ...(error ? { error } : {}), polls };
   };
+  if (opts.initialDelayMs) {
+    let wait = opts.initialDelayMs;
+    if (opts.deadline !== undefined) wait = Math.min(wait, Math.max(0, opts.deadline - clock.now()));
+    await clock.sleep(wait, opts.signal);
+  }
   for (;;) {
     if (opts.signal?.aborted) return finish('interrupted');
     if (opts.deadline !== undefined && clock.now() >= opts.deadline) return finish('timed_out', lastError);
@@ -308,58 +315,51 @@ export async function startAndWait(
   };
   const limit = limiter(concurrency);
 
-  const deleted = await fanOut(
-    clients,
-    async (c) => {
-      if (opts.signal?.aborted) throw new AbortedError(c.url, 'not sent: interrupted before this node was reached');
-      emit(c.url, 'sending');
-      sentAt.set(c.url, clock.now());
-      await c.sweepDelete(req, opts.signal ? { signal: opts.signal } : {});
-    },
-    { concurrency, now: clock.now },
-  );
   const deadline = opts.timeoutMs !== undefined ? clock.now() + opts.timeoutMs : undefined;
-  const polls: Promise<void>[] = [];
-  deleted.forEach((o, i) => {
-    const client = clients[i]!;
-    if (!o.ok) {
-      const aborted = o.error instanceof AbortedError;
+  // Each node is a pipeline: its DELETE, then (as soon as that answers) its polls. DELETEs and polls
+  // share one limiter, so at most `concurrency` requests are in flight across the cluster, and the
+  // limiter's FIFO queue sends the DELETEs in node-list order.
+  const one = async (c: NodeClient): Promise<void> => {
+    try {
+      await limit(async () => {
+        if (opts.signal?.aborted) throw new AbortedError(c.url, 'not sent: interrupted before this node was reached');
+        emit(c.url, 'sending');
+        sentAt.set(c.url, clock.now());
+        await c.sweepDelete(req, opts.signal ? { signal: opts.signal } : {});
+      });
+    } catch (err) {
+      const aborted = err instanceof AbortedError || Boolean(opts.signal?.aborted);
       const state: FinalSweepState = aborted ? 'interrupted' : 'failed';
-      const error = aborted && sentAt.has(o.node) ? 'interrupted while sending: the node may have started the sweep (check tsnode status)' : o.error.detail;
-      emit(o.node, state, { error });
-      const s = seconds(o.node);
-      results.set(o.node, { node: o.node, state, error, ...(s !== undefined && !aborted ? { seconds: s } : {}) });
+      const detail = err instanceof NodeRequestError ? err.detail : err instanceof Error ? err.message : String(err);
+      const error = aborted && sentAt.has(c.url) ? 'interrupted while sending: the node may have started the sweep (check tsnode status)' : detail;
+      emit(c.url, state, { error });
+      const s = seconds(c.url);
+      results.set(c.url, { node: c.url, state, error, ...(s !== undefined && !aborted ? { seconds: s } : {}) });
       return;
     }
-    emit(o.node, 'started');
+    emit(c.url, 'started');
     if (!wait) {
-      results.set(o.node, { node: o.node, state: 'started', seconds: seconds(o.node)! });
+      results.set(c.url, { node: c.url, state: 'started', seconds: seconds(c.url)! });
       return;
     }
-    polls.push(
-      pollUntilIdle(client, {
-        gate: limit,
-        types: req.types,
-        ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
-        ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
-        ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
-        ...(deadline !== undefined ? { deadline } : {}),
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
-        clock,
-      }).then((r) => {
-        const error = r.state === 'interrupted' ? 'stopped watching: the sweep keeps running on the node' : r.error;
-        results.set(r.node, {
-          node: r.node,
-          state: r.state,
-          ...(error ? { error } : {}),
-          seconds: seconds(r.node)!,
-          ...(r.status ? { status: r.status } : {}),
-        });
-      }),
-    );
-  });
-  await Promise.all(polls);
+    const r = await pollUntilIdle(c, {
+      gate: limit,
+      types: req.types,
+      // The DELETE just answered "started": the node is running by definition, so the first poll
+      // waits one interval instead of spending a round trip to hear that.
+      initialDelayMs: opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
+      ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
+      ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
+      ...(deadline !== undefined ? { deadline } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      clock,
+    });
+    const error = r.state === 'interrupted' ? 'stopped watching: the sweep keeps running on the node' : r.error;
+    results.set(r.node, { node: r.node, state: r.state, ...(error ? { error } : {}), seconds: seconds(r.node)!, ...(r.status ? { status: r.status } : {}) });
+  };
+  await Promise.all(clients.map(one));
   for (const s of opts.skipped ?? []) {
     emit(s.node, 'skipped', { error: s.error?.detail ?? 'unreachable' });
     results.set(s.node, { node: s.node, state: 'skipped', error: `unreachable at preflight: ${s.error?.detail ?? 'no answer'}` });

@@ -35,3 +35,63 @@ export function runCli(
     child.stdin.end(opts.input ?? '');
   });
 }
+
+export interface RunningCli {
+  child: ReturnType<typeof spawn>;
+  /** Resolves with the first stderr text matching `re` (rejects after `timeoutMs` or when the CLI exits first). */
+  waitForStderr(re: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves when the CLI exits. */
+  done: Promise<CliResult>;
+}
+
+/**
+ * Starts the built CLI like runCli but returns at once, so a test can act while it runs
+ * (kill a node, send SIGINT) once its stderr shows a given state.
+ */
+export function startCli(args: string[], opts: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): RunningCli {
+  const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TSNODE_NODES: undefined, CI: undefined, ...opts.env };
+  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+  const child = spawn(process.execPath, [BIN, ...args], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+    for (const w of waiters) w();
+  });
+  child.stdin.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      for (const w of waiters) w();
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  const waitForStderr = (re: RegExp, timeoutMs = 15_000): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const m = re.exec(stderr);
+        if (m) {
+          cleanup();
+          resolve(m[0]);
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          cleanup();
+          reject(new Error(`CLI exited before stderr matched ${re}:\n${stderr}`));
+        }
+      };
+      const t = setTimeout(() => {
+        cleanup();
+        reject(new Error(`stderr did not match ${re} within ${timeoutMs} ms:\n${stderr}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(t);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+  return { child, waitForStderr, done };
+}

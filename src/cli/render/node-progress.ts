@@ -25,7 +25,8 @@ export function currentWork(status: SweepStatus | undefined): string {
   return parts.join(', ');
 }
 
-function seconds(ms: number): string {
+function seconds(ms: number, precise = false): string {
+  if (precise && ms < 10_000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
@@ -36,6 +37,8 @@ function seconds(ms: number): string {
 interface Row {
   state: NodeSweepState;
   since: number;
+  /** When the node reached a state that no longer changes by itself: its elapsed time stops there. */
+  ended?: number;
   error?: string;
   status?: SweepStatus;
 }
@@ -75,6 +78,8 @@ export class NodeProgress {
     // `since` counts from the DELETE for the sweep states, so elapsed means "sweeping for".
     if (changed && (e.state === 'sending' || e.state === 'checking')) row.since = e.at;
     row.state = e.state;
+    if (ACTIVE.has(e.state)) delete row.ended;
+    else if (changed) row.ended = e.at;
     if (e.status) row.status = e.status;
     if (e.error !== undefined) row.error = e.error;
     else if (e.state !== 'no_answer') delete row.error;
@@ -86,7 +91,7 @@ export class NodeProgress {
     const work = row.state === 'running' ? currentWork(row.status) : '';
     if (work) bits.push(`(${work})`);
     if (row.error) bits.push(`- ${row.error}`);
-    if (!ACTIVE.has(row.state) && row.state !== 'idle' && row.state !== 'busy' && row.state !== 'unreachable') bits.push(`after ${seconds(at - row.since)}`);
+    if (!ACTIVE.has(row.state) && row.state !== 'idle' && row.state !== 'busy' && row.state !== 'unreachable') bits.push(`after ${seconds(at - row.since, true)}`);
     return bits.join(' ');
   }
 
@@ -117,7 +122,7 @@ export class NodeProgress {
       const glyph = ACTIVE.has(row.state) ? spin : row.state === 'done' || row.state === 'idle' ? '✔' : row.state === 'skipped' ? '-' : '✖';
       const label = stateLabel(row.state).padEnd(11);
       const detail = row.error ?? (row.state === 'running' || row.state === 'no_answer' ? currentWork(row.status) : '');
-      const elapsed = this.p.dim(seconds(now - row.since).padStart(6));
+      const elapsed = this.p.dim(seconds((row.ended ?? now) - row.since, row.ended !== undefined).padStart(6));
       return `${this.paintState(row.state, glyph)} ${node.padEnd(this.width)}  ${this.paintState(row.state, label)} ${elapsed}  ${this.p.dim(detail)}`;
     });
   }

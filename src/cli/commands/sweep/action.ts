@@ -100,6 +100,10 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     return EXIT.ok;
   }
 
+  // Without a terminal to ask on, --yes is the only confirmation: refuse before any request at all.
+  if (!opts.yes && !(ctx.stdin.isTTY && ctx.stderr.isTTY)) {
+    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${list.nodes.length} node(s)`);
+  }
   const net = openNetwork(opts, ctx, { headerPrefix: plan.headerPrefix });
   const clients = list.nodes.map((n) => net.client(n));
   const progress = new NodeProgress(ctx, list.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
@@ -158,7 +162,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     const sending = new Set(send);
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
     ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
-    const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)]);
+    const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)], { quiet: new Set<NodeSweepState>(['sending']) });
     stopped = false;
     let result: ClusterSweepResult;
     try {

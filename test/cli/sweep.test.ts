@@ -1,0 +1,272 @@
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeClient } from '../../src/client/node-client.js';
+import type { NntRecord, SweepStatus, TextRecord } from '../../src/protocol/index.js';
+import { runCli, startCli } from '../helpers/cli.js';
+import { deadAddress, startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+
+const agent = new Agent();
+const client = (url: string): NodeClient => new NodeClient(url, { dispatcher: agent, retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0 } });
+
+// A day ago, on the hour: data 10 minutes before it must go, data 10 minutes after it must stay.
+const NOW_S = Math.floor(Date.now() / 1000);
+const BEFORE = NOW_S - 86_400 - ((NOW_S - 86_400) % 3600);
+const OLD = BEFORE - 600;
+const NEW = BEFORE + 600;
+const uuid = (i: number): string => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+
+/** `series` checks with one `cpu` record before and one after BEFORE. */
+async function seed(url: string, series = 3): Promise<void> {
+  const recs: NntRecord[] = [];
+  for (let i = 0; i < series; i++) {
+    for (const offset of [OLD, NEW]) {
+      recs.push({ metric: 'cpu', id: uuid(i), offset, count: 1, value: i + 1, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 });
+    }
+  }
+  await client(url).writeNnt(recs);
+}
+
+/** For check `i`: is the old point still there, is the new one? */
+async function points(url: string, i = 0): Promise<{ old: boolean; new: boolean }> {
+  const r = await client(url).readRollup({ uuid: uuid(i), metric: 'cpu', startMs: OLD * 1000, endMs: (NEW + 60) * 1000, spanMs: 60_000 });
+  const at = (s: number): boolean => r.points.find((p) => p.timestampMs === s * 1000)?.value != null;
+  return { old: at(OLD), new: at(NEW) };
+}
+
+const status = (url: string): Promise<SweepStatus> => client(url).sweepStatus();
+
+async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const FAST = ['--poll-interval', '100ms', '--retries', '0'];
+let a: TestNode;
+let b: TestNode;
+let paced: TestNode;
+
+beforeAll(async () => {
+  [a, b, paced] = await Promise.all([startNode({ memory: true }), startNode({ memory: true }), startNode({ memory: true, sweepPaceMs: 40 })]);
+});
+afterAll(async () => {
+  await stopAllNodes();
+  await agent.close();
+});
+
+describe('tsnode sweep', () => {
+  it('deletes data before the time on every node, keeps what is after, and exits 0', async () => {
+    await Promise.all([seed(a.url), seed(b.url), seed(paced.url, 40)]);
+    const nodes = [a.url, b.url, paced.url].join(',');
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', nodes, '--yes', '--output', 'json', ...FAST]);
+    expect(r.stderr).toMatch(new RegExp(`${paced.url}: running \\(nnt 0000`)); // the paced node was seen working
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { before: number; types: string[]; nodes: { node: string; state: string; error: null; seconds: number }[]; summary: Record<string, number> };
+    expect(doc.before).toBe(BEFORE);
+    expect(doc.types).toEqual(['nnt']);
+    expect(doc.nodes.map((n) => [n.node, n.state, n.error])).toEqual([a.url, b.url, paced.url].map((u) => [u, 'done', null]));
+    expect(doc.nodes.every((n) => typeof n.seconds === 'number')).toBe(true);
+    expect(doc.summary).toEqual({ done: 3, started: 0, failed: 0, lost: 0, skipped: 0, timed_out: 0, interrupted: 0 });
+    for (const url of [a.url, b.url, paced.url]) {
+      expect(await points(url, 0)).toEqual({ old: false, new: true });
+      expect(await points(url, 2)).toEqual({ old: false, new: true });
+    }
+  });
+
+  it('prints a table with one row per node by default', async () => {
+    await seed(a.url);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', a.url, '--yes', ...FAST]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/node\s+│ types │ state\s+│ duration │ detail/);
+    expect(r.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ done`));
+    expect(r.stderr).toMatch(/summary: 1 done/);
+  });
+
+  it('refuses an unreachable node (exit 2, nothing sent); with --skip-unreachable sweeps the rest and exits 3', async () => {
+    await seed(a.url);
+    const dead = await deadAddress();
+    const refused = await runCli(['sweep', '--before', String(BEFORE), '--nodes', `${a.url},${dead}`, '--yes', ...FAST]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${dead} is unreachable: connection refused`);
+    expect(refused.stderr).toMatch(/--skip-unreachable/);
+    expect(refused.stdout).toBe('');
+    expect(await points(a.url)).toEqual({ old: true, new: true });
+
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', `${a.url},${dead}`, '--yes', '--skip-unreachable', '--output', 'json', ...FAST]);
+    expect(r.code).toBe(3);
+    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null; seconds: number | null }[]; summary: Record<string, number> };
+    expect(doc.nodes).toEqual([
+      { node: a.url, state: 'done', error: null, seconds: expect.any(Number) },
+      { node: dead, state: 'skipped', error: expect.stringMatching(/unreachable at preflight: connection refused/), seconds: null },
+    ]);
+    expect(doc.summary).toMatchObject({ done: 1, skipped: 1 });
+    expect(await points(a.url)).toEqual({ old: false, new: true });
+  });
+
+  it('refuses without a TTY and without --yes, sending nothing', async () => {
+    await seed(a.url);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', a.url, ...FAST]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not on a terminal: pass --yes/);
+    expect(r.stdout).toBe('');
+    expect(await points(a.url)).toEqual({ old: true, new: true });
+    expect((await status(a.url)).nnt.running).toBe(false);
+  });
+
+  it('--dry-run prints the exact requests and sends nothing, not even a status check', async () => {
+    await seed(a.url);
+    const dead = await deadAddress();
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--types', 'nnt,histogram', '--nnt-rollups', '60,300', '--nodes', `${a.url},${dead}`, '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      [a.url, dead]
+        .map((u) => `DELETE ${u}/sweep_delete\n  X-Service-Delete-Time: ${BEFORE}\n  X-Service-Delete-Data-Types: nnt,histogram\n  X-Service-NNT-Delete-Rollups: 60,300\n`)
+        .join('\n'),
+    );
+    expect(r.stderr).toMatch(/nothing was sent/);
+    expect(await points(a.url)).toEqual({ old: true, new: true });
+  });
+
+  it('--header-prefix X-Snowth drives nodes with the production header names', async () => {
+    const text: TextRecord[] = [
+      { metric: 'log', id: uuid(0), offset: OLD, value: 'old' },
+      { metric: 'log', id: uuid(0), offset: NEW, value: 'new' },
+    ];
+    await client(a.url).writeText(text);
+    const dry = await runCli(['sweep', '--before', String(BEFORE), '--types', 'text', '--nodes', a.url, '--dry-run', '--header-prefix', 'X-Snowth']);
+    expect(dry.stdout).toContain(`X-Snowth-Delete-Time: ${BEFORE}\n  X-Snowth-Delete-Data-Types: text`);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--types', 'text', '--nodes', a.url, '--yes', '--header-prefix', 'X-Snowth', ...FAST]);
+    expect(r.code).toBe(0);
+    // Had the node not read the X-Snowth type header it would have swept nnt (its default) and kept the text.
+    const res = await fetch(`${a.url}/read/${OLD}/${NEW + 1}/${uuid(0)}/log`);
+    expect(await res.json()).toEqual([[NEW, 'new']]);
+  });
+
+  it('--no-wait leaves nodes as started and exits 0', async () => {
+    await seed(paced.url, 300); // 300 x 40 ms: still sweeping long after the CLI has left
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', paced.url, '--yes', '--no-wait', '--output', 'json', ...FAST]);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { nodes: { state: string }[]; summary: Record<string, number> };
+    expect(doc.nodes[0]!.state).toBe('started');
+    expect(doc.summary.started).toBe(1);
+    expect(r.stderr).toMatch(/watch them with: tsnode status --nodes http/);
+    expect((await status(paced.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
+    await client(paced.url).cancelSweep();
+    await until('the paced sweep to stop', async () => !(await status(paced.url)).nnt.running);
+  });
+});
+
+describe('sweeps in progress', () => {
+  let slow: TestNode;
+  beforeAll(async () => {
+    slow = await startNode({ memory: true, sweepPaceMs: 100 });
+  });
+
+  it('refuses a node that is already sweeping (naming what it runs); --force replaces the sweep', async () => {
+    await seed(slow.url, 200);
+    const earlier = BEFORE - 7200;
+    await client(slow.url).sweepDelete({ before: earlier, types: ['nnt'] });
+    const refused = await runCli(['sweep', '--before', String(BEFORE), '--nodes', `${a.url},${slow.url}`, '--yes', ...FAST]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(new RegExp(`${slow.url} is already sweeping nnt before .*\\(${earlier}\\)`));
+    expect(refused.stderr).toMatch(/--force/);
+    // still the original sweep
+    expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: earlier });
+
+    const forced = await runCli(['sweep', '--before', String(BEFORE), '--nodes', slow.url, '--yes', '--force', '--no-wait', ...FAST]);
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toMatch(/--force replaces that sweep/);
+    expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
+  });
+
+  it('sweep cancel needs --yes off a terminal, then cancels', async () => {
+    expect((await status(slow.url)).nnt.running).toBe(true);
+    const refused = await runCli(['sweep', 'cancel', '--nodes', slow.url]);
+    expect(refused.code).toBe(2);
+    expect((await status(slow.url)).nnt.running).toBe(true);
+    const r = await runCli(['sweep', 'cancel', '--nodes', slow.url, '--yes', '--output', 'json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ nodes: [{ node: slow.url, state: 'cancelling', cancelled: ['nnt'], error: null }] });
+    await until('the cancelled sweep to stop', async () => !(await status(slow.url)).nnt.running);
+  });
+
+  it('Ctrl-C while waiting exits 130, leaves the sweep running and says how to watch it', async () => {
+    await seed(slow.url, 200);
+    const cli = startCli(['sweep', '--before', String(BEFORE), '--nodes', slow.url, '--yes', ...FAST]);
+    await cli.waitForStderr(new RegExp(`${slow.url}: running`));
+    cli.child.kill('SIGINT');
+    const r = await cli.done;
+    expect(r.code).toBe(130);
+    expect(r.stdout).toMatch(/interrupted/);
+    expect(r.stderr).toMatch(/sweeps already started keep running/);
+    expect(r.stderr).toContain(`tsnode status --nodes ${slow.url} --watch`);
+    expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
+    await client(slow.url).cancelSweep();
+  });
+
+  it('a node that dies while being polled is reported lost (exit 3)', async () => {
+    const doomed = await startNode({ memory: true, sweepPaceMs: 100 });
+    await Promise.all([seed(doomed.url, 200), seed(a.url)]);
+    const cli = startCli(['sweep', '--before', String(BEFORE), '--nodes', `${a.url},${doomed.url}`, '--yes', '--lost-after', '1s', '--output', 'json', ...FAST]);
+    await cli.waitForStderr(new RegExp(`${doomed.url}: running`));
+    await doomed.kill();
+    const r = await cli.done;
+    expect(r.code).toBe(3);
+    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
+    expect(doc.nodes[0]).toMatchObject({ node: a.url, state: 'done' });
+    expect(doc.nodes[1]).toMatchObject({ node: doomed.url, state: 'lost', error: expect.stringMatching(/no answer for 1s/) });
+    expect(r.stderr).toMatch(new RegExp(`${doomed.url}: no answer`));
+    expect(r.stderr).toMatch(new RegExp(`${doomed.url}: lost`));
+  });
+
+  it('status shows one row per node and type in table, json and csv; unreachable nodes exit 3', async () => {
+    // A fresh paced node: 300 checks x 100 ms keeps it sweeping nnt for 30 s, far longer than the three
+    // status runs below take; it is cancelled afterwards.
+    const st = await startNode({ memory: true, sweepPaceMs: 100 });
+    await seed(st.url, 300);
+    await client(st.url).sweepDelete({ before: BEFORE, types: ['nnt', 'histogram'], histogramRollups: [60] });
+    const dead = await deadAddress();
+    const nodes = ['--nodes', `${a.url},${st.url},${dead}`, '--retries', '0'];
+
+    const table = await runCli(['status', ...nodes]);
+    expect(table.code).toBe(3);
+    expect(table.stdout).toMatch(/node\s+│ type\s+│ running\s+│ current\s+│ delete time\s+│ rollups/);
+    expect(table.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ no `));
+    expect(table.stdout).toMatch(new RegExp(`${st.url}\\s+│ nnt\\s+│ yes\\s+│ 0000[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ all`));
+    expect(table.stdout).toMatch(new RegExp(`${st.url}\\s+│ histogram │ yes\\s+│[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ 60`));
+    expect(table.stdout).toMatch(new RegExp(`${dead}\\s+│ -\\s+│ unreachable │ connection refused`));
+
+    const json = await runCli(['status', ...nodes, '--output', 'json']);
+    expect(json.code).toBe(3);
+    const doc = JSON.parse(json.stdout) as { nodes: ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string })[] };
+    expect(doc.nodes[0]).toEqual({ node: a.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } });
+    expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, status: { nnt: { running: true, timestamp: BEFORE, rollups: 'all' }, text: { running: false } } });
+    expect(doc.nodes[2]).toEqual({ node: dead, ok: false, error: expect.stringMatching(/connection refused/) });
+
+    const csv = await runCli(['status', ...nodes, '--output', 'csv']);
+    expect(csv.code).toBe(3);
+    const lines = csv.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('node,ok,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error');
+    expect(lines).toHaveLength(1 + 3 + 3 + 1);
+    expect(lines[1]).toBe(`${a.url},true,nnt,false,,,,,,`);
+    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,$`));
+    expect(lines[7]).toMatch(new RegExp(`^${dead},false,,,,,,,,connection refused`));
+
+    const none = await runCli(['status', '--nodes', dead, '--retries', '0']);
+    expect(none.code).toBe(1);
+
+    await client(st.url).cancelSweep();
+
+    // --watch follows a sweep (20 checks x 100 ms x 2 types, ~4 s) until the node is idle by itself.
+    const w = await startNode({ memory: true, sweepPaceMs: 100 });
+    await seed(w.url, 20);
+    await client(w.url).sweepDelete({ before: BEFORE, types: ['nnt', 'histogram'] });
+    const watch = await runCli(['status', '--nodes', w.url, '--watch', '100ms', '--output', 'json']);
+    expect(watch.code).toBe(0);
+    expect(watch.stderr).toMatch(new RegExp(`${w.url}: running`));
+    expect(watch.stderr).toMatch(new RegExp(`${w.url}: idle`));
+    expect(JSON.parse(watch.stdout)).toEqual({ nodes: [{ node: w.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } }] });
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { describeTime, isoTime, parseDuration, parseTime } from '../../src/cli/time.js';
+
+const NOW = Date.UTC(2026, 7, 24, 12, 0, 0); // 2026-08-24T12:00:00Z
+
+describe('parseTime', () => {
+  it.each([
+    ['1787529600', 1_787_529_600_000],
+    ['1787529600.250', 1_787_529_600_250],
+    ['1787529600.5', 1_787_529_600_500],
+    ['2026-08-24T00:00:00Z', 1_787_529_600_000],
+    ['2026-08-24T02:00:00+02:00', 1_787_529_600_000],
+    ['2026-08-24T00:00:00.125Z', 1_787_529_600_125],
+    ['2026-08-24', 1_787_529_600_000],
+    ['90d', NOW - 90 * 86_400_000],
+    ['12h', NOW - 12 * 3_600_000],
+    ['30m', NOW - 30 * 60_000],
+    ['1w', NOW - 7 * 86_400_000],
+    ['now', NOW],
+  ])('%s', (text, ms) => {
+    expect(parseTime(text, '--before', NOW)).toBe(ms);
+  });
+
+  it.each([
+    ['1787529600000', /looks like milliseconds/],
+    ['2026-08-24T00:00:00', /has no time zone/],
+    ['2026-13-45T00:00:00Z', /not a valid date/],
+    ['yesterday', /is not a time/],
+    ['-5d', /is not a time/],
+    ['1787529600.1234', /is not a time/],
+  ])('rejects %s naming the field', (text, why) => {
+    expect(() => parseTime(text, '--before', NOW)).toThrow(why);
+    expect(() => parseTime(text, '--before', NOW)).toThrow(/^--before: /);
+  });
+
+  it('parses durations and rejects zero', () => {
+    expect(parseDuration('2s', '--poll-interval')).toBe(2000);
+    expect(parseDuration('500ms', '--poll-interval')).toBe(500);
+    expect(parseDuration('1.5m', '--poll-interval')).toBe(90_000);
+    expect(() => parseDuration('0s', '--poll-interval')).toThrow(/longer than zero/);
+    expect(() => parseDuration('2', '--poll-interval')).toThrow(/--poll-interval: "2" is not a duration/);
+  });
+
+  it('prints ISO and epoch together', () => {
+    expect(describeTime(1_787_529_600_000)).toBe('2026-08-24T00:00:00Z (1787529600)');
+    expect(isoTime(1_787_529_600_250)).toBe('2026-08-24T00:00:00.250Z');
+  });
+});
+
+describe('--before in a sweep plan', () => {
+  const flags = (before: string): SweepFlags => ({
+    before,
+    types: 'nnt',
+    headerPrefix: 'X-Service',
+    concurrency: '32',
+    pollInterval: '2s',
+    timeout: '6h',
+    wait: true,
+    dryRun: false,
+    yes: false,
+    force: false,
+    skipUnreachable: false,
+    output: 'table',
+  });
+
+  it('rejects a time in the future, showing it in ISO and epoch', () => {
+    expect(() => planSweep(flags('2026-08-25T00:00:00Z'), NOW)).toThrow(UsageError);
+    expect(() => planSweep(flags('2026-08-25T00:00:00Z'), NOW)).toThrow(/2026-08-25T00:00:00Z \(1787616000\), which is in the future/);
+    expect(() => planSweep(flags(String(NOW / 1000 + 1)), NOW)).toThrow(/in the future/);
+  });
+
+  it('accepts now and the past, in whole seconds', () => {
+    expect(planSweep(flags('now'), NOW).request.before).toBe(NOW / 1000);
+    expect(planSweep(flags('90d'), NOW).request.before).toBe(NOW / 1000 - 90 * 86_400);
+  });
+
+  it('rounds an explicit fractional time down (never deleting more), with a warning', () => {
+    const plan = planSweep(flags('1787529600.750'), NOW);
+    expect(plan.request.before).toBe(1_787_529_600);
+    expect(plan.warnings[0]).toMatch(/rounded down/);
+    expect(planSweep(flags('90d'), NOW + 250).warnings).toEqual([]);
+  });
+
+  it('requires --before', () => {
+    expect(() => planSweep({ ...flags(''), before: undefined }, NOW)).toThrow(/--before is required/);
+  });
+});
