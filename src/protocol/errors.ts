@@ -33,7 +33,10 @@ export class ProtocolError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { ...this.details, error: this.message, code: this.code };
+    // error and code first (what a human reads), then the details; details never override them.
+    const body: ErrorBody = { error: this.message, code: this.code };
+    for (const [k, v] of Object.entries(this.details)) if (k !== 'error' && k !== 'code') body[k] = v;
+    return body;
   }
 }
 

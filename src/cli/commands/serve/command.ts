@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import type { Runner } from '../../action.js';
+
+export interface ServeOptions {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+  memory?: boolean;
+  rollups?: string;
+  histogramRollups?: string;
+  sweepPace?: string;
+  maxBody?: string;
+  maxBuckets?: string;
+}
+
+/** `tsnode serve`: declaration only; the server is loaded when the command runs. */
+export function serveCommand(program: Command, runner: Runner): void {
+  program
+    .command('serve')
+    .description('run a local reference node (SQLite) that speaks the node HTTP API')
+    .option('--host <address>', 'address to listen on (a non-loopback address exposes a node without authentication)', '127.0.0.1')
+    .option('--port <port>', 'port to listen on; 0 picks a free port (default: 8112)')
+    .option('--data-dir <dir>', 'directory of the SQLite database, created if missing (default: ./tsnode-data)')
+    .option('--memory', 'keep everything in memory (gone when the node stops)')
+    .option('--rollups <seconds,...>', 'numeric rollup periods in seconds, each a multiple of the smallest (default: 60,300,1800,10800,86400)')
+    .option('--histogram-rollups <seconds,...>', 'histogram periods in seconds (default: 60,300,1800,10800,86400)')
+    .option('--sweep-pace <ms>', 'pause after each check/metric a sweep handles, so a running sweep can be watched (default: 0)')
+    .option('--max-body <size>', 'largest request body: bytes or a size like 64MiB, 512KiB, 10MB (default: 64MiB)')
+    .option('--max-buckets <n>', 'largest number of buckets one rollup read may return (default: 1000000)')
+    .addHelpText(
+      'after',
+      `
+The node prints one line on stdout when it is ready:
+  tsnode node listening on http://HOST:PORT (data: DIR)
+SIGINT/SIGTERM stop it cleanly (in-flight requests finish, the database is closed; exit 0).
+A port already in use exits 1; a bad flag exits 2.
+
+Examples:
+  $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data
+  $ tsnode serve --port 0 --memory                   a throwaway node on a free port
+  $ tsnode serve --rollups 60,300 --sweep-pace 50    slow sweeps down to watch their status`,
+    )
+    .action((opts: ServeOptions) => runner(() => import('./action.js').then((m) => m.serveAction), opts));
+}

@@ -1,0 +1,184 @@
+/**
+ * The reference node's configuration: raw `tsnode serve` flag strings in, a validated
+ * ServerConfig out. Pure; errors name the flag, the value and what was expected.
+ */
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS } from '../protocol/index.js';
+
+export interface ServerConfig {
+  host: string;
+  /** 0 = any free port. */
+  port: number;
+  /** Absolute data directory, or null for an in-memory store. */
+  dataDir: string | null;
+  /** Numeric rollup periods in seconds, ascending; each a multiple of the first (the smallest). */
+  rollups: number[];
+  /** Histogram periods in seconds, ascending. */
+  histogramRollups: number[];
+  /** Pause after each check/metric a sweep handles (ms), so a running sweep can be observed. */
+  sweepPaceMs: number;
+  maxBodyBytes: number;
+  /** Largest number of buckets one rollup read may return. */
+  maxBuckets: number;
+  /** Whole-request deadline (node:http requestTimeout). */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** The node's clock, epoch ms (injectable for tests). */
+  now: () => number;
+}
+
+export const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_DATA_DIR = './tsnode-data';
+
+/** A bad configuration value; the CLI turns it into a usage error (exit 2). */
+export class ConfigError extends Error {
+  readonly field: string;
+  readonly value: string;
+  readonly expected: string;
+  constructor(field: string, value: string, expected: string, reason?: string) {
+    super(`${field}: ${JSON.stringify(value)} ${reason ?? 'is not valid'}`);
+    this.name = 'ConfigError';
+    this.field = field;
+    this.value = value;
+    this.expected = expected;
+  }
+}
+
+/** The flags as commander hands them over (strings; booleans for switches). */
+export interface ServeFlags {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+  memory?: boolean;
+  rollups?: string;
+  histogramRollups?: string;
+  sweepPace?: string;
+  maxBody?: string;
+  maxBuckets?: string;
+}
+
+export function parsePort(text: string, field = '--port'): number {
+  const t = text.trim();
+  if (!/^\d{1,5}$/.test(t) || Number(t) > 65535) {
+    throw new ConfigError(field, text, 'a port number from 0 to 65535 (0 = any free port)', 'is not a port number');
+  }
+  return Number(t);
+}
+
+export function parseHost(text: string, field = '--host'): string {
+  const t = text.trim();
+  const bare = t.startsWith('[') && t.endsWith(']') ? t.slice(1, -1) : t;
+  if (isIP(bare) || /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(bare)) return bare;
+  throw new ConfigError(field, text, 'an IP address or host name, e.g. 127.0.0.1, 0.0.0.0, ::1, localhost', 'is not an address');
+}
+
+/** Whether an address only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+/** `--rollups 60,300`: positive whole seconds, deduplicated, ascending. */
+export function parsePeriods(text: string, field: string, opts: { multiplesOfSmallest: boolean }): number[] {
+  const items = text.split(',').map((s) => s.trim());
+  const out = new Set<number>();
+  for (const item of items) {
+    if (!/^\d{1,9}$/.test(item) || Number(item) === 0) {
+      throw new ConfigError(field, item === '' ? text : item, 'a comma list of positive whole numbers of seconds, e.g. 60,300,1800', 'is not a period in seconds');
+    }
+    out.add(Number(item));
+  }
+  const periods = [...out].sort((a, b) => a - b);
+  const smallest = periods[0]!;
+  if (opts.multiplesOfSmallest) {
+    for (const p of periods) {
+      if (p % smallest !== 0) {
+        throw new ConfigError(
+          field,
+          text,
+          `every period a whole multiple of the smallest (${smallest})`,
+          `has ${p}, which is not a multiple of the smallest period ${smallest} (larger spans are built from whole smallest-span records)`,
+        );
+      }
+    }
+  }
+  return periods;
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** `--max-body`: plain bytes or a size like 64MiB, 512KiB, 10MB (decimal) or 1G (binary). */
+export function parseSize(text: string, field = '--max-body'): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) {
+    throw new ConfigError(field, text, 'bytes (67108864) or a size with a unit: B, KiB, MiB, GiB, KB, MB, GB (e.g. 64MiB)', 'is not a size');
+  }
+  const bytes = Math.floor(Number(m[1]) * unit);
+  if (bytes < 1 || !Number.isSafeInteger(bytes)) throw new ConfigError(field, text, 'a size of at least 1 byte', 'is out of range');
+  return bytes;
+}
+
+export function parseNonNegativeInt(text: string, field: string, expected: string): number {
+  const t = text.trim();
+  if (!/^\d{1,9}$/.test(t)) throw new ConfigError(field, text, expected, 'is not a whole number >= 0');
+  return Number(t);
+}
+
+/** Validates `tsnode serve` flags into a config. `cwd` resolves a relative --data-dir. */
+export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
+  if (flags.memory && flags.dataDir !== undefined) {
+    throw new ConfigError('--memory', 'true', 'either --memory or --data-dir, not both', 'cannot be combined with --data-dir');
+  }
+  const dataDir = flags.memory ? null : resolve(cwd, flags.dataDir ?? DEFAULT_DATA_DIR);
+  if (dataDir !== null && flags.dataDir !== undefined && flags.dataDir.trim() === '') {
+    throw new ConfigError('--data-dir', flags.dataDir, 'a directory path', 'is empty');
+  }
+  const maxBuckets = flags.maxBuckets === undefined ? DEFAULT_MAX_BUCKETS : parseNonNegativeInt(flags.maxBuckets, '--max-buckets', 'a whole number >= 1');
+  if (maxBuckets < 1) throw new ConfigError('--max-buckets', String(flags.maxBuckets), 'a whole number >= 1', 'must be at least 1');
+  return {
+    host: parseHost(flags.host ?? DEFAULT_HOST),
+    port: flags.port === undefined ? DEFAULT_PORT : parsePort(flags.port),
+    dataDir,
+    rollups: parsePeriods(flags.rollups ?? DEFAULT_ROLLUPS.join(','), '--rollups', { multiplesOfSmallest: true }),
+    histogramRollups: parsePeriods(flags.histogramRollups ?? DEFAULT_ROLLUPS.join(','), '--histogram-rollups', { multiplesOfSmallest: false }),
+    sweepPaceMs: flags.sweepPace === undefined ? 0 : parseNonNegativeInt(flags.sweepPace, '--sweep-pace', 'milliseconds, a whole number >= 0'),
+    maxBodyBytes: flags.maxBody === undefined ? DEFAULT_MAX_BODY : parseSize(flags.maxBody),
+    maxBuckets,
+    requestTimeoutMs: 120_000,
+    headersTimeoutMs: 20_000,
+    now: () => Date.now(),
+  };
+}
+
+/** A complete config with defaults, for in-process servers (tests, library use). */
+export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return {
+    host: DEFAULT_HOST,
+    port: 0,
+    dataDir: null,
+    rollups: [...DEFAULT_ROLLUPS],
+    histogramRollups: [...DEFAULT_ROLLUPS],
+    sweepPaceMs: 0,
+    maxBodyBytes: DEFAULT_MAX_BODY,
+    maxBuckets: DEFAULT_MAX_BUCKETS,
+    requestTimeoutMs: 120_000,
+    headersTimeoutMs: 20_000,
+    now: () => Date.now(),
+    ...overrides,
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * HTTP plumbing of the node on node:http: request targets, JSON bodies with a streaming byte
+ * limit, and JSON answers. Every error leaves as `{"error", "code", ...details}` with its status.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ProtocolError } from '../protocol/index.js';
+
+export interface Target {
+  /** Raw (still percent-encoded) path segments after the leading slash. */
+  segments: string[];
+  query: URLSearchParams;
+}
+
+/** Splits a request target into raw path segments and the query; nothing is decoded yet. */
+export function parseTarget(url: string): Target {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+  const trimmed = path.replace(/^\/+/, '');
+  return { segments: trimmed === '' ? [] : trimmed.split('/'), query };
+}
+
+/** Decodes one URL-encoded path piece exactly once; a broken escape is a 400 naming the field. */
+export function decodePathPart(raw: string, field: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ProtocolError(400, 'bad_request', `${field}: ${JSON.stringify(raw)} is not correctly URL-encoded`, {
+      field,
+      value: raw,
+      hint: 'encode the name with encodeURIComponent (a literal % is %25, / is %2F, ? is %3F, # is %23)',
+    });
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: string, headers: Record<string, string | number> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(body);
+}
+
+export function sendError(res: ServerResponse, err: unknown, onInternal?: (err: unknown) => void): void {
+  if (err instanceof ProtocolError) {
+    const headers: Record<string, string> = {};
+    const allow = err.details.allow;
+    if (err.status === 405 && Array.isArray(allow)) headers.allow = allow.join(', ');
+    if (err.status === 413) headers.connection = 'close';
+    sendJson(res, err.status, JSON.stringify(err.toBody()), headers);
+    return;
+  }
+  onInternal?.(err);
+  sendJson(res, 500, JSON.stringify({ error: 'internal error in the node (see its log)', code: 'internal' }));
+}
+
+/** JSON bodies: application/json, any +json type, or no content type at all (curl --data-binary). */
+export function requireJson(req: IncomingMessage): void {
+  const raw = req.headers['content-type'];
+  if (raw === undefined || raw.trim() === '') return;
+  const type = raw.split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/json' || type.endsWith('+json') || type === 'text/json') return;
+  throw new ProtocolError(415, 'unsupported_media_type', `content-type ${JSON.stringify(raw)} is not JSON; send a JSON array with content-type application/json`, {
+    value: raw,
+    expected: 'application/json',
+  });
+}
+
+/**
+ * Reads a body up to `limit` bytes. Over the limit it stops collecting at once (413) and lets
+ * the rest of the upload drain to nowhere, so memory never holds more than the limit.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = (): ProtocolError =>
+      new ProtocolError(413, 'body_too_large', `request body is larger than the node's limit of ${limit} bytes; send smaller batches`, { limit });
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
+      req.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const onData = (chunk: Buffer): void => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        chunks.length = 0;
+        req.off('data', onData);
+        req.resume();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => {
+      if (done) return;
+      done = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.once('error', (err) => {
+      if (done) return;
+      done = true;
+      reject(new ProtocolError(400, 'bad_request', `could not read the request body: ${err.message}`));
+    });
+    req.once('aborted', () => {
+      if (done) return;
+      done = true;
+      reject(new ProtocolError(400, 'bad_request', 'the client aborted the request body'));
+    });
+  });
+}
+
+/** Parses a JSON body; anything unparsable (truncated, not UTF-8 JSON, too deep) is 400 invalid_json. */
+export function parseJson(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const reason = err instanceof SyntaxError ? err.message : 'it is nested too deeply';
+    throw new ProtocolError(400, 'invalid_json', `the request body is not valid JSON: ${reason}`, { bytes: body.length });
+  }
+}
+
+export function methodNotAllowed(method: string, path: string, allow: readonly string[]): ProtocolError {
+  return new ProtocolError(405, 'method_not_allowed', `${method} is not allowed on ${path}; use ${allow.join(' or ')}`, { allow: [...allow] });
+}
+
+export function notFound(path: string): ProtocolError {
+  return new ProtocolError(404, 'not_found', `no such endpoint: ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, {
+    endpoints: [
+      'DELETE|GET /sweep_delete',
+      'GET /sweep_delete/cancel',
+      'GET /rollup/<uuid>/<metric>',
+      'PUT|POST /write/nnt',
+      'PUT|POST /write/text',
+      'PUT|POST /histogram/write',
+      'GET /read/<start>/<end>/<uuid>/<metric>',
+      'GET /histogram/<start>/<end>/<period>/<uuid>/<metric>',
+    ],
+  });
+}

@@ -1,0 +1,186 @@
+/**
+ * Rollup reads: which stored span or raw data serves a request, bucketing, second-order
+ * members, and the JSON rendering of the answer (built as one string: a year of 300 s buckets
+ * is 105,120 rows).
+ */
+import {
+  ProtocolError,
+  ROLLUP_MEMBERS,
+  MEMBER_OF_TYPE,
+  formatSpan,
+  secondsFromMs,
+  type Engine,
+  type RollupMember,
+  type RollupType,
+} from '../protocol/index.js';
+import { aggOfRaw, aggOfRollup, decodeParts } from './sqlite-store.js';
+import { mergeInto, secondOrder, type Agg, type SecondOrder } from './rollup-math.js';
+import type { Store } from './store.js';
+
+/** The finest span recalc serves: raw pieces (`parts`) have whole-second periods. */
+export const MIN_RECALC_SPAN_MS = 1000;
+
+export interface BucketPlan {
+  /** First bucket start (the floored start), epoch ms. */
+  firstMs: number;
+  spanMs: number;
+  /** Buckets in the answer. */
+  count: number;
+}
+
+/** Floors the start to a multiple of the span and counts the buckets up to the exclusive end. */
+export function planBuckets(startMs: number, endMs: number, spanMs: number): BucketPlan {
+  const firstMs = startMs - (startMs % spanMs);
+  const count = Math.ceil((endMs - firstMs) / spanMs);
+  return { firstMs, spanMs, count };
+}
+
+/** The largest configured span (s) that divides the requested span, if any. */
+export function baseSpanFor(spanMs: number, rollups: readonly number[]): number | undefined {
+  for (let i = rollups.length - 1; i >= 0; i--) {
+    const s = rollups[i]!;
+    if (spanMs % (s * 1000) === 0) return s;
+  }
+  return undefined;
+}
+
+/** Checks that an engine can serve a span; throws a 400 that says which spans it can. */
+export function checkEngineSpan(engine: Engine, spanMs: number, rollups: readonly number[]): void {
+  const smallest = rollups[0]!;
+  const base = baseSpanFor(spanMs, rollups);
+  if (engine === 'nnt' && base === undefined) {
+    throw new ProtocolError(
+      400,
+      'invalid_query',
+      `rollup_span ${formatSpan(spanMs)} is not a whole multiple of the smallest configured span ${smallest}s, which get_engine=nnt needs (configured: ${rollups.join(', ')}); get_engine=recalc serves any span >= 1s`,
+      { field: 'rollup_span', value: formatSpan(spanMs), rollups },
+    );
+  }
+  if (base === undefined && spanMs < MIN_RECALC_SPAN_MS) {
+    throw new ProtocolError(
+      400,
+      'invalid_query',
+      `rollup_span ${formatSpan(spanMs)} is finer than the raw data (1s pieces at best) and not a multiple of the smallest configured span ${smallest}s`,
+      { field: 'rollup_span', value: formatSpan(spanMs), rollups },
+    );
+  }
+}
+
+/**
+ * The aggregates of `plan.count + 1` buckets: index 0 is the bucket before the first (needed for
+ * the second-order members of the first bucket), index i the i-th bucket of the answer.
+ */
+export function readBuckets(store: Store, seriesId: number | undefined, plan: BucketPlan, engine: Engine): Array<Agg | null> {
+  const out: Array<Agg | null> = new Array<Agg | null>(plan.count + 1).fill(null);
+  if (seriesId === undefined) return out;
+  const base = baseSpanFor(plan.spanMs, store.rollups);
+  if (engine === 'recalc' || base === undefined) {
+    fillFromRaw(store, seriesId, plan, out, 0, plan.count);
+    return out;
+  }
+  fillFromStored(store, seriesId, plan, base, out);
+  if (engine === 'dispatch') {
+    let lo = -1;
+    let hi = -1;
+    for (let i = 0; i <= plan.count; i++) {
+      if (out[i] === null) {
+        if (lo < 0) lo = i;
+        hi = i;
+      }
+    }
+    if (lo >= 0) fillFromRaw(store, seriesId, plan, out, lo, hi);
+  }
+  return out;
+}
+
+function fillFromStored(store: Store, seriesId: number, plan: BucketPlan, base: number, out: Array<Agg | null>): void {
+  const prevMs = plan.firstMs - plan.spanMs;
+  const endMs = plan.firstMs + plan.count * plan.spanMs;
+  const fromTs = Math.ceil(Math.max(prevMs, 0) / 1000);
+  const toTs = Math.ceil(endMs / 1000);
+  const rows = store.rollupRows(seriesId, base, fromTs, toTs);
+  const spanMs = plan.spanMs;
+  if (spanMs === base * 1000) {
+    for (const row of rows) out[(row[0] * 1000 - prevMs) / spanMs] = aggOfRollup(row);
+    return;
+  }
+  for (const row of rows) {
+    const i = Math.floor((row[0] * 1000 - prevMs) / spanMs);
+    const cur = out[i];
+    if (cur) mergeInto(cur, aggOfRollup(row));
+    else out[i] = aggOfRollup(row);
+  }
+}
+
+/** Fills buckets lo..hi (indices into `out`) that are still null from raw records and their parts. */
+function fillFromRaw(store: Store, seriesId: number, plan: BucketPlan, out: Array<Agg | null>, lo: number, hi: number): void {
+  const prevMs = plan.firstMs - plan.spanMs;
+  const spanMs = plan.spanMs;
+  const fromMs = prevMs + lo * spanMs;
+  const toMs = prevMs + (hi + 1) * spanMs;
+  // A record written at ts holds pieces up to ts + smallest span: start the scan that much earlier.
+  const fromTs = Math.max(0, Math.floor(Math.max(fromMs, 0) / 1000) - store.rollups[0]!);
+  const toTs = Math.ceil(toMs / 1000);
+  const fresh = new Set<number>();
+  const add = (tsMs: number, agg: Agg): void => {
+    if (tsMs < fromMs || tsMs >= toMs) return;
+    const i = Math.floor((tsMs - prevMs) / spanMs);
+    const cur = out[i];
+    if (cur === null || cur === undefined) {
+      out[i] = agg;
+      fresh.add(i);
+    } else if (fresh.has(i)) {
+      mergeInto(cur, agg);
+    }
+  };
+  for (const row of store.rawRows(seriesId, fromTs, toTs)) {
+    const period = row[8];
+    const blob = row[9];
+    if (period !== null && blob !== null) {
+      const pieces = decodeParts(blob);
+      for (let j = 0; j < pieces.length; j++) add((row[0] + j * period) * 1000, pieces[j]!);
+    } else {
+      add(row[0] * 1000, aggOfRaw(row));
+    }
+  }
+}
+
+const SECOND_ORDER: ReadonlySet<RollupMember> = new Set(['derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
+type FirstOrderMember = Exclude<RollupMember, keyof SecondOrder>;
+
+function num(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** Renders the answer rows for one type as a JSON array string. */
+export function renderRollup(buckets: ReadonlyArray<Agg | null>, plan: BucketPlan, type: RollupType): string {
+  const spanSeconds = plan.spanMs / 1000;
+  const parts: string[] = new Array<string>(plan.count);
+  const member = type === 'all' ? undefined : MEMBER_OF_TYPE[type];
+  const second = member !== undefined && SECOND_ORDER.has(member);
+  for (let i = 1; i <= plan.count; i++) {
+    const ts = secondsFromMs(plan.firstMs + (i - 1) * plan.spanMs);
+    const cur = buckets[i] ?? null;
+    let v: string;
+    if (cur === null) {
+      v = 'null';
+    } else if (type === 'all') {
+      const so = secondOrder(buckets[i - 1] ?? null, cur, spanSeconds);
+      v = `{"count":${num(cur.count)},"value":${num(cur.value)},"stddev":${num(cur.stddev)},"derivative":${num(cur.derivative)},"derivative_stddev":${num(
+        cur.derivative_stddev,
+      )},"counter":${num(cur.counter)},"counter_stddev":${num(cur.counter_stddev)},"derivative2":${so.derivative2 === null ? 'null' : num(so.derivative2)},"derivative2_stddev":${
+        so.derivative2_stddev === null ? 'null' : num(so.derivative2_stddev)
+      },"counter2":${so.counter2 === null ? 'null' : num(so.counter2)},"counter2_stddev":${so.counter2_stddev === null ? 'null' : num(so.counter2_stddev)}}`;
+    } else if (second) {
+      const x = secondOrder(buckets[i - 1] ?? null, cur, spanSeconds)[member as keyof SecondOrder];
+      v = x === null ? 'null' : num(x);
+    } else {
+      v = num(cur[member as FirstOrderMember]);
+    }
+    parts[i - 1] = `[${ts},${v}]`;
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** Members of `type=all`, re-exported for tests. */
+export { ROLLUP_MEMBERS };

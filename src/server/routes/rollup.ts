@@ -1,0 +1,113 @@
+/** `GET /rollup/<uuid>/<metric>`: numeric reads in buckets of any span. */
+import {
+  ADVISORY_LIMIT_HEADER,
+  CodecError,
+  DEFAULT_ENGINE,
+  ENGINES,
+  ProtocolError,
+  RESULTS_LIMITED_HEADER,
+  ROLLUP_TYPES,
+  ROLLUP_TYPE_ALIASES,
+  UUID_RE,
+  canonicalRollupType,
+  parseSpan,
+  parseTimestamp,
+  type Engine,
+  type RollupType,
+} from '../../protocol/index.js';
+import { decodePathPart, sendJson } from '../http.js';
+import { checkEngineSpan, planBuckets, readBuckets, renderRollup } from '../rollup-read.js';
+import type { Handler } from './context.js';
+
+function required(query: URLSearchParams, name: string): string {
+  const v = query.get(name);
+  if (v === null) throw new ProtocolError(400, 'invalid_query', `missing query parameter ${name}`, { field: name });
+  return v;
+}
+
+function codec<T>(field: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof CodecError) throw new ProtocolError(400, 'invalid_query', `${field}: ${err.message}; expected ${err.expected}`, { field, value: err.value, expected: err.expected });
+    throw err;
+  }
+}
+
+/** Parses the uuid path segment (lower-cased) or throws 400 invalid_uuid. */
+export function uuidParam(raw: string): string {
+  const uuid = decodePathPart(raw, 'uuid');
+  if (!UUID_RE.test(uuid)) {
+    throw new ProtocolError(400, 'invalid_uuid', `uuid: ${JSON.stringify(uuid)} is not a UUID (expected e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f)`, { field: 'uuid', value: uuid });
+  }
+  return uuid.toLowerCase();
+}
+
+/** Decodes the metric from the rest of the path (a raw `/` joins the pieces back), exactly once. */
+export function metricParam(rawParts: readonly string[]): string {
+  const metric = decodePathPart(rawParts.join('/'), 'metric');
+  if (metric.length === 0) throw new ProtocolError(400, 'bad_request', 'metric: the metric name is empty', { field: 'metric' });
+  return metric;
+}
+
+export const rollupRead: Handler = (req, res, target, node) => {
+  const [, rawUuid, ...rawMetric] = target.segments;
+  const uuid = uuidParam(rawUuid!);
+  const metric = metricParam(rawMetric);
+  const q = target.query;
+  const startMs = codec('start_ts', () => parseTimestamp(required(q, 'start_ts')));
+  const endMs = codec('end_ts', () => parseTimestamp(required(q, 'end_ts')));
+  const spanMs = codec('rollup_span', () => parseSpan(required(q, 'rollup_span')));
+  if (endMs <= startMs) {
+    throw new ProtocolError(400, 'invalid_query', `end_ts ${q.get('end_ts')} must be after start_ts ${q.get('start_ts')}`, { field: 'end_ts' });
+  }
+  const engineText = q.get('get_engine') ?? DEFAULT_ENGINE;
+  if (!(ENGINES as readonly string[]).includes(engineText)) {
+    throw new ProtocolError(400, 'invalid_query', `get_engine: ${JSON.stringify(engineText)} is not an engine (allowed: ${ENGINES.join(', ')})`, {
+      field: 'get_engine',
+      value: engineText,
+      allowed: [...ENGINES],
+    });
+  }
+  const engine = engineText as Engine;
+  const typeText = q.get('type') ?? 'average';
+  const type: RollupType | undefined = canonicalRollupType(typeText);
+  if (type === undefined) {
+    const allowed = [...ROLLUP_TYPES, ...Object.keys(ROLLUP_TYPE_ALIASES)];
+    throw new ProtocolError(400, 'invalid_query', `type: ${JSON.stringify(typeText)} is not a rollup type (allowed: ${allowed.join(', ')})`, {
+      field: 'type',
+      value: typeText,
+      allowed,
+    });
+  }
+  checkEngineSpan(engine, spanMs, node.store.rollups);
+  const plan = planBuckets(startMs, endMs, spanMs);
+  const headers: Record<string, string> = {};
+  const advisory = req.headers[ADVISORY_LIMIT_HEADER];
+  if (advisory !== undefined) {
+    const a = (Array.isArray(advisory) ? advisory[0]! : advisory).trim().toLowerCase();
+    if (a !== 'none') {
+      if (!/^\d{1,12}$/.test(a) || Number(a) === 0) {
+        throw new ProtocolError(400, 'invalid_header', `${ADVISORY_LIMIT_HEADER}: ${JSON.stringify(a)} is not a positive whole number or "none"`, {
+          field: ADVISORY_LIMIT_HEADER,
+          value: a,
+        });
+      }
+      if (Number(a) < plan.count) {
+        plan.count = Number(a);
+        headers[RESULTS_LIMITED_HEADER] = '1';
+      }
+    }
+  }
+  if (plan.count > node.config.maxBuckets) {
+    throw new ProtocolError(
+      400,
+      'too_many_buckets',
+      `the range holds ${plan.count} buckets of ${q.get('rollup_span')}; this node answers at most ${node.config.maxBuckets} per read: use a larger span or a shorter range`,
+      { buckets: plan.count, max_buckets: node.config.maxBuckets },
+    );
+  }
+  const seriesId = node.store.findSeries(uuid, metric);
+  const buckets = readBuckets(node.store, seriesId, plan, engine);
+  sendJson(res, 200, renderRollup(buckets, plan, type), headers);
+};

@@ -1,0 +1,59 @@
+/** `DELETE|GET /sweep_delete` and `GET /sweep_delete/cancel`. */
+import { CodecError, ProtocolError, parseSweepHeaders, wireStatus, type SweepRequest } from '../../protocol/index.js';
+import { sendJson } from '../http.js';
+import type { SweepPlan } from '../sweeper.js';
+import type { Handler } from './context.js';
+
+/** Checks a parsed sweep request against the node's configuration and the clock. */
+export function planSweep(req: SweepRequest, cfg: { rollups: readonly number[]; histogramRollups: readonly number[]; nowMs: number }): SweepPlan {
+  if (req.before * 1000 > cfg.nowMs) {
+    throw new ProtocolError(
+      400,
+      'invalid_header',
+      `X-Service-Delete-Time: ${req.before} is in the future (the node's clock says ${Math.floor(cfg.nowMs / 1000)}); a sweep deletes data before a past time`,
+      { field: 'X-Service-Delete-Time', value: String(req.before), now: Math.floor(cfg.nowMs / 1000) },
+    );
+  }
+  const spans = (asked: number[] | undefined, configured: readonly number[], header: string): { spans: number[]; all: boolean } => {
+    if (asked === undefined) return { spans: [...configured], all: true };
+    for (const s of asked) {
+      if (!configured.includes(s)) {
+        throw new ProtocolError(400, 'invalid_header', `${header}: ${s} is not a configured span of this node (allowed: ${configured.join(', ')})`, {
+          field: header,
+          value: String(s),
+          allowed: [...configured],
+        });
+      }
+    }
+    const sorted = [...asked].sort((a, b) => a - b);
+    return { spans: sorted, all: configured.every((c) => sorted.includes(c)) };
+  };
+  const nnt = spans(req.nntRollups, cfg.rollups, 'X-Service-NNT-Delete-Rollups');
+  const hist = spans(req.histogramRollups, cfg.histogramRollups, 'X-Service-Histogram-Delete-Rollups');
+  return { before: req.before, types: req.types, nntSpans: nnt.spans, nntAll: nnt.all, histogramPeriods: hist.spans, histogramAll: hist.all };
+}
+
+export const sweepDelete: Handler = (req, res, _target, node) => {
+  let parsed: SweepRequest;
+  try {
+    parsed = parseSweepHeaders(req.headers);
+  } catch (err) {
+    if (err instanceof CodecError) {
+      throw new ProtocolError(400, 'invalid_header', err.message, { value: err.value, expected: err.expected });
+    }
+    throw err;
+  }
+  const plan = planSweep(parsed, { rollups: node.store.rollups, histogramRollups: node.store.histogramRollups, nowMs: node.config.now() });
+  node.sweeper.start(plan);
+  sendJson(res, 200, '[]');
+};
+
+export const sweepStatus: Handler = (_req, res, _target, node) => {
+  sendJson(res, 200, JSON.stringify(wireStatus(node.sweeper.status())));
+};
+
+export const sweepCancel: Handler = (_req, res, _target, node) => {
+  const status = wireStatus(node.sweeper.cancel());
+  for (const type of Object.keys(status) as Array<keyof typeof status>) status[type].cancelling = 'true';
+  sendJson(res, 200, JSON.stringify(status));
+};

@@ -1,0 +1,60 @@
+/** `PUT|POST /write/nnt`, `/write/text`, `/histogram/write`: validate every record, then store all in one transaction. */
+import type { IncomingMessage } from 'node:http';
+import {
+  ProtocolError,
+  validateHistogramRecord,
+  validateNntRecord,
+  validateTextRecord,
+  type Validated,
+} from '../../protocol/index.js';
+import { parseJson, readBody, requireJson, sendJson } from '../http.js';
+import type { Handler, NodeContext } from './context.js';
+
+async function readRecords(req: IncomingMessage, node: NodeContext): Promise<unknown[]> {
+  requireJson(req);
+  const body = parseJson(await readBody(req, node.config.maxBodyBytes));
+  if (!Array.isArray(body)) {
+    throw new ProtocolError(400, 'bad_request', `the body must be a JSON array of records (got ${body === null ? 'null' : typeof body})`);
+  }
+  return body;
+}
+
+/** Validates every record; the first invalid one fails the whole request, naming index, field and reason. */
+function validateAll<T>(items: unknown[], validate: (item: unknown) => Validated<T>): T[] {
+  const out = new Array<T>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const v = validate(items[i]);
+    if (!v.ok) {
+      throw new ProtocolError(400, 'invalid_record', `record [${i}] ${v.issue.field}: ${v.issue.reason}; nothing was stored`, {
+        index: i,
+        field: v.issue.field,
+        reason: v.issue.reason,
+      });
+    }
+    out[i] = v.record;
+  }
+  return out;
+}
+
+export const writeNnt: Handler = async (req, res, _target, node) => {
+  const items = await readRecords(req, node);
+  const opts = { smallestSpan: node.store.rollups[0]! };
+  const records = validateAll(items, (item) => validateNntRecord(item, opts));
+  const n = node.store.writeNnt(records);
+  sendJson(res, 200, `{"records":${n}}`);
+};
+
+export const writeText: Handler = async (req, res, _target, node) => {
+  const items = await readRecords(req, node);
+  const records = validateAll(items, validateTextRecord);
+  const n = node.store.writeText(records);
+  sendJson(res, 200, `{"records":${n}}`);
+};
+
+export const writeHistogram: Handler = async (req, res, _target, node) => {
+  const items = await readRecords(req, node);
+  const periods = node.store.histogramRollups;
+  const records = validateAll(items, (item) => validateHistogramRecord(item, periods));
+  const n = node.store.writeHistogram(records);
+  sendJson(res, 200, `{"records":${n}}`);
+};

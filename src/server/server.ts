@@ -1,0 +1,158 @@
+/**
+ * The reference node: `startServer(config)` opens the store, starts the HTTP server and returns
+ * its address and a `close()` that stops accepting, lets in-flight requests finish, stops the
+ * sweeper and closes the database. Usable in-process (tests, scripts) and by `tsnode serve`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ProtocolError } from '../protocol/index.js';
+import { serverConfig, type ServerConfig } from './config.js';
+import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
+import type { Handler, NodeContext } from './routes/context.js';
+import { readHistogram, readText } from './routes/read.js';
+import { rollupRead } from './routes/rollup.js';
+import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
+import { writeHistogram, writeNnt, writeText } from './routes/write.js';
+import { SqliteStore } from './sqlite-store.js';
+import { Sweeper } from './sweeper.js';
+
+export interface RunningNode {
+  /** `http://host:port` (IPv6 hosts in brackets). */
+  url: string;
+  host: string;
+  port: number;
+  /** The validated config the node runs with. */
+  config: ServerConfig;
+  /** Stops accepting, finishes in-flight requests, stops the sweeper, closes the store. Idempotent. */
+  close(): Promise<void>;
+  /** The node's parts, for in-process tests (e.g. waiting for a sweep to settle). */
+  node: NodeContext;
+}
+
+/** Thrown when the node cannot start (port in use, bad data dir). */
+export class StartError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'StartError';
+    this.code = code;
+  }
+}
+
+type Methods = Partial<Record<string, Handler>>;
+
+/** Finds the handlers for a path (by its raw segments); undefined when no endpoint has that shape. */
+export function routeFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [a, b] = segments;
+  const n = segments.length;
+  if (a === 'sweep_delete') {
+    if (n === 1) return { name: '/sweep_delete', methods: { GET: sweepStatus, DELETE: sweepDelete } };
+    if (n === 2 && b === 'cancel') return { name: '/sweep_delete/cancel', methods: { GET: sweepCancel } };
+    return undefined;
+  }
+  if (a === 'write' && n === 2 && b === 'nnt') return { name: '/write/nnt', methods: { PUT: writeNnt, POST: writeNnt } };
+  if (a === 'write' && n === 2 && b === 'text') return { name: '/write/text', methods: { PUT: writeText, POST: writeText } };
+  if (a === 'histogram' && n === 2 && b === 'write') return { name: '/histogram/write', methods: { PUT: writeHistogram, POST: writeHistogram } };
+  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: rollupRead } };
+  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: readText } };
+  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: readHistogram } };
+  return undefined;
+}
+
+function validateConfig(config: ServerConfig): ServerConfig {
+  const sortUnique = (xs: readonly number[], what: string): number[] => {
+    const out = [...new Set(xs)].sort((x, y) => x - y);
+    if (out.length === 0 || out.some((x) => !Number.isSafeInteger(x) || x <= 0)) throw new StartError('bad_config', `${what} must be positive whole seconds`);
+    return out;
+  };
+  const rollups = sortUnique(config.rollups, 'rollups');
+  if (rollups.some((r) => r % rollups[0]! !== 0)) throw new StartError('bad_config', `every rollup period must be a multiple of the smallest (${rollups[0]})`);
+  return { ...config, rollups, histogramRollups: sortUnique(config.histogramRollups, 'histogram rollups') };
+}
+
+export async function startServer(input: Partial<ServerConfig> = {}, hooks: { onInternalError?: (err: unknown) => void } = {}): Promise<RunningNode> {
+  const config = validateConfig(serverConfig(input));
+  const store = new SqliteStore({ dataDir: config.dataDir, rollups: config.rollups, histogramRollups: config.histogramRollups });
+  const onInternal = hooks.onInternalError ?? ((err: unknown) => process.emitWarning(`tsnode node: ${(err as Error)?.stack ?? String(err)}`));
+  const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
+  const node: NodeContext = { config, store, sweeper };
+  let closing = false;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let target: Target | undefined;
+    try {
+      target = parseTarget(req.url ?? '/');
+      const route = routeFor(target.segments);
+      const path = (req.url ?? '/').split('?')[0]!;
+      if (!route) throw notFound(path);
+      const method = req.method ?? 'GET';
+      const handler = route.methods[method];
+      if (!handler) throw methodNotAllowed(method, route.name, Object.keys(route.methods));
+      await handler(req, res, target, node);
+    } catch (err) {
+      // Whatever happened, the client gets JSON; the body (if any) is drained, not buffered.
+      if (!req.complete) req.resume();
+      sendError(res, err, onInternal);
+    } finally {
+      if (closing) res.once('finish', () => server.closeIdleConnections());
+    }
+  };
+
+  const server: Server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: config.headersTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
+    void handle(req, res);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const body = JSON.stringify(
+      timeout
+        ? { error: 'the request took too long to arrive; the node cut it off', code: 'request_timeout' }
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? { error: 'request headers are too large', code: 'bad_request' }
+          : { error: 'malformed HTTP request', code: 'bad_request' },
+    );
+    const status = timeout ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    socket.end(`HTTP/1.1 ${status} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => reject(err);
+      server.once('error', onError);
+      server.listen(config.port, config.host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+  } catch (err) {
+    store.close();
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') throw new StartError('port_in_use', `port ${config.port} on ${config.host} is already in use (is another node running?); pick another --port, or 0 for any free port`);
+    if (e.code === 'EACCES') throw new StartError('port_denied', `not allowed to listen on ${config.host}:${config.port} (ports below 1024 need privileges); pick another --port`);
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') throw new StartError('bad_host', `cannot listen on ${config.host}: no such local address`);
+    throw err;
+  }
+  const address = server.address() as AddressInfo;
+  const host = address.address;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      closing = true;
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // In-flight requests get a grace period; then whatever is left is cut off.
+      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      force.unref();
+      await done;
+      clearTimeout(force);
+      await sweeper.stop();
+      store.close();
+    })();
+    return closed;
+  };
+  return { url, host, port: address.port, config, close, node };
+}
+
+export { ProtocolError };

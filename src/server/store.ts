@@ -1,0 +1,56 @@
+/**
+ * What the node needs from its storage. One implementation (SQLite, on disk or in memory);
+ * the interface keeps routes and the sweeper independent of SQL.
+ *
+ * All times here are integer epoch seconds; spans and periods are whole seconds.
+ */
+import type { HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+
+/** A (check uuid, metric) pair and its compact id. */
+export interface SeriesRef {
+  id: number;
+  uuid: string;
+  metric: string;
+}
+
+/**
+ * A stored rollup row as a flat array (fast to build and read):
+ * `[ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev]`.
+ */
+export type RollupRowArray = [number, number, number, number, number, number, number, number, number];
+
+/**
+ * A raw record as a flat array: `[ts, count, value, stddev, derivative, derivative_stddev,
+ * counter, counter_stddev, partsPeriod | null, parts | null]` where `parts` is a Float64Array
+ * of 7 numbers per piece in NUMERIC_FIELDS order.
+ */
+export type RawRowArray = [number, number, number, number, number, number, number, number, number | null, Buffer | null];
+
+export interface Store {
+  /** Numeric rollup periods (s), ascending; the first is the smallest (the write span). */
+  readonly rollups: readonly number[];
+  readonly histogramRollups: readonly number[];
+
+  /** Stores validated numeric records atomically; replaces same (id, metric, offset). Returns the count. */
+  writeNnt(records: readonly NntRecord[]): number;
+  writeText(records: readonly TextRecord[]): number;
+  writeHistogram(records: readonly HistogramRecord[]): number;
+
+  /** The series id of a (lower-case uuid, metric) pair, undefined when nothing was ever written. */
+  findSeries(uuid: string, metric: string): number | undefined;
+  /** Stored rollup rows of one span with fromTs <= ts < toTs, ascending. */
+  rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[];
+  /** Raw records with fromTs <= ts < toTs, ascending. */
+  rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[];
+  textRows(seriesId: number, fromTs: number, toTs: number): Array<[number, string]>;
+  histogramRows(seriesId: number, period: number, fromTs: number, toTs: number): Array<[number, number, string]>;
+
+  /** Series in id order, after `afterId`, at most `limit` (the sweeper walks these). */
+  listSeries(afterId: number, limit: number): SeriesRef[];
+  /** Deletes numeric rollups of the given spans with ts < before; raw records too when `raw`. */
+  sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number;
+  sweepText(seriesId: number, before: number): number;
+  sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number;
+
+  close(): void;
+}
