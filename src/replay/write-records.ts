@@ -570,8 +570,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         inputError = err as Error;
         stop ??= 'input-error';
       }
-      // What was validated still goes (also after an input error: those records were fine); only an interrupt drops it.
-      if (send && !signal?.aborted && stop !== 'max-errors') {
+      // What was validated still goes (after an input error or --max-errors too: those records were fine); only an interrupt drops it.
+      if (send && !signal?.aborted) {
         const last = batcher.flush();
         await dispatch(last, water, onAck);
       }
