@@ -29,7 +29,7 @@ export class SourceError extends Error {
   }
 }
 
-export const READ_CHUNK_BYTES = 1024 * 1024;
+export const READ_CHUNK_BYTES = 256 * 1024;
 
 /** Format from the name alone: `.json`, `.ndjson`, `.jsonl` (also before `.gz`). */
 export function formatFromName(name: string): RecordFormat | undefined {

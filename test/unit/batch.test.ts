@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Batcher, batchBody, isRejectLine } from '../../src/records/batch.js';
+import { Batcher, batchTexts, isRejectLine } from '../../src/records/batch.js';
 import { NdjsonSplitter } from '../../src/records/splitter.js';
 import { LowWater } from '../../src/replay/state.js';
 import { rejectedIndex } from '../../src/replay/write-records.js';
@@ -28,15 +28,16 @@ describe('Batcher', () => {
     const { batches } = feed([0, 1, 2, 3, 4].map((i) => rec(i)), { batchSize: 2, batchBytes: 1 << 20 });
     expect(batches.map((b) => b.records)).toEqual([[1, 2], [3, 4], [5]]);
     expect(batches.map((b) => b.seq)).toEqual([0, 1, 2]);
+    expect(batchTexts(batches[0]!.body)).toEqual([rec(0), rec(1)]);
     expect(batches[0]!.end).toEqual({ record: 2, byte: rec(0).length + rec(1).length + 2, line: 3 });
-    expect(JSON.parse(batchBody(batches[1]!.texts))).toEqual([JSON.parse(rec(2)), JSON.parse(rec(3))]);
+    expect(JSON.parse(batches[1]!.body.toString())).toEqual([JSON.parse(rec(2)), JSON.parse(rec(3))]);
   });
 
   it('splits by bytes; a record bigger than the limit travels alone', () => {
     const big = rec(1, { metric: 'x'.repeat(300) });
     const { batches } = feed([rec(0), big, rec(2), rec(3)], { batchSize: 100, batchBytes: 200 });
     expect(batches.map((b) => b.records)).toEqual([[1], [2], [3, 4]]);
-    for (const b of batches) if (b.records.length > 1) expect(batchBody(b.texts).length).toBeLessThanOrEqual(200);
+    for (const b of batches) if (b.records.length > 1) expect(b.body.length).toBeLessThanOrEqual(200);
   });
 
   it('rejects invalid records with file, record, line, field and reason; the position moves past them', () => {
@@ -54,7 +55,7 @@ describe('Batcher', () => {
     const line = JSON.stringify({ file: 'x', record: 9, line: 9, error: 'id: bad', input: JSON.parse(rec(5)) });
     expect(isRejectLine(JSON.parse(line))).toBe(true);
     const { batches } = feed([line], { batchSize: 10, batchBytes: 1 << 20 });
-    expect(JSON.parse(batchBody(batches[0]!.texts))).toEqual([JSON.parse(rec(5))]);
+    expect(JSON.parse(batches[0]!.body.toString())).toEqual([JSON.parse(rec(5))]);
   });
 });
 
