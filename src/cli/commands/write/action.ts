@@ -127,6 +127,10 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
       if (!latest) return;
       if (spinner) spinner.text = progressLine(latest);
       else ctx.log.info(progressLine(latest));
+      if (ctx.verbose && !spinner) {
+        const m = process.memoryUsage();
+        ctx.log.debug(`memory: rss ${humanBytes(m.rss)}, heap ${humanBytes(m.heapUsed)} of ${humanBytes(m.heapTotal)}, buffers ${humanBytes(m.arrayBuffers)}`);
+      }
     },
     spinner ? 250 : 5000,
   );
