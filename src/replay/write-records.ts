@@ -133,13 +133,41 @@ export class ReplayUsageError extends Error {
 class RejectsFile {
   private fd: number | undefined;
   count = 0;
+  /** On resume: the records already in the file (rejected past the saved point before the stop), not written twice. */
+  private readonly seen = new Set<string>();
   constructor(
     readonly path: string | undefined,
     private readonly append: boolean,
   ) {}
+  private static key(file: unknown, record: unknown, node: unknown): string {
+    return `${String(file)}\u0000${String(record)}\u0000${String(node ?? '')}`;
+  }
+  /** Remembers what an existing rejects file already holds (resume appends to it). */
+  async loadExisting(): Promise<void> {
+    if (this.path === undefined || !this.append) return;
+    let info;
+    try {
+      info = await statSource(this.path);
+    } catch {
+      return; // no file yet
+    }
+    if (info.stdin || info.size === undefined || info.size === 0) return;
+    const handle = await openRecords(info, { format: 'ndjson' });
+    for await (const group of handle.groups) {
+      for (const raw of group) {
+        try {
+          const v = JSON.parse(raw.text) as Record<string, unknown>;
+          this.seen.add(RejectsFile.key(v.file, v.record, v.node));
+        } catch {
+          // a torn last line from a killed run: ignore
+        }
+      }
+    }
+  }
   write(entry: RejectEntry): void {
     this.count++;
     if (this.path === undefined) return;
+    if (this.seen.size > 0 && this.seen.has(RejectsFile.key(entry.file, entry.record, entry.node))) return;
     if (this.fd === undefined) this.fd = openSync(this.path, this.append ? 'a' : 'w');
     const line: Record<string, unknown> = { file: entry.file, record: entry.record };
     if (entry.line !== undefined) line.line = entry.line;
@@ -315,6 +343,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   }
 
   const rejects = new RejectsFile(dryRun ? undefined : options.rejectsPath, Boolean(saved));
+  await rejects.loadExisting();
   const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
   const pool = new NodePool(options.clients, now, options.unhealthyMs ?? 10_000, emit);
   const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
