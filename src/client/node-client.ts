@@ -163,10 +163,10 @@ export class NodeClient {
   }
 
   /**
-   * Writes numeric records. `body` may be the records or an already serialised JSON array
-   * (the replay path serialises once). Retried: a rewrite of the same id/metric/offset replaces.
+   * Writes numeric records. `body` may be the records or an already serialised JSON array,
+   * as a string or UTF-8 bytes (the replay path serialises once, straight into bytes). Retried: a rewrite of the same id/metric/offset replaces.
    */
-  async writeNnt(body: readonly NntRecord[] | string, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
+  async writeNnt(body: readonly NntRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
     return this.write('/write/nnt', body, call);
   }
 
@@ -198,9 +198,14 @@ export class NodeClient {
     return this.parse(res, histogramRows, 'histogram read');
   }
 
-  private async write(path: string, body: readonly unknown[] | string, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
+  private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
     const res = await this.call(
-      { method: call.method ?? 'POST', path, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) },
+      {
+        method: call.method ?? 'POST',
+        path,
+        headers: { 'content-type': 'application/json' },
+        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+      },
       call,
     );
     const json = this.parse(res, recordsAck, 'write');

@@ -29,7 +29,7 @@ export class SourceError extends Error {
   }
 }
 
-export const READ_CHUNK_BYTES = 1024 * 1024;
+export const READ_CHUNK_BYTES = 256 * 1024;
 
 /** Format from the name alone: `.json`, `.ndjson`, `.jsonl` (also before `.gz`). */
 export function formatFromName(name: string): RecordFormat | undefined {
@@ -103,20 +103,6 @@ export interface ReadHandle {
 export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Promise<ReadHandle> {
   const start = opts.start && opts.start.record > 0 ? opts.start : undefined;
   const canSeek = !info.stdin && !info.gzip && start !== undefined;
-  let raw: Readable;
-  if (info.stdin) {
-    raw = opts.stdin ?? process.stdin;
-  } else {
-    raw = createReadStream(info.name, { highWaterMark: READ_CHUNK_BYTES, ...(canSeek ? { start: start.byte } : {}) });
-  }
-  let stream: Readable = raw;
-  if (info.gzip) {
-    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
-    raw.on('error', (err) => gunzip.destroy(err));
-    stream = raw.pipe(gunzip);
-  }
-  let plainBytes = 0;
-  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const failure = (err: unknown): SourceError => {
     if (err instanceof SourceError || err instanceof RecordSyntaxError) return err as SourceError;
     const e = err as NodeJS.ErrnoException;
@@ -125,11 +111,10 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
     }
     return new SourceError(info.name, `read failed: ${e.message ?? String(err)}`);
   };
+  const chunks = info.stdin || info.gzip ? streamChunks(info, opts.stdin) : await fileChunks(info.name, canSeek ? start.byte : 0);
   const next = async (): Promise<Buffer | undefined> => {
     try {
-      const r = await iterator.next();
-      if (!r.done) plainBytes += r.value.length;
-      return r.done ? undefined : r.value;
+      return await chunks.next();
     } catch (err) {
       throw failure(err);
     }
@@ -143,12 +128,13 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
       format = formatFromBytes(first);
       if (format !== undefined) break;
       if (first.some((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09)) break;
+      const kept = Buffer.from(first); // the next read may reuse first's memory
       const more = await next();
       if (more === undefined) break;
-      first = Buffer.concat([first, more]);
+      first = Buffer.concat([kept, more]);
     }
     if (format === undefined) {
-      await closeStream(stream, raw);
+      await chunks.close();
       if (first === undefined || first.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
         throw new SourceError(info.name, 'is empty (no records)');
       }
@@ -172,14 +158,70 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
       if (skipThrough > 0) last = last.filter((r) => r.record > skipThrough);
       if (last.length > 0) yield last;
     } finally {
-      await closeStream(stream, raw);
+      await chunks.close();
     }
   })();
-  const skipped = canSeek ? start.byte : 0;
-  const bytesRead = info.gzip
-    ? () => (raw as Readable & { bytesRead?: number }).bytesRead ?? 0
-    : () => skipped + plainBytes;
-  return { format, seeked: canSeek, groups, bytesRead };
+  return { format, seeked: canSeek, groups, bytesRead: () => chunks.bytesRead() };
+}
+
+/** Chunks of one input; a chunk is valid only until the next call (plain files reuse one buffer). */
+interface Chunks {
+  next(): Promise<Buffer | undefined>;
+  close(): Promise<void>;
+  /** Input bytes consumed (compressed for gzip), counting a seeked-over prefix. */
+  bytesRead(): number;
+}
+
+/**
+ * A plain file read into one reused buffer: no per-chunk allocation, so a long replay does not
+ * leave a trail of dead read buffers (the splitter copies what it keeps).
+ */
+async function fileChunks(name: string, from: number): Promise<Chunks> {
+  const fh = await fsp.open(name, 'r').catch((err: Error) => {
+    throw new SourceError(name, `cannot read: ${err.message}`);
+  });
+  const buf = Buffer.allocUnsafeSlow(READ_CHUNK_BYTES);
+  let pos = from;
+  let closed = false;
+  return {
+    async next() {
+      if (closed) return undefined;
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) return undefined;
+      pos += bytesRead;
+      return buf.subarray(0, bytesRead);
+    },
+    async close() {
+      if (!closed) {
+        closed = true;
+        await fh.close();
+      }
+    },
+    bytesRead: () => pos,
+  };
+}
+
+function streamChunks(info: SourceInfo, stdin: Readable | undefined): Chunks {
+  const raw: Readable = info.stdin ? (stdin ?? process.stdin) : createReadStream(info.name, { highWaterMark: READ_CHUNK_BYTES });
+  let stream: Readable = raw;
+  let counted = 0;
+  if (info.gzip) {
+    const gunzip = createGunzip({ chunkSize: READ_CHUNK_BYTES });
+    raw.on('error', (err) => gunzip.destroy(err));
+    raw.on('data', (c: Buffer) => (counted += c.length));
+    stream = raw.pipe(gunzip);
+  }
+  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  return {
+    async next() {
+      const r = await iterator.next();
+      if (r.done) return undefined;
+      if (!info.gzip) counted += r.value.length;
+      return r.value;
+    },
+    close: () => closeStream(stream, raw),
+    bytesRead: () => counted,
+  };
 }
 
 async function closeStream(stream: Readable, raw: Readable): Promise<void> {

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import type { NodeClient } from '../client/node-client.js';
-import { Batcher, batchBody, type Batch, type Position, type RejectEntry } from '../records/batch.js';
+import { Batcher, BodyPool, batchBody, batchTexts, type Batch, type Position, type RejectEntry } from '../records/batch.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
 import { checkInput, loadState, LowWater, removeState, saveState, type ReplayState } from './state.js';
 
@@ -133,13 +133,41 @@ export class ReplayUsageError extends Error {
 class RejectsFile {
   private fd: number | undefined;
   count = 0;
+  /** On resume: the records already in the file (rejected past the saved point before the stop), not written twice. */
+  private readonly seen = new Set<string>();
   constructor(
     readonly path: string | undefined,
     private readonly append: boolean,
   ) {}
+  private static key(file: unknown, record: unknown, node: unknown): string {
+    return `${String(file)}\u0000${String(record)}\u0000${String(node ?? '')}`;
+  }
+  /** Remembers what an existing rejects file already holds (resume appends to it). */
+  async loadExisting(): Promise<void> {
+    if (this.path === undefined || !this.append) return;
+    let info;
+    try {
+      info = await statSource(this.path);
+    } catch {
+      return; // no file yet
+    }
+    if (info.stdin || info.size === undefined || info.size === 0) return;
+    const handle = await openRecords(info, { format: 'ndjson' });
+    for await (const group of handle.groups) {
+      for (const raw of group) {
+        try {
+          const v = JSON.parse(raw.text) as Record<string, unknown>;
+          this.seen.add(RejectsFile.key(v.file, v.record, v.node));
+        } catch {
+          // a torn last line from a killed run: ignore
+        }
+      }
+    }
+  }
   write(entry: RejectEntry): void {
     this.count++;
     if (this.path === undefined) return;
+    if (this.seen.size > 0 && this.seen.has(RejectsFile.key(entry.file, entry.record, entry.node))) return;
     if (this.fd === undefined) this.fd = openSync(this.path, this.append ? 'a' : 'w');
     const line: Record<string, unknown> = { file: entry.file, record: entry.record };
     if (entry.line !== undefined) line.line = entry.line;
@@ -233,22 +261,31 @@ function nodeReason(err: NodeHttpError): string {
   return typeof body.error === 'string' ? body.error : err.detail;
 }
 
+/** Part of a batch on its way to one node: the body, and its texts once a refusal made them necessary. */
 interface Slice {
-  texts: string[];
+  body: Buffer;
+  count: number;
   records: number[];
   lines: number[];
+  texts?: string[];
+}
+
+function textsOf(s: Slice): string[] {
+  s.texts ??= batchTexts(s.body);
+  return s.texts;
+}
+
+function sliceOf(texts: string[], records: number[], lines: number[]): Slice {
+  return { body: batchBody(texts), count: texts.length, records, lines, texts };
 }
 
 function without(s: Slice, i: number): Slice {
-  return {
-    texts: [...s.texts.slice(0, i), ...s.texts.slice(i + 1)],
-    records: [...s.records.slice(0, i), ...s.records.slice(i + 1)],
-    lines: [...s.lines.slice(0, i), ...s.lines.slice(i + 1)],
-  };
+  const t = textsOf(s);
+  return sliceOf([...t.slice(0, i), ...t.slice(i + 1)], [...s.records.slice(0, i), ...s.records.slice(i + 1)], [...s.lines.slice(0, i), ...s.lines.slice(i + 1)]);
 }
 
 function half(s: Slice, from: number, to: number): Slice {
-  return { texts: s.texts.slice(from, to), records: s.records.slice(from, to), lines: s.lines.slice(from, to) };
+  return sliceOf(textsOf(s).slice(from, to), s.records.slice(from, to), s.lines.slice(from, to));
 }
 
 const parseOr = (text: string): unknown => {
@@ -306,6 +343,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   }
 
   const rejects = new RejectsFile(dryRun ? undefined : options.rejectsPath, Boolean(saved));
+  await rejects.loadExisting();
   const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
   const pool = new NodePool(options.clients, now, options.unhealthyMs ?? 10_000, emit);
   const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
@@ -365,31 +403,32 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     const client = options.clients[i]!;
     let current = slice;
     let written = 0;
-    while (current.texts.length > 0) {
+    while (current.count > 0) {
       try {
-        const ack = await client.writeNnt(batchBody(current.texts), { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
-        return written + (ack.records || current.texts.length);
+        const ack = await client.writeNnt(current.body, { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
+        return written + (ack.records || current.count);
       } catch (err) {
         if (err instanceof NodeHttpError && err.status === 400) {
-          const idx = rejectedIndex(err, current.texts.length);
+          const idx = rejectedIndex(err, current.count);
           const reason = nodeReason(err);
           if (idx === undefined) {
             // The node refused the batch without saying which record: none of it is stored (writes are atomic).
-            current.texts.forEach((t, k) => reject({ file: source, record: current.records[k]!, line: current.lines[k]!, error: `node: ${reason}`, input: parseOr(t), node: client.url }));
-            counters.rejectedByNode += current.texts.length;
-            nodes[i]!.rejected += current.texts.length;
+            const all = current;
+            textsOf(all).forEach((t, k) => reject({ file: source, record: all.records[k]!, line: all.lines[k]!, error: `node: ${reason}`, input: parseOr(t), node: client.url }));
+            counters.rejectedByNode += all.count;
+            nodes[i]!.rejected += all.count;
             return written;
           }
-          reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, input: parseOr(current.texts[idx]!), node: client.url });
+          reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, input: parseOr(textsOf(current)[idx]!), node: client.url });
           counters.rejectedByNode++;
           nodes[i]!.rejected++;
           current = without(current, idx);
           continue;
         }
-        if (err instanceof NodeHttpError && err.status === 413 && current.texts.length > 1) {
-          const mid = Math.ceil(current.texts.length / 2);
+        if (err instanceof NodeHttpError && err.status === 413 && current.count > 1) {
+          const mid = Math.ceil(current.count / 2);
           written += await sendTo(i, half(current, 0, mid), source);
-          written += await sendTo(i, half(current, mid, current.texts.length), source);
+          written += await sendTo(i, half(current, mid, current.count), source);
           return written;
         }
         throw err;
@@ -400,22 +439,22 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
 
   const failBatch = (batch: Batch, i: number, err: unknown): void => {
     const message = err instanceof Error ? err.message : String(err);
-    const n = batch.texts.length;
+    const n = batch.count;
     counters.failedBatches++;
     counters.failedRecords += n;
     nodes[i]!.failedBatches++;
     nodes[i]!.failedRecords += n;
     nodes[i]!.lastError = message;
     emit({ type: 'batch-failed', node: options.clients[i]!.url, source: batch.source, firstRecord: batch.records[0]!, lastRecord: batch.records[n - 1]!, error: message });
-    batch.texts.forEach((t, k) =>
+    batchTexts(batch.body).forEach((t, k) =>
       reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, input: parseOr(t), node: options.clients[i]!.url }),
     );
   };
 
   /** Sends a batch; resolves true when it is settled (written, rejected or failed into the rejects file), false when interrupted. */
   const sendBatch = async (batch: Batch): Promise<boolean> => {
-    if (batch.texts.length === 0) return true;
-    const slice: Slice = { texts: batch.texts, records: batch.records, lines: batch.lines };
+    if (batch.count === 0) return true;
+    const slice: Slice = { body: batch.body, count: batch.count, records: batch.records, lines: batch.lines };
     if (to === 'all') {
       const results = await Promise.all(
         options.clients.map(async (_, i) => {
@@ -466,30 +505,32 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
 
   // ---- the pipeline: read -> validate -> batch -> at most `concurrency` batches in flight
   const running = new Set<Promise<void>>();
+  const bodies = new BodyPool(concurrency + 2);
   const dryCounts = options.clients.map(() => 0);
   let dryCursor = 0;
   const dispatch = async (batch: Batch, water: LowWater, onAck: () => void): Promise<void> => {
     if (dryRun) {
-      if (batch.texts.length > 0) {
+      if (batch.count > 0) {
         counters.batches++;
         if (to === 'all') options.clients.forEach((_, k) => {
-          dryCounts[k]! += batch.texts.length;
+          dryCounts[k]! += batch.count;
           nodes[k]!.batches++;
         });
         else if (options.clients.length > 0) {
-          dryCounts[dryCursor]! += batch.texts.length;
+          dryCounts[dryCursor]! += batch.count;
           nodes[dryCursor]!.batches++;
           dryCursor = (dryCursor + 1) % options.clients.length;
         }
       }
       water.ack(batch.seq, batch.end);
+      bodies.give(batch.body);
       return;
     }
     while (running.size >= concurrency) await Promise.race(running);
     if (signal?.aborted) return;
-    if (limiter && batch.texts.length > 0) {
+    if (limiter && batch.count > 0) {
       try {
-        await limiter.take(batch.texts.length, signal);
+        await limiter.take(batch.count, signal);
       } catch {
         return; // interrupted while waiting
       }
@@ -500,6 +541,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         inFlight--;
         running.delete(p);
         if (!settled) return;
+        // Every request with this body has finished (retries included): its buffer can carry another batch.
+        bodies.give(batch.body);
         if (water.ack(batch.seq, batch.end)) onAck();
         options.onProgress?.(progress());
       },
@@ -532,6 +575,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         source: info.name,
         batchSize,
         batchBytes,
+        pool: bodies,
         ...(options.smallestSpan !== undefined ? { smallestSpan: options.smallestSpan } : {}),
         start,
       });
@@ -570,8 +614,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         inputError = err as Error;
         stop ??= 'input-error';
       }
-      // What was validated still goes (also after an input error: those records were fine); only an interrupt drops it.
-      if (send && !signal?.aborted && stop !== 'max-errors') {
+      // What was validated still goes (after an input error or --max-errors too: those records were fine); only an interrupt drops it.
+      if (send && !signal?.aborted) {
         const last = batcher.flush();
         await dispatch(last, water, onAck);
       }

@@ -127,6 +127,10 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
       if (!latest) return;
       if (spinner) spinner.text = progressLine(latest);
       else ctx.log.info(progressLine(latest));
+      if (ctx.verbose && !spinner) {
+        const m = process.memoryUsage();
+        ctx.log.debug(`memory: rss ${humanBytes(m.rss)}, heap ${humanBytes(m.heapUsed)} of ${humanBytes(m.heapTotal)}, buffers ${humanBytes(m.arrayBuffers)}`);
+      }
     },
     spinner ? 250 : 5000,
   );
@@ -170,6 +174,13 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   return report(result, opts, ctx, paint, nodes);
 }
 
+/** The command line that continues this run: the same arguments plus --resume. */
+function resumeCommand(): string {
+  const args = process.argv.slice(2);
+  const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+  return ['tsnode', ...args.map(quote), ...(args.includes('--resume') ? [] : ['--resume'])].join(' ');
+}
+
 function exitCodeOf(r: ReplayResult): ExitCode {
   switch (r.stopped) {
     case 'interrupted':
@@ -190,7 +201,8 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
   const code = exitCodeOf(r);
   const rate = r.seconds > 0 ? Math.round(r.read / r.seconds) : r.read;
   const invalid = r.rejected - r.rejectedByNode - r.failedRecords;
-  const resumeHint = r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error') ? `re-run the same command with --resume (state: ${r.statePath})` : undefined;
+  const resumeHint =
+    r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error') ? `to continue: ${resumeCommand()} (state: ${r.statePath})` : undefined;
   if (opts.output === 'json') {
     const doc: Record<string, unknown> = {
       status: r.stopped,
