@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { NodeHttpError, NodeRequestError, AbortedError } from './errors.js';
 
 export interface Timeouts {
@@ -122,8 +122,12 @@ export async function send(
   const total = AbortSignal.timeout(opts.timeouts.totalMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, total]) : total;
   try {
-    const res = await request(node + req.path, {
-      dispatcher,
+    // dispatcher.request takes origin and path apart, so the path goes out byte for byte:
+    // the top-level request(url) runs it through WHATWG URL, which would resolve a `..` segment.
+    const base = new URL(node);
+    const res = await dispatcher.request({
+      origin: base.origin,
+      path: base.pathname.replace(/\/+$/, '') + req.path,
       method: req.method,
       headers: { ...opts.headers, ...req.headers },
       body: req.body ?? null,

@@ -48,8 +48,8 @@ function formatWithDecimals(v: number, decimals: number): string {
 /**
  * A formatter for one column: SIGNIFICANT significant digits for the column's largest value,
  * the same decimals for every value (so points line up), trailing zeros every value shares
- * dropped. A non-zero value too small to show at that precision is printed in exponent form
- * rather than as a misleading 0.
+ * dropped. A non-zero value too small to show at that precision gets its own digits
+ * (0.3, 1e-9) rather than a misleading 0.
  */
 export function columnFormatter(values: Iterable<number | null | undefined>): (v: number) => string {
   let maxAbs = 0;
@@ -70,7 +70,7 @@ export function columnFormatter(values: Iterable<number | null | undefined>): (v
   decimals = Math.min(decimals, needed);
   return (v) => {
     const text = formatWithDecimals(v, decimals);
-    return v !== 0 && Number.isFinite(v) && /^-?0(\.0*)?$/.test(text) ? exponent(v) : text;
+    return v !== 0 && Number.isFinite(v) && /^-?0(\.0*)?$/.test(text) ? formatNumber(v) : text;
   };
 }
 

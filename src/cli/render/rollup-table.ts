@@ -51,6 +51,7 @@ export function renderTable(columns: readonly TableColumn[], opts: TableOptions 
   });
   const rule = (l: string, m: string, r: string): string => border(l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r);
   const bar = border('│');
+  const SPACES = ' '.repeat(Math.max(0, ...widths));
   const out: string[] = [];
   out.push(rule('┌', '┬', '┐'));
   out.push(bar + columns.map((c, i) => ` ${head(pad(c.header, widths[i]!, c.align))} `).join(bar) + bar);
@@ -59,7 +60,9 @@ export function renderTable(columns: readonly TableColumn[], opts: TableOptions 
     let line = bar;
     for (let i = 0; i < columns.length; i++) {
       const c = columns[i]!;
-      const text = pad(c.cells[r] ?? '', widths[i]!, c.align);
+      const cell = c.cells[r] ?? '';
+      const gap = widths[i]! - cell.length;
+      const text = gap <= 0 ? cell : c.align === 'right' ? SPACES.slice(0, gap) + cell : cell + SPACES.slice(0, gap);
       line += ` ${c.paint ? c.paint(text, r) : text} ${bar}`;
     }
     out.push(line);

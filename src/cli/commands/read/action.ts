@@ -2,6 +2,7 @@ import {
   ENGINES,
   ROLLUP_TYPES,
   ROLLUP_TYPE_ALIASES,
+  UUID_RE,
   canonicalRollupType,
   formatSpan,
   type Engine,
@@ -35,7 +36,6 @@ import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from './span.js'
 
 const OUTPUTS = ['table', 'json', 'csv', 'chart'] as const;
 type Output = (typeof OUTPUTS)[number];
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY_MS = 86_400_000;
 
 export interface ReadPlan {
@@ -130,7 +130,7 @@ function describeStart(text: string | undefined, ms: number): string {
   return text === undefined ? String(ms) : JSON.stringify(text);
 }
 
-function describePlan(plan: ReadPlan): string {
+function describePlan(plan: ReadPlan): string[] {
   const q = plan.query;
   return [
     `check ${q.uuid}`,
@@ -139,20 +139,53 @@ function describePlan(plan: ReadPlan): string {
     `span ${formatSpan(q.spanMs)}${plan.spanChosen ? ' (auto)' : ''}`,
     `engine ${q.engine}`,
     `${describeTime(q.startMs)} → ${describeTime(q.endMs)}`,
-  ].join(' · ');
+  ];
 }
 
-function paintFor(enabled: boolean): Paint {
+/**
+ * The header as lines: one line for logs and pipes (easy to grep), wrapped at the ` · `
+ * separators to the terminal width on a TTY so it does not break mid-word.
+ */
+export function headerLines(parts: readonly string[], width: number | undefined): string[] {
+  if (!width) return [parts.join(' · ')];
+  const lines: string[] = [];
+  let line = '';
+  for (const part of parts) {
+    const next = line === '' ? part : `${line} · ${part}`;
+    if (line !== '' && [...next].length > width) {
+      lines.push(`${line} ·`);
+      line = `  ${part}`;
+    } else line = next;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+function logHeader(ctx: CliContext, parts: string[]): number {
+  const lines = headerLines(parts, ctx.stderr.isTTY ? ctx.stderr.columns ?? 80 : undefined);
+  for (const l of lines) ctx.log.info(l);
+  return lines.length;
+}
+
+/** Colours for tables, or none at all (no per-cell calls when colour is off). */
+function paintFor(enabled: boolean): Paint | undefined {
+  if (!enabled) return undefined;
   const c = painter(enabled);
   return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
 }
 
-function chartSize(ctx: CliContext): { width: number; height: number } {
+function paintOpt(ctx: CliContext): { paint?: Paint } {
+  const paint = paintFor(ctx.colour);
+  return paint ? { paint } : {};
+}
+
+function chartSize(ctx: CliContext, headerUsed: number): { width: number; height: number } {
   const tty = Boolean(ctx.stdout.isTTY);
   const cols = tty && ctx.stdout.columns ? ctx.stdout.columns : Number(ctx.env.COLUMNS) || 80;
   const rows = tty && ctx.stdout.rows ? ctx.stdout.rows : Number(ctx.env.LINES) || 24;
-  // Leave room for the header line on stderr and the shell prompt.
-  return { width: Math.max(30, cols), height: Math.max(8, Math.min(rows - 3, 40)) };
+  // Leave room for the header lines on stderr and the shell prompt, so the chart fits one screen.
+  // One column spare: a line that fills the last column makes some terminals wrap.
+  return { width: Math.max(30, cols - 1), height: Math.max(8, Math.min(rows - headerUsed - 1, 40)) };
 }
 
 async function write(ctx: CliContext, text: string): Promise<void> {
@@ -170,9 +203,9 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
       const node = plan.nodes[0]!;
       ctx.log.debug(`GET ${node}${NodeClient.rollupPath(plan.query)}`);
       const res = (await net.client(node).readRollup(plan.query, call)) as RollupResult<BucketValue>;
-      ctx.log.info(`node ${node} · ${describePlan(plan)} · ${res.points.length} rows`);
+      const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
       warnLimited(ctx, node, res, plan);
-      await renderSingle(res, plan, ctx);
+      await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0));
       return EXIT.ok;
     }
     return await runCompare(plan, ctx, net.client, call);
@@ -189,7 +222,7 @@ function warnLimited(ctx: CliContext, node: string, res: RollupResult<unknown>, 
   );
 }
 
-async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext): Promise<void> {
+async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext, headerUsed: number): Promise<void> {
   const spanMs = plan.query.spanMs;
   const all = plan.query.type === 'all';
   switch (plan.output) {
@@ -198,7 +231,7 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
     case 'csv':
       return write(ctx, gridCsv(gridOf(res.points, all), spanMs));
     case 'chart': {
-      const { width, height } = chartSize(ctx);
+      const { width, height } = chartSize(ctx, headerUsed);
       const c = painter(ctx.colour);
       const lines = renderChart(res.points as Array<{ timestampMs: number; value: number | null }>, {
         width,
@@ -216,7 +249,7 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
         return;
       }
       const grid = gridOf(res.points, all, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, { paint: paintFor(ctx.colour) }).join('\n')}\n`);
+      return write(ctx, `${gridTable(grid, spanMs, paintOpt(ctx)).join('\n')}\n`);
     }
   }
 }
@@ -232,7 +265,7 @@ async function runCompare(
     (c) => c.readRollup(plan.query, call) as Promise<RollupResult<BucketValue>>,
   );
   if (ctx.signal.aborted) return EXIT.interrupted;
-  ctx.log.info(`compare ${plan.nodes.length} nodes · ${describePlan(plan)}`);
+  logHeader(ctx, [`compare ${plan.nodes.length} nodes`, ...describePlan(plan)]);
   const series: NodeSeries[] = [];
   const nodes: Array<{ node: string; ok: boolean; error?: string; rows?: number; limited?: boolean }> = [];
   for (const o of outcomes) {
@@ -268,7 +301,7 @@ async function runCompare(
     default: {
       const headers = cmp.sources.map((s) => (s.member ? `${nodeLabel(s.node)} ${s.member}` : nodeLabel(s.node)));
       if (cmp.grid.timestampsMs.length > 0) {
-        await write(ctx, `${gridTable(cmp.grid, spanMs, { paint: paintFor(ctx.colour), headers, marks: cmp.differs }).join('\n')}\n`);
+        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...paintOpt(ctx), headers, marks: cmp.differs }).join('\n')}\n`);
       }
     }
   }

@@ -1,0 +1,108 @@
+// tsnode read: one year of 300 s buckets (105,120 rows) read and rendered end to end, spawning the
+// CLI with stdout to a file, against (a) a reference node holding the data and (b) a recording node
+// replaying a canned answer (network + parse + render only). Prints medians.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtempSync, openSync, closeSync, statSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { NodeClient, createAgent } from '../dist/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = join(here, '..', 'bin', 'tsnode.js');
+const U = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+const SPAN = 300;
+const ROWS = 105_120;
+const START = 1_700_000_100 - (1_700_000_100 % SPAN);
+const END = START + ROWS * SPAN;
+const RUNS = Number(process.env.RUNS ?? 5);
+const dir = mkdtempSync(join(tmpdir(), 'tsnode-read-bench-'));
+
+function startReferenceNode() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--memory', '--host', '127.0.0.1', '--port', '0', '--rollups', '300,1800,10800,86400'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = /listening on (http:\/\/\S+)/.exec(line);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.once('exit', (code) => reject(new Error(`node exited ${code}`)));
+  });
+}
+
+function startReplayNode(body) {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, server })));
+}
+
+function runToFile(args, file) {
+  return new Promise((resolve, reject) => {
+    const fd = openSync(file, 'w');
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => {
+      const ms = performance.now() - t0;
+      closeSync(fd);
+      if (code !== 0) reject(new Error(`exit ${code}: ${err}`));
+      else resolve(ms);
+    });
+  });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function measure(label, url, output) {
+  const file = join(dir, `out.${output}`);
+  const args = ['read', U, 'cpu', '--node', url, '--start', String(START), '--end', String(END), '--span', `${SPAN}s`, '--output', output, '--retries', '0'];
+  await runToFile(args, file); // warm-up (disk cache, JIT of the node)
+  const times = [];
+  for (let i = 0; i < RUNS; i++) times.push(await runToFile(args, file));
+  return { label, output, median: median(times), min: Math.min(...times), bytes: statSync(file).size };
+}
+
+const rows = [];
+const ref = await startReferenceNode();
+const agent = createAgent();
+try {
+  const client = new NodeClient(ref.url, { dispatcher: agent });
+  const t0 = performance.now();
+  for (let from = 0; from < ROWS; from += 20_000) {
+    const batch = [];
+    for (let i = from; i < Math.min(ROWS, from + 20_000); i++) {
+      if (i % 97 === 13) continue; // some empty buckets
+      batch.push({ metric: 'cpu', id: U, offset: START + i * SPAN, count: 5, value: 50 + 40 * Math.sin(i / 288) + (i % 7) * 0.1, stddev: 1.5, derivative: 0.01 * (i % 11), counter: i, derivative_stddev: 0, counter_stddev: 0 });
+    }
+    await client.writeNnt(batch);
+  }
+  console.log(`wrote ${ROWS} buckets to a reference node in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${RUNS} runs each after one warm-up\n`);
+  const res = await client.readRollup({ uuid: U, metric: 'cpu', startMs: START * 1000, endMs: END * 1000, spanMs: SPAN * 1000 });
+  if (res.points.length !== ROWS) throw new Error(`expected ${ROWS} rows, got ${res.points.length}`);
+  const canned = JSON.stringify(res.points.map((p) => [p.timestampMs / 1000, p.value]));
+  const replay = await startReplayNode(canned);
+  try {
+    for (const output of ['csv', 'table', 'json']) rows.push(await measure('reference node', ref.url, output));
+    for (const output of ['csv', 'table']) rows.push(await measure('replay node', replay.url, output));
+  } finally {
+    replay.server.close();
+  }
+} finally {
+  await agent.close();
+  ref.child.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+}
+
+console.log('| source | output | median ms | min ms | output bytes |');
+console.log('|---|---|---:|---:|---:|');
+for (const r of rows) console.log(`| ${r.label} | ${r.output} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${r.bytes} |`);
+const csv = rows.find((r) => r.label === 'reference node' && r.output === 'csv');
+console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);
