@@ -51,7 +51,7 @@ describe.skipIf(!existsSync(TMUX))('in a real terminal (tmux, 100x30)', () => {
 
     // Final tables rendered, each step's command shown, no timestamps on a terminal.
     expect(all).toMatch(/┌─+┬/);
-    expect(all).toContain('$ tsnode sweep --before 7d --types nnt,text,histogram --yes --nodes nodes.txt');
+    expect(all).toContain('$ tsnode sweep --before 7d --types nnt,text,histogram --yes --poll-interval 500ms --nodes nodes.txt');
     expect(all).toMatch(/── 9\/9/);
     expect(all).toMatch(/│ ok\s+│/);
     expect(all).toMatch(/^demo ok: 3\/3 nodes swept/m);

@@ -169,7 +169,8 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
     step = 'sweep';
     header(`Sweep: delete everything older than ${SWEEP_AGE}, all types, on every node (paced so you can watch)`);
     const sweepFrom = ctx.now();
-    await tsnode(step, ['sweep', '--before', SWEEP_AGE, '--types', 'nnt,text,histogram', '--yes', '--nodes', nodesFile]);
+    say('--poll-interval 500ms: check each node twice a second (default 2s), to watch it closely');
+    await tsnode(step, ['sweep', '--before', SWEEP_AGE, '--types', 'nnt,text,histogram', '--yes', '--poll-interval', '500ms', '--nodes', nodesFile]);
     const sweepTo = ctx.now();
 
     step = 'status';
