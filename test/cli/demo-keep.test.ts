@@ -70,4 +70,24 @@ describe('tsnode demo: interrupted, and --keep', () => {
     expect(down.stderr).toMatch(/stopped 3 of 3 nodes/);
     expect(processesMentioning(dir)).toEqual([]);
   }, 90_000);
+
+  it('a node dying mid-demo fails the step naming it, exits 1, and still cleans up', async () => {
+    const tmp = freshTmp();
+    const env = { ...process.env, CI: '1', TMPDIR: tmp, FORCE_COLOR: '0', NO_COLOR: '1' };
+    const child = spawn(process.execPath, [BIN, 'demo', '--days', '8', '--checks', '1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+    expect(await waitFor(() => stderr.includes('$ tsnode write'), 60_000)).toBe(true);
+    const pid = Number(/node 2 {2}http:\/\/\S+ {2}pid (\d+)/.exec(stderr)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(/node 2 \(http:\/\/\S+\) exited unexpectedly/);
+    expect(stderr).toMatch(/error: demo failed at step "[a-z ()]+": /);
+    expect(stderr).toMatch(/removed /);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(await waitFor(() => processesMentioning(tmp).length === 0, 5000)).toBe(true);
+  }, 90_000);
 });

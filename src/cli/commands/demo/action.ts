@@ -227,7 +227,8 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
       if (cluster) {
         const results = await cluster.stop({ graceMs: 3000 });
         ctx.log.info('');
-        ctx.log.info(`stopped ${results.length} node${results.length === 1 ? '' : 's'}: ${results.map((r) => describeStop(r).replace(/^node \d+ /, '')).join('; ')}`);
+        const stoppedCount = results.filter((r) => r.outcome !== 'gone').length;
+        ctx.log.info(`stopped ${stoppedCount === results.length ? '' : `${stoppedCount} of `}${results.length} node${results.length === 1 ? '' : 's'}: ${results.map((r) => describeStop(r).replace(/^node \d+ /, '')).join('; ')}`);
       }
       rmSync(dir, { recursive: true, force: true });
       ctx.log.info(`removed ${dir}`);
