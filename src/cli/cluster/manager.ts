@@ -373,6 +373,8 @@ export async function stopClusterDir(dirArg: string, opts: { graceMs?: number } 
   const dir = resolve(dirArg);
   const state = readClusterState(dir);
   if (!state) return { dir, found: false, nodes: [] };
+  // Removed first, so a foreground `cluster up` watching these nodes knows their exit was asked for.
+  rmSync(join(dir, CLUSTER_FILE), { force: true });
   const nodes = await Promise.all(
     state.nodes.map(async (n): Promise<StopResult> => {
       const ours = (): boolean => isOurNode(n.pid, n.dataDir);

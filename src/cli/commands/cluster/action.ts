@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ClusterError, startCluster, stopClusterDir, type StopResult } from '../../cluster/manager.js';
+import { CLUSTER_FILE, ClusterError, startCluster, stopClusterDir, type StopResult } from '../../cluster/manager.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -69,15 +70,19 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
       cluster.unexpectedExit,
       new Promise<undefined>((r) => (stop.signal.aborted ? r(undefined) : stop.signal.addEventListener('abort', () => r(undefined), { once: true }))),
     ]);
-    if (crash) {
+    // `tsnode cluster down` from another terminal removes cluster.json before it stops the nodes.
+    const downElsewhere = crash !== undefined && !existsSync(join(cluster.state.dir, CLUSTER_FILE));
+    if (downElsewhere) {
+      ctx.log.info('the cluster was stopped with `tsnode cluster down`; stopping what is left...');
+    } else if (crash) {
       ctx.log.error(`node ${crash.node.index} ${crash.node.url} exited on its own (${crash.code !== null ? `code ${crash.code}` : crash.signal}); stopping the others. Its log: ${crash.node.logFile}`);
     } else {
       ctx.log.info('stopping every node...');
     }
     const results = await cluster.stop();
-    for (const r of results) ctx.log.info(`  ${describeStop(r)}`);
+    for (const r of results) if (!(downElsewhere && r.outcome === 'gone')) ctx.log.info(`  ${describeStop(r)}`);
     ctx.log.info(`cluster stopped; data kept in ${cluster.state.dir} (${join(cluster.state.dir, 'node-*')})`);
-    return crash ? EXIT.failed : EXIT.ok;
+    return crash && !downElsewhere ? EXIT.failed : EXIT.ok;
   } finally {
     process.off('SIGTERM', onTerm);
     ctx.signal.removeEventListener('abort', onAbort);
