@@ -154,6 +154,24 @@ describe('tsnode cluster up/down', () => {
     expect(existsSync(join(dir, 'cluster.json'))).toBe(false);
   });
 
+  it('a foreground cluster stopped by `cluster down` from elsewhere exits 0 and says so', async () => {
+    const dir = freshDir();
+    const env = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' };
+    const child = spawn(process.execPath, [BIN, 'cluster', 'up', '--nodes', '2', '--base-port', '0', '--dir', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    expect(await waitFor(() => /Ctrl-C/.test(stderr), 20_000)).toBe(true);
+    const down = await runCli(['cluster', 'down', '--dir', dir]);
+    expect(down.code).toBe(0);
+    expect(down.stderr).toMatch(/stopped 2 of 2 nodes/);
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/stopped with `tsnode cluster down`/);
+    expect(stderr).not.toMatch(/exited on its own/);
+    expect(processesMentioning(dir)).toEqual([]);
+  });
+
   it('rejects a bad node count or port with exit 2 naming the flag', async () => {
     const a = await runCli(['cluster', 'up', '--nodes', 'three', '--dir', freshDir()]);
     expect(a.code).toBe(2);
