@@ -231,8 +231,23 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
   let reportExit: (e: { node: ClusterNode; code: number | null; signal: NodeJS.Signals | null }) => void = () => {};
   const unexpectedExit = new Promise<{ node: ClusterNode; code: number | null; signal: NodeJS.Signals | null }>((r) => (reportExit = r));
 
+  // Safety net for a foreground cluster: if this process exits without stop() (a second Ctrl-C,
+  // process.exit), still ask every node to stop. 'exit' handlers run synchronously; a signal is enough.
+  const onExit = (): void => {
+    for (const { node, child } of started) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      try {
+        process.kill(node.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  if (!detached) process.on('exit', onExit);
+
   const stopAll = async (graceMs?: number): Promise<StopResult[]> => {
     stopping = true;
+    process.off('exit', onExit);
     const results = await Promise.all(
       started.map(async ({ node, exited, child }) => ({
         index: node.index,

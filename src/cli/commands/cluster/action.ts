@@ -77,7 +77,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
     } else if (crash) {
       ctx.log.error(`node ${crash.node.index} ${crash.node.url} exited on its own (${crash.code !== null ? `code ${crash.code}` : crash.signal}); stopping the others. Its log: ${crash.node.logFile}`);
     } else {
-      ctx.log.info('stopping every node...');
+      ctx.log.info('stopping every node... (a second Ctrl-C exits at once; the nodes are still sent SIGTERM)');
     }
     const results = await cluster.stop();
     for (const r of results) if (!(downElsewhere && r.outcome === 'gone')) ctx.log.info(`  ${describeStop(r)}`);
