@@ -23,14 +23,17 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Aggregate, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import type { Aggregate, DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
-import type { RawRowArray, RollupRowArray, SeriesRef, Store } from './store.js';
+import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
 
-const SCHEMA_VERSION = '1';
+const SCHEMA_VERSION = '2';
+
+/** Bits of `series.kinds`: which data types a series has had written. */
+export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
 export const DB_FILE = 'tsnode.db';
 
 /** Why the store cannot open (bad data dir, locked, made with other rollups): a startup error. */
@@ -57,9 +60,11 @@ interface Newest {
   dirty: boolean;
 }
 
-interface PendingRecord {
-  rec: NntRecord;
-  replaced: boolean;
+/** One series' records of a write, by offset, and which of them replace stored ones. */
+interface SeriesBatch {
+  created: boolean;
+  recs: Map<number, NntRecord>;
+  replaced: Set<number> | null;
 }
 
 export class SqliteStore implements Store {
@@ -67,8 +72,8 @@ export class SqliteStore implements Store {
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
   readonly smallest: number;
-  /** uuid -> metric -> series id. */
-  private readonly seriesIds = new Map<string, Map<string, number>>();
+  /** uuid -> metric -> series id and the kinds of data it has (KIND_BIT). */
+  private readonly seriesIds = new Map<string, Map<string, { id: number; kinds: number }>>();
   /** Highest raw ts per series (lazily loaded): offsets above it cannot replace anything. */
   private readonly maxRawTs = new Map<number, number>();
   /** Per series, per span index: the newest bucket of each larger span (see newestBucket). */
@@ -76,6 +81,7 @@ export class SqliteStore implements Store {
   /** Series with a dirty newest bucket (mirrors the `pending` table). */
   private readonly pendingSeries = new Set<number>();
   private readonly flushTimer: NodeJS.Timeout;
+  private readonly columnStmts = new Map<string, Stmt>();
   private readonly s: Record<string, Stmt>;
 
   constructor(opts: SqliteStoreOptions) {
@@ -97,7 +103,12 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.pragma('cache_size = -65536');
-      this.db.pragma(`wal_autocheckpoint = ${process.env.TSNODE_WAL_CKPT ?? 1000}`);
+      // Checkpoint every 64 MiB of WAL instead of 4 MiB: a time-ordered ingest rewrites the same
+      // tail pages batch after batch, and a checkpoint copies each page once however often it
+      // changed. This took the commit from ~40% to ~25% of the ingest CPU. The WAL is truncated
+      // back to 64 MiB after each checkpoint.
+      this.db.pragma('wal_autocheckpoint = 16384');
+      this.db.pragma('journal_size_limit = 67108864');
       this.db.pragma('temp_store = MEMORY');
     } catch (err) {
       throw new StoreOpenError(`cannot open database ${file}: ${(err as Error).message}`);
@@ -188,6 +199,7 @@ export class SqliteStore implements Store {
         id INTEGER PRIMARY KEY,
         uuid TEXT NOT NULL,
         metric TEXT NOT NULL,
+        kinds INTEGER NOT NULL DEFAULT 0,
         UNIQUE (uuid, metric)
       );
       CREATE TABLE IF NOT EXISTS nnt_raw (
@@ -237,9 +249,10 @@ export class SqliteStore implements Store {
   private prepare(): Record<string, Stmt> {
     const p = (sql: string): Stmt => this.db.prepare(sql);
     return {
-      findSeries: p('SELECT id FROM series WHERE uuid = ? AND metric = ?').pluck(),
-      insertSeries: p('INSERT INTO series (uuid, metric) VALUES (?, ?)'),
-      listSeries: p('SELECT id, uuid, metric FROM series WHERE id > ? ORDER BY id LIMIT ?'),
+      findSeries: p('SELECT id, kinds FROM series WHERE uuid = ? AND metric = ?'),
+      insertSeries: p('INSERT INTO series (uuid, metric, kinds) VALUES (?, ?, ?)'),
+      addKind: p('UPDATE series SET kinds = kinds | ? WHERE id = ?'),
+      listSeries: p('SELECT id, uuid, metric FROM series WHERE id > ? AND (kinds & ?) != 0 ORDER BY id LIMIT ?'),
       maxRaw: p('SELECT max(ts) FROM nnt_raw WHERE series_id = ?').pluck(),
       rawTsInRange: p('SELECT ts FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts <= ?').pluck(),
       putRaw: p(
@@ -278,25 +291,35 @@ export class SqliteStore implements Store {
   }
 
   findSeries(uuid: string, metric: string): number | undefined {
+    return this.lookup(uuid, metric)?.id;
+  }
+
+  private lookup(uuid: string, metric: string): { id: number; kinds: number } | undefined {
     const cached = this.seriesIds.get(uuid)?.get(metric);
     if (cached !== undefined) return cached;
-    const id = this.s.findSeries!.get(uuid, metric) as number | undefined;
-    if (id !== undefined) this.remember(uuid, metric, id);
-    return id;
+    const row = this.s.findSeries!.get(uuid, metric) as { id: number; kinds: number } | undefined;
+    if (row !== undefined) this.remember(uuid, metric, row);
+    return row;
   }
 
-  private remember(uuid: string, metric: string, id: number): void {
+  private remember(uuid: string, metric: string, entry: { id: number; kinds: number }): void {
     let m = this.seriesIds.get(uuid);
     if (!m) this.seriesIds.set(uuid, (m = new Map()));
-    m.set(metric, id);
+    m.set(metric, entry);
   }
 
-  /** Finds or creates a series; `created` tells whether it is new (nothing to replace then). */
-  private seriesFor(uuid: string, metric: string): { id: number; created: boolean } {
-    const found = this.findSeries(uuid, metric);
-    if (found !== undefined) return { id: found, created: false };
-    const id = Number(this.s.insertSeries!.run(uuid, metric).lastInsertRowid);
-    this.remember(uuid, metric, id);
+  /** Finds or creates a series and notes the kind of data written to it; `created`: nothing to replace. */
+  private seriesFor(uuid: string, metric: string, kind: number): { id: number; created: boolean } {
+    const found = this.lookup(uuid, metric);
+    if (found !== undefined) {
+      if ((found.kinds & kind) === 0) {
+        this.s.addKind!.run(kind, found.id);
+        found.kinds |= kind;
+      }
+      return { id: found.id, created: false };
+    }
+    const id = Number(this.s.insertSeries!.run(uuid, metric, kind).lastInsertRowid);
+    this.remember(uuid, metric, { id, kinds: kind });
     return { id, created: true };
   }
 
@@ -320,18 +343,18 @@ export class SqliteStore implements Store {
 
   private writeNntTx(records: readonly NntRecord[]): void {
     // Group by series; a repeated (series, offset) in one request: the last one wins.
-    const bySeries = new Map<number, { created: boolean; recs: Map<number, PendingRecord> }>();
+    const bySeries = new Map<number, SeriesBatch>();
     for (const rec of records) {
-      const { id, created } = this.seriesFor(rec.id, rec.metric);
+      const { id, created } = this.seriesFor(rec.id, rec.metric, KIND_BIT.nnt);
       let g = bySeries.get(id);
-      if (!g) bySeries.set(id, (g = { created, recs: new Map() }));
-      g.recs.set(rec.offset, { rec, replaced: false });
+      if (!g) bySeries.set(id, (g = { created, recs: new Map(), replaced: null }));
+      g.recs.set(rec.offset, rec);
     }
     const putRaw = this.s.putRaw!;
     for (const [sid, g] of bySeries) {
-      this.markReplaced(sid, g.created, g.recs);
+      this.markReplaced(sid, g);
       let maxTs = this.maxRawTs.get(sid)!;
-      for (const { rec } of g.recs.values()) {
+      for (const rec of g.recs.values()) {
         let partsPeriod: number | null = null;
         let parts: Buffer | null = null;
         if (rec.parts) {
@@ -342,13 +365,13 @@ export class SqliteStore implements Store {
         if (rec.offset > maxTs) maxTs = rec.offset;
       }
       this.maxRawTs.set(sid, maxTs);
-      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g.created, g.recs);
+      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g);
     }
   }
 
-  /** Marks the records of one series that replace a stored record. */
-  private markReplaced(sid: number, created: boolean, recs: Map<number, PendingRecord>): void {
-    if (created) {
+  /** Notes the offsets of one series' batch that replace a stored record. */
+  private markReplaced(sid: number, g: SeriesBatch): void {
+    if (g.created) {
       this.maxRawTs.set(sid, -1);
       return;
     }
@@ -359,12 +382,10 @@ export class SqliteStore implements Store {
       this.maxRawTs.set(sid, known);
     }
     let min = Infinity;
-    for (const off of recs.keys()) if (off < min) min = off;
+    for (const off of g.recs.keys()) if (off < min) min = off;
     if (min > known) return; // pure append: nothing to replace
-    const existing = this.s.rawTsInRange!.all(sid, min, known) as number[];
-    for (const ts of existing) {
-      const p = recs.get(ts);
-      if (p) p.replaced = true;
+    for (const ts of this.s.rawTsInRange!.all(sid, min, known) as number[]) {
+      if (g.recs.has(ts)) (g.replaced ??= new Set()).add(ts);
     }
   }
 
@@ -390,50 +411,70 @@ export class SqliteStore implements Store {
     this.pendingSeries.add(sid);
   }
 
-  /** Merges one batch into the buckets of a larger span; buckets with a replaced record are recomputed from raw. */
-  private updateSpan(sid: number, spanIndex: number, created: boolean, recs: Map<number, PendingRecord>): void {
+  /**
+   * Merges one series' batch into the buckets of a larger span. Records usually arrive in time
+   * order, so runs of records in the same bucket are merged without a map; a bucket seen again
+   * later merges again (merging is associative). A bucket holding a replaced record is recomputed
+   * from raw (which already holds the whole batch) and then skipped for the rest of the batch.
+   */
+  private updateSpan(sid: number, spanIndex: number, g: SeriesBatch): void {
     const span = this.rollups[spanIndex]!;
-    const buckets = new Map<number, Agg | null>();
-    for (const { rec, replaced } of recs.values()) {
+    const newest = this.newestBucket(sid, spanIndex, g.created);
+    let recomputed = null as Set<number> | null; // (assigned in flush)
+    let runB = -1;
+    let run = null as Agg | null;
+    let recompute = false;
+    const flush = (): void => {
+      if (runB < 0) return;
+      if (recompute) (recomputed ??= new Set()).add(runB);
+      this.applyBucket(sid, spanIndex, span, newest, runB, recompute ? null : run);
+    };
+    for (const rec of g.recs.values()) {
       const b = rec.offset - (rec.offset % span);
-      const cur = buckets.get(b);
-      if (replaced || cur === null) {
-        buckets.set(b, null); // recompute
+      if (recomputed?.has(b)) continue;
+      const replaced = g.replaced?.has(rec.offset) ?? false;
+      if (b === runB) {
+        if (replaced) recompute = true;
+        else if (!recompute) mergeInto(run!, rec);
         continue;
       }
-      if (cur === undefined) buckets.set(b, mergeInto(emptyAgg(), rec));
-      else mergeInto(cur, rec);
+      flush();
+      runB = b;
+      recompute = replaced;
+      run = replaced ? null : mergeInto(emptyAgg(), rec);
     }
-    const newest = this.newestBucket(sid, spanIndex, created);
-    for (const [b, delta] of buckets) {
-      let agg: Agg;
-      if (delta === null) {
-        agg = emptyAgg();
-        for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
-      } else if (b > newest.ts) {
-        agg = delta;
-      } else if (b === newest.ts && newest.agg) {
-        agg = mergeInto(copyAgg(newest.agg), delta);
-      } else {
-        const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
-        agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
-      }
-      if (b < newest.ts) {
-        this.putAgg(sid, span, b, agg); // an older bucket: stored at once
-        continue;
-      }
-      if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
-      newest.ts = b;
-      newest.agg = agg;
-      newest.dirty = true;
-      this.markPending(sid);
+    flush();
+  }
+
+  /** Merges a delta into one bucket (null: recompute it from raw) and stores or caches the result. */
+  private applyBucket(sid: number, spanIndex: number, span: number, newest: Newest, b: number, delta: Agg | null): void {
+    let agg: Agg;
+    if (delta === null) {
+      agg = emptyAgg();
+      for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
+    } else if (b > newest.ts) {
+      agg = delta;
+    } else if (b === newest.ts && newest.agg) {
+      agg = mergeInto(copyAgg(newest.agg), delta);
+    } else {
+      const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
+      agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
     }
+    if (b < newest.ts) {
+      this.putAgg(sid, span, b, agg); // an older bucket: stored at once
+      return;
+    }
+    if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
+    newest.ts = b;
+    newest.agg = agg;
+    newest.dirty = true;
+    this.markPending(sid);
   }
 
   writeText(records: readonly TextRecord[]): number {
     if (records.length === 0) return 0;
     const run = this.db.transaction(() => {
-      for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric).id, r.offset, r.value);
+      for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric, KIND_BIT.text).id, r.offset, r.value);
     });
     try {
       run();
@@ -447,7 +488,7 @@ export class SqliteStore implements Store {
   writeHistogram(records: readonly HistogramRecord[]): number {
     if (records.length === 0) return 0;
     const run = this.db.transaction(() => {
-      for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric).id, r.period, r.offset, r.histogram);
+      for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric, KIND_BIT.histogram).id, r.period, r.offset, r.histogram);
     });
     try {
       run();
@@ -473,6 +514,28 @@ export class SqliteStore implements Store {
     return rows;
   }
 
+  rollupColumn(seriesId: number, span: number, member: StoredMember, fromTs: number, toTs: number): Array<[number, number]> {
+    const key = `${span === this.smallest ? 'raw' : 'rollup'}:${member}`;
+    let stmt = this.columnStmts.get(key);
+    if (!stmt) {
+      if (!(STORED_MEMBERS as readonly string[]).includes(member)) throw new Error(`not a stored member: ${member}`);
+      stmt =
+        span === this.smallest
+          ? this.db.prepare(`SELECT ts, ${member} FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts`).raw()
+          : this.db.prepare(`SELECT ts, ${member} FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts`).raw();
+      this.columnStmts.set(key, stmt);
+    }
+    const rows = (span === this.smallest ? stmt.all(seriesId, fromTs, toTs) : stmt.all(seriesId, span, fromTs, toTs)) as Array<[number, number]>;
+    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
+    if (span !== this.smallest && e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
+      const row: [number, number] = [e.ts, e.agg[member]];
+      const last = rows[rows.length - 1];
+      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
+      else rows.push(row);
+    }
+    return rows;
+  }
+
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[] {
     return this.s.rawRange!.all(seriesId, fromTs, toTs) as RawRowArray[];
   }
@@ -485,8 +548,8 @@ export class SqliteStore implements Store {
     return this.s.histogramRange!.all(seriesId, period, fromTs, toTs) as Array<[number, number, string]>;
   }
 
-  listSeries(afterId: number, limit: number): SeriesRef[] {
-    return this.s.listSeries!.all(afterId, limit) as SeriesRef[];
+  listSeries(afterId: number, limit: number, type: DataType): SeriesRef[] {
+    return this.s.listSeries!.all(afterId, KIND_BIT[type], limit) as SeriesRef[];
   }
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {

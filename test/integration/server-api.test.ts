@@ -207,6 +207,10 @@ describe('rollup read validation', () => {
     expectError(await call(url, 'GET', rollupPath(ok), { headers: { 'x-snowth-advisory-limit': 'lots' } }), 400, 'invalid_header');
   });
 
+  it('400 for a metric name over the protocol limit', async () => {
+    expectError(await call(url, 'GET', `/rollup/${UUID}/${'x'.repeat(4097)}?start_ts=0.000&end_ts=60.000&rollup_span=60s`), 400, 'bad_request', '4096');
+  });
+
   it('400 when a metric name is not correctly URL-encoded', async () => {
     expectError(await call(url, 'GET', `/rollup/${UUID}/100%?start_ts=0.000&end_ts=60.000&rollup_span=60s`), 400, 'bad_request', 'metric');
   });
@@ -225,7 +229,8 @@ describe('sweep delete validation', () => {
     [{ 'X-Service-Delete-Time': past, 'X-Service-Delete-Data-Types': 'nnt,metrics' }, 'metrics'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-Delete-Data-Types': 'nnt,,text' }, 'nnt, text, histogram'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '61' }, '61'],
-    [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '60,' }, 'NNT-Delete-Rollups'],
+    [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '60,' }, 'allowed: 60, 300'],
+    [{ 'X-Service-Delete-Time': past, 'X-Service-Histogram-Delete-Rollups': 'x' }, 'allowed: 60, 3600'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-NNT-Delete-Rollups': '3600' }, '60, 300'],
     [{ 'X-Service-Delete-Time': past, 'X-Service-Delete-Data-Types': 'histogram', 'X-Service-Histogram-Delete-Rollups': '300' }, '60, 3600'],
   ])('rejects %j', async (headers, mention) => {

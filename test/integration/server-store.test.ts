@@ -72,3 +72,18 @@ describe('SqliteStore write-back of the newest buckets', () => {
     raw.close();
   });
 });
+
+describe('SqliteStore series kinds', () => {
+  it('the sweeper walks only the series that have data of the type being swept', () => {
+    const s = new SqliteStore({ dataDir: null, rollups: [60], histogramRollups: [60] });
+    stores.push(s);
+    s.writeNnt([rec(0, 1, 1)]);
+    s.writeText([{ metric: 't', id: UUID, offset: 0, value: 'x' }]);
+    s.writeText([{ metric: 'm', id: UUID, offset: 0, value: 'y' }]);
+    s.writeHistogram([{ metric: 'h', id: UUID, offset: 0, period: 60, histogram: 'AAAA' }]);
+    const names = (type: 'nnt' | 'text' | 'histogram'): string[] => s.listSeries(0, 100, type).map((r) => r.metric);
+    expect(names('nnt')).toEqual(['m']);
+    expect(names('text')).toEqual(['m', 't']);
+    expect(names('histogram')).toEqual(['h']);
+  });
+});
