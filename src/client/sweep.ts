@@ -315,6 +315,10 @@ export async function startAndWait(
   };
   const limit = limiter(concurrency);
 
+  for (const s of opts.skipped ?? []) {
+    emit(s.node, 'skipped', { error: s.error?.detail ?? 'unreachable' });
+    results.set(s.node, { node: s.node, state: 'skipped', error: `unreachable at preflight: ${s.error?.detail ?? 'no answer'}` });
+  }
   const deadline = opts.timeoutMs !== undefined ? clock.now() + opts.timeoutMs : undefined;
   // Each node is a pipeline: its DELETE, then (as soon as that answers) its polls. DELETEs and polls
   // share one limiter, so at most `concurrency` requests are in flight across the cluster, and the
@@ -360,10 +364,6 @@ export async function startAndWait(
     results.set(r.node, { node: r.node, state: r.state, ...(error ? { error } : {}), seconds: seconds(r.node)!, ...(r.status ? { status: r.status } : {}) });
   };
   await Promise.all(clients.map(one));
-  for (const s of opts.skipped ?? []) {
-    emit(s.node, 'skipped', { error: s.error?.detail ?? 'unreachable' });
-    results.set(s.node, { node: s.node, state: 'skipped', error: `unreachable at preflight: ${s.error?.detail ?? 'no answer'}` });
-  }
   const nodes = [...clients.map((c) => results.get(c.url)!), ...(opts.skipped ?? []).map((s) => results.get(s.node)!)];
   return { request: req, nodes, summary: summarise(nodes), interrupted: Boolean(opts.signal?.aborted) };
 }

@@ -105,6 +105,27 @@ describe('tsnode sweep', () => {
     expect(await points(a.url)).toEqual({ old: false, new: true });
   });
 
+  it('with every node unreachable and --skip-unreachable, lists them all as skipped and exits 1', async () => {
+    const dead = await deadAddress();
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', dead, '--yes', '--skip-unreachable', ...FAST]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`${dead}\\s+│ nnt\\s+│ skipped │\\s+│ unreachable at preflight`));
+    expect(r.stderr).toMatch(/every node was unreachable: nothing was sent/);
+  });
+
+  it('a node that rejects the DELETE is failed with its own message; the others are done (exit 3)', async () => {
+    const odd = await startNode({ memory: true, rollups: [60, 120], histogramRollups: [60] });
+    await Promise.all([seed(a.url), seed(odd.url)]);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nnt-rollups', '120', '--nodes', `${a.url},${odd.url}`, '--yes', '--output', 'json', ...FAST]);
+    expect(r.code).toBe(3);
+    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
+    expect(doc.nodes[0]).toMatchObject({ node: a.url, state: 'failed', error: expect.stringMatching(/^HTTP 400: .*120/) });
+    expect(doc.nodes[1]).toMatchObject({ node: odd.url, state: 'done', error: null });
+    // a kept everything: its DELETE was refused, and never sent again
+    expect(await points(a.url)).toEqual({ old: true, new: true });
+    await odd.stop();
+  });
+
   it('refuses without a TTY and without --yes, sending nothing', async () => {
     await seed(a.url);
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', a.url, ...FAST]);
@@ -202,6 +223,19 @@ describe('sweeps in progress', () => {
     expect(r.stdout).toMatch(/interrupted/);
     expect(r.stderr).toMatch(/sweeps already started keep running/);
     expect(r.stderr).toContain(`tsnode status --nodes ${slow.url} --watch`);
+    expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
+    await client(slow.url).cancelSweep();
+  });
+
+  it('--timeout stops waiting with timed out (the sweep keeps running) and exits 1 when no node is done', async () => {
+    await seed(slow.url, 200);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', slow.url, '--yes', '--timeout', '500ms', '--output', 'json', ...FAST]);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as { nodes: { state: string; seconds: number }[]; summary: Record<string, number> };
+    expect(doc.nodes[0]!.state).toBe('timed_out');
+    expect(doc.nodes[0]!.seconds).toBeGreaterThanOrEqual(0.5);
+    expect(doc.summary.timed_out).toBe(1);
+    expect(r.stderr).toMatch(/watch them with: tsnode status/);
     expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
     await client(slow.url).cancelSweep();
   });

@@ -91,7 +91,7 @@ export class NodeProgress {
     const work = row.state === 'running' ? currentWork(row.status) : '';
     if (work) bits.push(`(${work})`);
     if (row.error) bits.push(`- ${row.error}`);
-    if (!ACTIVE.has(row.state) && row.state !== 'idle' && row.state !== 'busy' && row.state !== 'unreachable') bits.push(`after ${seconds(at - row.since, true)}`);
+    if (!ACTIVE.has(row.state) && !['idle', 'busy', 'unreachable', 'skipped'].includes(row.state)) bits.push(`after ${seconds(at - row.since, true)}`);
     return bits.join(' ');
   }
 

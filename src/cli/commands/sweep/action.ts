@@ -144,11 +144,9 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     }
     stopProgress();
 
-    // 3. Confirm.
-    if (send.length === 0) {
-      throw new UsageError('no node to sweep: every node was unreachable', 'check the node list and that the nodes are running', EXIT.failed);
-    }
-    if (!opts.yes) {
+    // 3. Confirm (nothing to confirm when every node was skipped: the table below says so, exit 1).
+    if (send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
+    else if (!opts.yes) {
       const answer = await askYesNo(ctx, `Delete ${what} on ${send.length} node${send.length === 1 ? '' : 's'}?`);
       if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${send.length} node(s)`);
       if (answer === 'interrupted') {
@@ -156,14 +154,30 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
         return EXIT.interrupted;
       }
       if (answer === 'no') throw new UsageError('sweep not confirmed: nothing was sent');
+      // A person may take minutes to answer: look again, so a sweep someone started meanwhile is not
+      // cancelled by ours without --force.
+      if (!opts.force) {
+        const again = await preflightSweep(
+          clients.filter((c) => send.includes(c.url)),
+          { concurrency: plan.concurrency, signal: ctx.signal },
+        ).catch(() => undefined);
+        if (ctx.signal.aborted) {
+          ctx.log.warn('interrupted: nothing was sent');
+          return EXIT.interrupted;
+        }
+        const busy = again?.busy ?? [];
+        if (busy.length) {
+          for (const b of busy) ctx.log.error(`${b.node} started sweeping ${b.running.join(',')} while you were answering`);
+          throw new UsageError('refusing to sweep: nothing was sent', 'use --force to cancel and replace running sweeps (or wait: tsnode status --watch)');
+        }
+      }
     }
 
     // 4 + 5. One DELETE per node, then wait.
     const sending = new Set(send);
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
-    ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
+    if (targets.length) ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
     const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)], { quiet: new Set<NodeSweepState>(['sending']) });
-    stopped = false;
     let result: ClusterSweepResult;
     try {
       result = await startAndWait(targets, plan.request, {
