@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { queryOf, startRecordingNode, type RecordingNode } from '../helpers/recording-node.js';
 import { parseCsv } from '../../src/cli/render/csv.js';
@@ -290,5 +291,57 @@ describe('tsnode read --compare', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/every node failed/);
     expect(JSON.parse(r.stdout).nodes).toHaveLength(2);
+  });
+  it('--type all compares every member, one column per node and member', async () => {
+    node.reply = { body: '[[1700000040,{"count":3,"value":1.5}],[1700000100,null]]' };
+    other.reply = { body: '[[1700000040,{"count":3,"value":1.5}],[1700000100,{"count":1,"value":0}]]' };
+    const r = await read(['cpu', ...range, '--compare', '--type', 'all', '--output', 'csv'], nodes());
+    expect(r.code).toBe(3);
+    const rows = parseCsv(r.stdout);
+    expect(rows[0]).toHaveLength(2 + 2 * 11 + 1);
+    expect(rows[0]![2]).toBe(`${node.url} count`);
+    expect(rows[0]![13]).toBe(`${other.url} count`);
+    expect(rows.slice(1).map((x) => x[x.length - 1])).toEqual(['false', 'true']);
+  });
+});
+
+describe('tsnode read: node selection', () => {
+  const range = ['--start', '1700000000', '--end', '1700000240', '--span', '60s'];
+  it('several nodes without --compare: reads the first, with a warning', async () => {
+    const r = await read(['cpu', ...range], ['--nodes', `${node.url},${other.url}`]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`warning: 2 nodes listed: reading from the first, ${node.url}`));
+    expect(node.requests).toHaveLength(1);
+    expect(other.requests).toHaveLength(0);
+  });
+  it('--node and --nodes together are refused', async () => {
+    const r = await read(['cpu', ...range, '--nodes', other.url]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--node and --nodes both given/);
+    expect(node.requests).toHaveLength(0);
+  });
+});
+
+describe('tsnode read: Ctrl-C', () => {
+  it('while the node is still answering: exit 130 with a note, nothing on stdout', async () => {
+    node.reply = { body: '[[1700000040,1]]', delayMs: 20_000 };
+    const child = spawn(process.execPath, [BIN, 'read', U, 'cpu', '--node', node.url, '--start', '1700000000', '--end', '1700000240'], {
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (node.requests.length === 0) {
+      if (Date.now() > deadline) throw new Error('the request never arrived');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/interrupted: the read was cancelled/);
   });
 });

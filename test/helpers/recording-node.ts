@@ -11,6 +11,8 @@ export interface Reply {
   status?: number;
   headers?: Record<string, string>;
   body: string;
+  /** Answer this much later (to test cancellation while a request is in flight). */
+  delayMs?: number;
 }
 
 export interface RecordingNode {
@@ -30,7 +32,11 @@ export async function startRecordingNode(reply: RecordingNode['reply'] = { body:
     url: '',
     requests: [],
     reply,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server: Server = createServer((req, res) => {
     req.resume();
@@ -38,8 +44,15 @@ export async function startRecordingNode(reply: RecordingNode['reply'] = { body:
       const rec: Recorded = { method: req.method ?? '', rawUrl: req.url ?? '', headers: req.headers };
       node.requests.push(rec);
       const r = typeof node.reply === 'function' ? node.reply(rec) : node.reply;
-      res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
-      res.end(r.body);
+      const answer = (): void => {
+        if (res.destroyed) return;
+        res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
+        res.end(r.body);
+      };
+      if (r.delayMs) {
+        const timer = setTimeout(answer, r.delayMs);
+        res.on('close', () => clearTimeout(timer));
+      } else answer();
     });
   });
   server.keepAliveTimeout = 100;

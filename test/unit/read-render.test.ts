@@ -6,6 +6,7 @@ import { axisTime, plotColumns, renderChart } from '../../src/cli/render/chart.j
 import { bucketTime, compareSeries, gridCsv, gridJson, gridOf, gridTable } from '../../src/cli/render/rollup.js';
 import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from '../../src/cli/commands/read/span.js';
 import { UsageError } from '../../src/cli/errors.js';
+import { headerLines } from '../../src/cli/commands/read/action.js';
 
 describe('number formatting', () => {
   it('hides float noise and keeps about six significant digits', () => {
@@ -225,5 +226,15 @@ describe('rollup grids', () => {
     expect(table.split('\n')[3]).not.toContain('*');
     expect(table.split('\n')[4]).toContain('*');
     expect(compareSeries([a, a], false).differing).toBe(0);
+  });
+});
+
+describe('header lines', () => {
+  const parts = ['node http://127.0.0.1:8112', 'check 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'metric "cpu"', 'type average', '12 rows'];
+  it('one line off a terminal, wrapped at separators on one', () => {
+    expect(headerLines(parts, undefined)).toEqual([parts.join(' · ')]);
+    const lines = headerLines(parts, 60);
+    expect(lines).toEqual(['node http://127.0.0.1:8112 ·', '  check 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f ·', '  metric "cpu" · type average · 12 rows']);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(60);
   });
 });

@@ -105,23 +105,35 @@ function jsonValue(v: Cell | undefined): string {
 
 /** RFC 4180 CSV with a header row `timestamp,time,<columns>`; empty cell for null. */
 export function gridCsv(grid: Grid, spanMs: number, extra?: { header: string; cells: string[] }): string {
+  return [...gridCsvChunks(grid, spanMs, extra)].join('');
+}
+
+/**
+ * The same CSV in pieces of `chunkRows` rows, so a caller can write as it renders: each piece
+ * is garbage as soon as it is written, instead of 105,120 row strings living until one join.
+ */
+export function* gridCsvChunks(grid: Grid, spanMs: number, extra?: { header: string; cells: string[] }, chunkRows = 4096): Generator<string> {
   const head = ['timestamp', 'time', ...grid.columns.map((c) => c.key)];
   if (extra) head.push(extra.header);
-  const out: string[] = new Array<string>(grid.timestampsMs.length + 1);
-  out[0] = csvRow(head);
+  yield csvRow(head);
   const cols = grid.columns;
+  let chunk = '';
   for (let r = 0; r < grid.timestampsMs.length; r++) {
     const t = grid.timestampsMs[r]!;
     // Numbers and ISO times never need quoting; only headers and extra cells go through csvField.
-    let line = `${secondsFromMs(t)},${bucketTime(t, spanMs)}`;
+    chunk += `${secondsFromMs(t)},${bucketTime(t, spanMs)}`;
     for (let k = 0; k < cols.length; k++) {
       const v = cols[k]!.values[r];
-      line += v === null || v === undefined ? ',' : `,${String(v)}`;
+      chunk += v === null || v === undefined ? ',' : `,${String(v)}`;
     }
-    if (extra) line += `,${csvField(extra.cells[r])}`;
-    out[r + 1] = `${line}\r\n`;
+    if (extra) chunk += `,${csvField(extra.cells[r])}`;
+    chunk += '\r\n';
+    if ((r + 1) % chunkRows === 0) {
+      yield chunk;
+      chunk = '';
+    }
   }
-  return out.join('');
+  if (chunk !== '') yield chunk;
 }
 
 export interface NodeSeries {

@@ -23,6 +23,7 @@ import {
   compareSeries,
   comparisonJson,
   gridCsv,
+  gridCsvChunks,
   gridJson,
   gridOf,
   gridTable,
@@ -150,13 +151,15 @@ export function headerLines(parts: readonly string[], width: number | undefined)
   if (!width) return [parts.join(' · ')];
   const lines: string[] = [];
   let line = '';
-  for (const part of parts) {
+  parts.forEach((part, i) => {
     const next = line === '' ? part : `${line} · ${part}`;
-    if (line !== '' && [...next].length > width) {
+    // Every line but the last ends in ` ·`: keep room for it.
+    const room = i === parts.length - 1 ? width : width - 2;
+    if (line !== '' && [...next].length > room) {
       lines.push(`${line} ·`);
       line = `  ${part}`;
     } else line = next;
-  }
+  });
   if (line !== '') lines.push(line);
   return lines;
 }
@@ -209,6 +212,13 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
       return EXIT.ok;
     }
     return await runCompare(plan, ctx, net.client, call);
+  } catch (err) {
+    // Ctrl-C: a read changes nothing, so there is nothing to resume; say so and exit 130.
+    if (ctx.signal.aborted) {
+      ctx.log.warn('interrupted: the read was cancelled, nothing was printed');
+      return EXIT.interrupted;
+    }
+    throw err;
   } finally {
     await net.close();
   }
@@ -229,7 +239,8 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
     case 'json':
       return write(ctx, gridJson(gridOf(res.points, all), spanMs));
     case 'csv':
-      return write(ctx, gridCsv(gridOf(res.points, all), spanMs));
+      for (const chunk of gridCsvChunks(gridOf(res.points, all), spanMs)) await write(ctx, chunk);
+      return;
     case 'chart': {
       const { width, height } = chartSize(ctx, headerUsed);
       const c = painter(ctx.colour);
