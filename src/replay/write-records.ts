@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
@@ -93,7 +93,13 @@ export interface InputReport {
   position: Position;
 }
 
-export type StopReason = 'done' | 'strict' | 'max-errors' | 'interrupted' | 'input-error';
+/**
+ * Why the run ended: `done` (every input read to its end), `strict` (invalid records, nothing sent),
+ * `max-errors`, `interrupted` (signal), `input-error` (an input unreadable part-way), `nodes-down`
+ * (a batch failed on every node: the run stops rather than pour the rest of the input into the
+ * rejects file; resume once the nodes are back).
+ */
+export type StopReason = 'done' | 'strict' | 'max-errors' | 'interrupted' | 'input-error' | 'nodes-down';
 
 export interface ReplayResult {
   stopped: StopReason;
@@ -324,6 +330,9 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   // Saved position per input.
   const statePath = dryRun ? undefined : options.statePath;
   let saved: ReplayState | undefined;
+  if (statePath !== undefined && !options.resume && existsSync(statePath)) {
+    emit({ type: 'warning', message: `${statePath} holds the position of an earlier run; starting over (pass --resume to continue it instead)` });
+  }
   if (statePath !== undefined && options.resume) {
     saved = loadState(statePath);
     if (saved === undefined) emit({ type: 'warning', message: `no state file at ${statePath}: starting from the beginning` });
@@ -457,23 +466,25 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     const slice: Slice = { body: batch.body, count: batch.count, records: batch.records, lines: batch.lines };
     if (to === 'all') {
       const results = await Promise.all(
-        options.clients.map(async (_, i) => {
+        options.clients.map(async (_, i): Promise<number | 'failed' | 'interrupted'> => {
           try {
             const w = await sendTo(i, slice, batch.source);
             nodes[i]!.batches++;
             nodes[i]!.records += w;
             return w;
           } catch (err) {
-            if (signal?.aborted) return false;
+            if (signal?.aborted) return 'interrupted';
             failBatch(batch, i, err);
-            return 0;
+            return 'failed';
           }
         }),
       );
-      if (results.includes(false)) return false;
+      if (results.includes('interrupted')) return false;
+      // This batch failed on every node: stop reading (see StopReason).
+      if (results.every((w) => w === 'failed')) stop ??= 'nodes-down';
       counters.batches++;
       // Written means written everywhere: the least any node took.
-      counters.written += Math.min(...(results as number[]));
+      counters.written += Math.min(...results.map((w) => (typeof w === 'number' ? w : 0)));
       return true;
     }
     const tried = new Set<number>();
@@ -500,6 +511,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       }
     }
     failBatch(batch, lastNode, lastErr);
+    stop ??= 'nodes-down';
     return true;
   };
 
@@ -527,7 +539,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       return;
     }
     while (running.size >= concurrency) await Promise.race(running);
-    if (signal?.aborted) return;
+    // Nodes all failing or a signal: this batch stays unsent and unacknowledged (a resume sends it).
+    if (signal?.aborted || stop === 'nodes-down') return;
     if (limiter && batch.count > 0) {
       try {
         await limiter.take(batch.count, signal);

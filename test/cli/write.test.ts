@@ -9,7 +9,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
 import { BIN, runCli } from '../helpers/cli.js';
-import { startNode, startNodes, stopAllNodes } from '../helpers/nodes.js';
+import { deadAddress, startNode, startNodes, stopAllNodes } from '../helpers/nodes.js';
 
 const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 const dispatcher = new Agent();
@@ -244,5 +244,24 @@ describe('tsnode write: faults', () => {
       proxy.closeAllConnections();
       await new Promise((res) => proxy.close(res));
     }
+  });
+
+  it('every node down: stops after the first failed batch (exit 1), which goes to the rejects file; --resume finishes', async () => {
+    const dead = await deadAddress();
+    const f = recordsFile('down.ndjson', 'down', 50, 'ndjson');
+    const r = await runCli(['write', f, '--node', dead, '--batch-size', '10', '--concurrency', '1', '--retries', '0']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('stopped: a batch failed on every node after retries');
+    expect(r.stdout).toContain(`to continue: tsnode write ${f} --node ${dead} --batch-size 10 --concurrency 1 --retries 0 --resume`);
+    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rejects.map((l) => l.record)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(rejects[0].error).toMatch(/^not written: .*connection refused/);
+    const node = await startNode({ memory: true });
+    const again = await runCli(['write', f, '--node', node.url, '--resume', '--output', 'json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ read: 40, written: 40, inputs: [{ skipped: 10 }] });
+    const back = await runCli(['write', `${f}.rejects.ndjson`, '--node', node.url]);
+    expect(back.code).toBe(0);
+    expect(await offsetsOn(node.url, 'down', 50)).toEqual(every(50));
   });
 });

@@ -190,6 +190,8 @@ function exitCodeOf(r: ReplayResult): ExitCode {
       return EXIT.usage;
     case 'max-errors':
       return EXIT.partial;
+    case 'nodes-down':
+      return r.written === 0 ? EXIT.failed : EXIT.partial;
     case 'done':
       if (r.dryRun) return r.rejected > 0 ? EXIT.partial : EXIT.ok;
       if (r.failedBatches > 0 && r.written === 0) return EXIT.failed;
@@ -202,7 +204,7 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
   const rate = r.seconds > 0 ? Math.round(r.read / r.seconds) : r.read;
   const invalid = r.rejected - r.rejectedByNode - r.failedRecords;
   const resumeHint =
-    r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error') ? `to continue: ${resumeCommand()} (state: ${r.statePath})` : undefined;
+    r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error' || r.stopped === 'nodes-down') ? `to continue: ${resumeCommand()} (state: ${r.statePath})` : undefined;
   if (opts.output === 'json') {
     const doc: Record<string, unknown> = {
       status: r.stopped,
@@ -251,6 +253,7 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
     if (ctx.verbose) out.push(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
     if (r.stopped === 'strict') out.push(paint.red(`--strict: ${n(r.rejected)} invalid record(s), nothing was sent`));
     if (r.stopped === 'max-errors') out.push(paint.red(`stopped: more than ${opts.maxErrors} records rejected`));
+    if (r.stopped === 'nodes-down') out.push(paint.red(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`));
     if (r.stopped === 'interrupted') out.push(paint.yellow('interrupted: acknowledged records are saved'));
     if (r.inputError) out.push(paint.red(`stopped: ${r.inputError.message}`));
     if (resumeHint) out.push(resumeHint);
