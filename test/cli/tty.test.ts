@@ -28,7 +28,7 @@ describe.skipIf(!existsSync(TMUX))('in a real terminal (tmux, 100x30)', () => {
     const demoTmp = join(tmp, 't');
     execFileSync('mkdir', ['-p', demoTmp]);
     // A real TTY session: no CI, colour allowed (capture-pane strips it), TMPDIR ours.
-    const inner = `TMPDIR=${demoTmp} ${process.execPath} ${BIN} demo --checks 1 --days 8 --pace 250; echo $? > ${codeFile}; sleep 600`;
+    const inner = `TMPDIR=${demoTmp} ${process.execPath} ${BIN} demo --checks 1 --days 8 --pace 700; echo $? > ${codeFile}; sleep 600`;
     const env = { ...process.env };
     for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES']) delete env[k];
     execFileSync(TMUX, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', 'demo', 'sh', '-c', inner], { env });

@@ -17,7 +17,7 @@ export function declareDemo(program: Command, runner: Runner): void {
     .description('start a local 3-node cluster, replay two weeks of data, read it, sweep the old week away with live progress, and clean up')
     .option('--keep', 'leave the cluster and its data running at the end (prints how to use and stop it)', false)
     .addOption(new Option('--nodes <n>', 'how many nodes').default('3'))
-    .addOption(new Option('--pace <ms>', 'sweep pace of each node: pause after each series a sweep handles, so progress is visible').default('100'))
+    .addOption(new Option('--pace <ms>', 'sweep pace of each node: pause after each series a sweep handles, so progress is visible').default('250'))
     .addOption(new Option('--days <n>', 'days of data').default('14').hideHelp())
     .addOption(new Option('--checks <n>', 'checks (UUIDs) in the data set, 1-3').default('3').hideHelp())
     .addHelpText(
