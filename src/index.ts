@@ -47,3 +47,5 @@ export {
   type ClusterSweepOptions,
   type StartOptions,
 } from './client/sweep.js';
+export * from './records/index.js';
+export * from './replay/index.js';

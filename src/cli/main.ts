@@ -23,11 +23,14 @@ export function buildProgram(runner: Runner): Command {
       'after',
       `
 Examples:
+  $ tsnode demo                                      the whole job on a throw-away 3-node local cluster
+  $ tsnode cluster up --detach                       3 local nodes on 8112-8114 (tsnode cluster down stops them)
   $ tsnode serve --port 8112                         run a local reference node
   $ tsnode status --nodes nodes.txt                  sweep status of every node
   $ tsnode sweep --before 90d --types nnt,histogram  delete data older than 90 days on every node
   $ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 6h
   $ tsnode write records.ndjson --nodes nodes.txt    replay records, with rejects and resume
+  $ source <(tsnode completion bash)                 tab completion (bash or zsh)
 
 ${EXIT_CODES_HELP}`,
     );

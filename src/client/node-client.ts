@@ -53,6 +53,8 @@ export interface NodeClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /** Told about this call's retries (in addition to the client-wide `onRetry`), e.g. to count them per batch. */
+  onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
 }
 
 export interface RollupPoint<V> {
@@ -83,6 +85,15 @@ export class NodeClient {
     const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const o = this.opts;
+    const clientWide = this.opts.onRetry;
+    const perCall = call.onRetry;
+    const onRetry =
+      clientWide && perCall
+        ? (err: NodeRequestError, attempt: number, delayMs: number) => {
+            clientWide(err, attempt, delayMs);
+            perCall(err, attempt, delayMs);
+          }
+        : (clientWide ?? perCall);
     return withRetry(
       () =>
         send(o.dispatcher, this.url, req, {
@@ -93,7 +104,7 @@ export class NodeClient {
           ...(o.onRequest ? { onRequest: o.onRequest } : {}),
         }),
       retry,
-      { ...(signal ? { signal } : {}), ...(o.onRetry ? { onRetry: o.onRetry } : {}) },
+      { ...(signal ? { signal } : {}), ...(onRetry ? { onRetry } : {}) },
     );
   }
 
@@ -180,10 +191,10 @@ export class NodeClient {
   }
 
   /**
-   * Writes numeric records. `body` may be the records or an already serialised JSON array
-   * (the replay path serialises once). Retried: a rewrite of the same id/metric/offset replaces.
+   * Writes numeric records. `body` may be the records or an already serialised JSON array,
+   * as a string or UTF-8 bytes (the replay path serialises once, straight into bytes). Retried: a rewrite of the same id/metric/offset replaces.
    */
-  async writeNnt(body: readonly NntRecord[] | string, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
+  async writeNnt(body: readonly NntRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
     return this.write('/write/nnt', body, call);
   }
 
@@ -195,15 +206,43 @@ export class NodeClient {
     return this.write('/histogram/write', body, call);
   }
 
-  private async write(path: string, body: readonly unknown[] | string, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
+  /**
+   * Reads text records back (reference-node extension, `GET /read/<start>/<end>/<uuid>/<metric>`):
+   * `[offset seconds, value]` pairs, start inclusive, end exclusive. Times in epoch ms, whole seconds sent.
+   */
+  async readText(q: { uuid: string; metric: string; startMs: number; endMs: number }, call: CallOptions = {}): Promise<Array<[number, string]>> {
+    const path = `/read/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
+    const res = await this.call({ method: 'GET', path }, call);
+    return this.parse(res, textRows, 'text read');
+  }
+
+  /** Reads histogram records back (reference-node extension, `GET /histogram/<start>/<end>/<period>/<uuid>/<metric>`). */
+  async readHistogram(
+    q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number },
+    call: CallOptions = {},
+  ): Promise<Array<[number, number, string]>> {
+    const path = `/histogram/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
+    const res = await this.call({ method: 'GET', path }, call);
+    return this.parse(res, histogramRows, 'histogram read');
+  }
+
+  private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
     const res = await this.call(
-      { method: call.method ?? 'POST', path, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) },
+      {
+        method: call.method ?? 'POST',
+        path,
+        headers: { 'content-type': 'application/json' },
+        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+      },
       call,
     );
     const json = this.parse(res, recordsAck, 'write');
     return { records: json.records };
   }
 }
+
+const textRows = z.array(z.tuple([z.number(), z.string()]));
+const histogramRows = z.array(z.tuple([z.number(), z.number(), z.string()]));
 
 /**
  * One path segment, percent-encoded. `.` and `..` are encoded too (`%2E`), so no client, proxy

@@ -1,9 +1,22 @@
 import type { Command } from 'commander';
 import type { Runner } from '../action.js';
+import { declareCluster } from './cluster/command.js';
+import { declareCompletion } from './completion/command.js';
+import { declareDemo } from './demo/command.js';
+import { declareRead } from './read/command.js';
 import { serveCommand } from './serve/command.js';
 import { declareStatus } from './status/command.js';
 import { declareSweep } from './sweep/command.js';
-import { declareRead } from './read/command.js';
+import { declareWrite } from './write/command.js';
 
 /** Every command's declaration, in help order. Each declaration lazy-loads its action. */
-export const commands: Array<(program: Command, runner: Runner) => void> = [serveCommand, declareSweep, declareStatus, declareRead];
+export const commands: Array<(program: Command, runner: Runner) => void> = [
+  serveCommand,
+  declareWrite,
+  declareRead,
+  declareSweep,
+  declareStatus,
+  declareCluster,
+  declareDemo,
+  declareCompletion,
+];

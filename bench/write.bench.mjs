@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+// tsnode write: end-to-end replay speed and client memory, against the naive peer (a curl loop
+// over pre-split batch files) and the node's own ingest ceiling (pre-serialised bodies posted
+// with no client work). Every method writes the same 1,000,000 records into a fresh reference
+// node (its own process, SQLite on disk) so none of them pays for replacing another's rows.
+//
+//   npm run bench -- write            (RECORDS=200000 for a quicker run)
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = join(here, '..', 'bin', 'tsnode.js');
+const N = Number(process.env.RECORDS ?? 1_000_000);
+const BATCH = 5000;
+const tmp = mkdtempSync(join(tmpdir(), 'tsnode-bench-write-'));
+
+function line(i) {
+  // 50 checks x 20 metrics x N/1000 offsets: every (id, metric, offset) distinct.
+  const id = `3f2a9c1e-0b7d-4c55-9a0e-${String(i % 50).padStart(12, '0')}`;
+  return JSON.stringify({ metric: `cpu.${(i / 50 | 0) % 20}`, id, offset: 1_700_000_040 + 60 * Math.floor(i / 1000), count: 1 + (i % 5), value: i * 0.5, derivative: 0.25, counter: 3, stddev: 0.5 });
+}
+
+async function generate() {
+  const file = join(tmp, 'records.ndjson');
+  const out = createWriteStream(file);
+  let buf = '';
+  for (let i = 0; i < N; i++) {
+    buf += line(i) + '\n';
+    if (buf.length > 1 << 20) {
+      if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+      buf = '';
+    }
+  }
+  await new Promise((r) => out.end(buf, r));
+  // The naive peer's input: the same records pre-split into 5,000-record JSON array files.
+  const batches = join(tmp, 'batches');
+  mkdirSync(batches);
+  for (let b = 0; b * BATCH < N; b++) {
+    const parts = [];
+    for (let i = b * BATCH; i < Math.min(N, (b + 1) * BATCH); i++) parts.push(line(i));
+    writeFileSync(join(batches, `b${String(b).padStart(5, '0')}.json`), `[${parts.join(',')}]`);
+  }
+  return { file, batches };
+}
+
+async function startNode(name) {
+  const dataDir = join(tmp, name);
+  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      const m = /listening on (http:\/\/\S+)/.exec(l);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (c) => reject(new Error(`node exited ${c}`)));
+  });
+  return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function timed(fn) {
+  const t = process.hrtime.bigint();
+  const extra = await fn();
+  return { seconds: Number(process.hrtime.bigint() - t) / 1e9, ...extra };
+}
+
+const { file, batches } = await generate();
+const files = readdirSync(batches).sort().map((f) => join(batches, f));
+const sizeMiB = (readFileSync(file).length / 1024 / 1024).toFixed(0);
+const rows = [];
+
+try {
+  // 1. tsnode write, end to end (its own process, like a user runs it).
+  {
+    const node = await startNode('node-tsnode');
+    const r = await timed(async () => {
+      const p = spawnSync(process.execPath, [BIN, '--verbose', 'write', file, '--node', node.url, '--output', 'json', '--concurrency', '4'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+      if (p.status !== 0) throw new Error(`tsnode write exited ${p.status}: ${p.stderr}`);
+      const doc = JSON.parse(p.stdout);
+      if (doc.written !== N) throw new Error(`tsnode wrote ${doc.written} of ${N}`);
+      return { rss: doc.maxRssBytes };
+    });
+    rows.push({ method: 'tsnode write (NDJSON file, 4 in flight)', ...r });
+    await node.stop();
+  }
+  // 2. The naive peer: one curl per pre-split batch file, in a shell loop.
+  {
+    const node = await startNode('node-curl');
+    const list = join(tmp, 'list.txt');
+    writeFileSync(list, files.join('\n') + '\n');
+    const r = await timed(async () => {
+      const p = spawnSync('sh', ['-c', `while read f; do curl -sS -f -o /dev/null -H 'content-type: application/json' --data-binary @"$f" "${node.url}/write/nnt" || exit 1; done < "${list}"`], { stdio: 'inherit' });
+      if (p.status !== 0) throw new Error('curl loop failed');
+      return {};
+    });
+    rows.push({ method: 'curl --data-binary loop (pre-split files)', ...r });
+    await node.stop();
+  }
+  // 3. The node's ceiling: bodies already in memory, posted 4 at a time, no client work at all.
+  {
+    const node = await startNode('node-ceiling');
+    const bodies = files.map((f) => readFileSync(f, 'utf8'));
+    const agent = new Agent({ connections: 8 });
+    let retries = 0;
+    const r = await timed(async () => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (next < bodies.length) {
+            const body = bodies[next++];
+            for (let attempt = 0; ; attempt++) {
+              try {
+                const res = await request(`${node.url}/write/nnt`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+                await res.body.text();
+                if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+                break;
+              } catch (err) {
+                // A loaded node may drop a kept-alive socket; the write is idempotent, so resend.
+                if (attempt >= 3) throw err;
+                retries++;
+              }
+            }
+          }
+        }),
+      );
+      return { note: retries ? `${retries} resends` : '' };
+    });
+    await agent.close();
+    rows.push({ method: 'node ingest ceiling (pre-serialised, 4 in flight)', ...r });
+    await node.stop();
+  }
+  // 4. tsnode write into a sink that answers at once without storing: the client's own ceiling
+  //    (read, split, validate, serialise, HTTP), with no database behind it.
+  {
+    const { createServer } = await import('node:http');
+    let received = 0;
+    const sink = createServer((req, res) => {
+      req.on('data', (d) => (received += d.length));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"records":0}'));
+    });
+    await new Promise((r) => sink.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${sink.address().port}`;
+    const r = await timed(async () => {
+      // Not spawnSync: the sink lives in this process and must keep answering.
+      const p = await new Promise((resolve) => {
+        const c = spawn(process.execPath, [BIN, '--verbose', 'write', file, '--node', url, '--output', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        c.stdout.on('data', (d) => (stdout += d));
+        c.stderr.on('data', (d) => (stderr += d));
+        c.on('close', (status) => resolve({ status, stdout, stderr }));
+      });
+      if (p.status !== 0) throw new Error(`tsnode write (sink) exited ${p.status}: ${p.stderr}`);
+      return { rss: JSON.parse(p.stdout).maxRssBytes, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
+    });
+    sink.close();
+    rows.push({ method: 'tsnode write into a sink (no database: client ceiling)', ...r });
+  }
+  // 5. Where the client's time goes: read + split + validate + batch, nothing sent.
+  {
+    const runs = [];
+    let rss = 0;
+    for (let k = 0; k < 3; k++) {
+      const r = await timed(async () => {
+        const p = spawnSync(process.execPath, [BIN, '--verbose', 'write', file, '--node', 'http://127.0.0.1:9', '--dry-run', '--output', 'json'], { encoding: 'utf8' });
+        return { rss: JSON.parse(p.stdout).maxRssBytes };
+      });
+      runs.push(r.seconds);
+      rss = Math.max(rss, r.rss);
+    }
+    rows.push({ method: 'client only: tsnode write --dry-run (median of 3)', seconds: median(runs), rss });
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+const curl = rows.find((r) => r.method.startsWith('curl'));
+console.log(`${N.toLocaleString('en-US')} records, ${sizeMiB} MiB NDJSON, batches of ${BATCH}\n`);
+console.log('| method | seconds | records/s | vs curl | client peak RSS | note |');
+console.log('|---|---:|---:|---:|---:|---|');
+for (const r of rows) {
+  const rate = Math.round(N / r.seconds);
+  console.log(`| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${(curl.seconds / r.seconds).toFixed(2)}x | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`);
+}

@@ -1,0 +1,3 @@
+export * from './splitter.js';
+export * from './reader.js';
+export * from './batch.js';

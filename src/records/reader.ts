@@ -1,0 +1,235 @@
+import { createReadStream, promises as fsp } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { JsonArraySplitter, NdjsonSplitter, RecordSyntaxError, type RawRecord, type Splitter, type SplitterStart } from './splitter.js';
+
+export type RecordFormat = 'json' | 'ndjson';
+export type FormatChoice = RecordFormat | 'auto';
+
+/** One input: a path, or `-` for standard input. */
+export interface SourceInfo {
+  /** As the user named it (`-` for stdin). */
+  name: string;
+  stdin: boolean;
+  gzip: boolean;
+  /** Bytes on disk (compressed size for .gz); undefined for stdin. */
+  size: number | undefined;
+  mtimeMs: number | undefined;
+}
+
+/** A problem opening or reading an input (missing, unreadable, bad gzip). */
+export class SourceError extends Error {
+  readonly code = 'source';
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'SourceError';
+  }
+}
+
+export const READ_CHUNK_BYTES = 256 * 1024;
+
+/** Format from the name alone: `.json`, `.ndjson`, `.jsonl` (also before `.gz`). */
+export function formatFromName(name: string): RecordFormat | undefined {
+  const base = name.toLowerCase().replace(/\.gz$/, '');
+  if (base.endsWith('.json')) return 'json';
+  if (base.endsWith('.ndjson') || base.endsWith('.jsonl')) return 'ndjson';
+  return undefined;
+}
+
+/** Format from the first non-space byte: `[` is a JSON array, `{` is NDJSON. */
+export function formatFromBytes(bytes: Uint8Array): RecordFormat | undefined {
+  for (const b of bytes) {
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0xef || b === 0xbb || b === 0xbf) continue;
+    if (b === 0x5b) return 'json';
+    if (b === 0x7b) return 'ndjson';
+    return undefined;
+  }
+  return undefined;
+}
+
+export async function statSource(name: string): Promise<SourceInfo> {
+  if (name === '-') return { name, stdin: true, gzip: false, size: undefined, mtimeMs: undefined };
+  let st;
+  try {
+    st = await fsp.stat(name);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SourceError(name, code === 'ENOENT' ? 'no such file' : `cannot read: ${(err as Error).message}`);
+  }
+  if (!st.isFile() && !st.isFIFO()) throw new SourceError(name, 'is not a file');
+  let gzip = /\.gz$/i.test(name);
+  if (!gzip && st.isFile() && st.size >= 2) {
+    const fh = await fsp.open(name, 'r');
+    try {
+      const head = Buffer.alloc(2);
+      await fh.read(head, 0, 2, 0);
+      gzip = head[0] === 0x1f && head[1] === 0x8b;
+    } finally {
+      await fh.close();
+    }
+  }
+  return { name, stdin: false, gzip, size: st.isFile() ? st.size : undefined, mtimeMs: st.isFile() ? st.mtimeMs : undefined };
+}
+
+export interface ReadOptions {
+  format?: FormatChoice;
+  /** Continue after an acknowledged prefix (resume). */
+  start?: SplitterStart;
+  /** Standard input, for `-` (tests pass their own). */
+  stdin?: Readable;
+  signal?: AbortSignal;
+}
+
+/** What `readRecords` learned about an input once it started reading it. */
+export interface ReadHandle {
+  format: RecordFormat;
+  /** Whether the reader seeked straight to `start.byte` (plain files) instead of skipping records. */
+  seeked: boolean;
+  /** Bytes of the input consumed so far (compressed bytes for gzip), counting a seeked-over prefix. */
+  bytesRead(): number;
+  /** Records yielded in groups (one group per chunk read) to keep per-record overhead low. */
+  groups: AsyncGenerator<RawRecord[], void, undefined>;
+}
+
+/**
+ * Opens one input and returns its records as a stream of groups. Memory stays bounded by the
+ * chunk size plus one record: nothing reads ahead unless the consumer asks for the next group.
+ * With `start`, plain files are opened at `start.byte`; gzip and stdin are re-read and the
+ * records up to `start.record` skipped.
+ */
+export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Promise<ReadHandle> {
+  const start = opts.start && opts.start.record > 0 ? opts.start : undefined;
+  const canSeek = !info.stdin && !info.gzip && start !== undefined;
+  const failure = (err: unknown): SourceError => {
+    if (err instanceof SourceError || err instanceof RecordSyntaxError) return err as SourceError;
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR' || e.code === 'ERR_ZLIB_INITIALIZATION_FAILED' || /unexpected end of file/i.test(e.message ?? '')) {
+      return new SourceError(info.name, `not valid gzip, or truncated: ${e.message}`);
+    }
+    return new SourceError(info.name, `read failed: ${e.message ?? String(err)}`);
+  };
+  const chunks = info.stdin || info.gzip ? streamChunks(info, opts.stdin) : await fileChunks(info.name, canSeek ? start.byte : 0);
+  const next = async (): Promise<Buffer | undefined> => {
+    try {
+      return await chunks.next();
+    } catch (err) {
+      throw failure(err);
+    }
+  };
+  // Peek at the first chunk to detect the format (when --format and the name do not say).
+  let first = await next();
+  let format: RecordFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : formatFromName(info.stdin ? '' : info.name);
+  if (format === undefined) {
+    if (canSeek) format = 'ndjson'; // unreachable in practice: resume stores the format it used
+    while (first !== undefined && format === undefined) {
+      format = formatFromBytes(first);
+      if (format !== undefined) break;
+      if (first.some((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09)) break;
+      const kept = Buffer.from(first); // the next read may reuse first's memory
+      const more = await next();
+      if (more === undefined) break;
+      first = Buffer.concat([kept, more]);
+    }
+    if (format === undefined) {
+      await chunks.close();
+      if (first === undefined || first.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
+        throw new SourceError(info.name, 'is empty (no records)');
+      }
+      throw new SourceError(info.name, 'is neither a JSON array (starts with "[") nor NDJSON (starts with "{")', );
+    }
+  }
+  const splitterStart = canSeek ? start : undefined;
+  const splitter: Splitter = format === 'json' ? new JsonArraySplitter(info.name, splitterStart) : new NdjsonSplitter(info.name, splitterStart);
+  const skipThrough = canSeek ? 0 : (start?.record ?? 0);
+  const groups = (async function* (): AsyncGenerator<RawRecord[], void, undefined> {
+    try {
+      let chunk = first;
+      while (chunk !== undefined) {
+        if (opts.signal?.aborted) return;
+        let recs = splitter.push(chunk);
+        if (skipThrough > 0 && recs.length > 0 && recs[0]!.record <= skipThrough) recs = recs.filter((r) => r.record > skipThrough);
+        if (recs.length > 0) yield recs;
+        chunk = await next();
+      }
+      let last = splitter.end();
+      if (skipThrough > 0) last = last.filter((r) => r.record > skipThrough);
+      if (last.length > 0) yield last;
+    } finally {
+      await chunks.close();
+    }
+  })();
+  return { format, seeked: canSeek, groups, bytesRead: () => chunks.bytesRead() };
+}
+
+/** Chunks of one input; a chunk is valid only until the next call (plain files reuse one buffer). */
+interface Chunks {
+  next(): Promise<Buffer | undefined>;
+  close(): Promise<void>;
+  /** Input bytes consumed (compressed for gzip), counting a seeked-over prefix. */
+  bytesRead(): number;
+}
+
+/**
+ * A plain file read into one reused buffer: no per-chunk allocation, so a long replay does not
+ * leave a trail of dead read buffers (the splitter copies what it keeps).
+ */
+async function fileChunks(name: string, from: number): Promise<Chunks> {
+  const fh = await fsp.open(name, 'r').catch((err: Error) => {
+    throw new SourceError(name, `cannot read: ${err.message}`);
+  });
+  const buf = Buffer.allocUnsafeSlow(READ_CHUNK_BYTES);
+  let pos = from;
+  let closed = false;
+  return {
+    async next() {
+      if (closed) return undefined;
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) return undefined;
+      pos += bytesRead;
+      return buf.subarray(0, bytesRead);
+    },
+    async close() {
+      if (!closed) {
+        closed = true;
+        await fh.close();
+      }
+    },
+    bytesRead: () => pos,
+  };
+}
+
+function streamChunks(info: SourceInfo, stdin: Readable | undefined): Chunks {
+  const raw: Readable = info.stdin ? (stdin ?? process.stdin) : createReadStream(info.name, { highWaterMark: READ_CHUNK_BYTES });
+  let stream: Readable = raw;
+  let counted = 0;
+  if (info.gzip) {
+    const gunzip = createGunzip({ chunkSize: READ_CHUNK_BYTES });
+    raw.on('error', (err) => gunzip.destroy(err));
+    raw.on('data', (c: Buffer) => (counted += c.length));
+    stream = raw.pipe(gunzip);
+  }
+  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  return {
+    async next() {
+      const r = await iterator.next();
+      if (r.done) return undefined;
+      if (!info.gzip) counted += r.value.length;
+      return r.value;
+    },
+    close: () => closeStream(stream, raw),
+    bytesRead: () => counted,
+  };
+}
+
+async function closeStream(stream: Readable, raw: Readable): Promise<void> {
+  if (raw === process.stdin) {
+    raw.pause();
+    if (stream !== raw) raw.unpipe(stream as unknown as NodeJS.WritableStream);
+    return;
+  }
+  if (!stream.destroyed) stream.destroy();
+  if (!raw.destroyed) raw.destroy();
+}

@@ -1,0 +1,691 @@
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NodeHttpError, NodeRequestError } from '../client/errors.js';
+import type { NodeClient } from '../client/node-client.js';
+import { Batcher, BodyPool, batchBody, batchTexts, type Batch, type Position, type RejectEntry } from '../records/batch.js';
+import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
+import { checkInput, loadState, LowWater, removeState, saveState, type ReplayState } from './state.js';
+
+export type Target = 'any' | 'all';
+
+export interface ReplayOptions {
+  /** One client per node (sharing the run's dispatcher). */
+  clients: readonly NodeClient[];
+  /** `any`: each batch to one node, round-robin with failover. `all`: every batch to every node. */
+  to?: Target;
+  format?: FormatChoice;
+  batchSize?: number;
+  batchBytes?: number;
+  /** Batches in flight at once. */
+  concurrency?: number;
+  method?: 'POST' | 'PUT';
+  /** Where invalid and unwritable records go (NDJSON). Required unless dryRun. */
+  rejectsPath?: string;
+  /** Stop once more than this many records were rejected. */
+  maxErrors?: number;
+  /** Records per second (token bucket). */
+  rate?: number;
+  /** The nodes' smallest numeric span: offsets must be aligned to it. */
+  smallestSpan?: number;
+  /** Validate every input first; send nothing when any record is invalid. */
+  strict?: boolean;
+  /** Where the acknowledged position is saved; no state when undefined. */
+  statePath?: string;
+  /** Skip what the state file says is done. */
+  resume?: boolean;
+  /** Resume even when an input changed since the saved run. */
+  force?: boolean;
+  /** Validate and batch, send nothing. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+  /** For `-`. */
+  stdin?: Readable;
+  onProgress?: (p: ReplayProgress) => void;
+  onEvent?: (e: ReplayEvent) => void;
+  /** Shortest gap between two state-file writes. */
+  stateIntervalMs?: number;
+  /** How long a node that failed a batch is left alone before it gets batches again. */
+  unhealthyMs?: number;
+  now?: () => number;
+}
+
+export interface ReplayProgress {
+  read: number;
+  written: number;
+  rejected: number;
+  batches: number;
+  retries: number;
+  failedBatches: number;
+  /** Input bytes consumed (compressed for gzip) and the total, when every input is a file. */
+  bytesRead: number;
+  bytesTotal: number | undefined;
+  elapsedMs: number;
+  inFlight: number;
+}
+
+export type ReplayEvent =
+  | { type: 'node-down'; node: string; error: string; untilMs: number }
+  | { type: 'node-up'; node: string }
+  | { type: 'batch-failed'; node: string; source: string; firstRecord: number; lastRecord: number; error: string }
+  | { type: 'rejected'; entry: RejectEntry }
+  | { type: 'warning'; message: string }
+  | { type: 'input'; name: string; format: RecordFormat; resumedAt?: Position; seeked?: boolean };
+
+export interface NodeReport {
+  node: string;
+  batches: number;
+  records: number;
+  failedBatches: number;
+  failedRecords: number;
+  /** Records this node refused with a 400. */
+  rejected: number;
+  lastError?: string;
+}
+
+export interface InputReport {
+  name: string;
+  format: RecordFormat;
+  read: number;
+  /** Records skipped because the saved state says they were done. */
+  skipped: number;
+  resumedAt?: Position;
+  position: Position;
+}
+
+/**
+ * Why the run ended: `done` (every input read to its end), `strict` (invalid records, nothing sent),
+ * `max-errors`, `interrupted` (signal), `input-error` (an input unreadable part-way), `nodes-down`
+ * (a batch failed on every node: the run stops rather than pour the rest of the input into the
+ * rejects file; resume once the nodes are back).
+ */
+export type StopReason = 'done' | 'strict' | 'max-errors' | 'interrupted' | 'input-error' | 'nodes-down';
+
+export interface ReplayResult {
+  stopped: StopReason;
+  read: number;
+  written: number;
+  rejected: number;
+  /** Of `rejected`: records a node refused (400), and records of batches that failed after retries. */
+  rejectedByNode: number;
+  failedRecords: number;
+  batches: number;
+  failedBatches: number;
+  retries: number;
+  bytes: number;
+  seconds: number;
+  rejectsPath: string | undefined;
+  statePath: string | undefined;
+  /** Set when the input itself was unreadable or malformed part-way. */
+  inputError?: Error;
+  nodes: NodeReport[];
+  inputs: InputReport[];
+  dryRun: boolean;
+}
+
+/** A replay that cannot start: bad options, or an input or state that does not allow it. */
+export class ReplayUsageError extends Error {
+  readonly code = 'usage';
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'ReplayUsageError';
+  }
+}
+
+/** Appends reject lines synchronously, so a line is in the file before the batch around it counts as done. */
+class RejectsFile {
+  private fd: number | undefined;
+  count = 0;
+  /** On resume: the records already in the file (rejected past the saved point before the stop), not written twice. */
+  private readonly seen = new Set<string>();
+  constructor(
+    readonly path: string | undefined,
+    private readonly append: boolean,
+  ) {}
+  private static key(file: unknown, record: unknown, node: unknown): string {
+    return `${String(file)}\u0000${String(record)}\u0000${String(node ?? '')}`;
+  }
+  /** Remembers what an existing rejects file already holds (resume appends to it). */
+  async loadExisting(): Promise<void> {
+    if (this.path === undefined || !this.append) return;
+    let info;
+    try {
+      info = await statSource(this.path);
+    } catch {
+      return; // no file yet
+    }
+    if (info.stdin || info.size === undefined || info.size === 0) return;
+    const handle = await openRecords(info, { format: 'ndjson' });
+    for await (const group of handle.groups) {
+      for (const raw of group) {
+        try {
+          const v = JSON.parse(raw.text) as Record<string, unknown>;
+          this.seen.add(RejectsFile.key(v.file, v.record, v.node));
+        } catch {
+          // a torn last line from a killed run: ignore
+        }
+      }
+    }
+  }
+  write(entry: RejectEntry): void {
+    this.count++;
+    if (this.path === undefined) return;
+    if (this.seen.size > 0 && this.seen.has(RejectsFile.key(entry.file, entry.record, entry.node))) return;
+    if (this.fd === undefined) this.fd = openSync(this.path, this.append ? 'a' : 'w');
+    const line: Record<string, unknown> = { file: entry.file, record: entry.record };
+    if (entry.line !== undefined) line.line = entry.line;
+    line.error = entry.error;
+    if (entry.node !== undefined) line.node = entry.node;
+    line.input = entry.input;
+    writeSync(this.fd, `${JSON.stringify(line)}\n`);
+  }
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** Token bucket on records per second, burst of one batch. */
+class RateLimiter {
+  private nextFree = 0;
+  constructor(
+    private readonly rate: number,
+    private readonly now: () => number,
+  ) {}
+  async take(n: number, signal?: AbortSignal): Promise<void> {
+    const t = Math.max(this.now(), this.nextFree);
+    this.nextFree = t + (n / this.rate) * 1000;
+    const wait = t - this.now();
+    if (wait > 0) await sleep(wait, undefined, signal ? { signal } : undefined);
+  }
+}
+
+/** Round-robin over healthy nodes; a node that failed is skipped for a while, then tried again. */
+class NodePool {
+  private cursor = 0;
+  private readonly downUntil: number[];
+  constructor(
+    readonly clients: readonly NodeClient[],
+    private readonly now: () => number,
+    private readonly unhealthyMs: number,
+    private readonly onEvent: (e: ReplayEvent) => void,
+  ) {
+    this.downUntil = clients.map(() => 0);
+  }
+  /** The next node to try for a batch that has already been refused by `tried`; undefined when every node was tried. */
+  pick(tried: ReadonlySet<number>): number | undefined {
+    const n = this.clients.length;
+    const t = this.now();
+    let fallback: number | undefined;
+    for (let k = 0; k < n; k++) {
+      const i = (this.cursor + k) % n;
+      if (tried.has(i)) continue;
+      if (this.downUntil[i]! <= t) {
+        this.cursor = (i + 1) % n;
+        return i;
+      }
+      if (fallback === undefined || this.downUntil[i]! < this.downUntil[fallback]!) fallback = i;
+    }
+    return fallback;
+  }
+  down(i: number, error: string): void {
+    const until = this.now() + this.unhealthyMs;
+    if (this.downUntil[i]! <= this.now()) this.onEvent({ type: 'node-down', node: this.clients[i]!.url, error, untilMs: until });
+    this.downUntil[i] = until;
+  }
+  up(i: number): void {
+    if (this.downUntil[i]! > 0) {
+      this.downUntil[i] = 0;
+      this.onEvent({ type: 'node-up', node: this.clients[i]!.url });
+    }
+  }
+}
+
+/** Which record of a batch a node's 400 names (0-based), when it names one. */
+export function rejectedIndex(err: NodeHttpError, count: number): number | undefined {
+  const body = err.body ?? {};
+  for (const key of ['index', 'record', 'recordIndex', 'record_index']) {
+    const v = body[key];
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < count) return v;
+  }
+  const m = /record(?:s)?\s*(?:\[|#|index\s*)?\s*(\d+)\]?/i.exec(typeof body.error === 'string' ? body.error : err.message) ?? /^\[(\d+)\]/.exec(String(body.error ?? ''));
+  if (m) {
+    const v = Number(m[1]);
+    if (v < count) return v;
+  }
+  return undefined;
+}
+
+function nodeReason(err: NodeHttpError): string {
+  const body = err.body ?? {};
+  const field = typeof body.field === 'string' ? body.field : undefined;
+  const reason = typeof body.reason === 'string' ? body.reason : undefined;
+  if (field && reason) return `${field}: ${reason}`;
+  return typeof body.error === 'string' ? body.error : err.detail;
+}
+
+/** Part of a batch on its way to one node: the body, and its texts once a refusal made them necessary. */
+interface Slice {
+  body: Buffer;
+  count: number;
+  records: number[];
+  lines: number[];
+  texts?: string[];
+}
+
+function textsOf(s: Slice): string[] {
+  s.texts ??= batchTexts(s.body);
+  return s.texts;
+}
+
+function sliceOf(texts: string[], records: number[], lines: number[]): Slice {
+  return { body: batchBody(texts), count: texts.length, records, lines, texts };
+}
+
+function without(s: Slice, i: number): Slice {
+  const t = textsOf(s);
+  return sliceOf([...t.slice(0, i), ...t.slice(i + 1)], [...s.records.slice(0, i), ...s.records.slice(i + 1)], [...s.lines.slice(0, i), ...s.lines.slice(i + 1)]);
+}
+
+function half(s: Slice, from: number, to: number): Slice {
+  return sliceOf(textsOf(s).slice(from, to), s.records.slice(from, to), s.lines.slice(from, to));
+}
+
+const parseOr = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * Replays numeric record files into nodes: streams each input, validates every record, sends
+ * batches with bounded concurrency, puts invalid or refused records in the rejects file, and
+ * saves the acknowledged position so a killed run can resume without losing a record.
+ */
+export async function writeRecords(sources: readonly string[], options: ReplayOptions): Promise<ReplayResult> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const to = options.to ?? 'any';
+  const batchSize = options.batchSize ?? 5000;
+  const batchBytes = options.batchBytes ?? 4 * 1024 * 1024;
+  const concurrency = Math.max(1, options.concurrency ?? 4);
+  const dryRun = options.dryRun ?? false;
+  const emit = options.onEvent ?? (() => undefined);
+  const signal = options.signal;
+  if (sources.length === 0) throw new ReplayUsageError('no input files', 'name one or more record files, or - for standard input');
+  if (options.clients.length === 0 && !dryRun) throw new ReplayUsageError('no nodes to write to');
+  if (sources.filter((s) => s === '-').length > 1) throw new ReplayUsageError('standard input (-) is named more than once');
+  const infos: SourceInfo[] = [];
+  for (const s of sources) infos.push(await statSource(s));
+  if (options.strict && infos.some((i) => i.stdin)) {
+    throw new ReplayUsageError('--strict reads every input twice, and standard input can be read only once', 'save the records to a file first, or drop --strict');
+  }
+  if (options.rate !== undefined && !(options.rate > 0)) throw new ReplayUsageError(`rate: ${options.rate} must be > 0 records/s`);
+
+  // Saved position per input.
+  const statePath = dryRun ? undefined : options.statePath;
+  let saved: ReplayState | undefined;
+  if (statePath !== undefined && !options.resume && existsSync(statePath)) {
+    emit({ type: 'warning', message: `${statePath} holds the position of an earlier run; starting over (pass --resume to continue it instead)` });
+  }
+  if (statePath !== undefined && options.resume) {
+    saved = loadState(statePath);
+    if (saved === undefined) emit({ type: 'warning', message: `no state file at ${statePath}: starting from the beginning` });
+  }
+  const starts = new Map<string, { pos: Position; format: RecordFormat; done: boolean }>();
+  if (saved) {
+    for (const info of infos) {
+      const s = saved.inputs[info.name];
+      if (!s) continue;
+      const warning = checkInput(s, info, options.force ?? false);
+      if (warning) emit({ type: 'warning', message: warning });
+      starts.set(info.name, { pos: { record: s.record, byte: s.byte, line: s.line }, format: s.format, done: s.done });
+    }
+    for (const name of Object.keys(saved.inputs)) {
+      if (!infos.some((i) => i.name === name)) emit({ type: 'warning', message: `the state file also lists ${name}, which is not an input of this run` });
+    }
+  }
+
+  const rejects = new RejectsFile(dryRun ? undefined : options.rejectsPath, Boolean(saved));
+  await rejects.loadExisting();
+  const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
+  const pool = new NodePool(options.clients, now, options.unhealthyMs ?? 10_000, emit);
+  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
+  const counters = { read: 0, written: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0 };
+  const inputs: InputReport[] = [];
+  const bytesTotal = infos.every((i) => i.size !== undefined) ? infos.reduce((a, i) => a + (i.size ?? 0), 0) : undefined;
+  let bytesDone = 0;
+  let currentBytes = (): number => 0;
+  let inFlight = 0;
+  let stop: StopReason | undefined;
+  let inputError: Error | undefined;
+  const stopped = (): boolean => stop !== undefined || Boolean(signal?.aborted);
+
+  const progress = (): ReplayProgress => ({
+    read: counters.read,
+    written: counters.written,
+    rejected: rejects.count,
+    batches: counters.batches,
+    retries: counters.retries,
+    failedBatches: counters.failedBatches,
+    bytesRead: bytesDone + currentBytes(),
+    bytesTotal,
+    elapsedMs: now() - started,
+    inFlight,
+  });
+
+  const reject = (entry: RejectEntry): void => {
+    rejects.write(entry);
+    emit({ type: 'rejected', entry });
+    if (options.maxErrors !== undefined && rejects.count > options.maxErrors && stop === undefined) stop = 'max-errors';
+  };
+
+  // ---- state
+  const state: ReplayState = {
+    version: 1,
+    updated: new Date(now()).toISOString(),
+    rejects: options.rejectsPath ?? '',
+    inputs: saved ? { ...saved.inputs } : {},
+  };
+  let lastSave = 0;
+  const persist = (force: boolean): void => {
+    if (statePath === undefined) return;
+    const t = now();
+    if (!force && t - lastSave < (options.stateIntervalMs ?? 1000)) return;
+    lastSave = t;
+    state.updated = new Date(t).toISOString();
+    saveState(statePath, state);
+  };
+
+  // ---- sending
+  const onRetry = (): void => {
+    counters.retries++;
+  };
+
+  /** Sends one slice to one node, handling 400 (drop the named record, resend the rest) and 413 (halve). Returns written count or throws the error that made the node fail. */
+  const sendTo = async (i: number, slice: Slice, source: string): Promise<number> => {
+    const client = options.clients[i]!;
+    let current = slice;
+    let written = 0;
+    while (current.count > 0) {
+      try {
+        const ack = await client.writeNnt(current.body, { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
+        return written + (ack.records || current.count);
+      } catch (err) {
+        if (err instanceof NodeHttpError && err.status === 400) {
+          const idx = rejectedIndex(err, current.count);
+          const reason = nodeReason(err);
+          if (idx === undefined) {
+            // The node refused the batch without saying which record: none of it is stored (writes are atomic).
+            const all = current;
+            textsOf(all).forEach((t, k) => reject({ file: source, record: all.records[k]!, line: all.lines[k]!, error: `node: ${reason}`, input: parseOr(t), node: client.url }));
+            counters.rejectedByNode += all.count;
+            nodes[i]!.rejected += all.count;
+            return written;
+          }
+          reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, input: parseOr(textsOf(current)[idx]!), node: client.url });
+          counters.rejectedByNode++;
+          nodes[i]!.rejected++;
+          current = without(current, idx);
+          continue;
+        }
+        if (err instanceof NodeHttpError && err.status === 413 && current.count > 1) {
+          const mid = Math.ceil(current.count / 2);
+          written += await sendTo(i, half(current, 0, mid), source);
+          written += await sendTo(i, half(current, mid, current.count), source);
+          return written;
+        }
+        throw err;
+      }
+    }
+    return written;
+  };
+
+  const failBatch = (batch: Batch, i: number, err: unknown): void => {
+    const message = err instanceof Error ? err.message : String(err);
+    const n = batch.count;
+    counters.failedBatches++;
+    counters.failedRecords += n;
+    nodes[i]!.failedBatches++;
+    nodes[i]!.failedRecords += n;
+    nodes[i]!.lastError = message;
+    emit({ type: 'batch-failed', node: options.clients[i]!.url, source: batch.source, firstRecord: batch.records[0]!, lastRecord: batch.records[n - 1]!, error: message });
+    batchTexts(batch.body).forEach((t, k) =>
+      reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, input: parseOr(t), node: options.clients[i]!.url }),
+    );
+  };
+
+  /** Sends a batch; resolves true when it is settled (written, rejected or failed into the rejects file), false when interrupted. */
+  const sendBatch = async (batch: Batch): Promise<boolean> => {
+    if (batch.count === 0) return true;
+    const slice: Slice = { body: batch.body, count: batch.count, records: batch.records, lines: batch.lines };
+    if (to === 'all') {
+      const results = await Promise.all(
+        options.clients.map(async (_, i): Promise<number | 'failed' | 'interrupted'> => {
+          try {
+            const w = await sendTo(i, slice, batch.source);
+            nodes[i]!.batches++;
+            nodes[i]!.records += w;
+            return w;
+          } catch (err) {
+            if (signal?.aborted) return 'interrupted';
+            failBatch(batch, i, err);
+            return 'failed';
+          }
+        }),
+      );
+      if (results.includes('interrupted')) return false;
+      // This batch failed on every node: stop reading (see StopReason).
+      if (results.every((w) => w === 'failed')) stop ??= 'nodes-down';
+      counters.batches++;
+      // Written means written everywhere: the least any node took.
+      counters.written += Math.min(...results.map((w) => (typeof w === 'number' ? w : 0)));
+      return true;
+    }
+    const tried = new Set<number>();
+    let lastErr: unknown;
+    let lastNode = 0;
+    for (;;) {
+      const i = pool.pick(tried);
+      if (i === undefined) break;
+      tried.add(i);
+      try {
+        const w = await sendTo(i, slice, batch.source);
+        pool.up(i);
+        nodes[i]!.batches++;
+        nodes[i]!.records += w;
+        counters.batches++;
+        counters.written += w;
+        return true;
+      } catch (err) {
+        if (signal?.aborted) return false;
+        lastErr = err;
+        lastNode = i;
+        // A node that cannot take a batch after its retries is left alone for a while; the batch moves on.
+        if (err instanceof NodeRequestError) pool.down(i, err.detail);
+      }
+    }
+    failBatch(batch, lastNode, lastErr);
+    stop ??= 'nodes-down';
+    return true;
+  };
+
+  // ---- the pipeline: read -> validate -> batch -> at most `concurrency` batches in flight
+  const running = new Set<Promise<void>>();
+  const bodies = new BodyPool(concurrency + 2);
+  const dryCounts = options.clients.map(() => 0);
+  let dryCursor = 0;
+  const dispatch = async (batch: Batch, water: LowWater, onAck: () => void): Promise<void> => {
+    if (dryRun) {
+      if (batch.count > 0) {
+        counters.batches++;
+        if (to === 'all') options.clients.forEach((_, k) => {
+          dryCounts[k]! += batch.count;
+          nodes[k]!.batches++;
+        });
+        else if (options.clients.length > 0) {
+          dryCounts[dryCursor]! += batch.count;
+          nodes[dryCursor]!.batches++;
+          dryCursor = (dryCursor + 1) % options.clients.length;
+        }
+      }
+      water.ack(batch.seq, batch.end);
+      bodies.give(batch.body);
+      return;
+    }
+    while (running.size >= concurrency) await Promise.race(running);
+    // Nodes all failing or a signal: this batch stays unsent and unacknowledged (a resume sends it).
+    if (signal?.aborted || stop === 'nodes-down') return;
+    if (limiter && batch.count > 0) {
+      try {
+        await limiter.take(batch.count, signal);
+      } catch {
+        return; // interrupted while waiting
+      }
+    }
+    inFlight++;
+    const p = sendBatch(batch).then(
+      (settled) => {
+        inFlight--;
+        running.delete(p);
+        if (!settled) return;
+        // Every request with this body has finished (retries included): its buffer can carry another batch.
+        bodies.give(batch.body);
+        if (water.ack(batch.seq, batch.end)) onAck();
+        options.onProgress?.(progress());
+      },
+      (err: unknown) => {
+        inFlight--;
+        running.delete(p);
+        // An unexpected failure (not a node error): keep the batch unacknowledged and stop.
+        inputError ??= err instanceof Error ? err : new Error(String(err));
+        stop ??= 'input-error';
+      },
+    );
+    running.add(p);
+  };
+
+  const runPass = async (send: boolean): Promise<void> => {
+    for (const info of infos) {
+      if (stopped()) break;
+      const resumed = send ? starts.get(info.name) : undefined;
+      if (resumed?.done) {
+        inputs.push({ name: info.name, format: resumed.format, read: 0, skipped: resumed.pos.record, resumedAt: resumed.pos, position: resumed.pos });
+        bytesDone += info.size ?? 0;
+        continue;
+      }
+      const format = resumed?.format ?? options.format ?? 'auto';
+      const handle = await openRecords(info, { format, ...(resumed ? { start: resumed.pos } : {}), ...(options.stdin ? { stdin: options.stdin } : {}), ...(signal ? { signal } : {}) });
+      currentBytes = () => handle.bytesRead();
+      emit({ type: 'input', name: info.name, format: handle.format, ...(resumed ? { resumedAt: resumed.pos, seeked: handle.seeked } : {}) });
+      const start = resumed?.pos ?? { record: 0, byte: 0, line: 1 };
+      const batcher = new Batcher({
+        source: info.name,
+        batchSize,
+        batchBytes,
+        pool: bodies,
+        ...(options.smallestSpan !== undefined ? { smallestSpan: options.smallestSpan } : {}),
+        start,
+      });
+      const water = new LowWater(start);
+      const report: InputReport = { name: info.name, format: handle.format, read: 0, skipped: start.record, position: start, ...(resumed ? { resumedAt: resumed.pos } : {}) };
+      inputs.push(report);
+      const entry = {
+        format: handle.format,
+        size: info.size ?? null,
+        mtimeMs: info.mtimeMs ?? null,
+        gzip: info.gzip,
+        done: false,
+        ...start,
+      };
+      const onAck = (): void => {
+        Object.assign(entry, water.position);
+        report.position = water.position;
+        if (send) {
+          state.inputs[info.name] = { ...entry };
+          persist(false);
+        }
+      };
+      if (send) state.inputs[info.name] = { ...entry };
+      try {
+        outer: for await (const group of handle.groups) {
+          for (const raw of group) {
+            counters.read++;
+            report.read++;
+            const added = batcher.add(raw);
+            if (added.kind === 'reject') reject(added.reject);
+            if (added.full && send) await dispatch(added.full, water, onAck);
+            if (stopped()) break outer;
+          }
+        }
+      } catch (err) {
+        inputError = err as Error;
+        stop ??= 'input-error';
+      }
+      // What was validated still goes (after an input error or --max-errors too: those records were fine); only an interrupt drops it.
+      if (send && !signal?.aborted) {
+        const last = batcher.flush();
+        await dispatch(last, water, onAck);
+      }
+      await Promise.all(running);
+      bytesDone += handle.bytesRead();
+      currentBytes = () => 0;
+      if (send) {
+        const complete = stop === undefined && !signal?.aborted;
+        entry.done = complete;
+        Object.assign(entry, water.position);
+        report.position = water.position;
+        state.inputs[info.name] = { ...entry };
+        persist(true);
+      }
+    }
+  };
+
+  try {
+    if (options.strict) {
+      await runPass(false);
+      if (inputError === undefined && rejects.count > 0 && !signal?.aborted) stop = 'strict';
+      if (stop === undefined && !signal?.aborted) {
+        // Second pass: everything is valid, send it.
+        counters.read = 0;
+        inputs.length = 0;
+        bytesDone = 0;
+        await runPass(true);
+      }
+    } else {
+      await runPass(true);
+    }
+    await Promise.all(running);
+  } finally {
+    rejects.close();
+  }
+  if (signal?.aborted) stop = 'interrupted';
+  const result: ReplayResult = {
+    stopped: stop ?? 'done',
+    read: counters.read,
+    written: counters.written,
+    rejected: rejects.count,
+    rejectedByNode: counters.rejectedByNode,
+    failedRecords: counters.failedRecords,
+    batches: counters.batches,
+    failedBatches: counters.failedBatches,
+    retries: counters.retries,
+    bytes: bytesDone,
+    seconds: (now() - started) / 1000,
+    rejectsPath: rejects.count > 0 && !dryRun ? options.rejectsPath : undefined,
+    statePath,
+    ...(inputError ? { inputError } : {}),
+    nodes: dryRun ? nodes.map((n, k) => ({ ...n, records: dryCounts[k]! })) : nodes,
+    inputs,
+    dryRun,
+  };
+  // A complete, clean run leaves no state behind: a later --resume would have nothing to skip.
+  if (statePath !== undefined && result.stopped === 'done') removeState(statePath);
+  return result;
+}
+

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Batcher, batchTexts, isRejectLine } from '../../src/records/batch.js';
+import { NdjsonSplitter } from '../../src/records/splitter.js';
+import { LowWater } from '../../src/replay/state.js';
+import { rejectedIndex } from '../../src/replay/write-records.js';
+import { NodeHttpError } from '../../src/client/errors.js';
+
+const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+const rec = (i: number, extra: Record<string, unknown> = {}): string => JSON.stringify({ metric: 'cpu', id: ID, offset: 60 * i, count: 1, value: i, ...extra });
+
+function feed(lines: string[], opts: { batchSize: number; batchBytes: number }) {
+  const s = new NdjsonSplitter('in.ndjson');
+  const b = new Batcher({ source: 'in.ndjson', smallestSpan: 60, ...opts });
+  const batches = [];
+  const rejects = [];
+  for (const raw of [...s.push(Buffer.from(lines.join('\n') + '\n')), ...s.end()]) {
+    const r = b.add(raw);
+    if (r.kind === 'reject') rejects.push(r.reject);
+    if (r.full) batches.push(r.full);
+  }
+  batches.push(b.flush());
+  return { batches, rejects };
+}
+
+describe('Batcher', () => {
+  it('splits by count and carries the input position each batch completes', () => {
+    const { batches } = feed([0, 1, 2, 3, 4].map((i) => rec(i)), { batchSize: 2, batchBytes: 1 << 20 });
+    expect(batches.map((b) => b.records)).toEqual([[1, 2], [3, 4], [5]]);
+    expect(batches.map((b) => b.seq)).toEqual([0, 1, 2]);
+    expect(batchTexts(batches[0]!.body)).toEqual([rec(0), rec(1)]);
+    expect(batches[0]!.end).toEqual({ record: 2, byte: rec(0).length + rec(1).length + 2, line: 3 });
+    expect(JSON.parse(batches[1]!.body.toString())).toEqual([JSON.parse(rec(2)), JSON.parse(rec(3))]);
+  });
+
+  it('splits by bytes; a record bigger than the limit travels alone', () => {
+    const big = rec(1, { metric: 'x'.repeat(300) });
+    const { batches } = feed([rec(0), big, rec(2), rec(3)], { batchSize: 100, batchBytes: 200 });
+    expect(batches.map((b) => b.records)).toEqual([[1], [2], [3, 4]]);
+    for (const b of batches) if (b.records.length > 1) expect(b.body.length).toBeLessThanOrEqual(200);
+  });
+
+  it('rejects invalid records with file, record, line, field and reason; the position moves past them', () => {
+    const { batches, rejects } = feed([rec(0), '{"metric":"cpu","id":"' + ID + '","offset":61,"count":1,"value":1}', 'not json', rec(3)], { batchSize: 10, batchBytes: 1 << 20 });
+    expect(rejects.map((r) => [r.record, r.line, r.error.split(':')[0]])).toEqual([
+      [2, 2, 'offset'],
+      [3, 3, '(record)'],
+    ]);
+    expect(rejects[0]!.error).toMatch(/aligned to the smallest span 60s/);
+    expect(rejects[1]!.input).toBe('not json');
+    expect(batches.map((b) => b.records)).toEqual([[1, 4]]);
+  });
+
+  it('replays the input of a rejects-file line', () => {
+    const line = JSON.stringify({ file: 'x', record: 9, line: 9, error: 'id: bad', input: JSON.parse(rec(5)) });
+    expect(isRejectLine(JSON.parse(line))).toBe(true);
+    const { batches } = feed([line], { batchSize: 10, batchBytes: 1 << 20 });
+    expect(JSON.parse(batches[0]!.body.toString())).toEqual([JSON.parse(rec(5))]);
+  });
+});
+
+describe('LowWater', () => {
+  it('moves only over a contiguous prefix of acknowledged batches, whatever the order', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })), (order) => {
+        const w = new LowWater({ record: 0, byte: 0, line: 1 });
+        const acked = new Set<number>();
+        for (const seq of order) {
+          w.ack(seq, { record: seq + 1, byte: (seq + 1) * 10, line: seq + 2 });
+          acked.add(seq);
+          let prefix = 0;
+          while (acked.has(prefix)) prefix++;
+          expect(w.position.record).toBe(prefix);
+        }
+      }),
+    );
+  });
+});
+
+describe('rejectedIndex', () => {
+  const err = (body: Record<string, unknown>) => new NodeHttpError('http://n', 400, `HTTP 400: ${String(body.error)}`, { body });
+  it('reads the index a node names, from a member or the message', () => {
+    expect(rejectedIndex(err({ error: 'bad', index: 3 }), 5)).toBe(3);
+    expect(rejectedIndex(err({ error: 'record 2: value: must be a finite number' }), 5)).toBe(2);
+    expect(rejectedIndex(err({ error: 'records[4].offset: must be aligned' }), 5)).toBe(4);
+    expect(rejectedIndex(err({ error: 'body is not JSON' }), 5)).toBeUndefined();
+    expect(rejectedIndex(err({ error: 'x', index: 9 }), 5)).toBeUndefined();
+  });
+});
