@@ -5,7 +5,6 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ProtocolError } from '../protocol/index.js';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
 import type { Handler, NodeContext } from './routes/context.js';
@@ -98,9 +97,18 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
     }
   };
 
-  const server: Server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: config.headersTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
-    void handle(req, res);
-  });
+  const server: Server = createServer(
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      keepAliveTimeout: 5_000,
+      // How often the timeouts above are checked (Node's default is every 30 s, which lets a slow client linger).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      void handle(req, res);
+    },
+  );
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
@@ -154,5 +162,3 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
   };
   return { url, host, port: address.port, config, close, node };
 }
-
-export { ProtocolError };

@@ -21,8 +21,8 @@
  *   can be pending, and it is the bucket holding the series' latest raw record.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Aggregate, DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
@@ -91,7 +91,7 @@ export class SqliteStore implements Store {
     let file = ':memory:';
     if (opts.dataDir !== null) {
       try {
-        mkdirSync(opts.dataDir, { recursive: true });
+        makeDirs(opts.dataDir);
       } catch (err) {
         throw new StoreOpenError(`cannot create data directory ${opts.dataDir}: ${(err as Error).message}`);
       }
@@ -596,6 +596,23 @@ export class SqliteStore implements Store {
     this.flushAll();
     this.db.close();
   }
+}
+
+/**
+ * `mkdir -p`, one level at a time: Node's recursive mkdirSync spins forever under /proc (seen on
+ * Node 20), where a plain mkdir fails at once with a clear error.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  let cur = resolve(dir);
+  while (!existsSync(cur)) {
+    missing.push(cur);
+    const parent = dirname(cur);
+    if (parent === cur) break;
+    cur = parent;
+  }
+  for (const d of missing.reverse()) mkdirSync(d);
+  if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
 }
 
 /** Parts as Float64 numbers, 7 per piece in NUMERIC_FIELDS order. */

@@ -261,3 +261,32 @@ describe('sweep delete validation', () => {
     }
   });
 });
+
+describe('slow clients', () => {
+  it('are cut off with a JSON 408 when their request does not arrive in time', async () => {
+    const { connect } = await import('node:net');
+    const slow = await memoryNode({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    try {
+      const socket = connect(slow.port, '127.0.0.1');
+      let got = '';
+      socket.setEncoding('utf8').on('data', (d: string) => (got += d));
+      const closed = new Promise<void>((r) => socket.once('close', () => r()));
+      socket.write('POST /write/nnt HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[');
+      const t0 = Date.now();
+      await closed;
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(got).toMatch(/^HTTP\/1\.1 408/);
+      expect(got).toContain('"code":"request_timeout"');
+      // Headers that never finish are cut off too.
+      const s2 = connect(slow.port, '127.0.0.1');
+      let got2 = '';
+      s2.setEncoding('utf8').on('data', (d: string) => (got2 += d));
+      const closed2 = new Promise<void>((r) => s2.once('close', () => r()));
+      s2.write('GET /sweep_delete HTTP/1.1\r\nHost: x\r\n');
+      await closed2;
+      expect(got2).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      await slow.close();
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { RunningNode } from '../../src/server/server.js';
+import type { NntRecord } from '../../src/protocol/index.js';
 import { UUID, call, memoryNode, nnt, rollup, until, write } from './server-helpers.js';
 
 const nodes: RunningNode[] = [];
@@ -204,5 +205,29 @@ describe('property: sweeps never remove what should remain, and remove everythin
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('the sweeper yields to the event loop', () => {
+  it('walks series in slices, so other work runs between them', async () => {
+    const { SqliteStore } = await import('../../src/server/sqlite-store.js');
+    const { Sweeper } = await import('../../src/server/sweeper.js');
+    const store = new SqliteStore({ dataDir: null, rollups: [60, 300], histogramRollups: [60] });
+    try {
+      const recs = Array.from({ length: 500 }, (_, i) => ({ ...nnt(0, {}, `y${i}`), derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }));
+      store.writeNnt(recs as unknown as NntRecord[]);
+      const sweeper = new Sweeper(store, { paceMs: 0, sliceMs: 0, batchSize: 50 });
+      sweeper.start({ before: 60, types: ['nnt'], nntSpans: [60, 300], nntAll: true, histogramPeriods: [], histogramAll: false });
+      expect(sweeper.running).toBe(true); // nothing ran synchronously
+      let turns = 0;
+      while (sweeper.running) {
+        await new Promise((r) => setImmediate(r));
+        turns++;
+      }
+      expect(turns).toBeGreaterThan(100);
+      expect(store.rawRows(store.findSeries(UUID, 'y499')!, 0, 120)).toEqual([]);
+    } finally {
+      store.close();
+    }
   });
 });
