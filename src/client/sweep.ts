@@ -174,6 +174,11 @@ export interface PollOptions {
   pollTimeoutMs?: number;
   /** Wait this long before the first poll (default 0: poll at once). */
   initialDelayMs?: number;
+  /**
+   * Start polling this often and double the gap after each poll up to `intervalMs`, so a small
+   * sweep is seen done in a fraction of a second while a long one is polled at the interval.
+   */
+  rampFromMs?: number;
   /** Wraps each poll request, e.g. a cluster-wide concurrency limit. */
   gate?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
@@ -191,6 +196,7 @@ export interface PollResult {
 
 export const DEFAULT_POLL_INTERVAL_MS = 2_000;
 export const DEFAULT_LOST_AFTER_MS = 30_000;
+const FIRST_POLL_MS = 250;
 
 /**
  * Polls one node's `GET /sweep_delete` until every requested type reports `running: false`.
@@ -248,7 +254,7 @@ export async function pollUntilIdle(client: NodeClient, opts: PollOptions = {}):
       if (state !== 'no_answer') emit(node, 'no_answer', { error: lastError });
       state = 'no_answer';
     }
-    let wait = interval;
+    let wait = opts.rampFromMs === undefined ? interval : Math.min(interval, opts.rampFromMs * 2 ** polls);
     if (opts.deadline !== undefined) wait = Math.min(wait, Math.max(0, opts.deadline - clock.now()));
     await clock.sleep(wait, opts.signal);
   }
@@ -350,8 +356,9 @@ export async function startAndWait(
       gate: limit,
       types: req.types,
       // The DELETE just answered "started": the node is running by definition, so the first poll
-      // waits one interval instead of spending a round trip to hear that.
-      initialDelayMs: opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      // waits a moment; then the gaps ramp up to the interval (small sweeps finish fast).
+      initialDelayMs: Math.min(FIRST_POLL_MS, opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
+      rampFromMs: Math.min(FIRST_POLL_MS, opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
       ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
       ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
       ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
