@@ -67,11 +67,26 @@ function pool(wa: number, ma: number, sa: number, wb: number, mb: number, sb: nu
 
 const pair: [number, number] = [0, 0];
 
-/** Merges `b` into `acc` (mutating `acc`) and returns `acc`. */
-export function mergeInto(acc: Agg, b: Agg): Agg {
-  if (b.records === 0) return acc;
+/** Something mergeable: an aggregate, or a bare record (which counts as one record). */
+export type Mergeable = Aggregate & { records?: number };
+
+function assign(acc: Agg, b: Mergeable, records: number): void {
+  acc.count = b.count;
+  acc.records = records;
+  acc.value = b.value;
+  acc.stddev = b.stddev;
+  acc.derivative = b.derivative;
+  acc.derivative_stddev = b.derivative_stddev;
+  acc.counter = b.counter;
+  acc.counter_stddev = b.counter_stddev;
+}
+
+/** Merges `b` into `acc` (mutating `acc`, never `b`) and returns `acc`. */
+export function mergeInto(acc: Agg, b: Mergeable): Agg {
+  const bRecords = b.records ?? 1;
+  if (bRecords === 0) return acc;
   if (acc.records === 0) {
-    Object.assign(acc, b);
+    assign(acc, b, bRecords);
     return acc;
   }
   let wa: number;
@@ -81,17 +96,15 @@ export function mergeInto(acc: Agg, b: Agg): Agg {
     wb = b.count;
   } else {
     wa = acc.records;
-    wb = b.records;
+    wb = bRecords;
   }
   if (wb === 0) {
     // b holds only zero-count records while acc has counts: b carries no weight.
-    acc.records += b.records;
+    acc.records += bRecords;
     return acc;
   }
   if (wa === 0) {
-    const records = acc.records + b.records;
-    Object.assign(acc, b);
-    acc.records = records;
+    assign(acc, b, acc.records + bRecords);
     return acc;
   }
   pool(wa, acc.value, acc.stddev, wb, b.value, b.stddev, pair);
@@ -104,7 +117,7 @@ export function mergeInto(acc: Agg, b: Agg): Agg {
   acc.counter = pair[0];
   acc.counter_stddev = pair[1];
   acc.count += b.count;
-  acc.records += b.records;
+  acc.records += bRecords;
   return acc;
 }
 

@@ -15,10 +15,7 @@ import {
 } from '../protocol/index.js';
 import { aggOfRaw, aggOfRollup, decodeParts } from './sqlite-store.js';
 import { mergeInto, secondOrder, type Agg, type SecondOrder } from './rollup-math.js';
-import type { Store } from './store.js';
-
-/** The finest span recalc serves: raw pieces (`parts`) have whole-second periods. */
-export const MIN_RECALC_SPAN_MS = 1000;
+import type { StoredMember, Store } from './store.js';
 
 export interface BucketPlan {
   /** First bucket start (the floored start), epoch ms. */
@@ -52,15 +49,7 @@ export function checkEngineSpan(engine: Engine, spanMs: number, rollups: readonl
     throw new ProtocolError(
       400,
       'invalid_query',
-      `rollup_span ${formatSpan(spanMs)} is not a whole multiple of the smallest configured span ${smallest}s, which get_engine=nnt needs (configured: ${rollups.join(', ')}); get_engine=recalc serves any span >= 1s`,
-      { field: 'rollup_span', value: formatSpan(spanMs), rollups },
-    );
-  }
-  if (base === undefined && spanMs < MIN_RECALC_SPAN_MS) {
-    throw new ProtocolError(
-      400,
-      'invalid_query',
-      `rollup_span ${formatSpan(spanMs)} is finer than the raw data (1s pieces at best) and not a multiple of the smallest configured span ${smallest}s`,
+      `rollup_span ${formatSpan(spanMs)} is not a whole multiple of the smallest configured span ${smallest}s, which get_engine=nnt needs (configured: ${rollups.join(', ')}); get_engine=recalc or dispatch serve any span from the raw records`,
       { field: 'rollup_span', value: formatSpan(spanMs), rollups },
     );
   }
@@ -91,6 +80,63 @@ export function readBuckets(store: Store, seriesId: number | undefined, plan: Bu
     if (lo >= 0) fillFromRaw(store, seriesId, plan, out, lo, hi);
   }
   return out;
+}
+
+/** Marks a bucket known to hold stored data, so filling from raw leaves it alone. */
+const PRESENT: Agg = Object.freeze({ count: 0, records: 1, value: 0, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 }) as Agg;
+
+/**
+ * The values of one stored member for each bucket of the answer (null when empty). When the span
+ * is a configured one, only that column is read (a year of 300 s buckets stays well under 100 ms).
+ */
+export function readMember(store: Store, seriesId: number | undefined, plan: BucketPlan, engine: Engine, member: StoredMember): Array<number | null> {
+  const out = new Array<number | null>(plan.count).fill(null);
+  if (seriesId === undefined) return out;
+  const base = baseSpanFor(plan.spanMs, store.rollups);
+  if (engine === 'recalc' || base === undefined || base * 1000 !== plan.spanMs) {
+    const aggs = readBuckets(store, seriesId, plan, engine);
+    for (let i = 0; i < plan.count; i++) {
+      const a = aggs[i + 1];
+      if (a) out[i] = a[member];
+    }
+    return out;
+  }
+  const endMs = plan.firstMs + plan.count * plan.spanMs;
+  const spanMs = plan.spanMs;
+  for (const [ts, v] of store.rollupColumn(seriesId, base, member, Math.ceil(plan.firstMs / 1000), Math.ceil(endMs / 1000))) {
+    out[(ts * 1000 - plan.firstMs) / spanMs] = v;
+  }
+  if (engine === 'dispatch') {
+    let lo = -1;
+    let hi = -1;
+    for (let i = 0; i < plan.count; i++) {
+      if (out[i] === null) {
+        if (lo < 0) lo = i;
+        hi = i;
+      }
+    }
+    if (lo >= 0) {
+      // Index i + 1 of the aggregate array is bucket i of the answer (index 0 is the one before).
+      const aggs = out.map((v) => (v === null ? null : PRESENT));
+      aggs.unshift(PRESENT);
+      fillFromRaw(store, seriesId, plan, aggs, lo + 1, hi + 1);
+      for (let i = lo; i <= hi; i++) {
+        const a = aggs[i + 1];
+        if (out[i] === null && a && a !== PRESENT) out[i] = a[member];
+      }
+    }
+  }
+  return out;
+}
+
+/** Renders single values as the JSON answer `[[ts, v], ...]`. */
+export function renderValues(values: ReadonlyArray<number | null>, plan: BucketPlan): string {
+  const parts = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    parts[i] = `[${secondsFromMs(plan.firstMs + i * plan.spanMs)},${v === null || v === undefined ? 'null' : num(v)}]`;
+  }
+  return `[${parts.join(',')}]`;
 }
 
 function fillFromStored(store: Store, seriesId: number, plan: BucketPlan, base: number, out: Array<Agg | null>): void {

@@ -4,7 +4,11 @@
  *
  * All times here are integer epoch seconds; spans and periods are whole seconds.
  */
-import type { HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+
+/** The members a stored rollup row holds (the second-order ones are computed at read time). */
+export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
+export type StoredMember = (typeof STORED_MEMBERS)[number];
 
 /** A (check uuid, metric) pair and its compact id. */
 export interface SeriesRef {
@@ -40,13 +44,18 @@ export interface Store {
   findSeries(uuid: string, metric: string): number | undefined;
   /** Stored rollup rows of one span with fromTs <= ts < toTs, ascending. */
   rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[];
+  /**
+   * One member of the stored rollup rows of one span (`[ts, value]`, ascending): the fast path
+   * of a single-valued read, which need not build whole aggregates.
+   */
+  rollupColumn(seriesId: number, span: number, member: StoredMember, fromTs: number, toTs: number): Array<[number, number]>;
   /** Raw records with fromTs <= ts < toTs, ascending. */
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[];
   textRows(seriesId: number, fromTs: number, toTs: number): Array<[number, string]>;
   histogramRows(seriesId: number, period: number, fromTs: number, toTs: number): Array<[number, number, string]>;
 
-  /** Series in id order, after `afterId`, at most `limit` (the sweeper walks these). */
-  listSeries(afterId: number, limit: number): SeriesRef[];
+  /** Series that have had data of `type`, in id order, after `afterId`, at most `limit` (the sweeper walks these). */
+  listSeries(afterId: number, limit: number, type: DataType): SeriesRef[];
   /** Deletes numeric rollups of the given spans with ts < before; raw records too when `raw`. */
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number;
   sweepText(seriesId: number, before: number): number;

@@ -128,7 +128,7 @@ export class Sweeper {
       let after = 0;
       for (;;) {
         if (job.cancelled) return;
-        const batch = this.store.listSeries(after, this.opts.batchSize);
+        const batch = this.store.listSeries(after, this.opts.batchSize, type);
         if (batch.length === 0) break;
         for (const series of batch) {
           if (job.cancelled) return;

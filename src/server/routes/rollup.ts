@@ -4,6 +4,8 @@ import {
   CodecError,
   DEFAULT_ENGINE,
   ENGINES,
+  MAX_METRIC_LENGTH,
+  MEMBER_OF_TYPE,
   ProtocolError,
   RESULTS_LIMITED_HEADER,
   ROLLUP_TYPES,
@@ -16,7 +18,8 @@ import {
   type RollupType,
 } from '../../protocol/index.js';
 import { decodePathPart, sendJson } from '../http.js';
-import { checkEngineSpan, planBuckets, readBuckets, renderRollup } from '../rollup-read.js';
+import { checkEngineSpan, planBuckets, readBuckets, readMember, renderRollup, renderValues } from '../rollup-read.js';
+import { STORED_MEMBERS, type StoredMember } from '../store.js';
 import type { Handler } from './context.js';
 
 function required(query: URLSearchParams, name: string): string {
@@ -47,6 +50,12 @@ export function uuidParam(raw: string): string {
 export function metricParam(rawParts: readonly string[]): string {
   const metric = decodePathPart(rawParts.join('/'), 'metric');
   if (metric.length === 0) throw new ProtocolError(400, 'bad_request', 'metric: the metric name is empty', { field: 'metric' });
+  if (metric.length > MAX_METRIC_LENGTH) {
+    throw new ProtocolError(400, 'bad_request', `metric: the name is ${metric.length} characters long; at most ${MAX_METRIC_LENGTH} are allowed`, {
+      field: 'metric',
+      max: MAX_METRIC_LENGTH,
+    });
+  }
   return metric;
 }
 
@@ -108,6 +117,11 @@ export const rollupRead: Handler = (req, res, target, node) => {
     );
   }
   const seriesId = node.store.findSeries(uuid, metric);
+  const member = type === 'all' ? undefined : MEMBER_OF_TYPE[type];
+  if (member !== undefined && (STORED_MEMBERS as readonly string[]).includes(member)) {
+    sendJson(res, 200, renderValues(readMember(node.store, seriesId, plan, engine, member as StoredMember), plan), headers);
+    return;
+  }
   const buckets = readBuckets(node.store, seriesId, plan, engine);
   sendJson(res, 200, renderRollup(buckets, plan, type), headers);
 };

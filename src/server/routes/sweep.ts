@@ -39,7 +39,14 @@ export const sweepDelete: Handler = (req, res, _target, node) => {
     parsed = parseSweepHeaders(req.headers);
   } catch (err) {
     if (err instanceof CodecError) {
-      throw new ProtocolError(400, 'invalid_header', err.message, { value: err.value, expected: err.expected });
+      // A malformed span list: say which spans this node has, as for an unknown span.
+      const allowed = /NNT-Delete-Rollups/i.test(err.message)
+        ? node.store.rollups
+        : /Histogram-Delete-Rollups/i.test(err.message)
+          ? node.store.histogramRollups
+          : undefined;
+      const message = allowed ? `${err.message} (allowed: ${allowed.join(', ')})` : err.message;
+      throw new ProtocolError(400, 'invalid_header', message, { value: err.value, expected: err.expected, ...(allowed ? { allowed: [...allowed] } : {}) });
     }
     throw err;
   }

@@ -1,0 +1,146 @@
+// Reference node benchmarks: HTTP ingest into /write/nnt (batches of 5,000 records, 5 spans
+// materialised, on disk) and a rollup read of one year of 300 s data (105,120 buckets).
+// The node runs as a real `tsnode serve` child process; this process is only the client.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'tsnode.js');
+const SERIES = Number(process.env.BENCH_SERIES ?? 1000);
+const BATCH = 5000;
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 60);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const READS = 7;
+
+async function startNode(args) {
+  const dir = mkdtempSync(join(tmpdir(), 'tsnode-bench-'));
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      const m = /listening on (http:\/\/\S+)/.exec(l);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (c) => reject(new Error(`node exited ${c}`)));
+  });
+  return {
+    url,
+    /** CPU seconds the node process has used so far (Linux /proc; NaN elsewhere). */
+    cpuSeconds() {
+      try {
+        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        return (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        return NaN;
+      }
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const uuid = (i) => `3f2a9c1e-0b7d-4c55-9a0e-${String(i).padStart(12, '0')}`;
+
+/** Batch k: every series gets BATCH/SERIES consecutive minutes, continuing where batch k-1 ended. */
+function makeBatches(startTs) {
+  const perSeries = BATCH / SERIES;
+  const out = [];
+  for (let k = 0; k < BATCHES; k++) {
+    const recs = [];
+    for (let s = 0; s < SERIES; s++) {
+      for (let j = 0; j < perSeries; j++) {
+        const minute = k * perSeries + j;
+        recs.push({
+          metric: `bench|ST[host:h${s % 50}]`,
+          id: uuid(s),
+          offset: startTs + minute * 60,
+          count: 6,
+          value: (s * 7 + minute) % 100,
+          derivative: 0.5,
+          counter: minute,
+          stddev: 1.5,
+          derivative_stddev: 0.1,
+          counter_stddev: 0.2,
+        });
+      }
+    }
+    out.push(JSON.stringify(recs));
+  }
+  return out;
+}
+
+async function post(dispatcher, url, body) {
+  const res = await request(`${url}/write/nnt`, { method: 'POST', dispatcher, body, headers: { 'content-type': 'application/json' } });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`write failed: ${res.statusCode} ${text}`);
+}
+
+async function ingest() {
+  const rates = [];
+  const cpuRates = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const node = await startNode([]);
+    const dispatcher = new Agent({ connections: 2 });
+    const bodies = makeBatches(1_700_006_400 - (1_700_006_400 % 86400));
+    const cpu0 = node.cpuSeconds();
+    const t0 = performance.now();
+    // Two requests in flight: the next body is on the wire while the node commits the last.
+    let next = 0;
+    await Promise.all(
+      [0, 1].map(async () => {
+        while (next < bodies.length) await post(dispatcher, node.url, bodies[next++]);
+      }),
+    );
+    const secs = (performance.now() - t0) / 1000;
+    rates.push((BATCHES * BATCH) / secs);
+    cpuRates.push((BATCHES * BATCH) / (node.cpuSeconds() - cpu0));
+    await dispatcher.close();
+    await node.stop();
+  }
+  return { rates, cpuRates };
+}
+
+async function rollupRead() {
+  const node = await startNode(['--rollups', '300,1800,10800,86400']);
+  const dispatcher = new Agent({ connections: 1 });
+  const start = 1_672_531_200; // 2023-01-01
+  const n = 105_120;
+  for (let i = 0; i < n; i += 20_000) {
+    const recs = [];
+    for (let j = i; j < Math.min(n, i + 20_000); j++) recs.push({ metric: 'year', id: uuid(1), offset: start + j * 300, count: 5, value: j % 97, stddev: 1 });
+    await post(dispatcher, node.url, JSON.stringify(recs));
+  }
+  const out = {};
+  for (const type of ['average', 'all']) {
+    const times = [];
+    let rows = 0;
+    for (let r = 0; r < READS; r++) {
+      const t0 = performance.now();
+      const res = await request(`${node.url}/rollup/${uuid(1)}/year?start_ts=${start}.000&end_ts=${start + n * 300}.000&rollup_span=300s&type=${type}`, { dispatcher });
+      const body = await res.body.json();
+      times.push(performance.now() - t0);
+      rows = body.length;
+    }
+    out[type] = { median: median(times), rows };
+  }
+  await dispatcher.close();
+  await node.stop();
+  return out;
+}
+
+const { rates, cpuRates } = await ingest();
+const reads = await rollupRead();
+console.log('| measure | median | runs |');
+console.log('|---|---|---|');
+console.log(`| ingest /write/nnt, ${BATCH}-record batches, ${SERIES} series, 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
+console.log(`| same, records per CPU-second of the node process (less sensitive to a busy machine) | ${Math.round(median(cpuRates)).toLocaleString('en')} records/s | ${cpuRates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
+for (const [type, r] of Object.entries(reads)) {
+  console.log(`| rollup read, 1 year of 300 s (${r.rows.toLocaleString('en')} buckets), type=${type} | ${r.median.toFixed(0)} ms | ${READS} |`);
+}

@@ -1,0 +1,239 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningNode } from '../../src/server/server.js';
+import { UUID, call, memoryNode, nnt, rollup, write } from './server-helpers.js';
+
+let node: RunningNode;
+let url: string;
+
+beforeAll(async () => {
+  node = await memoryNode({ rollups: [60, 300, 1800] });
+  url = node.url;
+});
+afterAll(() => node.close());
+
+const T = 1_700_000_100; // a multiple of 300 (and of 60)
+
+describe('rollup math over HTTP (hand-computed)', () => {
+  beforeAll(async () => {
+    const r = await write(url, [
+      nnt(T, { count: 1, value: 1, stddev: 0, derivative: 2, derivative_stddev: 0, counter: 10, counter_stddev: 1 }, 'm'),
+      nnt(T + 60, { count: 3, value: 5, stddev: 2, derivative: 6, derivative_stddev: 2, counter: 30, counter_stddev: 1 }, 'm'),
+      // next 300 s bucket
+      nnt(T + 300, { count: 2, value: 10, stddev: 1, derivative: 11, derivative_stddev: 0.5, counter: 40, counter_stddev: 2 }, 'm'),
+      nnt(T + 360, { count: 2, value: 14, stddev: 3, derivative: 11, derivative_stddev: 0.5, counter: 40, counter_stddev: 2 }, 'm'),
+    ]);
+    expect(r.status).toBe(200);
+  });
+
+  it('stores each record at the smallest span as written', async () => {
+    const rows = await rollup(url, { start: `${T}.000`, end: `${T + 120}.000`, span: '60s', type: 'all' }, 'm');
+    expect(rows[0]).toEqual([T, { count: 1, value: 1, stddev: 0, derivative: 2, derivative_stddev: 0, counter: 10, counter_stddev: 1, derivative2: null, derivative2_stddev: null, counter2: null, counter2_stddev: null }]);
+    // derivative2 = (6 - 2) / 60; counter2 = (30 - 10) / 60; stddevs likewise.
+    expect(rows[1][1]).toMatchObject({ count: 3, value: 5, stddev: 2, derivative2: 4 / 60, derivative2_stddev: 2 / 60, counter2: 20 / 60, counter2_stddev: 0 });
+  });
+
+  it('merges larger spans: count sums, count-weighted means, pooled stddev', async () => {
+    for (const engine of ['nnt', 'dispatch', 'recalc']) {
+      const rows = await rollup(url, { start: `${T}.000`, end: `${T + 600}.000`, span: '300s', type: 'all', engine }, 'm');
+      expect(rows.map((r) => r[0])).toEqual([T, T + 300]);
+      const a = rows[0][1];
+      expect(a.count).toBe(4);
+      expect(a.value).toBeCloseTo(4, 12);
+      expect(a.stddev).toBeCloseTo(Math.sqrt(6), 12); // (1*(0+1) + 3*(4+25))/4 - 16 = 6
+      expect(a.derivative).toBeCloseTo(5, 12);
+      expect(a.derivative_stddev).toBeCloseTo(Math.sqrt(6), 12);
+      expect(a.counter).toBeCloseTo(25, 12);
+      expect(a.counter_stddev).toBeCloseTo(Math.sqrt(76), 12);
+      const b = rows[1][1];
+      expect(b.count).toBe(4);
+      expect(b.value).toBeCloseTo(12, 12);
+      expect(b.stddev).toBeCloseTo(3, 12); // (2*(1+100) + 2*(9+196))/4 - 144 = 9
+      // second order over the 300 s span: (11 - 5) / 300
+      expect(b.derivative2).toBeCloseTo(6 / 300, 12);
+      expect(b.derivative2_stddev).toBeCloseTo((0.5 - Math.sqrt(6)) / 300, 12);
+      expect(b.counter2).toBeCloseTo(15 / 300, 12);
+      expect(b.counter2_stddev).toBeCloseTo((2 - Math.sqrt(76)) / 300, 12);
+      // the first bucket's predecessor is empty
+      expect(a.derivative2).toBeNull();
+    }
+  });
+
+  it('single-valued types return the matching member', async () => {
+    const q = { start: `${T}.000`, end: `${T + 600}.000`, span: '300s' };
+    const one = async (type: string): Promise<unknown> => (await rollup(url, { ...q, type }, 'm'))[1][1];
+    expect(await one('count')).toBe(4);
+    expect(await one('average')).toBeCloseTo(12, 12);
+    expect(await one('average_stddev')).toBeCloseTo(3, 12);
+    expect(await one('derive')).toBeCloseTo(11, 12);
+    expect(await one('derivative')).toBeCloseTo(11, 12);
+    expect(await one('counter')).toBeCloseTo(40, 12);
+    expect(await one('derive2')).toBeCloseTo(6 / 300, 12);
+    expect(await one('derivative2')).toBeCloseTo(6 / 300, 12);
+    expect(await one('counter2')).toBeCloseTo(15 / 300, 12);
+    expect(await one('counter2_stddev')).toBeCloseTo((2 - Math.sqrt(76)) / 300, 12);
+    expect(await one('derivative2_stddev')).toBeCloseTo((0.5 - Math.sqrt(6)) / 300, 12);
+    // default type is average
+    expect((await rollup(url, q, 'm'))[1][1]).toBeCloseTo(12, 12);
+  });
+
+  it('serves an unconfigured multiple of the smallest span by merging stored rollups', async () => {
+    expect(T % 120).toBe(60);
+    const rows = await rollup(url, { start: `${T}.000`, end: `${T + 120}.000`, span: '120s', type: 'count', engine: 'nnt' }, 'm');
+    expect(rows).toEqual([
+      [T - 60, 1],
+      [T + 60, 3],
+    ]);
+    // 600 s merges the stored 300 s buckets: [T-300, T+300) holds the first pair, [T+300, T+900) the second.
+    const big = await rollup(url, { start: `${T}.000`, end: `${T + 600}.000`, span: '600s', type: 'all', engine: 'nnt' }, 'm');
+    expect(big.map((r) => [r[0], r[1].count])).toEqual([
+      [T - 300, 4],
+      [T + 300, 4],
+    ]);
+    expect(big[0][1].stddev).toBeCloseTo(Math.sqrt(6), 12);
+    expect(big[1][1].value).toBeCloseTo(12, 12);
+    // second order over the 600 s span: (11 - 5) / 600
+    expect(big[1][1].derivative2).toBeCloseTo(6 / 600, 12);
+  });
+});
+
+describe('buckets', () => {
+  it('floors the start, excludes the end, and lists empty buckets as null (also for type=all)', async () => {
+    await write(url, [nnt(T + 120, { value: 7 }, 'b')]);
+    const rows = await rollup(url, { start: `${T + 30}.000`, end: `${T + 300}.000`, span: '60s' }, 'b');
+    expect(rows).toEqual([
+      [T, null],
+      [T + 60, null],
+      [T + 120, 7],
+      [T + 180, null],
+      [T + 240, null],
+    ]);
+    expect(await rollup(url, { start: `${T}.000`, end: `${T + 240}.001`, span: '60s' }, 'b')).toHaveLength(5);
+    const all = await rollup(url, { start: `${T}.000`, end: `${T + 180}.000`, span: '60s', type: 'all' }, 'b');
+    expect(all[0]).toEqual([T, null]);
+    expect(all[2][1]).toMatchObject({ count: 1, value: 7 });
+  });
+
+  it('a series never written reads as all nulls', async () => {
+    expect(await rollup(url, { start: '0.000', end: '180.000', span: '60s' }, 'never')).toEqual([
+      [0, null],
+      [60, null],
+      [120, null],
+    ]);
+  });
+});
+
+describe('idempotent replace', () => {
+  it('a rewrite of the same id, metric and offset replaces it, in every span', async () => {
+    const base = T + 3000; // multiple of 300
+    await write(url, [nnt(base, { count: 1, value: 10 }, 'r'), nnt(base + 60, { count: 1, value: 20 }, 'r')]);
+    expect((await rollup(url, { start: `${base}.000`, end: `${base + 300}.000`, span: '300s' }, 'r'))[0][1]).toBe(15);
+    await write(url, [nnt(base + 60, { count: 3, value: 30 }, 'r')]);
+    await write(url, [nnt(base + 60, { count: 3, value: 30 }, 'r')]); // a retry: same again
+    expect((await rollup(url, { start: `${base}.000`, end: `${base + 120}.000`, span: '60s', type: 'count' }, 'r')).map((r) => r[1])).toEqual([1, 3]);
+    for (const span of ['300s', '1800s']) {
+      const [row] = await rollup(url, { start: `${base}.000`, end: `${base + 300}.000`, span, type: 'all', engine: 'nnt' }, 'r');
+      expect(row[1].count).toBe(4);
+      expect(row[1].value).toBeCloseTo(25, 12); // (10 + 90) / 4
+    }
+    // within one request, the last of two equal keys wins
+    await write(url, [nnt(base + 120, { value: 1 }, 'r'), nnt(base + 120, { value: 2 }, 'r')]);
+    const [row] = await rollup(url, { start: `${base}.000`, end: `${base + 300}.000`, span: '300s', type: 'all', engine: 'nnt' }, 'r');
+    expect(row[1].count).toBe(5);
+  });
+
+  it('merges later appends into larger buckets written by earlier requests', async () => {
+    const base = T + 6000;
+    await write(url, [nnt(base, { count: 2, value: 4 }, 'inc')]);
+    await write(url, [nnt(base + 60, { count: 2, value: 8 }, 'inc')]);
+    await write(url, [nnt(base + 120, { count: 4, value: 1 }, 'inc')]);
+    const [row] = await rollup(url, { start: `${base}.000`, end: `${base + 300}.000`, span: '300s', type: 'all', engine: 'nnt' }, 'inc');
+    expect(row[1].count).toBe(8);
+    expect(row[1].value).toBeCloseTo((8 + 16 + 4) / 8, 12);
+  });
+});
+
+describe('engines and raw parts', () => {
+  it('recalc rolls up from the parts; nnt uses stored rollups only', async () => {
+    const base = T + 9000;
+    const parts = [30, [{ count: 1, value: 2 }, { count: 1, value: 4, stddev: 1 }]];
+    await write(url, [nnt(base, { count: 2, value: 3, stddev: 1, parts }, 'p')]);
+    expect(await rollup(url, { start: `${base}.000`, end: `${base + 60}.000`, span: '30s', engine: 'recalc' }, 'p')).toEqual([
+      [base, 2],
+      [base + 30, 4],
+    ]);
+    // dispatch serves a span that is not a multiple of the smallest from raw, too
+    expect(await rollup(url, { start: `${base}.000`, end: `${base + 60}.000`, span: '30s' }, 'p')).toEqual([
+      [base, 2],
+      [base + 30, 4],
+    ]);
+    const nntEngine = await call(url, 'GET', `/rollup/${UUID}/p?start_ts=${base}.000&end_ts=${base + 60}.000&rollup_span=30s&get_engine=nnt`);
+    expect(nntEngine.status).toBe(400);
+    expect(nntEngine.json.error).toContain('multiple of the smallest');
+    const [all] = await rollup(url, { start: `${base}.000`, end: `${base + 60}.000`, span: '60s', engine: 'recalc', type: 'all' }, 'p');
+    expect(all[1].count).toBe(2);
+    expect(all[1].value).toBe(3);
+    expect(all[1].stddev).toBeCloseTo(Math.sqrt(1.5), 12); // (1*(0+4) + 1*(1+16))/2 - 9 = 1.5
+  });
+});
+
+describe('millisecond spans', () => {
+  let ms: RunningNode;
+  beforeAll(async () => {
+    ms = await memoryNode({ rollups: [1, 60] });
+    await write(ms.url, [nnt(1408724400, { value: 1 }), nnt(1408724401, { value: 2 }), nnt(1408724403, { value: 4 })]);
+  });
+  afterAll(() => ms.close());
+
+  it('labels buckets with a millisecond fraction when the span needs it', async () => {
+    expect(await rollup(ms.url, { start: '1408724400.000', end: '1408724402.000', span: '500ms', engine: 'recalc' })).toEqual([
+      [1408724400, 1],
+      [1408724400.5, null],
+      [1408724401, 2],
+      [1408724401.5, null],
+    ]);
+    expect(await rollup(ms.url, { start: '1408724400.250', end: '1408724404.000', span: '1500ms' })).toEqual([
+      [1408724400, 1.5],
+      [1408724401.5, null],
+      [1408724403, 4],
+    ]);
+  });
+
+  it('treats 1000ms like 1s and 60000ms like 60s', async () => {
+    const a = await rollup(ms.url, { start: '1408724400.000', end: '1408724404.000', span: '1000ms', engine: 'nnt' });
+    const b = await rollup(ms.url, { start: '1408724400.000', end: '1408724404.000', span: '1s', engine: 'nnt' });
+    expect(a).toEqual(b);
+    expect(a).toEqual([
+      [1408724400, 1],
+      [1408724401, 2],
+      [1408724402, null],
+      [1408724403, 4],
+    ]);
+    expect(await rollup(ms.url, { start: '1408724400.000', end: '1408724460.000', span: '60000ms', type: 'count' })).toEqual([[1408724400 - (1408724400 % 60), 3]]);
+  });
+});
+
+describe('metric names arrive URL-encoded and are decoded exactly once', () => {
+  const names = ['with space', 'cpu|ST[env:prod,role:db]', 'a/b/c', '100%', 'what?', 'hash#tag', 'Zürich – 東京 🚀', '%41', 'plus+sign', 'trailing/'];
+  it.each(names)('%j round-trips through write, rollup, text and histogram', async (metric) => {
+    await write(url, [nnt(T, { value: 42 }, metric)]);
+    const rows = await rollup(url, { start: `${T}.000`, end: `${T + 60}.000`, span: '60s' }, metric);
+    expect(rows).toEqual([[T, 42]]);
+    await write(url, [{ metric, id: UUID, offset: T, value: 'v' }], '/write/text');
+    expect((await call(url, 'GET', `/read/${T}/${T + 1}/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T, 'v']]);
+    await write(url, [{ metric, id: UUID, offset: T, period: 60, histogram: 'AAAA' }], '/histogram/write');
+    expect((await call(url, 'GET', `/histogram/${T}/${T + 1}/60/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T, 60, 'AAAA']]);
+  });
+
+  it('does not decode twice: %2541 is the metric "%41", not "A"', async () => {
+    await write(url, [nnt(T, { value: 1 }, 'A')]);
+    await write(url, [nnt(T, { value: 2 }, '%41')]);
+    const r = await call(url, 'GET', `/rollup/${UUID}/%2541?start_ts=${T}.000&end_ts=${T + 60}.000&rollup_span=60s`);
+    expect(r.json).toEqual([[T, 2]]);
+  });
+
+  it('compares uuids lower-case', async () => {
+    await write(url, [nnt(T, { value: 9 }, 'case', UUID.toUpperCase())]);
+    expect(await rollup(url, { start: `${T}.000`, end: `${T + 60}.000`, span: '60s' }, 'case', UUID.toUpperCase())).toEqual([[T, 9]]);
+    expect(await rollup(url, { start: `${T}.000`, end: `${T + 60}.000`, span: '60s' }, 'case', UUID)).toEqual([[T, 9]]);
+  });
+});
