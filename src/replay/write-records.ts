@@ -434,6 +434,13 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           current = without(current, idx);
           continue;
         }
+        if (err instanceof NodeHttpError && err.status === 413 && current.count === 1) {
+          // One record larger than the node's body limit: that record is refused, not the node broken.
+          reject({ file: source, record: current.records[0]!, line: current.lines[0]!, error: `(record): larger than the node accepts: ${nodeReason(err)}`, input: parseOr(textsOf(current)[0]!), node: client.url });
+          counters.rejectedByNode++;
+          nodes[i]!.rejected++;
+          return written;
+        }
         if (err instanceof NodeHttpError && err.status === 413 && current.count > 1) {
           const mid = Math.ceil(current.count / 2);
           written += await sendTo(i, half(current, 0, mid), source);

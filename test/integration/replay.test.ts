@@ -53,8 +53,11 @@ describe('writeRecords against a real node', () => {
   it('halves a batch the node finds too large (413) and writes it all', async () => {
     const node = await startNode({ memory: true, args: ['--max-body', '2KiB'] });
     const f = file('big.ndjson', 60, 'big');
-    const r = await writeRecords([f], { clients: [new NodeClient(node.url, { dispatcher })], rejectsPath: join(dir, 'big.rejects'), batchSize: 60 });
-    expect(r).toMatchObject({ stopped: 'done', read: 60, written: 60, rejected: 0, batches: 1 });
+    // One record alone larger than the node's limit: refused as a record, the node stays in use.
+    writeFileSync(f, readFileSync(f, 'utf8') + JSON.stringify({ metric: 'x'.repeat(3000), id: ID, offset: 0, count: 1, value: 1 }) + '\n');
+    const r = await writeRecords([f], { clients: [new NodeClient(node.url, { dispatcher })], rejectsPath: join(dir, 'big.rejects'), batchSize: 61 });
+    expect(r).toMatchObject({ stopped: 'done', read: 61, written: 60, rejected: 1, rejectedByNode: 1, failedBatches: 0, batches: 1 });
+    expect(JSON.parse(readFileSync(join(dir, 'big.rejects'), 'utf8'))).toMatchObject({ record: 61, error: expect.stringMatching(/^\(record\): larger than the node accepts/) });
     expect(await counts(node.url, 'big', 60)).toBe(60);
   });
 

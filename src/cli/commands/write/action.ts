@@ -121,11 +121,15 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
         break;
     }
   };
-  if (ctx.interactive) spinner = ora({ text: 'starting', stream: ctx.stderr, color: 'cyan' }).start();
+  // A spinner needs a terminal width: ora counts wrapped lines to erase, and a pty without a size
+  // (columns 0) makes that count explode. The line is also cut to one row so nothing wraps.
+  const columns = ctx.stderr.columns ?? 0;
+  if (ctx.interactive && columns >= 20) spinner = ora({ text: 'starting', stream: ctx.stderr, color: 'cyan' }).start();
+  const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
   timer = setInterval(
     () => {
       if (!latest) return;
-      if (spinner) spinner.text = progressLine(latest);
+      if (spinner) spinner.text = fit(progressLine(latest));
       else ctx.log.info(progressLine(latest));
       if (ctx.verbose && !spinner) {
         const m = process.memoryUsage();
