@@ -10,7 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'tsnode.js');
-const SERIES = Number(process.env.BENCH_SERIES ?? 1000);
+// Data shapes: how many series share one batch. 1000 (5 consecutive minutes per series per batch)
+// is the many-series live shape; 10 (500 per series per batch) is a backfill sorted per series.
+// BENCH_SERIES=1000,100,10 picks them. BENCH_NODE_ARGS adds node flags to the server process,
+// e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+const SHAPES = (process.env.BENCH_SERIES ?? '1000,10').split(',').map(Number);
 const BATCH = 5000;
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 60);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -18,7 +22,7 @@ const READS = 7;
 
 async function startNode(args) {
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-bench-'));
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), BIN, 'serve', '--port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (l) => {
       const m = /listening on (http:\/\/\S+)/.exec(l);
@@ -49,7 +53,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const uuid = (i) => `3f2a9c1e-0b7d-4c55-9a0e-${String(i).padStart(12, '0')}`;
 
 /** Batch k: every series gets BATCH/SERIES consecutive minutes, continuing where batch k-1 ended. */
-function makeBatches(startTs) {
+function makeBatches(startTs, SERIES) {
   const perSeries = BATCH / SERIES;
   const out = [];
   for (let k = 0; k < BATCHES; k++) {
@@ -82,13 +86,13 @@ async function post(dispatcher, url, body) {
   if (res.statusCode !== 200) throw new Error(`write failed: ${res.statusCode} ${text}`);
 }
 
-async function ingest() {
+async function ingest(series) {
   const rates = [];
   const cpuRates = [];
   for (let round = 0; round < ROUNDS; round++) {
     const node = await startNode([]);
     const dispatcher = new Agent({ connections: 2 });
-    const bodies = makeBatches(1_700_006_400 - (1_700_006_400 % 86400));
+    const bodies = makeBatches(1_700_006_400 - (1_700_006_400 % 86400), series);
     const cpu0 = node.cpuSeconds();
     const t0 = performance.now();
     // Two requests in flight: the next body is on the wire while the node commits the last.
@@ -135,12 +139,15 @@ async function rollupRead() {
   return out;
 }
 
-const { rates, cpuRates } = await ingest();
+const ingests = [];
+for (const series of SHAPES) ingests.push({ series, ...(await ingest(series)) });
 const reads = await rollupRead();
 console.log('| measure | median | runs |');
 console.log('|---|---|---|');
-console.log(`| ingest /write/nnt, ${BATCH}-record batches, ${SERIES} series, 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
-console.log(`| same, records per CPU-second of the node process (less sensitive to a busy machine) | ${Math.round(median(cpuRates)).toLocaleString('en')} records/s | ${cpuRates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
+for (const { series, rates, cpuRates } of ingests) {
+  console.log(`| ingest /write/nnt, ${BATCH}-record batches, ${series} series (${BATCH / series} per series per batch), 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
+  console.log(`| same, records per CPU-second of the node process (less sensitive to a busy machine) | ${Math.round(median(cpuRates)).toLocaleString('en')} records/s | ${cpuRates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
+}
 for (const [type, r] of Object.entries(reads)) {
   console.log(`| rollup read, 1 year of 300 s (${r.rows.toLocaleString('en')} buckets), type=${type} | ${r.median.toFixed(0)} ms | ${READS} |`);
 }

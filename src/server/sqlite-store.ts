@@ -343,11 +343,19 @@ export class SqliteStore implements Store {
 
   private writeNntTx(records: readonly NntRecord[]): void {
     // Group by series; a repeated (series, offset) in one request: the last one wins.
+    // Records usually come in runs of one series: a run after the first record skips the lookups.
     const bySeries = new Map<number, SeriesBatch>();
+    let runId = '';
+    let runMetric = '';
+    let g: SeriesBatch | undefined;
     for (const rec of records) {
-      const { id, created } = this.seriesFor(rec.id, rec.metric, KIND_BIT.nnt);
-      let g = bySeries.get(id);
-      if (!g) bySeries.set(id, (g = { created, recs: new Map(), replaced: null }));
+      if (g === undefined || rec.id !== runId || rec.metric !== runMetric) {
+        const { id, created } = this.seriesFor(rec.id, rec.metric, KIND_BIT.nnt);
+        g = bySeries.get(id);
+        if (!g) bySeries.set(id, (g = { created, recs: new Map(), replaced: null }));
+        runId = rec.id;
+        runMetric = rec.metric;
+      }
       g.recs.set(rec.offset, rec);
     }
     const putRaw = this.s.putRaw!;
