@@ -77,12 +77,14 @@ describe('NodeClient.readRollupColumns', () => {
 
 describe('columnsCsvChunks', () => {
   it('prints byte for byte what gridCsv prints, across chunk boundaries', () => {
-    const ts = new Float64Array([0, 300_000, 600_500, 86_400_000, 1_700_000_100_000, 1_700_000_100_250]);
-    const vs = new Float64Array([1.5, NaN, -0, 1e21, 0.1 + 0.2, -7]);
+    const head = [-86_400_000, -1000, 0, 300_000, 600_500, 86_400_000, 1_700_000_100_000, 1_700_000_100_250, 253402300799000, 253402300800000];
+    const more = Array.from({ length: 3000 }, (_, i) => 1_699_990_000_000 + i * 300_000);
+    const ts = new Float64Array([...head, ...more]);
+    const vs = new Float64Array([1.5, NaN, -0, 1e21, 0.1 + 0.2, -7, -1.2345678901234567e-300, Infinity, 5, 6, ...more.map((t, i) => (i % 97 === 13 ? NaN : Math.sin(t)))]);
     const points = Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! }));
     for (const span of [300_000, 250]) {
       const want = gridCsv(gridOf(points, false), span);
-      expect([...columnsCsvChunks(ts, vs, 'value', span, 4)].join('')).toBe(want);
+      expect([...columnsCsvChunks(ts, vs, 'value', span, 7)].join('')).toBe(want);
       expect([...columnsCsvChunks(ts, vs, 'value', span)].join('')).toBe(want);
       expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
     }
