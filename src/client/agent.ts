@@ -1,4 +1,15 @@
-import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent as AgentT, EnvHttpProxyAgent as EnvHttpProxyAgentT, Dispatcher } from 'undici';
+
+// undici's index loads all of undici (fetch, WebSocket, cache stores, mocks: 110 files, ~70 ms of
+// every CLI start on a quiet machine). We need two dispatchers and the request API, so load just
+// those and attach the API to Dispatcher.prototype the way undici's index does (the same modules
+// from the require cache: loading the full undici elsewhere, e.g. MockAgent in tests, is the same).
+const require = createRequire(import.meta.url);
+const DispatcherBase = require('undici/lib/dispatcher/dispatcher') as { prototype: object };
+Object.assign(DispatcherBase.prototype, require('undici/lib/api') as object);
+const Agent = require('undici/lib/dispatcher/agent') as typeof AgentT;
+const EnvHttpProxyAgent = require('undici/lib/dispatcher/env-http-proxy-agent') as typeof EnvHttpProxyAgentT;
 
 /** TLS material for https:// nodes, already loaded (PEM text). */
 export interface TlsOptions {

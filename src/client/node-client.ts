@@ -69,6 +69,17 @@ export interface RollupResult<V> {
   limited: boolean;
 }
 
+/**
+ * A single-value rollup read as two columns, for callers that format 100,000+ rows and want no
+ * object per row: `timestampsMs[i]` (epoch ms) and `values[i]`, NaN where the bucket is empty
+ * (JSON has no NaN, so NaN only ever means null).
+ */
+export interface RollupColumns {
+  timestampsMs: Float64Array;
+  values: Float64Array;
+  limited: boolean;
+}
+
 /** A client for one node. Every call goes to this node only: node-local operations are never re-routed. */
 export class NodeClient {
   readonly url: string;
@@ -191,6 +202,30 @@ export class NodeClient {
   }
 
   /**
+   * The same read as {@link readRollup} for one value type (not `all`), as columns: no array or
+   * object per row. Same request, same errors (an answer that does not fit goes through the same
+   * checks and messages as readRollup).
+   */
+  async readRollupColumns(q: RollupQuery, call: CallOptions & { limit?: number | 'none' } = {}): Promise<RollupColumns> {
+    if (q.type === 'all') throw new TypeError('readRollupColumns reads one value type; use readRollup for type all');
+    const headers: Record<string, string> = {};
+    if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call);
+    const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
+    const limited = limitedHeader !== undefined && limitedHeader !== '0';
+    const fast = scanNumericRows(res.text);
+    if (fast) return { ...fast, limited };
+    const rows = this.parse(res, rollupRowsSchema, 'rollup read');
+    const timestampsMs = new Float64Array(rows.length);
+    const values = new Float64Array(rows.length);
+    rows.forEach(([ts, v], i) => {
+      timestampsMs[i] = msFromSeconds(ts);
+      values[i] = v === null ? NaN : v;
+    });
+    return { timestampsMs, values, limited };
+  }
+
+  /**
    * Writes numeric records. `body` may be the records or an already serialised JSON array,
    * as a string or UTF-8 bytes (the replay path serialises once, straight into bytes). Retried: a rewrite of the same id/metric/offset replaces.
    */
@@ -274,6 +309,88 @@ function numericPoints(text: string): RollupPoint<number | null>[] | undefined {
     points[i] = { timestampMs: msFromSeconds(ts), value: v };
   }
   return points;
+}
+
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+function skipWs(text: string, i: number): number {
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+    else return i;
+  }
+}
+
+/**
+ * `[[seconds, number|null], ...]` straight from the text into two Float64Arrays, without
+ * JSON.parse's array per row. Strict JSON grammar for this shape; anything else (another shape,
+ * bad JSON) returns undefined and the caller falls back to JSON.parse + the schema's messages.
+ */
+function scanNumericRows(text: string): { timestampsMs: Float64Array; values: Float64Array } | undefined {
+  // Rows are at least `[0,0]` plus a comma: an upper bound for the arrays, trimmed at the end.
+  const cap = Math.max(0, Math.floor(text.length / 6) + 1);
+  let timestampsMs = new Float64Array(cap);
+  let values = new Float64Array(cap);
+  let n = 0;
+  let i = skipWs(text, 0);
+  if (text.charCodeAt(i) !== 91 /* [ */) return undefined;
+  i = skipWs(text, i + 1);
+  if (text.charCodeAt(i) === 93 /* ] */) {
+    i = skipWs(text, i + 1);
+    return i === text.length ? { timestampsMs: new Float64Array(0), values: new Float64Array(0) } : undefined;
+  }
+  for (;;) {
+    if (text.charCodeAt(i) !== 91) return undefined;
+    i = skipWs(text, i + 1);
+    // Timestamp: whole seconds are read digit by digit (exact below 2^53); anything else via Number.
+    let ts = 0;
+    let j = i;
+    let c = text.charCodeAt(j);
+    while (c >= 48 && c <= 57) {
+      ts = ts * 10 + (c - 48);
+      c = text.charCodeAt(++j);
+    }
+    const digits = j - i;
+    if (digits === 0 || digits > 15 || (digits > 1 && text.charCodeAt(i) === 48) || c === 46 || c === 101 || c === 69) {
+      JSON_NUMBER.lastIndex = i;
+      if (!JSON_NUMBER.test(text)) return undefined;
+      j = JSON_NUMBER.lastIndex;
+      ts = Number(text.slice(i, j));
+    }
+    if (n === cap) return undefined; // cannot happen for valid JSON of this shape
+    timestampsMs[n] = Math.round(ts * 1000);
+    i = skipWs(text, j);
+    if (text.charCodeAt(i) !== 44 /* , */) return undefined;
+    i = skipWs(text, i + 1);
+    c = text.charCodeAt(i);
+    if (c === 110 /* n */) {
+      if (text.charCodeAt(i + 1) !== 117 || text.charCodeAt(i + 2) !== 108 || text.charCodeAt(i + 3) !== 108) return undefined;
+      values[n] = NaN;
+      i += 4;
+    } else {
+      JSON_NUMBER.lastIndex = i;
+      if (!JSON_NUMBER.test(text)) return undefined;
+      j = JSON_NUMBER.lastIndex;
+      values[n] = Number(text.slice(i, j));
+      i = j;
+    }
+    n++;
+    i = skipWs(text, i);
+    if (text.charCodeAt(i) !== 93) return undefined;
+    i = skipWs(text, i + 1);
+    c = text.charCodeAt(i);
+    if (c === 44) {
+      i = skipWs(text, i + 1);
+      continue;
+    }
+    if (c !== 93) return undefined;
+    i = skipWs(text, i + 1);
+    if (i !== text.length) return undefined;
+    break;
+  }
+  timestampsMs = timestampsMs.slice(0, n);
+  values = values.slice(0, n);
+  return { timestampsMs, values };
 }
 
 /** Every member present, null where the node left one out. */

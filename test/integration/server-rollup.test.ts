@@ -176,6 +176,21 @@ describe('engines and raw parts', () => {
   });
 });
 
+describe('dispatch over scattered data', () => {
+  it('fills empty buckets far apart (separate raw scans) exactly as recalc computes them', async () => {
+    const base = T + 90_000;
+    // 300 s buckets with data at these indices; gaps of 1 to 400 buckets between them
+    const at = [0, 1, 5, 100, 101, 102, 300, 700, 799];
+    await write(url, at.map((k, j) => nnt(base + k * 300 + 60 * (j % 3), { count: 1 + j, value: k + 0.5 }, 'scatter')));
+    const q = { start: `${base}.000`, end: `${base + 800 * 300}.000`, span: '300s' };
+    const dispatch = await rollup(url, q, 'scatter');
+    const recalc = await rollup(url, { ...q, engine: 'recalc' }, 'scatter');
+    expect(dispatch).toHaveLength(800);
+    expect(dispatch).toEqual(recalc);
+    expect(dispatch.filter((r: [number, number | null]) => r[1] !== null).map((r: [number, number | null]) => (r[0] - base) / 300)).toEqual(at);
+  });
+});
+
 describe('millisecond spans', () => {
   let ms: RunningNode;
   beforeAll(async () => {

@@ -136,6 +136,39 @@ export function* gridCsvChunks(grid: Grid, spanMs: number, extra?: { header: str
   if (chunk !== '') yield chunk;
 }
 
+/**
+ * CSV of a single-value read straight from its columns (NaN = empty bucket), in pieces of
+ * `chunkRows` rows: byte for byte what gridCsvChunks prints for the same rows, without a grid.
+ */
+export function* columnsCsvChunks(timestampsMs: Float64Array, values: Float64Array, key: string, spanMs: number, chunkRows = 8192): Generator<string> {
+  yield csvRow(['timestamp', 'time', key]);
+  let chunk = '';
+  const n = timestampsMs.length;
+  for (let r = 0; r < n; r++) {
+    const t = timestampsMs[r]!;
+    const v = values[r]!;
+    chunk += v === v ? `${secondsFromMs(t)},${bucketTime(t, spanMs)},${v}\r\n` : `${secondsFromMs(t)},${bucketTime(t, spanMs)},\r\n`;
+    if ((r + 1) % chunkRows === 0) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
+
+/** A grid from a single-value read's columns (NaN = empty bucket), for the table and JSON renderers. */
+export function gridOfColumns(timestampsMs: Float64Array, values: Float64Array, valueKey = 'value'): Grid {
+  const n = timestampsMs.length;
+  const ts = new Array<number>(n);
+  const vs = new Array<Cell>(n);
+  for (let i = 0; i < n; i++) {
+    ts[i] = timestampsMs[i]!;
+    const v = values[i]!;
+    vs[i] = v === v ? v : null;
+  }
+  return { timestampsMs: ts, columns: [{ key: valueKey, values: vs }] };
+}
+
 export interface NodeSeries {
   node: string;
   points: ReadonlyArray<{ timestampMs: number; value: BucketValue }>;

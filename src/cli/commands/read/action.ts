@@ -10,7 +10,7 @@ import {
   type RollupType,
 } from '../../../protocol/index.js';
 import { fanOut } from '../../../client/cluster.js';
-import { NodeClient, type RollupResult } from '../../../client/node-client.js';
+import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -20,12 +20,14 @@ import { painter } from '../../runtime.js';
 import { describeTime, parseTime } from '../../time.js';
 import { renderChart } from '../../render/chart.js';
 import {
+  columnsCsvChunks,
   compareSeries,
   comparisonJson,
   gridCsv,
   gridCsvChunks,
   gridJson,
   gridOf,
+  gridOfColumns,
   gridTable,
   nodeLabel,
   type BucketValue,
@@ -216,9 +218,18 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
     if (!plan.compare) {
       const node = plan.nodes[0]!;
       ctx.log.debug(`GET ${node}${NodeClient.rollupPath(plan.query)}`);
+      if (plan.query.type !== 'all' && plan.output !== 'chart') {
+        // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
+        const cols = await net.client(node).readRollupColumns(plan.query, call);
+        const rows = cols.timestampsMs.length;
+        logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
+        warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
+        await renderColumns(cols, plan, ctx);
+        return EXIT.ok;
+      }
       const res = (await net.client(node).readRollup(plan.query, call)) as RollupResult<BucketValue>;
       const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
-      warnLimited(ctx, node, res, plan);
+      warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
       await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0));
       return EXIT.ok;
     }
@@ -235,12 +246,31 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
   }
 }
 
-function warnLimited(ctx: CliContext, node: string, res: RollupResult<unknown>, plan: ReadPlan): void {
+function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; rows: number }, plan: ReadPlan): void {
   if (!res.limited) return;
   ctx.log.warn(
-    `${node} cut the result off after ${res.points.length} of ${plan.buckets} rows (x-snowth-results-limited); ` +
+    `${node} cut the result off after ${res.rows} of ${plan.buckets} rows (x-snowth-results-limited); ` +
       'raise it with --limit <n> or --limit none, or read a shorter range',
   );
+}
+
+async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext): Promise<void> {
+  const spanMs = plan.query.spanMs;
+  switch (plan.output) {
+    case 'csv':
+      for (const chunk of columnsCsvChunks(cols.timestampsMs, cols.values, 'value', spanMs)) await write(ctx, chunk);
+      return;
+    case 'json':
+      return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs));
+    default: {
+      if (cols.timestampsMs.length === 0) {
+        ctx.log.info('no buckets in range');
+        return;
+      }
+      const grid = gridOfColumns(cols.timestampsMs, cols.values, plan.query.type);
+      return write(ctx, `${gridTable(grid, spanMs, paintOpt(ctx)).join('\n')}\n`);
+    }
+  }
 }
 
 async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext, headerUsed: number): Promise<void> {
@@ -295,7 +325,7 @@ async function runCompare(
       series.push({ node: o.node, points: o.value.points });
       nodes.push({ node: o.node, ok: true, rows: o.value.points.length, limited: o.value.limited });
       ctx.log.info(`  ${o.node}: ${o.value.points.length} rows`);
-      warnLimited(ctx, o.node, o.value, plan);
+      warnLimited(ctx, o.node, { limited: o.value.limited, rows: o.value.points.length }, plan);
     } else {
       nodes.push({ node: o.node, ok: false, error: o.error.detail });
       ctx.log.error(o.error.message);

@@ -1,0 +1,92 @@
+import { MockAgent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NodeClient } from '../../src/client/node-client.js';
+import { columnsCsvChunks, gridCsv, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
+
+// readRollupColumns scans the answer by hand; it must agree with readRollup (JSON.parse + schema)
+// on every answer, valid or not. MockAgent: odd JSON spellings a real node would not send.
+const NODE = 'http://n1:8112';
+const Q = { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', startMs: 0, endMs: 3_000_000, spanMs: 300_000, type: 'average' as const };
+let agents: MockAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.map((a) => a.close()));
+  agents = [];
+});
+
+function client(body: string, times: number, headers: Record<string, string> = {}): NodeClient {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  agents.push(agent);
+  agent.get(NODE).intercept({ path: () => true, method: 'GET' }).reply(200, body, { headers }).times(times);
+  return new NodeClient(NODE, { dispatcher: agent, retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
+}
+
+async function both(body: string): Promise<{ rows?: unknown; cols?: unknown; rowsErr?: string; colsErr?: string }> {
+  const c = client(body, 2);
+  const out: { rows?: unknown; cols?: unknown; rowsErr?: string; colsErr?: string } = {};
+  try {
+    const r = await c.readRollup(Q);
+    out.rows = r.points.map((p) => [p.timestampMs, p.value]);
+  } catch (err) {
+    out.rowsErr = (err as Error).message;
+  }
+  try {
+    const r = await c.readRollupColumns(Q);
+    out.cols = Array.from(r.timestampsMs, (t, i) => [t, Number.isNaN(r.values[i]!) ? null : r.values[i]]);
+  } catch (err) {
+    out.colsErr = (err as Error).message;
+  }
+  return out;
+}
+
+describe('NodeClient.readRollupColumns', () => {
+  it.each([
+    '[[0,1.5],[300,null],[600,-2.25e-7]]',
+    ' [ [ 0 , 1.50 ] ,\n\t[300,null] , [600, 1E+3], [900, -0], [1200, 0.1] ] \r\n',
+    '[]',
+    ' [ ] ',
+    '[[0.5,1],[1.25e3,2],[-300,3],[12345678901234567890,4]]',
+    '[[0,1e400]]',
+  ])('reads %j exactly as readRollup does', async (body) => {
+    const r = await both(body);
+    expect(r.rowsErr).toBeUndefined();
+    expect(r.colsErr).toBeUndefined();
+    expect(r.cols).toEqual(r.rows);
+    expect(Object.is((r.cols as number[][])[3]?.[1], (r.rows as number[][])[3]?.[1])).toBe(true);
+  });
+
+  it.each(['[[0,01]]', '[[0,1.]]', '[[0,1]', '[[0,1]]x', '[[0,"1"]]', '[[0]]', '[[0,1,2]]', '[[0,nul]]', '{"error":"boom"}', 'not json', '[[0,+1]]', ''])(
+    'refuses %j with readRollup\'s own error',
+    async (body) => {
+      const r = await both(body);
+      expect(r.rowsErr).toBeDefined();
+      expect(r.colsErr).toBe(r.rowsErr);
+    },
+  );
+
+  it('reports a limited result', async () => {
+    const r = await client('[[0,1]]', 1, { 'x-snowth-results-limited': '1' }).readRollupColumns(Q);
+    expect(r.limited).toBe(true);
+    expect(Array.from(r.values)).toEqual([1]);
+  });
+
+  it('refuses type all', async () => {
+    await expect(client('[]', 1).readRollupColumns({ ...Q, type: 'all' as never })).rejects.toThrow(/type all/);
+  });
+});
+
+describe('columnsCsvChunks', () => {
+  it('prints byte for byte what gridCsv prints, across chunk boundaries', () => {
+    const head = [-86_400_000, -1000, 0, 300_000, 600_500, 86_400_000, 1_700_000_100_000, 1_700_000_100_250, 253402300799000, 253402300800000];
+    const more = Array.from({ length: 3000 }, (_, i) => 1_699_990_000_000 + i * 300_000);
+    const ts = new Float64Array([...head, ...more]);
+    const vs = new Float64Array([1.5, NaN, -0, 1e21, 0.1 + 0.2, -7, -1.2345678901234567e-300, Infinity, 5, 6, ...more.map((t, i) => (i % 97 === 13 ? NaN : Math.sin(t)))]);
+    const points = Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! }));
+    for (const span of [300_000, 250]) {
+      const want = gridCsv(gridOf(points, false), span);
+      expect([...columnsCsvChunks(ts, vs, 'value', span, 7)].join('')).toBe(want);
+      expect([...columnsCsvChunks(ts, vs, 'value', span)].join('')).toBe(want);
+      expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
+    }
+  });
+});
