@@ -14,7 +14,8 @@ const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** Runs a command in a detached 80×30 tmux pane (a real pseudo-terminal) and returns the screen once it is done. */
 async function onScreen(name: string, args: string[]): Promise<string[]> {
-  const cmd = `${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}; echo __DONE__$?; sleep 60`;
+  // A person's terminal: CI (set by the CI runner) would switch off the interactive layout.
+  const cmd = `env -u CI ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}; echo __DONE__$?; sleep 60`;
   tmux('new-session', '-d', '-s', name, '-x', '80', '-y', '30', '-e', 'NO_COLOR=1', '-e', 'LANG=C.UTF-8', cmd);
   const deadline = Date.now() + 15_000;
   for (;;) {
