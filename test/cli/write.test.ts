@@ -105,6 +105,13 @@ describe('tsnode write', () => {
     for (const u of three) expect(await offsetsOn(u, 'all', 90)).toEqual(every(90));
   });
 
+  it('every record rejected means nothing was written: exit 1, not partial', async () => {
+    const f = recordsFile('allbad.ndjson', 'allbad', 4, 'ndjson', (_, r) => ({ ...r, id: 'nope' }));
+    const r = await runCli(['write', f, '--node', one, '--output', 'json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ read: 4, written: 0, rejected: 4 });
+  });
+
   it('invalid records go to the rejects file and the run goes on (exit 3); the fixed rejects replay', async () => {
     const f = recordsFile('bad.ndjson', 'bad', 20, 'ndjson', (i, r) =>
       i === 3 ? { ...r, id: 'not-a-uuid' } : i === 7 ? { ...r, offset: r.offset as number + 1 } : i === 11 ? { ...r, value: 'high' } : r,

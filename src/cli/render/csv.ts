@@ -4,19 +4,13 @@ const NEEDS_QUOTES = /[",\r\n]/;
 
 export function csvField(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'number' ? exactNumber(value) : value;
+  const text = typeof value === 'number' ? String(value) : value;
   // A leading space would be kept by RFC 4180 readers but trimmed by some spreadsheets: quote it too.
   return NEEDS_QUOTES.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function csvRow(fields: ReadonlyArray<string | number | null | undefined>): string {
   return `${fields.map(csvField).join(',')}\r\n`;
-}
-
-/** The exact number as JavaScript round-trips it (shortest form that parses back to the same double). */
-export function exactNumber(v: number): string {
-  if (Number.isNaN(v) || !Number.isFinite(v)) return String(v);
-  return String(v);
 }
 
 /** Parses RFC 4180 text back into rows (used by tests and by anything that wants to read our output). */

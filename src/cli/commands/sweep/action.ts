@@ -38,8 +38,8 @@ export function sweepJson(result: ClusterSweepResult): unknown {
   return {
     before: result.request.before,
     types: result.request.types,
-    nntRollups: result.request.nntRollups ?? 'all',
-    histogramRollups: result.request.histogramRollups ?? 'all',
+    nntRollups: result.request.types.includes('nnt') ? (result.request.nntRollups ?? 'all') : null,
+    histogramRollups: result.request.types.includes('histogram') ? (result.request.histogramRollups ?? 'all') : null,
     interrupted: result.interrupted,
     nodes: result.nodes.map((n) => ({ node: n.node, state: n.state, error: n.error ?? null, seconds: n.seconds ?? null })),
     summary: result.summary,

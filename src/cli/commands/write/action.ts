@@ -186,6 +186,8 @@ function resumeCommand(): string {
 }
 
 function exitCodeOf(r: ReplayResult): ExitCode {
+  // Records were read but none reached a node: that is "nothing could be written" (exit 1).
+  const nothingWritten = !r.dryRun && r.read > 0 && r.written === 0;
   switch (r.stopped) {
     case 'interrupted':
       return EXIT.interrupted;
@@ -193,12 +195,12 @@ function exitCodeOf(r: ReplayResult): ExitCode {
     case 'input-error':
       return EXIT.usage;
     case 'max-errors':
-      return EXIT.partial;
+      return nothingWritten ? EXIT.failed : EXIT.partial;
     case 'nodes-down':
       return r.written === 0 ? EXIT.failed : EXIT.partial;
     case 'done':
       if (r.dryRun) return r.rejected > 0 ? EXIT.partial : EXIT.ok;
-      if (r.failedBatches > 0 && r.written === 0) return EXIT.failed;
+      if (nothingWritten) return EXIT.failed;
       return r.rejected > 0 || r.failedBatches > 0 ? EXIT.partial : EXIT.ok;
   }
 }
