@@ -41,9 +41,11 @@ ${EXIT_CODES_HELP}`,
 /** The process entry point: the only place in tsnode that sets an exit code. */
 export async function run(argv: string[]): Promise<void> {
   // `tsnode read ... | head`: a closed pipe is the reader's choice, not an error worth a trace.
+  // Any other stdout failure (a full disk behind `> file`) is one line on stderr, not a trace.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
-    throw err;
+    process.stderr.write(`error: cannot write the output: ${err.message}\n`);
+    process.exit(EXIT.failed);
   });
   const controller = new AbortController();
   let interrupts = 0;

@@ -4,6 +4,7 @@ import { BIN, runCli } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { queryOf, startRecordingNode, type RecordingNode } from '../helpers/recording-node.js';
 import { parseCsv } from '../../src/cli/render/csv.js';
+import { deadAddress } from '../helpers/nodes.js';
 
 const U = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 let node: RecordingNode;
@@ -321,9 +322,18 @@ describe('tsnode read: node selection', () => {
   it('several nodes without --compare: reads the first, with a warning', async () => {
     const r = await read(['cpu', ...range], ['--nodes', `${node.url},${other.url}`]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(new RegExp(`warning: 2 nodes listed: reading from the first, ${node.url}`));
+    expect(r.stderr).toMatch(new RegExp(`warning: 2 nodes listed: reading from the first that answers, starting with ${node.url}`));
     expect(node.requests).toHaveLength(1);
     expect(other.requests).toHaveLength(0);
+  });
+  it('an unreachable first node is skipped for the next one; an error answer is not', async () => {
+    const dead = await deadAddress();
+    const r = await read(['cpu', ...range], ['--nodes', `${dead},${node.url}`]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`${dead}: connection refused.*; trying ${node.url}`));
+    expect(node.requests).toHaveLength(1);
+    const both = await read(['cpu', ...range], ['--nodes', `${dead},${await deadAddress()}`]);
+    expect(both.code).toBe(1);
   });
   it('--node and --nodes together are refused', async () => {
     const r = await read(['cpu', ...range, '--nodes', other.url]);

@@ -281,7 +281,7 @@ describe('sweeps in progress', () => {
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
     expect(csv.code).toBe(3);
-    const lines = csv.stdout.trimEnd().split('\n');
+    const lines = csv.stdout.trimEnd().split('\r\n');
     expect(lines[0]).toBe('node,ok,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error');
     expect(lines).toHaveLength(1 + 3 + 3 + 1);
     expect(lines[1]).toBe(`${a.url},true,nnt,false,,,,,,`);

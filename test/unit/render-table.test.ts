@@ -23,7 +23,7 @@ describe('renderTable', () => {
 
 describe('renderCsv', () => {
   it('quotes only fields that need it', () => {
-    expect(renderCsv(['a', 'b'], [['x,y', 'say "hi"'], [1, undefined]])).toBe('a,b\n"x,y","say ""hi"""\n1,\n');
+    expect(renderCsv(['a', 'b'], [['x,y', 'say "hi"'], [1, undefined]])).toBe('a,b\r\n"x,y","say ""hi"""\r\n1,\r\n');
   });
 });
 

@@ -1,3 +1,4 @@
+import { csvRow } from './csv.js';
 import Table from 'cli-table3';
 import { painter } from '../runtime.js';
 
@@ -51,14 +52,9 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
   return `${table.toString()}\n`;
 }
 
-/** CSV (RFC 4180 quoting, `\n` line ends for shell tools): a header line, then one line per row. */
+/** CSV with a header row, in the one RFC 4180 dialect every command writes (see render/csv.ts). */
 export function renderCsv(headers: readonly string[], rows: readonly (readonly CellValue[])[]): string {
-  const field = (v: CellValue): string => {
-    const s = text(v);
-    return /[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  };
-  const lines = [headers.map(field).join(','), ...rows.map((row) => headers.map((_, c) => field(row[c])).join(','))];
-  return `${lines.join('\n')}\n`;
+  return [csvRow(headers), ...rows.map((row) => csvRow(headers.map((_, c) => text(row[c]))))].join('');
 }
 
 /** Exactly one JSON document with a trailing newline, for `--output json`. */

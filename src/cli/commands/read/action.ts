@@ -10,6 +10,7 @@ import {
   type RollupType,
 } from '../../../protocol/index.js';
 import { fanOut } from '../../../client/cluster.js';
+import { NodeRequestError } from '../../../client/errors.js';
 import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -121,8 +122,8 @@ export function planRead(flags: ReadFlags & { uuid: string; metric: string }, en
     if (output === 'chart') throw new UsageError('--compare with --output chart: a chart draws one node', 'use --output table, json or csv with --compare');
     if (nodes.length < 2) warnings.push(`--compare with a single node (${nodes[0]}): nothing to compare against`);
   } else if (nodes.length > 1) {
-    warnings.push(`${nodes.length} nodes listed: reading from the first, ${nodes[0]} (--compare reads them all)`);
-    nodes = nodes.slice(0, 1);
+    // Replicas hold the same data: read the first node that answers (in list order).
+    warnings.push(`${nodes.length} nodes listed: reading from the first that answers, starting with ${nodes[0]} (--compare reads them all)`);
   }
   if (output === 'chart' && type === 'all') {
     throw new UsageError('--type all with --output chart: a chart draws one value', 'pick one --type (e.g. average), or use table, json or csv for all members');
@@ -216,22 +217,30 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
   try {
     const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
     if (!plan.compare) {
-      const node = plan.nodes[0]!;
-      ctx.log.debug(`GET ${node}${NodeClient.rollupPath(plan.query)}`);
-      if (plan.query.type !== 'all' && plan.output !== 'chart') {
-        // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
-        const cols = await net.client(node).readRollupColumns(plan.query, call);
-        const rows = cols.timestampsMs.length;
-        logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
-        warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
-        await renderColumns(cols, plan, ctx);
-        return EXIT.ok;
+      for (const [i, node] of plan.nodes.entries()) {
+        ctx.log.debug(`GET ${node}${NodeClient.rollupPath(plan.query)}`);
+        try {
+          if (plan.query.type !== 'all' && plan.output !== 'chart') {
+            // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
+            const cols = await net.client(node).readRollupColumns(plan.query, call);
+            const rows = cols.timestampsMs.length;
+            logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
+            warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
+            await renderColumns(cols, plan, ctx);
+            return EXIT.ok;
+          }
+          const res = (await net.client(node).readRollup(plan.query, call)) as RollupResult<BucketValue>;
+          const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
+          warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
+          await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0));
+          return EXIT.ok;
+        } catch (err) {
+          // Only a node we could not reach is worth skipping; an error answer is the answer.
+          const next = plan.nodes[i + 1];
+          if (next === undefined || !(err instanceof NodeRequestError) || (err.code !== 'unreachable' && err.code !== 'timeout')) throw err;
+          ctx.log.warn(`${err.message}; trying ${next}`);
+        }
       }
-      const res = (await net.client(node).readRollup(plan.query, call)) as RollupResult<BucketValue>;
-      const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
-      warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
-      await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0));
-      return EXIT.ok;
     }
     return await runCompare(plan, ctx, net.client, call);
   } catch (err) {
