@@ -24,6 +24,8 @@ export function parseNodeEntry(entry: string): string {
   // The URL parser reads `\` as `/` in http(s) URLs, which would let a port be read out of the path (found by fuzzing).
   if (text.includes('\\')) throw new Error(`${show(text)} contains a backslash`);
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  const portText = /^[a-z]+:\/\/(\[[^\]]+\]|[^/:]+):(\d+)(\/|$)/i.exec(withScheme)?.[2];
+  if (portText !== undefined && Number(portText) > 65535) throw new Error(`${show(text)}: port ${portText} is out of range (1-65535)`);
   let url: URL;
   try {
     url = new URL(withScheme);

@@ -28,7 +28,7 @@ describe('parseNodeEntry: every line form', () => {
     ['ftp://db1:21', /only http and https/],
     ['http://user:pw@db1:8112', /credentials/],
     ['http://db1:8112/?x=1', /query or fragment/],
-    ['db1:99999', /not a node address/],
+    ['db1:99999', /port 99999 is out of range/],
     ['db1:0', /port 0/],
     ['db 1', /not a node address|spaces/],
     ['http://', /not a node address/],
@@ -97,5 +97,13 @@ describe('resolveNodes', () => {
   it('says so when a node list file does not exist', () => {
     expect(() => resolveNodes({ flag: 'missing.txt', env: {}, cwd: dir })).toThrow(/node list file missing\.txt does not exist/);
     expect(() => resolveNodes({ flag: 'conf/cluster', env: {}, cwd: dir })).toThrow(/does not exist/);
+  });
+});
+
+describe('node entry errors say why', () => {
+  it('names an out-of-range port', async () => {
+    const { parseNodeEntry } = await import('../../src/cli/nodes.js');
+    expect(() => parseNodeEntry('http://x:99999')).toThrow(/port 99999 is out of range \(1-65535\)/);
+    expect(parseNodeEntry('x:65535')).toBe('http://x:65535');
   });
 });

@@ -32,7 +32,11 @@ export function parseSpanFlag(text: string): number {
   const t = text.trim();
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(t);
   if (!m) {
-    const hint = /^\d+(\.\d+)?$/.test(t) ? `add a unit: ${t}s for seconds or ${t}ms for milliseconds` : `use ${SPAN_FORMS}`;
+    const hint = /^0+(\.0+)?$/.test(t)
+      ? 'a span must be greater than zero, e.g. 60s'
+      : /^\d+(\.\d+)?$/.test(t)
+        ? `add a unit: ${t}s for seconds or ${t}ms for milliseconds`
+        : `use ${SPAN_FORMS}`;
     throw new UsageError(`--span: ${JSON.stringify(text)} is not a span`, hint);
   }
   const exact = Number(m[1]) * SPAN_UNITS[m[2]!]!;
