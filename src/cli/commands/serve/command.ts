@@ -1,17 +1,9 @@
 import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
+import type { ServeFlags } from '../../../server/config.js';
 
-export interface ServeOptions {
-  host?: string;
-  port?: string;
-  dataDir?: string;
-  memory?: boolean;
-  rollups?: string;
-  histogramRollups?: string;
-  sweepPace?: string;
-  maxBody?: string;
-  maxBuckets?: string;
-}
+/** What commander hands over is exactly what the server's flag parser takes (a type-only import: nothing loads). */
+export type ServeOptions = ServeFlags;
 
 /** `tsnode serve`: declaration only; the server is loaded when the command runs. */
 export function serveCommand(program: Command, runner: Runner): void {
