@@ -323,16 +323,23 @@ export class SqliteStore implements Store {
     return { id, created: true };
   }
 
-  writeNnt(records: readonly NntRecord[]): number {
-    if (records.length === 0) return 0;
-    const run = this.db.transaction(() => this.writeNntTx(records));
+  /**
+   * Runs `fn` in one transaction; if it rolls back, `afterRollback` drops the in-memory state that
+   * may now describe rows that are not there, and the error goes on to the caller.
+   */
+  private atomically(fn: () => void, afterRollback: () => void): void {
     try {
-      run();
+      this.db.transaction(fn)();
     } catch (err) {
-      // The transaction rolled back; cached max offsets and newest buckets may describe rows that are gone.
-      this.resetAfterRollback();
+      afterRollback();
       throw err;
     }
+  }
+
+  writeNnt(records: readonly NntRecord[]): number {
+    if (records.length === 0) return 0;
+    // On rollback, cached max offsets and newest buckets may describe rows that are gone.
+    this.atomically(() => this.writeNntTx(records), () => this.resetAfterRollback());
     return records.length;
   }
 
@@ -481,29 +488,23 @@ export class SqliteStore implements Store {
 
   writeText(records: readonly TextRecord[]): number {
     if (records.length === 0) return 0;
-    const run = this.db.transaction(() => {
-      for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric, KIND_BIT.text).id, r.offset, r.value);
-    });
-    try {
-      run();
-    } catch (err) {
-      this.forgetUncommittedSeries();
-      throw err;
-    }
+    this.atomically(
+      () => {
+        for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric, KIND_BIT.text).id, r.offset, r.value);
+      },
+      () => this.forgetUncommittedSeries(),
+    );
     return records.length;
   }
 
   writeHistogram(records: readonly HistogramRecord[]): number {
     if (records.length === 0) return 0;
-    const run = this.db.transaction(() => {
-      for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric, KIND_BIT.histogram).id, r.period, r.offset, r.histogram);
-    });
-    try {
-      run();
-    } catch (err) {
-      this.forgetUncommittedSeries();
-      throw err;
-    }
+    this.atomically(
+      () => {
+        for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric, KIND_BIT.histogram).id, r.period, r.offset, r.histogram);
+      },
+      () => this.forgetUncommittedSeries(),
+    );
     return records.length;
   }
 
@@ -562,7 +563,7 @@ export class SqliteStore implements Store {
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
     let n = 0;
-    const run = this.db.transaction(() => {
+    this.atomically(() => {
       // Store the series' in-memory buckets first, so the delete sees (and removes) them too.
       this.flushSeriesTx(seriesId);
       for (const span of spans) {
@@ -574,13 +575,7 @@ export class SqliteStore implements Store {
         }
       }
       if (raw) n += this.s.sweepRaw!.run(seriesId, before).changes;
-    });
-    try {
-      run();
-    } catch (err) {
-      this.resetAfterRollback();
-      throw err;
-    }
+    }, () => this.resetAfterRollback());
     // The cached newest buckets may be gone now; a stale (higher) max raw offset only costs a range query.
     this.newest.delete(seriesId);
     return n;
