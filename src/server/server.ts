@@ -71,8 +71,8 @@ function validateConfig(config: ServerConfig): ServerConfig {
 
 export async function startServer(input: Partial<ServerConfig> = {}, hooks: { onInternalError?: (err: unknown) => void } = {}): Promise<RunningNode> {
   const config = validateConfig(serverConfig(input));
-  const store = new SqliteStore({ dataDir: config.dataDir, rollups: config.rollups, histogramRollups: config.histogramRollups });
   const onInternal = hooks.onInternalError ?? ((err: unknown) => process.emitWarning(`tsnode node: ${(err as Error)?.stack ?? String(err)}`));
+  const store = new SqliteStore({ dataDir: config.dataDir, rollups: config.rollups, histogramRollups: config.histogramRollups, onError: onInternal });
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
   const node: NodeContext = { config, store, sweeper };
   let closing = false;

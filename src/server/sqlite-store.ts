@@ -3,34 +3,38 @@
  * survives a crash of the node process (not necessarily a power loss), which is what a write
  * acknowledgement promises.
  *
- * Schema: `series` maps (uuid, metric) to an integer id; every other table is WITHOUT ROWID,
- * keyed by (series_id, [span|period,] ts), so range reads and per-series sweeps are index walks.
- * - `nnt_raw`: the records as written with their `parts`: the raw data recalc reads, and at the
- *   same time the smallest span's rollup (one row, not two: a write costs one row less). A sweep
- *   of the smallest span alone sets `hidden` (the rollup is gone, the raw record stays); a sweep
- *   of every span deletes the row.
- * - `nnt_rollup`: every larger span, each stored on its own, so a per-span sweep removes only
- *   that span. Larger buckets are merged incrementally from each batch; a bucket that had a
- *   record replaced is recomputed from `nnt_raw`.
- * - The newest bucket of each (series, larger span) is written back lazily: it lives in memory
- *   while records keep arriving for it and is stored when a newer bucket starts, every
- *   FLUSH_INTERVAL_MS, before a sweep touches the series, and at close. Reads overlay it, so
- *   nothing is ever invisible. Durability comes from `nnt_raw` (committed before the 200) plus
- *   the `pending` table, which lists the series whose newest buckets may be only in memory: after
- *   a crash (or a rolled-back write) those buckets are recomputed from raw. Only the newest bucket
- *   can be pending, and it is the bucket holding the series' latest raw record.
+ * Schema: `series` maps (uuid, metric) to an integer id; the data tables are WITHOUT ROWID, keyed
+ * by series first, so range reads and per-series sweeps are index walks.
+ * - `nnt_chunk`: numeric data in chunks (see chunks.ts), keyed (series, span, chunk start). The
+ *   smallest span's chunks hold the records as written, one entry each: the raw data recalc reads
+ *   and at the same time that span's rollup. A sweep of the smallest span alone flags its entries
+ *   hidden (the rollup is gone, the raw record stays); a sweep of every span deletes them. Every
+ *   larger span has chunks of its own, so a per-span sweep removes only that span.
+ * - `nnt_parts`: the `parts` of the records that have them.
+ * - `nnt_log`: numeric writes acknowledged but not yet in the chunks (see ingest-log.ts). A write
+ *   commits one log row; `flush` moves every logged write into the chunks and deletes the log
+ *   rows in one transaction: when enough records are waiting, every FLUSH_INTERVAL_MS, before a
+ *   read or a sweep of a series with waiting records, and at close. After a crash the log is
+ *   flushed at open. Reads never see a stale state: they flush first.
+ *
+ * Larger buckets are merged incrementally from each flush; a bucket that had a record replaced
+ * is recomputed from the raw entries.
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { Aggregate, DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
-import { copyAgg, emptyAgg, mergeInto, type Agg } from './rollup-math.js';
+import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import { aggAt, blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, putAgg } from './chunks.js';
+import { decodeLog, encodeLog, LOG_ENTRY, packRecord, type LoggedBatch, type StoredParts } from './ingest-log.js';
+import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
+
+export { encodeParts } from './ingest-log.js';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
 
-const SCHEMA_VERSION = '2';
+const SCHEMA_VERSION = '3';
 
 /** Bits of `series.kinds`: which data types a series has had written. */
 export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
@@ -49,23 +53,27 @@ export interface SqliteStoreOptions {
   dataDir: string | null;
   rollups: readonly number[];
   histogramRollups: readonly number[];
+  /** Told when a background flush fails (the logged writes stay and are retried). */
+  onError?: (err: unknown) => void;
 }
 
-/** How often in-memory newest buckets are stored even while they are still filling. */
+/** How often logged writes are moved into the chunks even when few are waiting. */
 export const FLUSH_INTERVAL_MS = 2000;
+/** Waiting records that start a flush right after the write that logged them. */
+export const FLUSH_RECORDS = 100_000;
+/** Waiting records past which a write first flushes (memory bound when flushes keep failing). */
+const MAX_PENDING_RECORDS = 4 * FLUSH_RECORDS;
 
-interface Newest {
-  ts: number;
-  agg: Agg | null;
-  dirty: boolean;
-}
-
-/** One series' records of a write, by offset, and which of them replace stored ones. */
-interface SeriesBatch {
-  created: boolean;
-  recs: Map<number, NntRecord>;
-  replaced: Set<number> | null;
-}
+/** Column of each stored member in a chunk entry. */
+const MEMBER_SLOT: Readonly<Record<StoredMember, number>> = {
+  count: 1,
+  value: 3,
+  stddev: 4,
+  derivative: 5,
+  derivative_stddev: 6,
+  counter: 7,
+  counter_stddev: 8,
+};
 
 export class SqliteStore implements Store {
   readonly rollups: readonly number[];
@@ -74,12 +82,13 @@ export class SqliteStore implements Store {
   readonly smallest: number;
   /** uuid -> metric -> series id and the kinds of data it has (KIND_BIT). */
   private readonly seriesIds = new Map<string, Map<string, { id: number; kinds: number }>>();
-  /** Highest raw ts per series (lazily loaded): offsets above it cannot replace anything. */
-  private readonly maxRawTs = new Map<number, number>();
-  /** Per series, per span index: the newest bucket of each larger span (see newestBucket). */
-  private readonly newest = new Map<number, Array<Newest | undefined>>();
-  /** Series with a dirty newest bucket (mirrors the `pending` table). */
+  /** Logged writes not yet in the chunks, oldest first (every row of `nnt_log`). */
+  private pending: LoggedBatch[] = [];
+  private pendingRecords = 0;
+  /** Series with records in `pending`. */
   private readonly pendingSeries = new Set<number>();
+  private flushQueued = false;
+  private readonly onError: (err: unknown) => void;
   private readonly flushTimer: NodeJS.Timeout;
   private readonly columnStmts = new Map<string, Stmt>();
   private readonly s: Record<string, Stmt>;
@@ -88,6 +97,7 @@ export class SqliteStore implements Store {
     this.rollups = [...opts.rollups];
     this.histogramRollups = [...opts.histogramRollups];
     this.smallest = this.rollups[0]!;
+    this.onError = opts.onError ?? (() => {});
     let file = ':memory:';
     if (opts.dataDir !== null) {
       try {
@@ -103,10 +113,9 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.pragma('cache_size = -65536');
-      // Checkpoint every 64 MiB of WAL instead of 4 MiB: a time-ordered ingest rewrites the same
-      // tail pages batch after batch, and a checkpoint copies each page once however often it
-      // changed. This took the commit from ~40% to ~25% of the ingest CPU. The WAL is truncated
-      // back to 64 MiB after each checkpoint.
+      // Checkpoint every 64 MiB of WAL instead of 4 MiB: flushes rewrite the same tail chunks
+      // again and again, and a checkpoint copies each page once however often it changed. The
+      // WAL is truncated back to 64 MiB after each checkpoint.
       this.db.pragma('wal_autocheckpoint = 16384');
       this.db.pragma('journal_size_limit = 67108864');
       this.db.pragma('temp_store = MEMORY');
@@ -115,80 +124,30 @@ export class SqliteStore implements Store {
     }
     this.migrate();
     this.s = this.prepare();
-    this.recoverPending();
-    this.flushTimer = setInterval(() => this.flushAll(), FLUSH_INTERVAL_MS);
+    this.replayLog();
+    this.flushTimer = setInterval(() => this.flushQuietly(), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
   }
 
-  /**
-   * Recomputes from raw the newest larger buckets of every series listed in `pending` (after a
-   * crash, or after a write rolled back while such buckets were only in memory).
-   */
-  private recoverPending(): void {
-    const sids = this.db.prepare('SELECT series_id FROM pending').pluck().all() as number[];
-    this.newest.clear();
-    this.pendingSeries.clear();
-    if (sids.length === 0) return;
-    this.db.transaction(() => {
-      for (const sid of sids) {
-        const max = this.s.maxRaw!.get(sid) as number | null;
-        if (max === null) continue;
-        for (let i = 1; i < this.rollups.length; i++) {
-          const span = this.rollups[i]!;
-          const b = max - (max % span);
-          const agg = emptyAgg();
-          for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
-          this.putAgg(sid, span, b, agg);
-        }
-      }
-      this.db.prepare('DELETE FROM pending').run();
-    })();
-  }
-
-  private putAgg(sid: number, span: number, ts: number, agg: Agg): void {
-    this.s.putRollup!.run(sid, span, ts, agg.count, agg.records, agg.value, agg.stddev, agg.derivative, agg.derivative_stddev, agg.counter, agg.counter_stddev);
-  }
-
-  /** Writes the dirty newest buckets of one series (inside the caller's transaction). */
-  private flushSeriesTx(sid: number): void {
-    if (!this.pendingSeries.has(sid)) return;
-    const perSpan = this.newest.get(sid);
-    if (perSpan) {
-      for (let i = 1; i < perSpan.length; i++) {
-        const e = perSpan[i];
-        if (e?.dirty && e.agg) {
-          this.putAgg(sid, this.rollups[i]!, e.ts, e.agg);
-          e.dirty = false;
-        }
-      }
+  /** After a crash: the writes still in `nnt_log` were acknowledged; move them into the chunks. */
+  private replayLog(): void {
+    for (const [seq, blob] of this.db.prepare('SELECT seq, data FROM nnt_log ORDER BY seq').raw().all() as Array<[number, Buffer]>) {
+      this.addPending(decodeLog(seq, blob));
     }
-    this.s.deletePending!.run(sid);
-    this.pendingSeries.delete(sid);
-  }
-
-  /** Stores every dirty newest bucket in one transaction. */
-  flushAll(): void {
-    if (this.pendingSeries.size === 0 || !this.db.open) return;
     try {
-      this.db.transaction(() => {
-        for (const sid of [...this.pendingSeries]) this.flushSeriesTx(sid);
-      })();
-    } catch {
-      // Rolled back: the buckets are still marked dirty and listed in `pending`; the next flush retries.
-      this.resetAfterRollback();
+      this.flush();
+    } catch (err) {
+      throw new StoreOpenError(`cannot apply the ingest log after a restart: ${(err as Error).message}`);
     }
   }
 
-  /** After a rolled-back transaction, in-memory state may describe rows that are not there. */
-  private resetAfterRollback(): void {
-    this.maxRawTs.clear();
-    this.forgetUncommittedSeries();
-    try {
-      this.recoverPending();
-    } catch {
-      // The store is failing; `pending` still lists the series, so a restart recovers them.
-      this.newest.clear();
-      this.pendingSeries.clear();
+  private addPending(batch: LoggedBatch): void {
+    this.pending.push(batch);
+    const e = batch.entries;
+    this.pendingRecords += e.length / LOG_ENTRY;
+    let sid = -1;
+    for (let o = 0; o < e.length; o += LOG_ENTRY) {
+      if (e[o] !== sid) this.pendingSeries.add((sid = e[o]!));
     }
   }
 
@@ -202,24 +161,16 @@ export class SqliteStore implements Store {
         kinds INTEGER NOT NULL DEFAULT 0,
         UNIQUE (uuid, metric)
       );
-      CREATE TABLE IF NOT EXISTS nnt_raw (
-        series_id INTEGER NOT NULL, ts INTEGER NOT NULL,
-        hidden INTEGER NOT NULL,
-        count INTEGER NOT NULL, value REAL NOT NULL, stddev REAL NOT NULL,
-        derivative REAL NOT NULL, derivative_stddev REAL NOT NULL,
-        counter REAL NOT NULL, counter_stddev REAL NOT NULL,
-        parts_period INTEGER, parts BLOB,
+      CREATE TABLE IF NOT EXISTS nnt_chunk (
+        series_id INTEGER NOT NULL, span INTEGER NOT NULL, chunk_ts INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (series_id, span, chunk_ts)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS nnt_parts (
+        series_id INTEGER NOT NULL, ts INTEGER NOT NULL, period INTEGER NOT NULL, parts BLOB NOT NULL,
         PRIMARY KEY (series_id, ts)
       ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS nnt_rollup (
-        series_id INTEGER NOT NULL, span INTEGER NOT NULL, ts INTEGER NOT NULL,
-        count INTEGER NOT NULL, records INTEGER NOT NULL,
-        value REAL NOT NULL, stddev REAL NOT NULL,
-        derivative REAL NOT NULL, derivative_stddev REAL NOT NULL,
-        counter REAL NOT NULL, counter_stddev REAL NOT NULL,
-        PRIMARY KEY (series_id, span, ts)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS pending (series_id INTEGER PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS nnt_log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
       CREATE TABLE IF NOT EXISTS text_data (
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (series_id, ts)
@@ -233,7 +184,9 @@ export class SqliteStore implements Store {
     const put = this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
     const version = get.get('schema') as string | undefined;
     if (version !== undefined && version !== SCHEMA_VERSION) {
-      throw new StoreOpenError(`the data directory has schema version ${version}; this tsnode understands ${SCHEMA_VERSION}`);
+      throw new StoreOpenError(
+        `the data directory has schema version ${version}; this tsnode understands ${SCHEMA_VERSION}: start with an empty --data-dir (the reference node does not convert old data)`,
+      );
     }
     const rollups = this.rollups.join(',');
     const stored = get.get('rollups') as string | undefined;
@@ -253,38 +206,23 @@ export class SqliteStore implements Store {
       insertSeries: p('INSERT INTO series (uuid, metric, kinds) VALUES (?, ?, ?)'),
       addKind: p('UPDATE series SET kinds = kinds | ? WHERE id = ?'),
       listSeries: p('SELECT id, uuid, metric FROM series WHERE id > ? AND (kinds & ?) != 0 ORDER BY id LIMIT ?'),
-      maxRaw: p('SELECT max(ts) FROM nnt_raw WHERE series_id = ?').pluck(),
-      rawTsInRange: p('SELECT ts FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts <= ?').pluck(),
-      putRaw: p(
-        'INSERT OR REPLACE INTO nnt_raw (series_id, ts, hidden, count, value, stddev, derivative, derivative_stddev, counter, counter_stddev, parts_period, parts) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      putRollup: p(
-        'INSERT OR REPLACE INTO nnt_rollup (series_id, span, ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      getRollup: p(
-        'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts = ?',
-      ).raw(),
-      lastRollup: p(
-        'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? ORDER BY ts DESC LIMIT 1',
-      ).raw(),
-      smallestRange: p(
-        'SELECT ts, count, 1, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts',
-      ).raw(),
-      rollupRange: p(
-        'SELECT ts, count, records, value, stddev, derivative, derivative_stddev, counter, counter_stddev FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts',
-      ).raw(),
-      rawRange: p(
-        'SELECT ts, count, value, stddev, derivative, derivative_stddev, counter, counter_stddev, parts_period, parts FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? ORDER BY ts',
-      ).raw(),
+      putLog: p('INSERT INTO nnt_log (data) VALUES (?)'),
+      deleteLog: p('DELETE FROM nnt_log WHERE seq <= ?'),
+      getChunk: p('SELECT data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts = ?').pluck(),
+      putChunk: p('INSERT OR REPLACE INTO nnt_chunk (series_id, span, chunk_ts, data) VALUES (?, ?, ?, ?)'),
+      deleteChunk: p('DELETE FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts = ?'),
+      chunkRange: p('SELECT data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts >= ? AND chunk_ts < ? ORDER BY chunk_ts').pluck(),
+      chunksBefore: p('SELECT chunk_ts, data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ? ORDER BY chunk_ts').raw(),
+      bytesBefore: p('SELECT total(length(data)) FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ?').pluck(),
+      deleteBefore: p('DELETE FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ?'),
+      putParts: p('INSERT OR REPLACE INTO nnt_parts (series_id, ts, period, parts) VALUES (?, ?, ?, ?)'),
+      deleteParts: p('DELETE FROM nnt_parts WHERE series_id = ? AND ts = ?'),
+      partsRange: p('SELECT ts, period, parts FROM nnt_parts WHERE series_id = ? AND ts >= ? AND ts < ?').raw(),
+      sweepParts: p('DELETE FROM nnt_parts WHERE series_id = ? AND ts < ?'),
       putText: p('INSERT OR REPLACE INTO text_data (series_id, ts, value) VALUES (?, ?, ?)'),
       textRange: p('SELECT ts, value FROM text_data WHERE series_id = ? AND ts >= ? AND ts < ? ORDER BY ts').raw(),
       putHistogram: p('INSERT OR REPLACE INTO histogram_data (series_id, period, ts, histogram) VALUES (?, ?, ?, ?)'),
       histogramRange: p('SELECT ts, period, histogram FROM histogram_data WHERE series_id = ? AND period = ? AND ts >= ? AND ts < ? ORDER BY ts').raw(),
-      sweepRollup: p('DELETE FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts < ?'),
-      sweepRaw: p('DELETE FROM nnt_raw WHERE series_id = ? AND ts < ?'),
-      insertPending: p('INSERT OR IGNORE INTO pending (series_id) VALUES (?)'),
-      deletePending: p('DELETE FROM pending WHERE series_id = ?'),
-      hideSmallest: p('UPDATE nnt_raw SET hidden = 1 WHERE series_id = ? AND ts < ? AND hidden = 0'),
       sweepText: p('DELETE FROM text_data WHERE series_id = ? AND ts < ?'),
       sweepHistogram: p('DELETE FROM histogram_data WHERE series_id = ? AND period = ? AND ts < ?'),
     };
@@ -308,245 +246,312 @@ export class SqliteStore implements Store {
     m.set(metric, entry);
   }
 
-  /** Finds or creates a series and notes the kind of data written to it; `created`: nothing to replace. */
-  private seriesFor(uuid: string, metric: string, kind: number): { id: number; created: boolean } {
+  /** Finds or creates a series and notes the kind of data written to it. */
+  private seriesFor(uuid: string, metric: string, kind: number): number {
     const found = this.lookup(uuid, metric);
     if (found !== undefined) {
       if ((found.kinds & kind) === 0) {
         this.s.addKind!.run(kind, found.id);
         found.kinds |= kind;
       }
-      return { id: found.id, created: false };
+      return found.id;
     }
     const id = Number(this.s.insertSeries!.run(uuid, metric, kind).lastInsertRowid);
     this.remember(uuid, metric, { id, kinds: kind });
-    return { id, created: true };
+    return id;
   }
 
-  /**
-   * Runs `fn` in one transaction; if it rolls back, `afterRollback` drops the in-memory state that
-   * may now describe rows that are not there, and the error goes on to the caller.
-   */
-  private atomically(fn: () => void, afterRollback: () => void): void {
+  /** Runs `fn` in one transaction; on rollback the series created inside it are forgotten. */
+  private atomically(fn: () => void): void {
     try {
       this.db.transaction(fn)();
     } catch (err) {
-      afterRollback();
+      this.seriesIds.clear();
       throw err;
     }
   }
 
+  /** Logs the records in one transaction (durable when this returns) and queues them for a flush. */
   writeNnt(records: readonly NntRecord[]): number {
     if (records.length === 0) return 0;
-    // On rollback, cached max offsets and newest buckets may describe rows that are gone.
-    this.atomically(() => this.writeNntTx(records), () => this.resetAfterRollback());
+    if (this.pendingRecords >= MAX_PENDING_RECORDS) this.flush();
+    const entries = new Float64Array(records.length * LOG_ENTRY);
+    let parts: Map<number, StoredParts> | null = null;
+    let seq = 0;
+    this.atomically(() => {
+      // Records usually come in runs of one series: a run after the first record skips the lookup.
+      let runId = '';
+      let runMetric = '';
+      let sid = 0;
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i]!;
+        if (r.id !== runId || r.metric !== runMetric) {
+          sid = this.seriesFor(r.id, r.metric, KIND_BIT.nnt);
+          runId = r.id;
+          runMetric = r.metric;
+        }
+        const p = packRecord(entries, i, sid, r);
+        if (p) (parts ??= new Map()).set(i, p);
+      }
+      seq = Number(this.s.putLog!.run(encodeLog(entries, parts)).lastInsertRowid);
+    });
+    this.addPending({ seq, entries, parts });
+    if (this.pendingRecords >= FLUSH_RECORDS && !this.flushQueued) {
+      // After this write is answered, not before: the client is not kept waiting for the flush.
+      this.flushQueued = true;
+      setImmediate(() => {
+        this.flushQueued = false;
+        this.flushQuietly();
+      });
+    }
     return records.length;
   }
 
-  /** After a rollback, series ids created inside it no longer exist: drop the whole cache. */
-  private forgetUncommittedSeries(): void {
-    this.seriesIds.clear();
+  /** Moves every logged write into the chunks, in one transaction with the log's deletion. */
+  flush(): void {
+    if (this.pending.length === 0 || !this.db.open) return;
+    const batches = this.pending;
+    this.db.transaction(() => {
+      this.applyBatches(batches);
+      this.s.deleteLog!.run(batches[batches.length - 1]!.seq);
+    })();
+    // Writes cannot interleave with the synchronous transaction: `pending` is still `batches`.
+    this.pending = [];
+    this.pendingRecords = 0;
+    this.pendingSeries.clear();
   }
 
-  private writeNntTx(records: readonly NntRecord[]): void {
-    // Group by series; a repeated (series, offset) in one request: the last one wins.
-    // Records usually come in runs of one series: a run after the first record skips the lookups.
-    const bySeries = new Map<number, SeriesBatch>();
-    let runId = '';
-    let runMetric = '';
-    let g: SeriesBatch | undefined;
-    for (const rec of records) {
-      if (g === undefined || rec.id !== runId || rec.metric !== runMetric) {
-        const { id, created } = this.seriesFor(rec.id, rec.metric, KIND_BIT.nnt);
-        g = bySeries.get(id);
-        if (!g) bySeries.set(id, (g = { created, recs: new Map(), replaced: null }));
-        runId = rec.id;
-        runMetric = rec.metric;
-      }
-      g.recs.set(rec.offset, rec);
+  /** A background flush: a failure leaves the writes logged (a later flush or a restart retries). */
+  private flushQuietly(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      this.onError(err);
     }
-    const putRaw = this.s.putRaw!;
-    for (const [sid, g] of bySeries) {
-      this.markReplaced(sid, g);
-      let maxTs = this.maxRawTs.get(sid)!;
-      for (const rec of g.recs.values()) {
-        let partsPeriod: number | null = null;
-        let parts: Buffer | null = null;
-        if (rec.parts) {
-          partsPeriod = rec.parts[0];
-          parts = encodeParts(rec.parts[1]);
+  }
+
+  private flushFor(sid: number): void {
+    if (this.pendingSeries.has(sid)) this.flush();
+  }
+
+  private applyBatches(batches: readonly LoggedBatch[]): void {
+    // Each series' records as (batch, index) pairs, in arrival order.
+    const groups = new Map<number, number[]>();
+    for (let b = 0; b < batches.length; b++) {
+      const e = batches[b]!.entries;
+      let sid = -1;
+      let refs: number[] = [];
+      for (let i = 0, o = 0; o < e.length; i++, o += LOG_ENTRY) {
+        if (e[o] !== sid) {
+          sid = e[o]!;
+          let g = groups.get(sid);
+          if (!g) groups.set(sid, (g = []));
+          refs = g;
         }
-        putRaw.run(sid, rec.offset, rec.count, rec.value, rec.stddev, rec.derivative, rec.derivative_stddev, rec.counter, rec.counter_stddev, partsPeriod, parts);
-        if (rec.offset > maxTs) maxTs = rec.offset;
+        refs.push(b, i);
       }
-      this.maxRawTs.set(sid, maxTs);
-      for (let i = 1; i < this.rollups.length; i++) this.updateSpan(sid, i, g);
+    }
+    // In series order: the chunks of one series are neighbours in the table.
+    for (const sid of [...groups.keys()].sort((x, y) => x - y)) {
+      const raw = this.rawEntriesOf(batches, groups.get(sid)!);
+      const replaced = this.applyRaw(sid, raw.entries, raw.parts);
+      for (let i = 1; i < this.rollups.length; i++) this.applySpan(sid, this.rollups[i]!, raw.entries, replaced);
     }
   }
 
-  /** Notes the offsets of one series' batch that replace a stored record. */
-  private markReplaced(sid: number, g: SeriesBatch): void {
-    if (g.created) {
-      this.maxRawTs.set(sid, -1);
-      return;
+  /** One series' logged records as raw entries in ts order; of a repeated ts the last write wins. */
+  private rawEntriesOf(batches: readonly LoggedBatch[], refs: readonly number[]): { entries: Float64Array; parts: Map<number, StoredParts> | null } {
+    const n = refs.length / 2;
+    const tsOf = (k: number): number => batches[refs[2 * k]!]!.entries[refs[2 * k + 1]! * LOG_ENTRY + 1]!;
+    let order: number[] | null = null;
+    for (let k = 1; k < n; k++) {
+      if (tsOf(k) <= tsOf(k - 1)) {
+        // Out of order or repeated: sort by (ts, arrival) and keep the last of each ts.
+        const all = Array.from({ length: n }, (_, i) => i).sort((a, b) => tsOf(a) - tsOf(b) || a - b);
+        order = all.filter((k2, i) => i === all.length - 1 || tsOf(all[i + 1]!) !== tsOf(k2));
+        break;
+      }
     }
-    let known = this.maxRawTs.get(sid);
-    if (known === undefined) {
-      const m = this.s.maxRaw!.get(sid) as number | null;
-      known = m ?? -1;
-      this.maxRawTs.set(sid, known);
+    const m = order ? order.length : n;
+    const entries = new Float64Array(m * ENTRY);
+    let parts: Map<number, StoredParts> | null = null;
+    for (let j = 0; j < m; j++) {
+      const k = order ? order[j]! : j;
+      const batch = batches[refs[2 * k]!]!;
+      const i = refs[2 * k + 1]!;
+      const o = i * LOG_ENTRY;
+      entries.set(batch.entries.subarray(o + 1, o + LOG_ENTRY), j * ENTRY);
+      if ((batch.entries[o + 3]! & FLAGS.parts) !== 0) (parts ??= new Map()).set(batch.entries[o + 1]!, batch.parts!.get(i)!);
     }
-    let min = Infinity;
-    for (const off of g.recs.keys()) if (off < min) min = off;
-    if (min > known) return; // pure append: nothing to replace
-    for (const ts of this.s.rawTsInRange!.all(sid, min, known) as number[]) {
-      if (g.recs.has(ts)) (g.replaced ??= new Set()).add(ts);
+    return { entries, parts };
+  }
+
+  private getChunk(sid: number, span: number, chunkTs: number): Float64Array | undefined {
+    const blob = this.s.getChunk!.get(sid, span, chunkTs) as Buffer | undefined;
+    return blob === undefined ? undefined : entriesOf(blob);
+  }
+
+  private putChunk(sid: number, span: number, chunkTs: number, entries: Float64Array): void {
+    if (entries.length === 0) this.s.deleteChunk!.run(sid, span, chunkTs);
+    else this.s.putChunk!.run(sid, span, chunkTs, blobOf(entries));
+  }
+
+  /** Merges new raw entries (sorted) into the raw chunks; returns the ts of the replaced ones. */
+  private applyRaw(sid: number, raw: Float64Array, parts: Map<number, StoredParts> | null): Set<number> | null {
+    const span = this.smallest;
+    const window = chunkWindow(span);
+    const n = raw.length / ENTRY;
+    let replaced: Set<number> | null = null;
+    for (let i = 0; i < n; ) {
+      const c = chunkStart(raw[i * ENTRY]!, window);
+      let j = i + 1;
+      while (j < n && raw[j * ENTRY]! < c + window) j++;
+      const old = this.getChunk(sid, span, c);
+      const merged = mergeEntries(old, raw, i, j, (ts, oi) => {
+        (replaced ??= new Set()).add(ts);
+        if ((old![oi * ENTRY + 2]! & FLAGS.parts) !== 0) this.s.deleteParts!.run(sid, ts);
+      });
+      this.putChunk(sid, span, c, merged);
+      i = j;
     }
+    if (parts) for (const [ts, p] of parts) this.s.putParts!.run(sid, ts, p.period, p.blob);
+    return replaced;
   }
 
   /**
-   * The newest bucket of a (series, larger span). Invariant: `ts` is the highest bucket of that
-   * span (-1: none yet) and `agg` its aggregate; when `dirty` it is not stored yet (see the top).
+   * Merges new raw entries (sorted) into the buckets of a larger span. A bucket holding a
+   * replaced record is recomputed from the raw entries (which already hold the new ones).
    */
-  private newestBucket(sid: number, spanIndex: number, created: boolean): Newest {
-    let perSpan = this.newest.get(sid);
-    if (!perSpan) this.newest.set(sid, (perSpan = new Array<Newest | undefined>(this.rollups.length)));
-    let entry = perSpan[spanIndex];
-    if (!entry) {
-      const row = created ? undefined : (this.s.lastRollup!.get(sid, this.rollups[spanIndex]!) as RollupRowArray | undefined);
-      entry = row ? { ts: row[0], agg: aggOfRollup(row), dirty: false } : { ts: -1, agg: null, dirty: false };
-      perSpan[spanIndex] = entry;
-    }
-    return entry;
-  }
-
-  private markPending(sid: number): void {
-    if (this.pendingSeries.has(sid)) return;
-    this.s.insertPending!.run(sid);
-    this.pendingSeries.add(sid);
-  }
-
-  /**
-   * Merges one series' batch into the buckets of a larger span. Records usually arrive in time
-   * order, so runs of records in the same bucket are merged without a map; a bucket seen again
-   * later merges again (merging is associative). A bucket holding a replaced record is recomputed
-   * from raw (which already holds the whole batch) and then skipped for the rest of the batch.
-   */
-  private updateSpan(sid: number, spanIndex: number, g: SeriesBatch): void {
-    const span = this.rollups[spanIndex]!;
-    const newest = this.newestBucket(sid, spanIndex, g.created);
-    let recomputed = null as Set<number> | null; // (assigned in flush)
-    let runB = -1;
-    let run = null as Agg | null;
-    let recompute = false;
-    const flush = (): void => {
-      if (runB < 0) return;
-      if (recompute) (recomputed ??= new Set()).add(runB);
-      this.applyBucket(sid, spanIndex, span, newest, runB, recompute ? null : run);
-    };
-    for (const rec of g.recs.values()) {
-      const b = rec.offset - (rec.offset % span);
-      if (recomputed?.has(b)) continue;
-      const replaced = g.replaced?.has(rec.offset) ?? false;
-      if (b === runB) {
-        if (replaced) recompute = true;
-        else if (!recompute) mergeInto(run!, rec);
-        continue;
+  private applySpan(sid: number, span: number, raw: Float64Array, replaced: Set<number> | null): void {
+    const n = raw.length / ENTRY;
+    const buckets: number[] = [];
+    const deltas: Array<Agg | null> = []; // null: recompute
+    let b = -1;
+    let delta: Agg | null = null;
+    for (let i = 0; i < n; i++) {
+      const ts = raw[i * ENTRY]!;
+      const bi = ts - (ts % span);
+      if (bi !== b) {
+        if (b >= 0) {
+          buckets.push(b);
+          deltas.push(delta);
+        }
+        b = bi;
+        delta = emptyAgg();
       }
-      flush();
-      runB = b;
-      recompute = replaced;
-      run = replaced ? null : mergeInto(emptyAgg(), rec);
+      if (delta === null) continue;
+      if (replaced?.has(ts)) delta = null;
+      else mergeInto(delta, aggAt(raw, i, 1));
     }
-    flush();
+    buckets.push(b);
+    deltas.push(delta);
+
+    const window = chunkWindow(span);
+    for (let i = 0; i < buckets.length; ) {
+      const c = chunkStart(buckets[i]!, window);
+      let j = i + 1;
+      while (j < buckets.length && buckets[j]! < c + window) j++;
+      const old = this.getChunk(sid, span, c);
+      const update = new Float64Array((j - i) * ENTRY);
+      for (let k = i; k < j; k++) {
+        const d = deltas[k]!;
+        let agg: Agg;
+        if (d === null) {
+          agg = this.rawAgg(sid, buckets[k]!, buckets[k]! + span);
+        } else {
+          const at = old ? findEntry(old, buckets[k]!) : -1;
+          agg = at >= 0 ? mergeInto(aggAt(old!, at), d) : d;
+        }
+        putAgg(update, k - i, buckets[k]!, agg);
+      }
+      this.putChunk(sid, span, c, mergeEntries(old, update, 0, j - i));
+      i = j;
+    }
   }
 
-  /** Merges a delta into one bucket (null: recompute it from raw) and stores or caches the result. */
-  private applyBucket(sid: number, spanIndex: number, span: number, newest: Newest, b: number, delta: Agg | null): void {
-    let agg: Agg;
-    if (delta === null) {
-      agg = emptyAgg();
-      for (const row of this.s.rawRange!.all(sid, b, b + span) as RawRowArray[]) mergeInto(agg, aggOfRaw(row));
-    } else if (b > newest.ts) {
-      agg = delta;
-    } else if (b === newest.ts && newest.agg) {
-      agg = mergeInto(copyAgg(newest.agg), delta);
-    } else {
-      const row = this.s.getRollup!.get(sid, span, b) as RollupRowArray | undefined;
-      agg = row ? mergeInto(aggOfRollup(row), delta) : delta;
+  /** The aggregate of every raw entry (hidden ones too) with from <= ts < to. */
+  private rawAgg(sid: number, from: number, to: number): Agg {
+    const agg = emptyAgg();
+    for (const e of this.chunksIn(sid, this.smallest, from, to)) {
+      for (let i = lowerBound(e, from), n = e.length / ENTRY; i < n && e[i * ENTRY]! < to; i++) mergeInto(agg, aggAt(e, i, 1));
     }
-    if (b < newest.ts) {
-      this.putAgg(sid, span, b, agg); // an older bucket: stored at once
-      return;
-    }
-    if (b > newest.ts && newest.dirty && newest.agg) this.putAgg(sid, span, newest.ts, newest.agg); // superseded: store it
-    newest.ts = b;
-    newest.agg = agg;
-    newest.dirty = true;
-    this.markPending(sid);
+    return agg;
+  }
+
+  /** The chunks of a span that may hold entries with from <= ts < to, in order. */
+  private chunksIn(sid: number, span: number, from: number, to: number): Float64Array[] {
+    const blobs = this.s.chunkRange!.all(sid, span, chunkStart(Math.max(0, from), chunkWindow(span)), to) as Buffer[];
+    return blobs.map(entriesOf);
   }
 
   writeText(records: readonly TextRecord[]): number {
     if (records.length === 0) return 0;
-    this.atomically(
-      () => {
-        for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric, KIND_BIT.text).id, r.offset, r.value);
-      },
-      () => this.forgetUncommittedSeries(),
-    );
+    this.atomically(() => {
+      for (const r of records) this.s.putText!.run(this.seriesFor(r.id, r.metric, KIND_BIT.text), r.offset, r.value);
+    });
     return records.length;
   }
 
   writeHistogram(records: readonly HistogramRecord[]): number {
     if (records.length === 0) return 0;
-    this.atomically(
-      () => {
-        for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric, KIND_BIT.histogram).id, r.period, r.offset, r.histogram);
-      },
-      () => this.forgetUncommittedSeries(),
-    );
+    this.atomically(() => {
+      for (const r of records) this.s.putHistogram!.run(this.seriesFor(r.id, r.metric, KIND_BIT.histogram), r.period, r.offset, r.histogram);
+    });
     return records.length;
   }
 
   rollupRows(seriesId: number, span: number, fromTs: number, toTs: number): RollupRowArray[] {
-    if (span === this.smallest) return this.s.smallestRange!.all(seriesId, fromTs, toTs) as RollupRowArray[];
-    const rows = this.s.rollupRange!.all(seriesId, span, fromTs, toTs) as RollupRowArray[];
-    // Overlay the newest bucket when it is only in memory; it is never older than a stored row.
-    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
-    if (e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
-      const a = e.agg;
-      const row: RollupRowArray = [e.ts, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev];
-      const last = rows[rows.length - 1];
-      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
-      else rows.push(row);
+    this.flushFor(seriesId);
+    const raw = span === this.smallest;
+    const rows: RollupRowArray[] = [];
+    for (const e of this.chunksIn(seriesId, span, fromTs, toTs)) {
+      for (let i = lowerBound(e, fromTs), n = e.length / ENTRY; i < n; i++) {
+        const o = i * ENTRY;
+        if (e[o]! >= toTs) break;
+        if (raw && (e[o + 2]! & FLAGS.hidden) !== 0) continue;
+        rows.push([e[o]!, e[o + 1]!, raw ? 1 : e[o + 2]!, e[o + 3]!, e[o + 4]!, e[o + 5]!, e[o + 6]!, e[o + 7]!, e[o + 8]!]);
+      }
     }
     return rows;
   }
 
   rollupColumn(seriesId: number, span: number, member: StoredMember, fromTs: number, toTs: number): Array<[number, number]> {
-    const key = `${span === this.smallest ? 'raw' : 'rollup'}:${member}`;
-    let stmt = this.columnStmts.get(key);
-    if (!stmt) {
-      if (!(STORED_MEMBERS as readonly string[]).includes(member)) throw new Error(`not a stored member: ${member}`);
-      stmt =
-        span === this.smallest
-          ? this.db.prepare(`SELECT ts, ${member} FROM nnt_raw WHERE series_id = ? AND ts >= ? AND ts < ? AND hidden = 0 ORDER BY ts`).raw()
-          : this.db.prepare(`SELECT ts, ${member} FROM nnt_rollup WHERE series_id = ? AND span = ? AND ts >= ? AND ts < ? ORDER BY ts`).raw();
-      this.columnStmts.set(key, stmt);
-    }
-    const rows = (span === this.smallest ? stmt.all(seriesId, fromTs, toTs) : stmt.all(seriesId, span, fromTs, toTs)) as Array<[number, number]>;
-    const e = this.newest.get(seriesId)?.[this.rollups.indexOf(span)];
-    if (span !== this.smallest && e?.dirty && e.agg && e.ts >= fromTs && e.ts < toTs) {
-      const row: [number, number] = [e.ts, e.agg[member]];
-      const last = rows[rows.length - 1];
-      if (last && last[0] === e.ts) rows[rows.length - 1] = row;
-      else rows.push(row);
+    if (!(STORED_MEMBERS as readonly string[]).includes(member)) throw new Error(`not a stored member: ${member}`);
+    this.flushFor(seriesId);
+    const raw = span === this.smallest;
+    const slot = MEMBER_SLOT[member];
+    const rows: Array<[number, number]> = [];
+    for (const e of this.chunksIn(seriesId, span, fromTs, toTs)) {
+      for (let i = lowerBound(e, fromTs), n = e.length / ENTRY; i < n; i++) {
+        const o = i * ENTRY;
+        if (e[o]! >= toTs) break;
+        if (raw && (e[o + 2]! & FLAGS.hidden) !== 0) continue;
+        rows.push([e[o]!, e[o + slot]!]);
+      }
     }
     return rows;
   }
 
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[] {
-    return this.s.rawRange!.all(seriesId, fromTs, toTs) as RawRowArray[];
+    this.flushFor(seriesId);
+    const rows: RawRowArray[] = [];
+    let parts: Map<number, [number, Buffer]> | undefined;
+    for (const e of this.chunksIn(seriesId, this.smallest, fromTs, toTs)) {
+      for (let i = lowerBound(e, fromTs), n = e.length / ENTRY; i < n; i++) {
+        const o = i * ENTRY;
+        const ts = e[o]!;
+        if (ts >= toTs) break;
+        let period: number | null = null;
+        let blob: Buffer | null = null;
+        if ((e[o + 2]! & FLAGS.parts) !== 0) {
+          parts ??= new Map((this.s.partsRange!.all(seriesId, fromTs, toTs) as Array<[number, number, Buffer]>).map(([t, p, b]) => [t, [p, b]]));
+          const p = parts.get(ts);
+          if (p) [period, blob] = p;
+        }
+        rows.push([ts, e[o + 1]!, e[o + 3]!, e[o + 4]!, e[o + 5]!, e[o + 6]!, e[o + 7]!, e[o + 8]!, period, blob]);
+      }
+    }
+    return rows;
   }
 
   textRows(seriesId: number, fromTs: number, toTs: number): Array<[number, string]> {
@@ -562,22 +567,55 @@ export class SqliteStore implements Store {
   }
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
+    // The sweep must see (and remove) the series' logged records too.
+    this.flushFor(seriesId);
     let n = 0;
-    this.atomically(() => {
-      // Store the series' in-memory buckets first, so the delete sees (and removes) them too.
-      this.flushSeriesTx(seriesId);
+    this.db.transaction(() => {
       for (const span of spans) {
-        if (span === this.smallest) {
-          // The smallest span shares its row with the raw record: hide it unless raw goes too.
-          if (!raw) n += this.s.hideSmallest!.run(seriesId, before).changes;
-        } else {
-          n += this.s.sweepRollup!.run(seriesId, span, before).changes;
+        // The smallest span shares its entries with the raw records: hide them unless raw goes too.
+        if (span !== this.smallest) n += this.dropBefore(seriesId, span, before);
+        else if (!raw) n += this.hideBefore(seriesId, before);
+      }
+      if (raw) {
+        n += this.dropBefore(seriesId, this.smallest, before);
+        this.s.sweepParts!.run(seriesId, before);
+      }
+    })();
+    return n;
+  }
+
+  /** Deletes the entries of a span with ts < before; returns how many. */
+  private dropBefore(sid: number, span: number, before: number): number {
+    const c = chunkStart(before, chunkWindow(span));
+    let n = (this.s.bytesBefore!.get(sid, span, c) as number) / (ENTRY * 8);
+    this.s.deleteBefore!.run(sid, span, c);
+    if (c < before) {
+      // The chunk holding `before` keeps its entries from `before` on.
+      const e = this.getChunk(sid, span, c);
+      const k = e ? lowerBound(e, before) : 0;
+      if (k > 0) {
+        this.putChunk(sid, span, c, e!.slice(k * ENTRY));
+        n += k;
+      }
+    }
+    return n;
+  }
+
+  /** Flags the raw entries with ts < before as hidden (a sweep of the smallest span alone). */
+  private hideBefore(sid: number, before: number): number {
+    let n = 0;
+    for (const [c, blob] of this.s.chunksBefore!.all(sid, this.smallest, before) as Array<[number, Buffer]>) {
+      const e = entriesOf(blob);
+      let changed = false;
+      for (let o = 0; o < e.length && e[o]! < before; o += ENTRY) {
+        if ((e[o + 2]! & FLAGS.hidden) === 0) {
+          e[o + 2] = e[o + 2]! | FLAGS.hidden;
+          changed = true;
+          n++;
         }
       }
-      if (raw) n += this.s.sweepRaw!.run(seriesId, before).changes;
-    }, () => this.resetAfterRollback());
-    // The cached newest buckets may be gone now; a stale (higher) max raw offset only costs a range query.
-    this.newest.delete(seriesId);
+      if (changed) this.putChunk(sid, this.smallest, c, e);
+    }
     return n;
   }
 
@@ -596,7 +634,8 @@ export class SqliteStore implements Store {
   close(): void {
     clearInterval(this.flushTimer);
     if (!this.db.open) return;
-    this.flushAll();
+    // A failed flush leaves the writes in the log; the next start applies them.
+    this.flushQuietly();
     this.db.close();
   }
 }
@@ -616,22 +655,6 @@ function makeDirs(dir: string): void {
   }
   for (const d of missing.reverse()) mkdirSync(d);
   if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
-}
-
-/** Parts as Float64 numbers, 7 per piece in NUMERIC_FIELDS order. */
-export function encodeParts(pieces: readonly Aggregate[]): Buffer {
-  const arr = new Float64Array(pieces.length * 7);
-  let i = 0;
-  for (const p of pieces) {
-    arr[i++] = p.count;
-    arr[i++] = p.value;
-    arr[i++] = p.derivative;
-    arr[i++] = p.counter;
-    arr[i++] = p.stddev;
-    arr[i++] = p.derivative_stddev;
-    arr[i++] = p.counter_stddev;
-  }
-  return Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
 }
 
 /** The pieces of a stored parts blob as aggregates (each counts as one record). */

@@ -1,0 +1,142 @@
+/**
+ * Numeric data is stored in chunks: one row per (series, span, window of CHUNK_ENTRIES buckets)
+ * holding its entries packed as Float64 numbers, sorted by ts. A row per record cost ~2.4 µs of
+ * SQLite work per record; a chunk row carries up to CHUNK_ENTRIES of them for about the same.
+ *
+ * Entry layout (ENTRY numbers):
+ *   `[ts, count, records|flags, value, stddev, derivative, derivative_stddev, counter, counter_stddev]`
+ * In a rollup chunk slot 2 is `records` (how many records were merged), so an entry reads as a
+ * RollupRowArray. In a raw chunk (the smallest span, one entry per record) it holds FLAGS.
+ * Pure functions, no I/O.
+ */
+import type { Agg } from './rollup-math.js';
+
+export const ENTRY = 9;
+/** Slot of `records` (rollup chunks) or the flags (raw chunks). */
+export const SLOT_2 = 2;
+
+/**
+ * Buckets per chunk. 12 entries are 864 bytes: SQLite keeps a WITHOUT ROWID row inline up to
+ * ~1000 bytes with 4 KiB pages, and a larger chunk would spill into overflow pages.
+ */
+export const CHUNK_ENTRIES = 12;
+
+export const FLAGS = {
+  /** The smallest span's rollup was swept, the raw record kept (a sweep of that span alone). */
+  hidden: 1,
+  /** The record has `parts`, stored in their own table. */
+  parts: 2,
+} as const;
+
+/** The window (s) of one chunk of a span, and the chunk a ts falls in. */
+export function chunkWindow(span: number): number {
+  return span * CHUNK_ENTRIES;
+}
+export function chunkStart(ts: number, window: number): number {
+  return ts - (ts % window);
+}
+
+/** A chunk blob as entries. Aligned blobs are viewed in place, others copied. */
+export function entriesOf(blob: Buffer): Float64Array {
+  if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength >>> 3);
+  return new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
+export function blobOf(entries: Float64Array): Buffer {
+  return Buffer.from(entries.buffer, entries.byteOffset, entries.byteLength);
+}
+
+export function entryCount(entries: Float64Array): number {
+  return entries.length / ENTRY;
+}
+
+/**
+ * Merges sorted `add` entries [from, to) into sorted `old` ones; on equal ts the added entry
+ * wins and `onReplace(ts, oldIndex)` is told. Returns the merged entries.
+ */
+export function mergeEntries(
+  old: Float64Array | undefined,
+  add: Float64Array,
+  from: number,
+  to: number,
+  onReplace?: (ts: number, oldIndex: number) => void,
+): Float64Array {
+  const nOld = old ? old.length / ENTRY : 0;
+  if (nOld === 0) return add.slice(from * ENTRY, to * ENTRY);
+  const out = new Float64Array((nOld + to - from) * ENTRY);
+  let i = 0;
+  let j = from;
+  let k = 0;
+  while (i < nOld || j < to) {
+    const ti = i < nOld ? old![i * ENTRY]! : Infinity;
+    const tj = j < to ? add[j * ENTRY]! : Infinity;
+    if (tj <= ti) {
+      if (tj === ti) {
+        onReplace?.(tj, i);
+        i++;
+      }
+      out.set(add.subarray(j * ENTRY, (j + 1) * ENTRY), k * ENTRY);
+      j++;
+    } else {
+      out.set(old!.subarray(i * ENTRY, (i + 1) * ENTRY), k * ENTRY);
+      i++;
+    }
+    k++;
+  }
+  return k * ENTRY === out.length ? out : out.slice(0, k * ENTRY);
+}
+
+/** The index of the entry with this ts, or -1. */
+export function findEntry(entries: Float64Array, ts: number): number {
+  let lo = 0;
+  let hi = entries.length / ENTRY - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const t = entries[mid * ENTRY]!;
+    if (t === ts) return mid;
+    if (t < ts) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** The index of the first entry with ts >= `ts` (the entry count when none). */
+export function lowerBound(entries: Float64Array, ts: number): number {
+  let lo = 0;
+  let hi = entries.length / ENTRY;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entries[mid * ENTRY]! < ts) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** One entry as an aggregate; `records` is given for raw entries (whose slot 2 holds flags). */
+export function aggAt(e: Float64Array, i: number, records = e[i * ENTRY + SLOT_2]!): Agg {
+  const o = i * ENTRY;
+  return {
+    count: e[o + 1]!,
+    records,
+    value: e[o + 3]!,
+    stddev: e[o + 4]!,
+    derivative: e[o + 5]!,
+    derivative_stddev: e[o + 6]!,
+    counter: e[o + 7]!,
+    counter_stddev: e[o + 8]!,
+  };
+}
+
+/** Writes an aggregate as entry `i` (slot 2 = records). */
+export function putAgg(e: Float64Array, i: number, ts: number, a: Agg): void {
+  const o = i * ENTRY;
+  e[o] = ts;
+  e[o + 1] = a.count;
+  e[o + 2] = a.records;
+  e[o + 3] = a.value;
+  e[o + 4] = a.stddev;
+  e[o + 5] = a.derivative;
+  e[o + 6] = a.derivative_stddev;
+  e[o + 7] = a.counter;
+  e[o + 8] = a.counter_stddev;
+}
