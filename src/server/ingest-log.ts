@@ -1,12 +1,21 @@
 /**
  * The ingest log: how a numeric write is made durable before it is acknowledged. A write is one
- * row (one blob) in `nnt_log`, whatever the number of series it touches; the chunks are updated
- * later, many writes at a time (see SqliteStore.flush), so a chunk is rewritten once per flush
- * instead of once per write. Pure encoding, no I/O.
+ * frame appended to a plain file, whatever the number of series it touches; the chunks are
+ * updated later, many writes at a time (see SqliteStore.flush), so a chunk is rewritten once per
+ * flush instead of once per write. An append reaches the OS before the 200, so it survives a
+ * crash of the node process, the same promise as SQLite's WAL with synchronous=NORMAL.
  *
- * Blob: Float64 numbers `[n, n × LOG_ENTRY, then per record with parts: index, period, pieces,
- * 7 × pieces]`. A log entry is the series id followed by the raw chunk entry (see chunks.ts).
+ * The file is one generation of writes: `[header: magic, version, generation][frames...]`, a
+ * frame `[magic, payload bytes, crc32][payload]`. After a flush commits, the database records
+ * the generation as applied (in the same transaction) and the file starts the next one, so a
+ * crash between the two never applies a generation twice. A torn last frame fails its length or
+ * checksum and is cut off: it was never acknowledged.
+ *
+ * Payload: Float64 numbers `[n, n × LOG_ENTRY, then per record with parts: index, period,
+ * pieces, 7 × pieces]`. A log entry is the series id followed by the raw chunk entry (chunks.ts).
  */
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import type { Aggregate, NntRecord } from '../protocol/index.js';
 import { ENTRY, FLAGS } from './chunks.js';
 
@@ -18,9 +27,8 @@ export interface StoredParts {
   blob: Buffer;
 }
 
-/** One logged write: its log row, and its records in arrival order. */
+/** One logged write: its records in arrival order. */
 export interface LoggedBatch {
-  seq: number;
   entries: Float64Array;
   /** Parts by record index, for the records that have them. */
   parts: Map<number, StoredParts> | null;
@@ -63,7 +71,7 @@ export function encodeLog(entries: Float64Array, parts: Map<number, StoredParts>
   return Buffer.from(out.buffer);
 }
 
-export function decodeLog(seq: number, blob: Buffer): LoggedBatch {
+export function decodeLog(blob: Buffer): LoggedBatch {
   const all = new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
   const n = all[0]!;
   const entries = all.subarray(1, 1 + n * LOG_ENTRY);
@@ -76,7 +84,7 @@ export function decodeLog(seq: number, blob: Buffer): LoggedBatch {
     (parts ??= new Map()).set(i, { period, blob: Buffer.from(pieces.buffer) });
     o += 3 + len;
   }
-  return { seq, entries, parts };
+  return { entries, parts };
 }
 
 /** Parts as Float64 numbers, 7 per piece in NUMERIC_FIELDS order. */
@@ -93,4 +101,96 @@ export function encodeParts(pieces: readonly Aggregate[]): Buffer {
     arr[i++] = p.counter_stddev;
   }
   return Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
+}
+
+const FILE_MAGIC = 0x4c4e5354; // "TSNL"
+const FRAME_MAGIC = 0x46524d31;
+const VERSION = 1;
+const HEADER = 16;
+const FRAME_HEADER = 12;
+
+/** The log file of one data directory. Not safe for two processes (the database lock guards it). */
+export class IngestLogFile {
+  private readonly fd: number;
+  private size = 0;
+  /** The generation being appended to. */
+  generation: number;
+  /** What the previous process logged and the database has not applied (read once, at open). */
+  readonly pendingPayloads: Buffer[] = [];
+
+  /**
+   * Opens (or creates) the log. `applied` is the last generation the database has applied:
+   * returns the payloads of a later generation still to apply, oldest first.
+   */
+  constructor(
+    readonly path: string,
+    applied: number,
+  ) {
+    this.fd = openSync(path, 'a+');
+    const payloads = this.pendingPayloads;
+    const len = fstatSync(this.fd).size;
+    const head = Buffer.alloc(HEADER);
+    let generation = applied + 1;
+    if (len >= HEADER && readSync(this.fd, head, 0, HEADER, 0) === HEADER && head.readUInt32LE(0) === FILE_MAGIC) {
+      if (head.readUInt32LE(4) !== VERSION) throw new Error(`${path}: ingest log version ${head.readUInt32LE(4)}, expected ${VERSION}`);
+      const fileGeneration = head.readDoubleLE(8);
+      if (fileGeneration > applied) {
+        generation = fileGeneration;
+        this.size = HEADER;
+        const frame = Buffer.alloc(FRAME_HEADER);
+        while (this.size + FRAME_HEADER <= len) {
+          readSync(this.fd, frame, 0, FRAME_HEADER, this.size);
+          const bytes = frame.readUInt32LE(4);
+          if (frame.readUInt32LE(0) !== FRAME_MAGIC || this.size + FRAME_HEADER + bytes > len) break;
+          const payload = Buffer.alloc(bytes);
+          readSync(this.fd, payload, 0, bytes, this.size + FRAME_HEADER);
+          if (crc32(payload) !== frame.readUInt32LE(8)) break;
+          payloads.push(payload);
+          this.size += FRAME_HEADER + bytes;
+        }
+      }
+    }
+    this.generation = generation;
+    if (payloads.length === 0) this.restart(generation);
+    else ftruncateSync(this.fd, this.size); // a torn last frame was never acknowledged
+  }
+
+  /** Appends one write; when this returns the write survives a crash of this process. */
+  append(payload: Buffer): void {
+    const frame = Buffer.allocUnsafe(FRAME_HEADER);
+    frame.writeUInt32LE(FRAME_MAGIC, 0);
+    frame.writeUInt32LE(payload.byteLength, 4);
+    frame.writeUInt32LE(crc32(payload), 8);
+    const before = this.size;
+    try {
+      writeAll(this.fd, frame);
+      writeAll(this.fd, payload);
+    } catch (err) {
+      ftruncateSync(this.fd, before); // no half frame in front of the next one
+      throw err;
+    }
+    this.size = before + FRAME_HEADER + payload.byteLength;
+  }
+
+  /** Empties the log and starts generation `generation` (after the database applied the last one). */
+  restart(generation: number): void {
+    ftruncateSync(this.fd, 0);
+    const head = Buffer.alloc(HEADER);
+    head.writeUInt32LE(FILE_MAGIC, 0);
+    head.writeUInt32LE(VERSION, 4);
+    head.writeDoubleLE(generation, 8);
+    writeAll(this.fd, head);
+    this.size = HEADER;
+    this.generation = generation;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/** A short write (disk full) is an error, not a partial success. */
+function writeAll(fd: number, buf: Buffer): void {
+  const n = writeSync(fd, buf);
+  if (n !== buf.byteLength) throw new Error(`ingest log: wrote ${n} of ${buf.byteLength} bytes (disk full?)`);
 }

@@ -11,11 +11,12 @@
  *   hidden (the rollup is gone, the raw record stays); a sweep of every span deletes them. Every
  *   larger span has chunks of its own, so a per-span sweep removes only that span.
  * - `nnt_parts`: the `parts` of the records that have them.
- * - `nnt_log`: numeric writes acknowledged but not yet in the chunks (see ingest-log.ts). A write
- *   commits one log row; `flush` moves every logged write into the chunks and deletes the log
- *   rows in one transaction: when enough records are waiting, every FLUSH_INTERVAL_MS, before a
- *   read or a sweep of a series with waiting records, and at close. After a crash the log is
- *   flushed at open. Reads never see a stale state: they flush first.
+ *
+ * A numeric write is appended to the ingest log (`nnt.log` next to the database, see
+ * ingest-log.ts) and kept in memory; `flush` moves every waiting write into the chunks in one
+ * transaction: when enough records are waiting, every FLUSH_INTERVAL_MS, before a read or a
+ * sweep of a series with waiting records, and at close. After a crash the log is flushed at
+ * open. Reads never see a stale state: they flush first. (An in-memory store has no log.)
  *
  * Larger buckets are merged incrementally from each flush; a bucket that had a record replaced
  * is recomputed from the raw entries.
@@ -25,7 +26,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { aggAt, blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, putAgg } from './chunks.js';
-import { decodeLog, encodeLog, LOG_ENTRY, packRecord, type LoggedBatch, type StoredParts } from './ingest-log.js';
+import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecord, type LoggedBatch, type StoredParts } from './ingest-log.js';
 import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
@@ -39,6 +40,7 @@ const SCHEMA_VERSION = '3';
 /** Bits of `series.kinds`: which data types a series has had written. */
 export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
 export const DB_FILE = 'tsnode.db';
+export const LOG_FILE = 'nnt.log';
 
 /** Why the store cannot open (bad data dir, locked, made with other rollups): a startup error. */
 export class StoreOpenError extends Error {
@@ -79,10 +81,11 @@ export class SqliteStore implements Store {
   readonly rollups: readonly number[];
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
+  private readonly log: IngestLogFile | null = null;
   readonly smallest: number;
   /** uuid -> metric -> series id and the kinds of data it has (KIND_BIT). */
   private readonly seriesIds = new Map<string, Map<string, { id: number; kinds: number }>>();
-  /** Logged writes not yet in the chunks, oldest first (every row of `nnt_log`). */
+  /** Logged writes not yet in the chunks, oldest first (every frame of the log). */
   private pending: LoggedBatch[] = [];
   private pendingRecords = 0;
   /** Series with records in `pending`. */
@@ -124,16 +127,22 @@ export class SqliteStore implements Store {
     }
     this.migrate();
     this.s = this.prepare();
-    this.replayLog();
+    if (opts.dataDir !== null) {
+      const applied = Number(this.s.getMeta!.get('log_applied') ?? 0);
+      try {
+        this.log = new IngestLogFile(join(opts.dataDir, LOG_FILE), applied);
+      } catch (err) {
+        throw new StoreOpenError(`cannot open the ingest log in ${opts.dataDir}: ${(err as Error).message}`);
+      }
+      this.replayLog(this.log);
+    }
     this.flushTimer = setInterval(() => this.flushQuietly(), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
   }
 
-  /** After a crash: the writes still in `nnt_log` were acknowledged; move them into the chunks. */
-  private replayLog(): void {
-    for (const [seq, blob] of this.db.prepare('SELECT seq, data FROM nnt_log ORDER BY seq').raw().all() as Array<[number, Buffer]>) {
-      this.addPending(decodeLog(seq, blob));
-    }
+  /** After a crash: the writes still in the log were acknowledged; move them into the chunks. */
+  private replayLog(log: IngestLogFile): void {
+    for (const payload of log.pendingPayloads.splice(0)) this.addPending(decodeLog(payload));
     try {
       this.flush();
     } catch (err) {
@@ -170,7 +179,6 @@ export class SqliteStore implements Store {
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL, period INTEGER NOT NULL, parts BLOB NOT NULL,
         PRIMARY KEY (series_id, ts)
       ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS nnt_log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
       CREATE TABLE IF NOT EXISTS text_data (
         series_id INTEGER NOT NULL, ts INTEGER NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (series_id, ts)
@@ -206,8 +214,8 @@ export class SqliteStore implements Store {
       insertSeries: p('INSERT INTO series (uuid, metric, kinds) VALUES (?, ?, ?)'),
       addKind: p('UPDATE series SET kinds = kinds | ? WHERE id = ?'),
       listSeries: p('SELECT id, uuid, metric FROM series WHERE id > ? AND (kinds & ?) != 0 ORDER BY id LIMIT ?'),
-      putLog: p('INSERT INTO nnt_log (data) VALUES (?)'),
-      deleteLog: p('DELETE FROM nnt_log WHERE seq <= ?'),
+      getMeta: p('SELECT value FROM meta WHERE key = ?').pluck(),
+      putMeta: p('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
       getChunk: p('SELECT data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts = ?').pluck(),
       putChunk: p('INSERT OR REPLACE INTO nnt_chunk (series_id, span, chunk_ts, data) VALUES (?, ?, ?, ?)'),
       deleteChunk: p('DELETE FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts = ?'),
@@ -277,7 +285,6 @@ export class SqliteStore implements Store {
     if (this.pendingRecords >= MAX_PENDING_RECORDS) this.flush();
     const entries = new Float64Array(records.length * LOG_ENTRY);
     let parts: Map<number, StoredParts> | null = null;
-    let seq = 0;
     this.atomically(() => {
       // Records usually come in runs of one series: a run after the first record skips the lookup.
       let runId = '';
@@ -293,9 +300,10 @@ export class SqliteStore implements Store {
         const p = packRecord(entries, i, sid, r);
         if (p) (parts ??= new Map()).set(i, p);
       }
-      seq = Number(this.s.putLog!.run(encodeLog(entries, parts)).lastInsertRowid);
     });
-    this.addPending({ seq, entries, parts });
+    // New series are committed first, so the series ids the log holds always exist.
+    this.log?.append(encodeLog(entries, parts));
+    this.addPending({ entries, parts });
     if (this.pendingRecords >= FLUSH_RECORDS && !this.flushQueued) {
       // After this write is answered, not before: the client is not kept waiting for the flush.
       this.flushQueued = true;
@@ -311,11 +319,14 @@ export class SqliteStore implements Store {
   flush(): void {
     if (this.pending.length === 0 || !this.db.open) return;
     const batches = this.pending;
+    const log = this.log;
     this.db.transaction(() => {
       this.applyBatches(batches);
-      this.s.deleteLog!.run(batches[batches.length - 1]!.seq);
+      if (log) this.s.putMeta!.run('log_applied', String(log.generation));
     })();
     // Writes cannot interleave with the synchronous transaction: `pending` is still `batches`.
+    // A crash before the restart leaves a log the database already applied, which open skips.
+    log?.restart(log.generation + 1);
     this.pending = [];
     this.pendingRecords = 0;
     this.pendingSeries.clear();
@@ -637,6 +648,7 @@ export class SqliteStore implements Store {
     // A failed flush leaves the writes in the log; the next start applies them.
     this.flushQuietly();
     this.db.close();
+    this.log?.close();
   }
 }
 

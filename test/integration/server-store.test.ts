@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { SqliteStore, DB_FILE } from '../../src/server/sqlite-store.js';
+import { SqliteStore, DB_FILE, LOG_FILE } from '../../src/server/sqlite-store.js';
+import type { RollupRowArray } from '../../src/server/store.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 
 const UUID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
@@ -32,44 +35,84 @@ const rec = (offset: number, count: number, value: number): NntRecord => ({
   counter_stddev: 0,
 });
 
-describe('SqliteStore write-back of the newest buckets', () => {
-  it('lists series with in-memory buckets in `pending` and recomputes them from raw after a crash', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tsnode-store-'));
-    dirs.push(dir);
-    const a = open(dir);
-    a.writeNnt([rec(0, 1, 1), rec(60, 1, 3)]);
-    a.writeNnt([rec(120, 2, 6)]);
-    const sid = a.findSeries(UUID, 'm')!;
-    // Readers see the in-memory bucket.
-    expect(a.rollupRows(sid, 300, 0, 300).map((r) => [r[0], r[1], r[3]])).toEqual([[0, 4, 4]]);
-    // Nothing of the 300 s bucket is on disk yet, but the series is listed as pending.
-    const raw = new Database(join(dir, DB_FILE), { readonly: true });
-    expect(raw.prepare('SELECT count(*) FROM nnt_rollup').pluck().get()).toBe(0);
-    expect(raw.prepare('SELECT series_id FROM pending').pluck().all()).toEqual([sid]);
-    raw.close();
-    // "Crash": a second store opens the same files without the first ever flushing.
-    const b = open(dir);
-    expect(b.rollupRows(sid, 300, 0, 300).map((r) => [r[0], r[1], r[3]])).toEqual([[0, 4, 4]]);
-    expect(b.rollupRows(sid, 1800, 0, 1800).map((r) => [r[0], r[1]])).toEqual([[0, 4]]);
+/** Writes batches in a separate process that then dies without closing the store (a crash). */
+function writeAndCrash(dir: string, batches: NntRecord[][]): void {
+  const store = pathToFileURL(join(process.cwd(), 'dist', 'server', 'sqlite-store.js')).href;
+  const code = `
+    const { SqliteStore } = await import(${JSON.stringify(store)});
+    const s = new SqliteStore({ dataDir: ${JSON.stringify(dir)}, rollups: [60, 300, 1800], histogramRollups: [60] });
+    for (const b of ${JSON.stringify(batches)}) s.writeNnt(b);
+    process.exit(0);`;
+  execFileSync(process.execPath, ['--input-type=module', '-e', code]);
+}
+
+const tempDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsnode-store-'));
+  dirs.push(dir);
+  return dir;
+};
+const sqlite = (dir: string): Database.Database => new Database(join(dir, DB_FILE), { readonly: true });
+const summary = (rows: RollupRowArray[]): number[][] => rows.map((r) => [r[0], r[1], r[3]]);
+
+describe('SqliteStore ingest log', () => {
+  it('holds acknowledged writes that never reached the chunks, and a restart applies them', () => {
+    const dir = tempDir();
+    writeAndCrash(dir, [[rec(0, 1, 1), rec(60, 1, 3)], [rec(120, 2, 6)]]);
+    expect(statSync(join(dir, LOG_FILE)).size).toBeGreaterThan(100);
+    const db = sqlite(dir);
+    expect(db.prepare('SELECT count(*) FROM nnt_chunk').pluck().get()).toBe(0);
+    db.close();
+
+    const s = open(dir);
+    const sid = s.findSeries(UUID, 'm')!;
+    expect(summary(s.rollupRows(sid, 60, 0, 300))).toEqual([
+      [0, 1, 1],
+      [60, 1, 3],
+      [120, 2, 6],
+    ]);
+    expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 4, 4]]);
+    expect(summary(s.rollupRows(sid, 1800, 0, 1800))).toEqual([[0, 4, 4]]);
+    // Applied at open: the log is back to its 16-byte header.
+    expect(statSync(join(dir, LOG_FILE)).size).toBe(16);
   });
 
-  it('stores a bucket when a newer one starts, and everything at close', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tsnode-store-'));
-    dirs.push(dir);
-    const a = open(dir);
-    a.writeNnt([rec(0, 1, 1)]);
-    a.writeNnt([rec(300, 1, 1)]);
-    const raw = new Database(join(dir, DB_FILE), { readonly: true });
-    const stored = (): unknown => raw.prepare('SELECT span, ts, count FROM nnt_rollup ORDER BY span, ts').raw().all();
-    expect(stored()).toEqual([[300, 0, 1]]);
+  it('cuts off a torn last frame (never acknowledged) and applies the frames before it', () => {
+    const dir = tempDir();
+    writeAndCrash(dir, [[rec(0, 1, 1)], [rec(60, 1, 3)]]);
+    const log = join(dir, LOG_FILE);
+    const full = statSync(log).size;
+    truncateSync(log, full - 5); // the second frame loses its last bytes
+    const s = open(dir);
+    const sid = s.findSeries(UUID, 'm')!;
+    expect(summary(s.rollupRows(sid, 60, 0, 300))).toEqual([[0, 1, 1]]);
+  });
+
+  it('never applies a log twice: one left behind by a crash right after its flush is skipped', () => {
+    const dir = tempDir();
+    writeAndCrash(dir, [[rec(0, 1, 1)]]);
+    const log = join(dir, LOG_FILE);
+    const stale = readFileSync(log);
+    const a = open(dir); // applies the log
+    a.writeNnt([rec(0, 1, 7)]); // replaces the record
     a.close();
-    expect(stored()).toEqual([
-      [300, 0, 1],
-      [300, 300, 1],
-      [1800, 0, 2],
-    ]);
-    expect(raw.prepare('SELECT count(*) FROM pending').pluck().get()).toBe(0);
-    raw.close();
+    // The crash window: the database applied the log, the file was not emptied yet.
+    writeFileSync(log, stale);
+    const b = open(dir);
+    const sid = b.findSeries(UUID, 'm')!;
+    expect(summary(b.rollupRows(sid, 60, 0, 60))).toEqual([[0, 1, 7]]);
+  });
+
+  it('keeps every write readable at once, before and after the flush that moves it into the chunks', () => {
+    const dir = tempDir();
+    const s = open(dir);
+    s.writeNnt([rec(0, 1, 1), rec(60, 1, 3)]);
+    const sid = s.findSeries(UUID, 'm')!;
+    expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]); // the read flushed
+    s.writeNnt([rec(60, 1, 5)]); // a replace: the bucket is recomputed from the raw entries
+    expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 3]]);
+    const db = sqlite(dir);
+    expect(db.prepare('SELECT count(*) FROM nnt_chunk').pluck().get()).toBe(3); // one chunk per span
+    db.close();
   });
 });
 
