@@ -34,20 +34,45 @@ export interface LoggedBatch {
   parts: Map<number, StoredParts> | null;
 }
 
-/** Writes record `i` of a batch (series id `sid`) into `entries`; returns its parts, if any. */
-export function packRecord(entries: Float64Array, i: number, sid: number, r: NntRecord): StoredParts | null {
-  const o = i * LOG_ENTRY;
-  entries[o] = sid;
-  entries[o + 1] = r.offset;
-  entries[o + 2] = r.count;
-  entries[o + 3] = r.parts ? FLAGS.parts : 0;
-  entries[o + 4] = r.value;
-  entries[o + 5] = r.stddev;
-  entries[o + 6] = r.derivative;
-  entries[o + 7] = r.derivative_stddev;
-  entries[o + 8] = r.counter;
-  entries[o + 9] = r.counter_stddev;
-  return r.parts ? { period: r.parts[0], blob: encodeParts(r.parts[1]) } : null;
+/** Runs of consecutive records of one series: run i starts at record `start[i]`. */
+export interface SeriesRuns {
+  start: number[];
+  id: string[];
+  metric: string[];
+}
+
+/** A numeric write as the store takes it: entries with the series slot (0) still to fill. */
+export interface PackedWrite {
+  entries: Float64Array;
+  runs: SeriesRuns;
+  parts: Map<number, StoredParts> | null;
+}
+
+/** Packs validated records (the general path; nnt-body.ts packs plain bodies directly). */
+export function packRecords(records: readonly NntRecord[]): PackedWrite {
+  const entries = new Float64Array(records.length * LOG_ENTRY);
+  const runs: SeriesRuns = { start: [], id: [], metric: [] };
+  let parts: Map<number, StoredParts> | null = null;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    if (i === 0 || r.id !== runs.id[runs.id.length - 1] || r.metric !== runs.metric[runs.metric.length - 1]) {
+      runs.start.push(i);
+      runs.id.push(r.id);
+      runs.metric.push(r.metric);
+    }
+    const o = i * LOG_ENTRY;
+    entries[o + 1] = r.offset;
+    entries[o + 2] = r.count;
+    entries[o + 3] = r.parts ? FLAGS.parts : 0;
+    entries[o + 4] = r.value;
+    entries[o + 5] = r.stddev;
+    entries[o + 6] = r.derivative;
+    entries[o + 7] = r.derivative_stddev;
+    entries[o + 8] = r.counter;
+    entries[o + 9] = r.counter_stddev;
+    if (r.parts) (parts ??= new Map()).set(i, { period: r.parts[0], blob: encodeParts(r.parts[1]) });
+  }
+  return { entries, runs, parts };
 }
 
 export function encodeLog(entries: Float64Array, parts: Map<number, StoredParts> | null): Buffer {

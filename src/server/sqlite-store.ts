@@ -26,7 +26,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { aggAt, blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, putAgg } from './chunks.js';
-import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecord, type LoggedBatch, type StoredParts } from './ingest-log.js';
+import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecords, type LoggedBatch, type PackedWrite, type StoredParts } from './ingest-log.js';
 import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
@@ -62,7 +62,7 @@ export interface SqliteStoreOptions {
 /** How often logged writes are moved into the chunks even when few are waiting. */
 export const FLUSH_INTERVAL_MS = 2000;
 /** Waiting records that start a flush right after the write that logged them. */
-export const FLUSH_RECORDS = 100_000;
+export const FLUSH_RECORDS = 250_000;
 /** Waiting records past which a write first flushes (memory bound when flushes keep failing). */
 const MAX_PENDING_RECORDS = 4 * FLUSH_RECORDS;
 
@@ -112,14 +112,16 @@ export class SqliteStore implements Store {
     }
     try {
       this.db = new Database(file);
+      // Large pages hold large chunks inline (see CHUNK_ENTRIES). Only a new database takes it.
+      this.db.pragma('page_size = 16384');
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.pragma('cache_size = -65536');
-      // Checkpoint every 64 MiB of WAL instead of 4 MiB: flushes rewrite the same tail chunks
-      // again and again, and a checkpoint copies each page once however often it changed. The
-      // WAL is truncated back to 64 MiB after each checkpoint.
-      this.db.pragma('wal_autocheckpoint = 16384');
+      // Checkpoint every 64 MiB of WAL (4,096 pages of 16 KiB) instead of 16 MiB: flushes rewrite
+      // the same tail chunks again and again, and a checkpoint copies each page once however
+      // often it changed. The WAL is truncated back to 64 MiB after each checkpoint.
+      this.db.pragma('wal_autocheckpoint = 4096');
       this.db.pragma('journal_size_limit = 67108864');
       this.db.pragma('temp_store = MEMORY');
     } catch (err) {
@@ -279,26 +281,21 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Logs the records in one transaction (durable when this returns) and queues them for a flush. */
   writeNnt(records: readonly NntRecord[]): number {
-    if (records.length === 0) return 0;
+    return this.writePacked(packRecords(records));
+  }
+
+  /** Logs a write (durable when this returns) and queues it for a flush. */
+  writePacked(write: PackedWrite): number {
+    const { entries, runs, parts } = write;
+    const n = entries.length / LOG_ENTRY;
+    if (n === 0) return 0;
     if (this.pendingRecords >= MAX_PENDING_RECORDS) this.flush();
-    const entries = new Float64Array(records.length * LOG_ENTRY);
-    let parts: Map<number, StoredParts> | null = null;
     this.atomically(() => {
-      // Records usually come in runs of one series: a run after the first record skips the lookup.
-      let runId = '';
-      let runMetric = '';
-      let sid = 0;
-      for (let i = 0; i < records.length; i++) {
-        const r = records[i]!;
-        if (r.id !== runId || r.metric !== runMetric) {
-          sid = this.seriesFor(r.id, r.metric, KIND_BIT.nnt);
-          runId = r.id;
-          runMetric = r.metric;
-        }
-        const p = packRecord(entries, i, sid, r);
-        if (p) (parts ??= new Map()).set(i, p);
+      for (let r = 0; r < runs.start.length; r++) {
+        const sid = this.seriesFor(runs.id[r]!, runs.metric[r]!, KIND_BIT.nnt);
+        const end = r + 1 < runs.start.length ? runs.start[r + 1]! : n;
+        for (let i = runs.start[r]!; i < end; i++) entries[i * LOG_ENTRY] = sid;
       }
     });
     // New series are committed first, so the series ids the log holds always exist.
@@ -312,7 +309,7 @@ export class SqliteStore implements Store {
         this.flushQuietly();
       });
     }
-    return records.length;
+    return n;
   }
 
   /** Moves every logged write into the chunks, in one transaction with the log's deletion. */

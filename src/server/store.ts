@@ -5,6 +5,7 @@
  * All times here are integer epoch seconds; spans and periods are whole seconds.
  */
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import type { PackedWrite } from './ingest-log.js';
 
 /** The members a stored rollup row holds (the second-order ones are computed at read time). */
 export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
@@ -37,6 +38,8 @@ export interface Store {
 
   /** Stores validated numeric records atomically; replaces same (id, metric, offset). Returns the count. */
   writeNnt(records: readonly NntRecord[]): number;
+  /** The same for a write already packed (nnt-body.ts parses plain bodies straight into one). */
+  writePacked(write: PackedWrite): number;
   writeText(records: readonly TextRecord[]): number;
   writeHistogram(records: readonly HistogramRecord[]): number;
 

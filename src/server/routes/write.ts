@@ -8,11 +8,16 @@ import {
   type Validated,
 } from '../../protocol/index.js';
 import { parseJson, readBody, requireJson, sendJson } from '../http.js';
+import { parseNntBody } from '../nnt-body.js';
 import type { Handler, NodeContext } from './context.js';
 
 async function readRecords(req: IncomingMessage, node: NodeContext): Promise<unknown[]> {
   requireJson(req);
-  const body = parseJson(await readBody(req, node.config.maxBodyBytes));
+  return recordsOf(await readBody(req, node.config.maxBodyBytes));
+}
+
+function recordsOf(bytes: Buffer): unknown[] {
+  const body = parseJson(bytes);
   if (!Array.isArray(body)) {
     throw new ProtocolError(400, 'bad_request', `the body must be a JSON array of records (got ${body === null ? 'null' : typeof body})`);
   }
@@ -37,10 +42,19 @@ function validateAll<T>(items: unknown[], validate: (item: unknown) => Validated
 }
 
 export const writeNnt: Handler = async (req, res, _target, node) => {
-  const items = await readRecords(req, node);
-  const opts = { smallestSpan: node.store.rollups[0]! };
-  const records = validateAll(items, (item) => validateNntRecord(item, opts));
-  const n = node.store.writeNnt(records);
+  requireJson(req);
+  const bytes = await readBody(req, node.config.maxBodyBytes);
+  const smallestSpan = node.store.rollups[0]!;
+  // Plain records go straight from bytes to the store; anything else (parts, extra fields,
+  // escapes, an invalid record) takes the general path, which words the errors.
+  const packed = parseNntBody(bytes, smallestSpan);
+  let n: number;
+  if (packed) {
+    n = node.store.writePacked(packed);
+  } else {
+    const records = validateAll(recordsOf(bytes), (item) => validateNntRecord(item, { smallestSpan }));
+    n = node.store.writeNnt(records);
+  }
   sendJson(res, 200, `{"records":${n}}`);
 };
 

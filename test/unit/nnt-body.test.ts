@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { parseNntBody } from '../../src/server/nnt-body.js';
+import { LOG_ENTRY, packRecords } from '../../src/server/ingest-log.js';
+import { validateNntRecord, type NntRecord } from '../../src/protocol/index.js';
+
+const SPAN = 60;
+
+/** The general path: JSON.parse and the shared validator; null when the body is refused. */
+function oracle(body: string): NntRecord[] | null {
+  let items: unknown;
+  try {
+    items = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(items)) return null;
+  const out: NntRecord[] = [];
+  for (const item of items) {
+    const v = validateNntRecord(item, { smallestSpan: SPAN });
+    if (!v.ok) return null;
+    out.push(v.record);
+  }
+  return out;
+}
+
+/** The fast path's result as (id, metric, the nine numbers) per record. */
+function expand(entries: Float64Array, runs: { start: number[]; id: string[]; metric: string[] }): unknown[] {
+  const n = entries.length / LOG_ENTRY;
+  const out: unknown[] = [];
+  let r = -1;
+  for (let i = 0; i < n; i++) {
+    if (r + 1 < runs.start.length && runs.start[r + 1] === i) r++;
+    out.push([runs.id[r], runs.metric[r], ...entries.subarray(i * LOG_ENTRY + 1, (i + 1) * LOG_ENTRY)]);
+  }
+  return out;
+}
+
+function checkAgainstOracle(body: string): 'fast' | 'general' {
+  const fast = parseNntBody(Buffer.from(body), SPAN);
+  const want = oracle(body);
+  if (fast === null) return 'general';
+  // The fast path may decline a valid body, but never accept an invalid one or read it differently.
+  expect(want).not.toBeNull();
+  const general = packRecords(want!);
+  const a = expand(fast.entries, fast.runs);
+  const b = expand(general.entries, general.runs);
+  expect(a.length).toBe(b.length);
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as unknown[];
+    const y = b[i] as unknown[];
+    for (let k = 0; k < x.length; k++) {
+      if (!Object.is(x[k], y[k])) throw new Error(`record ${i} item ${k}: fast ${String(x[k])} vs general ${String(y[k])} in ${body}`);
+    }
+  }
+  return 'fast';
+}
+
+const UUID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+
+describe('parseNntBody (the fast path of /write/nnt)', () => {
+  it('reads plain records exactly as JSON.parse and the validator do', () => {
+    const body = JSON.stringify([
+      { metric: 'cpu', id: UUID, offset: 60, count: 1, value: 1.5 },
+      { metric: 'cpu', id: UUID.toUpperCase(), offset: 120, count: 2, value: -0, derivative: 0.1, counter: 1e-7, stddev: 123456789.123456789 },
+      { id: UUID, metric: 'disk|ST[a:b]', offset: 0, count: 0, value: 3, derivative_stddev: 2, counter_stddev: 5e300 },
+    ]);
+    expect(checkAgainstOracle(body)).toBe('fast');
+    const fast = parseNntBody(Buffer.from(body), SPAN)!;
+    expect(fast.runs).toEqual({ start: [0, 2], id: [UUID, UUID], metric: ['cpu', 'disk|ST[a:b]'] });
+  });
+
+  it('decodes a non-ASCII metric as UTF-8 when only the id changes', () => {
+    const other = '00000000-0000-4000-8000-000000000000';
+    const body = JSON.stringify([
+      { metric: 'ü|ST[°C]', id: UUID, offset: 60, count: 1, value: 1 },
+      { metric: 'ü|ST[°C]', id: other, offset: 60, count: 1, value: 2 },
+    ]);
+    expect(checkAgainstOracle(body)).toBe('fast');
+    expect(parseNntBody(Buffer.from(body), SPAN)!.runs.metric).toEqual(['ü|ST[°C]', 'ü|ST[°C]']);
+  });
+
+  it.each([
+    ['parts', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"parts":[30,[]]}]`],
+    ['an unknown field', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"x":1}]`],
+    ['a repeated field', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"value":2}]`],
+    ['an escape', `[{"metric":"a\\u0041","id":"${UUID}","offset":60,"count":1,"value":1}]`],
+    ['a misaligned offset', `[{"metric":"m","id":"${UUID}","offset":61,"count":1,"value":1}]`],
+    ['a missing value', `[{"metric":"m","id":"${UUID}","offset":60,"count":1}]`],
+    ['a fractional count', `[{"metric":"m","id":"${UUID}","offset":60,"count":1.5,"value":1}]`],
+    ['a null', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":null}]`],
+    ['an overflowing number', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1e400}]`],
+    ['a bad uuid', `[{"metric":"m","id":"3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6g","offset":60,"count":1,"value":1}]`],
+    ['a trailing comma', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1},]`],
+    ['text after the array', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1}] x`],
+    ['a leading zero', `[{"metric":"m","id":"${UUID}","offset":060,"count":1,"value":1}]`],
+    ['an empty metric', `[{"metric":"","id":"${UUID}","offset":60,"count":1,"value":1}]`],
+    ['an object, not an array', `{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1}`],
+  ])('leaves a body with %s to the general path', (_what, body) => {
+    expect(parseNntBody(Buffer.from(body), SPAN)).toBeNull();
+  });
+
+  it('never disagrees with the general path on generated bodies', () => {
+    const hex = fc.constantFrom(...'0123456789abcdefABCDEF'.split(''));
+    const uuid = fc
+      .tuple(...[8, 4, 4, 4, 12].map((k) => fc.array(hex, { minLength: k, maxLength: k }).map((cs) => cs.join(''))))
+      .map((parts) => parts.join('-'));
+    const id = fc.oneof(fc.constantFrom(UUID, UUID.toUpperCase()), uuid, fc.constant('not-a-uuid'));
+    const metric = fc.oneof(fc.constantFrom('cpu', 'cpu', 'a b', 'ü|ST[x:y]', '', 'q"uote', 'tab\there'), fc.string({ maxLength: 8 }));
+    // Numbers as text, in the forms JSON allows (and a few it does not).
+    const numText = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
+      fc.integer({ min: -5, max: 1e6 }).map(String),
+      fc.integer({ min: 0, max: 100 }).map((k) => String(k * 60)),
+      fc.constantFrom('-0', '0.0', '1e2', '1E+2', '2.50', '12345678901234567', '0.1000000000000000055511151231257827', '1.7976931348623157e308', '5e-324', '01', '1.', '.5', '-', '+1', 'null', 'true', '"1"'),
+    );
+    const keys = ['metric', 'id', 'offset', 'count', 'value', 'derivative', 'counter', 'stddev', 'derivative_stddev', 'counter_stddev'];
+    const ws = fc.constantFrom('', '', ' ', '\n', ' \t ');
+    const record = fc
+      .record({
+        present: fc.subarray(keys, { minLength: 3 }),
+        order: fc.infiniteStream(fc.nat()),
+        id,
+        metric,
+        nums: fc.array(numText, { minLength: 8, maxLength: 8 }),
+        extra: fc.constantFrom(null, null, null, '"x":1', '"parts":[60,[{"count":1,"value":1}]]', '"value":2'),
+        w: ws,
+      })
+      .map(({ present, id, metric, nums, extra, w }) => {
+        const fields = present.map((k) => {
+          if (k === 'metric') return `"metric":${JSON.stringify(metric)}`;
+          if (k === 'id') return `"id":${w}"${id}"`;
+          return `"${k}"${w}:${nums[keys.indexOf(k) - 2]}`;
+        });
+        if (extra) fields.push(extra);
+        return `{${w}${fields.join(`,${w}`)}${w}}`;
+      });
+    const body = fc.tuple(fc.array(record, { maxLength: 6 }), ws).map(([recs, w]) => `${w}[${w}${recs.join(`${w},`)}]${w}`);
+    let fast = 0;
+    fc.assert(
+      fc.property(body, (b) => {
+        if (checkAgainstOracle(b) === 'fast') fast++;
+      }),
+      { numRuns: 3000 },
+    );
+    // The generator must reach the fast path often, or this test proves nothing.
+    expect(fast).toBeGreaterThan(100);
+  });
+});
