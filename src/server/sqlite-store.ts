@@ -25,6 +25,7 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
+import { Checkpointer } from './checkpointer.js';
 import { aggAt, blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, putAgg } from './chunks.js';
 import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecords, type LoggedBatch, type PackedWrite, type StoredParts } from './ingest-log.js';
 import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
@@ -66,6 +67,11 @@ export const FLUSH_RECORDS = 250_000;
 /** Waiting records past which a write first flushes (memory bound when flushes keep failing). */
 const MAX_PENDING_RECORDS = 4 * FLUSH_RECORDS;
 
+/** How often the checkpointer thread checkpoints the WAL. */
+const CHECKPOINT_INTERVAL_MS = 500;
+/** A WAL this large means the checkpointer is behind: the flush checkpoints it itself. */
+const WAL_LIMIT_BYTES = 256 * 1024 * 1024;
+
 /** Column of each stored member in a chunk entry. */
 const MEMBER_SLOT: Readonly<Record<StoredMember, number>> = {
   count: 1,
@@ -82,6 +88,8 @@ export class SqliteStore implements Store {
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
   private readonly log: IngestLogFile | null = null;
+  private readonly checkpointer: Checkpointer | null = null;
+  private readonly walFile: string | null = null;
   readonly smallest: number;
   /** uuid -> metric -> series id and the kinds of data it has (KIND_BIT). */
   private readonly seriesIds = new Map<string, Map<string, { id: number; kinds: number }>>();
@@ -118,10 +126,9 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.pragma('cache_size = -65536');
-      // Checkpoint every 64 MiB of WAL (4,096 pages of 16 KiB) instead of 16 MiB: flushes rewrite
-      // the same tail chunks again and again, and a checkpoint copies each page once however
-      // often it changed. The WAL is truncated back to 64 MiB after each checkpoint.
-      this.db.pragma('wal_autocheckpoint = 4096');
+      // On disk a Checkpointer thread checkpoints the WAL (see checkpointer.ts); in memory
+      // there is none. The WAL file is cut back to 64 MiB after a checkpoint.
+      if (opts.dataDir !== null) this.db.pragma('wal_autocheckpoint = 0');
       this.db.pragma('journal_size_limit = 67108864');
       this.db.pragma('temp_store = MEMORY');
     } catch (err) {
@@ -137,6 +144,8 @@ export class SqliteStore implements Store {
         throw new StoreOpenError(`cannot open the ingest log in ${opts.dataDir}: ${(err as Error).message}`);
       }
       this.replayLog(this.log);
+      this.walFile = `${file}-wal`;
+      this.checkpointer = new Checkpointer(file, CHECKPOINT_INTERVAL_MS, this.onError);
     }
     this.flushTimer = setInterval(() => this.flushQuietly(), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
@@ -327,6 +336,7 @@ export class SqliteStore implements Store {
     this.pending = [];
     this.pendingRecords = 0;
     this.pendingSeries.clear();
+    if (this.walFile !== null && fileSize(this.walFile) > WAL_LIMIT_BYTES) this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   /** A background flush: a failure leaves the writes logged (a later flush or a restart retries). */
@@ -642,10 +652,19 @@ export class SqliteStore implements Store {
   close(): void {
     clearInterval(this.flushTimer);
     if (!this.db.open) return;
+    void this.checkpointer?.close();
     // A failed flush leaves the writes in the log; the next start applies them.
     this.flushQuietly();
     this.db.close();
     this.log?.close();
+  }
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
   }
 }
 
