@@ -9,7 +9,7 @@
  * RollupRowArray. In a raw chunk (the smallest span, one entry per record) it holds FLAGS.
  * Pure functions, no I/O.
  */
-import type { Agg } from './rollup-math.js';
+import { pair, pool, type Agg } from './rollup-math.js';
 
 export const ENTRY = 9;
 /** Slot of `records` (rollup chunks) or the flags (raw chunks). */
@@ -141,4 +141,48 @@ export function putAgg(e: Float64Array, i: number, ts: number, a: Agg): void {
   e[o + 6] = a.derivative_stddev;
   e[o + 7] = a.counter;
   e[o + 8] = a.counter_stddev;
+}
+
+/**
+ * mergeInto (rollup-math.ts) on entries: merges entry `bi` of `b` (counting as `bRecords`
+ * records) into entry `ai` of `a`, without an object per aggregate. The same rules, kept equal
+ * to mergeInto by a property test.
+ */
+export function mergeEntryInto(a: Float64Array, ai: number, b: Float64Array, bi: number, bRecords: number): void {
+  if (bRecords === 0) return;
+  const ao = ai * ENTRY;
+  const bo = bi * ENTRY;
+  const aRecords = a[ao + 2]!;
+  const aCount = a[ao + 1]!;
+  const bCount = b[bo + 1]!;
+  if (aRecords === 0) {
+    for (let k = 1; k < ENTRY; k++) a[ao + k] = b[bo + k]!;
+    a[ao + 2] = bRecords;
+    return;
+  }
+  let wa: number;
+  let wb: number;
+  if (aCount > 0 || bCount > 0) {
+    wa = aCount;
+    wb = bCount;
+  } else {
+    wa = aRecords;
+    wb = bRecords;
+  }
+  if (wb === 0) {
+    a[ao + 2] = aRecords + bRecords;
+    return;
+  }
+  if (wa === 0) {
+    for (let k = 1; k < ENTRY; k++) a[ao + k] = b[bo + k]!;
+    a[ao + 2] = aRecords + bRecords;
+    return;
+  }
+  for (let k = 3; k < ENTRY; k += 2) {
+    pool(wa, a[ao + k]!, a[ao + k + 1]!, wb, b[bo + k]!, b[bo + k + 1]!, pair);
+    a[ao + k] = pair[0];
+    a[ao + k + 1] = pair[1];
+  }
+  a[ao + 1] = aCount + bCount;
+  a[ao + 2] = aRecords + bRecords;
 }

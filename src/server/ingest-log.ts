@@ -18,6 +18,7 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } fr
 import { crc32 } from 'node:zlib';
 import type { Aggregate, NntRecord } from '../protocol/index.js';
 import { ENTRY, FLAGS } from './chunks.js';
+import type { Agg } from './rollup-math.js';
 
 export const LOG_ENTRY = 1 + ENTRY;
 
@@ -218,4 +219,23 @@ export class IngestLogFile {
 function writeAll(fd: number, buf: Buffer): void {
   const n = writeSync(fd, buf);
   if (n !== buf.byteLength) throw new Error(`ingest log: wrote ${n} of ${buf.byteLength} bytes (disk full?)`);
+}
+
+/** The pieces of a stored parts blob as aggregates (each counts as one record). */
+export function decodeParts(blob: Buffer): Agg[] {
+  const arr = new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+  const out: Agg[] = [];
+  for (let i = 0; i + 7 <= arr.length; i += 7) {
+    out.push({
+      count: arr[i]!,
+      records: 1,
+      value: arr[i + 1]!,
+      derivative: arr[i + 2]!,
+      counter: arr[i + 3]!,
+      stddev: arr[i + 4]!,
+      derivative_stddev: arr[i + 5]!,
+      counter_stddev: arr[i + 6]!,
+    });
+  }
+  return out;
 }

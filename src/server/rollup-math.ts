@@ -54,7 +54,7 @@ export function copyAgg(a: Agg): Agg {
 }
 
 /** Pairwise pooled update of one (mean, stddev) pair; returns the new pair through `out`. */
-function pool(wa: number, ma: number, sa: number, wb: number, mb: number, sb: number, out: [number, number]): void {
+export function pool(wa: number, ma: number, sa: number, wb: number, mb: number, sb: number, out: [number, number]): void {
   const w = wa + wb;
   const delta = mb - ma;
   const mean = ma + (delta * wb) / w;
@@ -65,7 +65,7 @@ function pool(wa: number, ma: number, sa: number, wb: number, mb: number, sb: nu
   out[1] = variance > 0 ? Math.sqrt(variance) : 0;
 }
 
-const pair: [number, number] = [0, 0];
+export const pair: [number, number] = [0, 0];
 
 /** Something mergeable: an aggregate, or a bare record (which counts as one record). */
 export type Mergeable = Aggregate & { records?: number };

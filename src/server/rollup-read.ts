@@ -13,9 +13,9 @@ import {
   type RollupMember,
   type RollupType,
 } from '../protocol/index.js';
-import { aggOfRaw, aggOfRollup, decodeParts } from './sqlite-store.js';
+import { decodeParts } from './ingest-log.js';
 import { mergeInto, secondOrder, type Agg, type SecondOrder } from './rollup-math.js';
-import type { StoredMember, Store } from './store.js';
+import { aggOfRaw, aggOfRollup, type StoredMember, type Store } from './store.js';
 
 export interface BucketPlan {
   /** First bucket start (the floored start), epoch ms. */

@@ -26,12 +26,10 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { Checkpointer } from './checkpointer.js';
-import { aggAt, blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, putAgg } from './chunks.js';
+import { blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, mergeEntryInto } from './chunks.js';
 import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecords, type LoggedBatch, type PackedWrite, type StoredParts } from './ingest-log.js';
-import { emptyAgg, mergeInto, type Agg } from './rollup-math.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
-export { encodeParts } from './ingest-log.js';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
@@ -353,55 +351,59 @@ export class SqliteStore implements Store {
   }
 
   private applyBatches(batches: readonly LoggedBatch[]): void {
-    // Each series' records as (batch, index) pairs, in arrival order.
-    const groups = new Map<number, number[]>();
-    for (let b = 0; b < batches.length; b++) {
-      const e = batches[b]!.entries;
+    // Each series' records in one array, in arrival order: count them, then copy them over.
+    const counts = new Map<number, number>();
+    for (const { entries: e } of batches) {
       let sid = -1;
-      let refs: number[] = [];
+      let run = 0;
+      for (let o = 0; o < e.length; o += LOG_ENTRY) {
+        if (e[o] !== sid) {
+          if (run > 0) counts.set(sid, (counts.get(sid) ?? 0) + run);
+          sid = e[o]!;
+          run = 0;
+        }
+        run++;
+      }
+      if (run > 0) counts.set(sid, (counts.get(sid) ?? 0) + run);
+    }
+    const series = new Map<number, SeriesRecords>();
+    for (const [sid, count] of counts) series.set(sid, { entries: new Float64Array(count * ENTRY), n: 0, parts: null });
+    for (const { entries: e, parts } of batches) {
+      let sid = -1;
+      let s: SeriesRecords | undefined;
       for (let i = 0, o = 0; o < e.length; i++, o += LOG_ENTRY) {
         if (e[o] !== sid) {
           sid = e[o]!;
-          let g = groups.get(sid);
-          if (!g) groups.set(sid, (g = []));
-          refs = g;
+          s = series.get(sid)!;
         }
-        refs.push(b, i);
+        const d = s!.n * ENTRY;
+        for (let k = 0; k < ENTRY; k++) s!.entries[d + k] = e[o + 1 + k]!;
+        if ((e[o + 3]! & FLAGS.parts) !== 0) (s!.parts ??= new Map()).set(s!.n, parts!.get(i)!);
+        s!.n++;
       }
     }
     // In series order: the chunks of one series are neighbours in the table.
-    for (const sid of [...groups.keys()].sort((x, y) => x - y)) {
-      const raw = this.rawEntriesOf(batches, groups.get(sid)!);
+    for (const sid of [...series.keys()].sort((x, y) => x - y)) {
+      const raw = inTimeOrder(series.get(sid)!);
       const replaced = this.applyRaw(sid, raw.entries, raw.parts);
-      for (let i = 1; i < this.rollups.length; i++) this.applySpan(sid, this.rollups[i]!, raw.entries, replaced);
-    }
-  }
-
-  /** One series' logged records as raw entries in ts order; of a repeated ts the last write wins. */
-  private rawEntriesOf(batches: readonly LoggedBatch[], refs: readonly number[]): { entries: Float64Array; parts: Map<number, StoredParts> | null } {
-    const n = refs.length / 2;
-    const tsOf = (k: number): number => batches[refs[2 * k]!]!.entries[refs[2 * k + 1]! * LOG_ENTRY + 1]!;
-    let order: number[] | null = null;
-    for (let k = 1; k < n; k++) {
-      if (tsOf(k) <= tsOf(k - 1)) {
-        // Out of order or repeated: sort by (ts, arrival) and keep the last of each ts.
-        const all = Array.from({ length: n }, (_, i) => i).sort((a, b) => tsOf(a) - tsOf(b) || a - b);
-        order = all.filter((k2, i) => i === all.length - 1 || tsOf(all[i + 1]!) !== tsOf(k2));
-        break;
+      // Each span's bucket deltas come from the largest smaller span that divides it.
+      const levels: Buckets[] = [rawBuckets(raw.entries, replaced)];
+      const spans = [this.smallest];
+      for (let i = 1; i < this.rollups.length; i++) {
+        const span = this.rollups[i]!;
+        let from = 0;
+        for (let j = i - 1; j > 0; j--) {
+          if (span % spans[j]! === 0) {
+            from = j;
+            break;
+          }
+        }
+        const buckets = groupBuckets(levels[from]!, span);
+        this.applySpan(sid, span, buckets);
+        levels.push(buckets);
+        spans.push(span);
       }
     }
-    const m = order ? order.length : n;
-    const entries = new Float64Array(m * ENTRY);
-    let parts: Map<number, StoredParts> | null = null;
-    for (let j = 0; j < m; j++) {
-      const k = order ? order[j]! : j;
-      const batch = batches[refs[2 * k]!]!;
-      const i = refs[2 * k + 1]!;
-      const o = i * LOG_ENTRY;
-      entries.set(batch.entries.subarray(o + 1, o + LOG_ENTRY), j * ENTRY);
-      if ((batch.entries[o + 3]! & FLAGS.parts) !== 0) (parts ??= new Map()).set(batch.entries[o + 1]!, batch.parts!.get(i)!);
-    }
-    return { entries, parts };
   }
 
   private getChunk(sid: number, span: number, chunkTs: number): Float64Array | undefined {
@@ -437,63 +439,44 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Merges new raw entries (sorted) into the buckets of a larger span. A bucket holding a
-   * replaced record is recomputed from the raw entries (which already hold the new ones).
+   * Merges bucket deltas into the chunks of a larger span. A bucket holding a replaced record
+   * is recomputed from the raw entries, which already hold the new ones.
    */
-  private applySpan(sid: number, span: number, raw: Float64Array, replaced: Set<number> | null): void {
-    const n = raw.length / ENTRY;
-    const buckets: number[] = [];
-    const deltas: Array<Agg | null> = []; // null: recompute
-    let b = -1;
-    let delta: Agg | null = null;
-    for (let i = 0; i < n; i++) {
-      const ts = raw[i * ENTRY]!;
-      const bi = ts - (ts % span);
-      if (bi !== b) {
-        if (b >= 0) {
-          buckets.push(b);
-          deltas.push(delta);
-        }
-        b = bi;
-        delta = emptyAgg();
-      }
-      if (delta === null) continue;
-      if (replaced?.has(ts)) delta = null;
-      else mergeInto(delta, aggAt(raw, i, 1));
-    }
-    buckets.push(b);
-    deltas.push(delta);
-
+  private applySpan(sid: number, span: number, buckets: Buckets): void {
+    const { n, data, recompute } = buckets;
     const window = chunkWindow(span);
-    for (let i = 0; i < buckets.length; ) {
-      const c = chunkStart(buckets[i]!, window);
+    for (let i = 0; i < n; ) {
+      const c = chunkStart(data[i * ENTRY]!, window);
       let j = i + 1;
-      while (j < buckets.length && buckets[j]! < c + window) j++;
+      while (j < n && data[j * ENTRY]! < c + window) j++;
       const old = this.getChunk(sid, span, c);
       const update = new Float64Array((j - i) * ENTRY);
       for (let k = i; k < j; k++) {
-        const d = deltas[k]!;
-        let agg: Agg;
-        if (d === null) {
-          agg = this.rawAgg(sid, buckets[k]!, buckets[k]! + span);
-        } else {
-          const at = old ? findEntry(old, buckets[k]!) : -1;
-          agg = at >= 0 ? mergeInto(aggAt(old!, at), d) : d;
+        const u = k - i;
+        const b = data[k * ENTRY]!;
+        update[u * ENTRY] = b;
+        if (recompute[k]) {
+          this.rawAggInto(sid, b, b + span, update, u);
+          continue;
         }
-        putAgg(update, k - i, buckets[k]!, agg);
+        const at = old ? findEntry(old, b) : -1;
+        if (at >= 0) {
+          update.set(old!.subarray(at * ENTRY, (at + 1) * ENTRY), u * ENTRY);
+          mergeEntryInto(update, u, data, k, data[k * ENTRY + 2]!);
+        } else {
+          update.set(data.subarray(k * ENTRY, (k + 1) * ENTRY), u * ENTRY);
+        }
       }
       this.putChunk(sid, span, c, mergeEntries(old, update, 0, j - i));
       i = j;
     }
   }
 
-  /** The aggregate of every raw entry (hidden ones too) with from <= ts < to. */
-  private rawAgg(sid: number, from: number, to: number): Agg {
-    const agg = emptyAgg();
+  /** Merges every raw entry (hidden ones too) with from <= ts < to into the empty entry `i` of `out`. */
+  private rawAggInto(sid: number, from: number, to: number, out: Float64Array, i: number): void {
     for (const e of this.chunksIn(sid, this.smallest, from, to)) {
-      for (let i = lowerBound(e, from), n = e.length / ENTRY; i < n && e[i * ENTRY]! < to; i++) mergeInto(agg, aggAt(e, i, 1));
+      for (let k = lowerBound(e, from), n = e.length / ENTRY; k < n && e[k * ENTRY]! < to; k++) mergeEntryInto(out, i, e, k, 1);
     }
-    return agg;
   }
 
   /** The chunks of a span that may hold entries with from <= ts < to, in order. */
@@ -660,6 +643,88 @@ export class SqliteStore implements Store {
   }
 }
 
+/** One series' records gathered from the waiting writes (raw entries, arrival order). */
+interface SeriesRecords {
+  entries: Float64Array;
+  n: number;
+  /** Parts by record index. */
+  parts: Map<number, StoredParts> | null;
+}
+
+/** The records in ts order, the last write of a repeated ts winning; parts by ts. */
+function inTimeOrder(s: SeriesRecords): { entries: Float64Array; parts: Map<number, StoredParts> | null } {
+  const e = s.entries;
+  const n = s.n;
+  let sorted = true;
+  for (let i = 1; i < n; i++) {
+    if (e[i * ENTRY]! <= e[(i - 1) * ENTRY]!) {
+      sorted = false;
+      break;
+    }
+  }
+  let keep: number[] | null = null;
+  if (!sorted) {
+    const all = Array.from({ length: n }, (_, i) => i).sort((a, b) => e[a * ENTRY]! - e[b * ENTRY]! || a - b);
+    keep = all.filter((k, i) => i === n - 1 || e[all[i + 1]! * ENTRY] !== e[k * ENTRY]);
+  }
+  let entries = e;
+  if (keep) {
+    entries = new Float64Array(keep.length * ENTRY);
+    keep.forEach((k, j) => entries.set(e.subarray(k * ENTRY, (k + 1) * ENTRY), j * ENTRY));
+  }
+  let parts: Map<number, StoredParts> | null = null;
+  if (s.parts) {
+    for (const k of keep ?? s.parts.keys()) {
+      const p = s.parts.get(k);
+      if (p) (parts ??= new Map()).set(e[k * ENTRY]!, p);
+    }
+  }
+  return { entries, parts };
+}
+
+/** Buckets of one span as entries (ts = bucket start, ascending) to merge in; `recompute`: from raw instead. */
+interface Buckets {
+  n: number;
+  data: Float64Array;
+  recompute: Uint8Array;
+}
+
+/** The raw entries as the finest buckets (one record each); a replaced record's is recomputed. */
+function rawBuckets(raw: Float64Array, replaced: Set<number> | null): Buckets {
+  const n = raw.length / ENTRY;
+  const data = raw.slice();
+  const recompute = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    data[i * ENTRY + 2] = 1; // slot 2 held the flags
+    if (replaced?.has(data[i * ENTRY]!)) recompute[i] = 1;
+  }
+  return { n, data, recompute };
+}
+
+/** Finer buckets merged into the buckets of `span` (a multiple of theirs). */
+function groupBuckets(finer: Buckets, span: number): Buckets {
+  const data = new Float64Array(finer.n * ENTRY);
+  const recompute = new Uint8Array(finer.n);
+  let m = -1;
+  let b = -1;
+  for (let i = 0; i < finer.n; i++) {
+    const ts = finer.data[i * ENTRY]!;
+    const bi = ts - (ts % span);
+    if (bi !== b) {
+      b = bi;
+      m++;
+      data.set(finer.data.subarray(i * ENTRY, (i + 1) * ENTRY), m * ENTRY);
+      data[m * ENTRY] = b;
+      recompute[m] = finer.recompute[i]!;
+    } else if (finer.recompute[i]) {
+      recompute[m] = 1;
+    } else if (!recompute[m]) {
+      mergeEntryInto(data, m, finer.data, i, finer.data[i * ENTRY + 2]!);
+    }
+  }
+  return { n: m + 1, data, recompute };
+}
+
 function fileSize(path: string): number {
   try {
     return statSync(path).size;
@@ -683,31 +748,4 @@ function makeDirs(dir: string): void {
   }
   for (const d of missing.reverse()) mkdirSync(d);
   if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
-}
-
-/** The pieces of a stored parts blob as aggregates (each counts as one record). */
-export function decodeParts(blob: Buffer): Agg[] {
-  const arr = new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-  const out: Agg[] = [];
-  for (let i = 0; i + 7 <= arr.length; i += 7) {
-    out.push({
-      count: arr[i]!,
-      records: 1,
-      value: arr[i + 1]!,
-      derivative: arr[i + 2]!,
-      counter: arr[i + 3]!,
-      stddev: arr[i + 4]!,
-      derivative_stddev: arr[i + 5]!,
-      counter_stddev: arr[i + 6]!,
-    });
-  }
-  return out;
-}
-
-export function aggOfRollup(r: RollupRowArray): Agg {
-  return { count: r[1], records: r[2], value: r[3], stddev: r[4], derivative: r[5], derivative_stddev: r[6], counter: r[7], counter_stddev: r[8] };
-}
-
-export function aggOfRaw(r: RawRowArray): Agg {
-  return { count: r[1], records: 1, value: r[2], stddev: r[3], derivative: r[4], derivative_stddev: r[5], counter: r[6], counter_stddev: r[7] };
 }

@@ -6,6 +6,7 @@
  */
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import type { PackedWrite } from './ingest-log.js';
+import type { Agg } from './rollup-math.js';
 
 /** The members a stored rollup row holds (the second-order ones are computed at read time). */
 export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
@@ -65,4 +66,12 @@ export interface Store {
   sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number;
 
   close(): void;
+}
+
+export function aggOfRollup(r: RollupRowArray): Agg {
+  return { count: r[1], records: r[2], value: r[3], stddev: r[4], derivative: r[5], derivative_stddev: r[6], counter: r[7], counter_stddev: r[8] };
+}
+
+export function aggOfRaw(r: RawRowArray): Agg {
+  return { count: r[1], records: 1, value: r[2], stddev: r[3], derivative: r[4], derivative_stddev: r[5], counter: r[6], counter_stddev: r[7] };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { aggOf, emptyAgg, mergeAll, mergeInto, secondOrder, type Agg } from '../../src/server/rollup-math.js';
+import { mergeEntryInto } from '../../src/server/chunks.js';
 
 const rec = (count: number, value: number, stddev = 0, extra: Partial<Agg> = {}): Agg => ({
   ...aggOf({ count, value, stddev, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 }),
@@ -89,5 +90,34 @@ describe('second-order members', () => {
     const cur = rec(1, 1);
     expect(secondOrder(null, cur, 60).derivative2).toBeNull();
     expect(secondOrder(cur, null, 60).counter2).toBeNull();
+  });
+});
+
+describe('mergeEntryInto (the packed form used by the node store)', () => {
+  it('gives exactly what mergeInto gives, in every weighting case', () => {
+    const agg = fc.record({
+      count: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1000 })),
+      records: fc.integer({ min: 0, max: 5 }),
+      value: fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 }),
+      stddev: fc.double({ noNaN: true, min: 0, max: 1e6 }),
+      derivative: fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 }),
+      derivative_stddev: fc.double({ noNaN: true, min: 0, max: 1e6 }),
+      counter: fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 }),
+      counter_stddev: fc.double({ noNaN: true, min: 0, max: 1e6 }),
+    });
+    const entry = (a: Agg): Float64Array =>
+      Float64Array.of(0, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev);
+    fc.assert(
+      fc.property(fc.array(agg, { minLength: 1, maxLength: 6 }), (aggs) => {
+        const acc = emptyAgg();
+        const packed = entry(emptyAgg());
+        for (const a of aggs) {
+          mergeInto(acc, a);
+          mergeEntryInto(packed, 0, entry(a), 0, a.records);
+        }
+        expect([...packed.subarray(1)]).toEqual([...entry(acc).subarray(1)]);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
