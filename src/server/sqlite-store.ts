@@ -369,17 +369,20 @@ export class SqliteStore implements Store {
     const series = new Map<number, SeriesRecords>();
     for (const [sid, count] of counts) series.set(sid, { entries: new Float64Array(count * ENTRY), n: 0, parts: null });
     for (const { entries: e, parts } of batches) {
-      let sid = -1;
-      let s: SeriesRecords | undefined;
-      for (let i = 0, o = 0; o < e.length; i++, o += LOG_ENTRY) {
-        if (e[o] !== sid) {
-          sid = e[o]!;
-          s = series.get(sid)!;
-        }
-        const d = s!.n * ENTRY;
-        for (let k = 0; k < ENTRY; k++) s!.entries[d + k] = e[o + 1 + k]!;
-        if ((e[o + 3]! & FLAGS.parts) !== 0) (s!.parts ??= new Map()).set(s!.n, parts!.get(i)!);
-        s!.n++;
+      for (let i = 0, o = 0; o < e.length; ) {
+        // One run of records of one series.
+        const sid = e[o]!;
+        const s = series.get(sid)!;
+        const dst = s.entries;
+        let d = s.n * ENTRY;
+        do {
+          for (let k = 0; k < ENTRY; k++) dst[d + k] = e[o + 1 + k]!;
+          if ((e[o + 3]! & FLAGS.parts) !== 0) (s.parts ??= new Map()).set(d / ENTRY, parts!.get(i)!);
+          d += ENTRY;
+          i++;
+          o += LOG_ENTRY;
+        } while (o < e.length && e[o] === sid);
+        s.n = d / ENTRY;
       }
     }
     // In series order: the chunks of one series are neighbours in the table.
