@@ -102,6 +102,48 @@ describe('SqliteStore ingest log', () => {
     expect(summary(b.rollupRows(sid, 60, 0, 60))).toEqual([[0, 1, 7]]);
   });
 
+  it('replays parts from the log too', () => {
+    const dir = tempDir();
+    const withParts: NntRecord = {
+      ...rec(60, 2, 3),
+      parts: [
+        30,
+        [
+          { count: 1, value: 2, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 },
+          { count: 1, value: 4, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 },
+        ],
+      ],
+    };
+    writeAndCrash(dir, [[rec(0, 1, 1), withParts]]);
+    const s = open(dir);
+    const rows = s.rawRows(s.findSeries(UUID, 'm')!, 0, 120);
+    expect(rows.map((r) => [r[0], r[1], r[2], r[8]])).toEqual([
+      [0, 1, 1, null],
+      [60, 2, 3, 30],
+    ]);
+    expect([...new Float64Array(rows[1]![9]!.buffer.slice(rows[1]![9]!.byteOffset, rows[1]![9]!.byteOffset + 112))].filter((_, i) => i % 7 === 1)).toEqual([2, 4]);
+  });
+
+  it('refuses a data directory of another schema version, naming both', () => {
+    const dir = tempDir();
+    open(dir).close();
+    const db = new Database(join(dir, DB_FILE));
+    db.prepare("UPDATE meta SET value = '2' WHERE key = 'schema'").run();
+    db.close();
+    expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 3/);
+  });
+
+  it('checkpoints the WAL into the database file on its own thread, without a close', async () => {
+    const dir = tempDir();
+    const s = open(dir);
+    const size0 = statSync(join(dir, DB_FILE)).size;
+    s.writeNnt(Array.from({ length: 2000 }, (_, i) => rec(i * 60, 1, i)));
+    s.flush();
+    const deadline = Date.now() + 10_000;
+    while (statSync(join(dir, DB_FILE)).size <= size0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(statSync(join(dir, DB_FILE)).size).toBeGreaterThan(size0);
+  });
+
   it('keeps every write readable at once, before and after the flush that moves it into the chunks', () => {
     const dir = tempDir();
     const s = open(dir);
