@@ -35,33 +35,37 @@ export interface LoggedBatch {
   parts: Map<number, StoredParts> | null;
 }
 
-/** Runs of consecutive records of one series: run i starts at record `start[i]`. */
-export interface SeriesRuns {
-  start: number[];
+/** The distinct series of one write; a record's slot 0 holds its index here until the store resolves it. */
+export interface WriteSeries {
   id: string[];
   metric: string[];
 }
 
-/** A numeric write as the store takes it: entries with the series slot (0) still to fill. */
+/** A numeric write as the store takes it (see WriteSeries for slot 0). */
 export interface PackedWrite {
   entries: Float64Array;
-  runs: SeriesRuns;
+  series: WriteSeries;
   parts: Map<number, StoredParts> | null;
 }
 
 /** Packs validated records (the general path; nnt-body.ts packs plain bodies directly). */
 export function packRecords(records: readonly NntRecord[]): PackedWrite {
   const entries = new Float64Array(records.length * LOG_ENTRY);
-  const runs: SeriesRuns = { start: [], id: [], metric: [] };
+  const series: WriteSeries = { id: [], metric: [] };
+  const index = new Map<string, Map<string, number>>();
   let parts: Map<number, StoredParts> | null = null;
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
-    if (i === 0 || r.id !== runs.id[runs.id.length - 1] || r.metric !== runs.metric[runs.metric.length - 1]) {
-      runs.start.push(i);
-      runs.id.push(r.id);
-      runs.metric.push(r.metric);
+    let byMetric = index.get(r.id);
+    if (!byMetric) index.set(r.id, (byMetric = new Map()));
+    let k = byMetric.get(r.metric);
+    if (k === undefined) {
+      byMetric.set(r.metric, (k = series.id.length));
+      series.id.push(r.id);
+      series.metric.push(r.metric);
     }
     const o = i * LOG_ENTRY;
+    entries[o] = k;
     entries[o + 1] = r.offset;
     entries[o + 2] = r.count;
     entries[o + 3] = r.parts ? FLAGS.parts : 0;
@@ -73,7 +77,7 @@ export function packRecords(records: readonly NntRecord[]): PackedWrite {
     entries[o + 9] = r.counter_stddev;
     if (r.parts) (parts ??= new Map()).set(i, { period: r.parts[0], blob: encodeParts(r.parts[1]) });
   }
-  return { entries, runs, parts };
+  return { entries, series, parts };
 }
 
 export function encodeLog(entries: Float64Array, parts: Map<number, StoredParts> | null): Buffer {

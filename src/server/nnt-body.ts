@@ -10,7 +10,7 @@
  * never decides what is valid; it only makes the common case fast.
  */
 import { MAX_METRIC_LENGTH } from '../protocol/index.js';
-import { LOG_ENTRY as PACKED, type PackedWrite, type SeriesRuns } from './ingest-log.js';
+import { LOG_ENTRY as PACKED, type PackedWrite, type WriteSeries } from './ingest-log.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -148,12 +148,14 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
   const len = buf.length;
   let p = 0;
   let entries = new Float64Array(Math.max(16, Math.ceil(len / 120)) * PACKED);
-  const runs: SeriesRuns = { start: [], id: [], metric: [] };
-  // Byte ranges of the current run's id and metric, to recognise the same series cheaply.
+  const series: WriteSeries = { id: [], metric: [] };
+  const bySpelling = new Spellings();
+  // The previous record's id and metric bytes and series: most records repeat them.
   let idFrom = -1;
   let idTo = -1;
   let metricFrom = -1;
   let metricTo = -1;
+  let k = -1;
   let n = 0;
 
   while (isWs(buf[p])) p++;
@@ -163,7 +165,7 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
   if (buf[p] === RBRACKET) {
     p++;
     while (isWs(buf[p])) p++;
-    return p === len ? { entries: entries.subarray(0, 0), runs, parts: null } : null;
+    return p === len ? { entries: entries.subarray(0, 0), series, parts: null } : null;
   }
   for (;;) {
     if (buf[p] !== LBRACE) return null;
@@ -244,21 +246,23 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
     if (!Number.isSafeInteger(offset) || offset < 0 || offset % smallestSpan !== 0) return null;
     if (!Number.isSafeInteger(count) || count < 0) return null;
     if (!sameBytes(buf, recIdFrom, recIdTo, idFrom, idTo) || !sameBytes(buf, recMetricFrom, recMetricTo, metricFrom, metricTo)) {
-      const id = uuidAt(buf, recIdFrom, recIdTo);
-      if (id === null) return null;
-      const metric = textAt(buf, recMetricFrom, recMetricTo);
-      if (metric.length === 0 || metric.length > MAX_METRIC_LENGTH) return null;
-      // The same series spelled differently (an upper-case id) goes on with the same run.
-      if (n === 0 || id !== runs.id[runs.id.length - 1] || metric !== runs.metric[runs.metric.length - 1]) {
-        runs.start.push(n);
-        runs.id.push(id);
-        runs.metric.push(metric);
+      k = bySpelling.find(buf, recIdFrom, recIdTo, recMetricFrom, recMetricTo);
+      if (k < 0) {
+        // A spelling not seen in this body: check it, and find or add its series (an upper-case
+        // id spells the same series as its lower-case form).
+        const id = uuidAt(buf, recIdFrom, recIdTo);
+        if (id === null) return null;
+        const metric = textAt(buf, recMetricFrom, recMetricTo);
+        if (metric.length === 0 || metric.length > MAX_METRIC_LENGTH) return null;
+        k = bySpelling.seriesNamed(id, metric, series);
+        bySpelling.add(k);
       }
       idFrom = recIdFrom;
       idTo = recIdTo;
       metricFrom = recMetricFrom;
       metricTo = recMetricTo;
     }
+    entries[o] = k;
     n++;
     while (isWs(buf[p])) p++;
     const c = buf[p];
@@ -270,7 +274,7 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
     if (c === RBRACKET) {
       p++;
       while (isWs(buf[p])) p++;
-      return p === len ? { entries: entries.subarray(0, n * PACKED), runs, parts: null } : null;
+      return p === len ? { entries: entries.subarray(0, n * PACKED), series, parts: null } : null;
     }
     return null;
   }
@@ -282,6 +286,56 @@ function textAt(buf: Uint8Array, from: number, to: number): string {
     if (buf[i]! >= 0x80) return Buffer.prototype.utf8Slice.call(buf, from, to) as string;
   }
   return Buffer.prototype.latin1Slice.call(buf, from, to) as string;
+}
+
+/**
+ * The (id, metric) spellings of one body by the hash of their bytes, each with its series: a
+ * body interleaving many series checks and decodes each spelling once, not once per record.
+ */
+class Spellings {
+  private readonly head = new Map<number, number>();
+  private readonly next: number[] = [];
+  private readonly ranges: number[] = [];
+  private readonly seriesOf: number[] = [];
+  private readonly names = new Map<string, number>();
+  private hash = 0;
+  private from: [number, number, number, number] = [0, 0, 0, 0];
+
+  /** The series of this spelling, or -1 when it is new (then `add` may follow). */
+  find(buf: Uint8Array, idFrom: number, idTo: number, metricFrom: number, metricTo: number): number {
+    let h = 0x811c9dc5;
+    for (let i = idFrom; i < idTo; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
+    for (let i = metricFrom; i < metricTo; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
+    this.hash = h;
+    this.from = [idFrom, idTo, metricFrom, metricTo];
+    const r = this.ranges;
+    for (let s = this.head.get(h) ?? -1; s >= 0; s = this.next[s]!) {
+      const o = s * 4;
+      if (sameBytes(buf, idFrom, idTo, r[o]!, r[o + 1]!) && sameBytes(buf, metricFrom, metricTo, r[o + 2]!, r[o + 3]!)) return this.seriesOf[s]!;
+    }
+    return -1;
+  }
+
+  /** The index of the series with these names in `series`, added when new. */
+  seriesNamed(id: string, metric: string, series: WriteSeries): number {
+    const key = `${id}\n${metric}`;
+    let k = this.names.get(key);
+    if (k === undefined) {
+      this.names.set(key, (k = series.id.length));
+      series.id.push(id);
+      series.metric.push(metric);
+    }
+    return k;
+  }
+
+  /** Remembers the spelling `find` was last asked about as series k. */
+  add(k: number): void {
+    const s = this.seriesOf.length;
+    this.seriesOf.push(k);
+    this.ranges.push(...this.from);
+    this.next.push(this.head.get(this.hash) ?? -1);
+    this.head.set(this.hash, s);
+  }
 }
 
 function sameBytes(buf: Uint8Array, a: number, b: number, c: number, d: number): boolean {

@@ -294,20 +294,20 @@ export class SqliteStore implements Store {
 
   /** Logs a write (durable when this returns) and queues it for a flush. */
   writePacked(write: PackedWrite): number {
-    const { entries, runs, parts } = write;
+    const { entries, series, parts } = write;
     const n = entries.length / LOG_ENTRY;
     if (n === 0) return 0;
     if (this.pendingRecords >= MAX_PENDING_RECORDS) this.flush();
+    const sids = new Float64Array(series.id.length);
     this.atomically(() => {
-      for (let r = 0; r < runs.start.length; r++) {
-        const sid = this.seriesFor(runs.id[r]!, runs.metric[r]!, KIND_BIT.nnt);
-        const end = r + 1 < runs.start.length ? runs.start[r + 1]! : n;
-        for (let i = runs.start[r]!; i < end; i++) entries[i * LOG_ENTRY] = sid;
-      }
+      for (let k = 0; k < sids.length; k++) sids[k] = this.seriesFor(series.id[k]!, series.metric[k]!, KIND_BIT.nnt);
     });
+    for (let o = 0; o < entries.length; o += LOG_ENTRY) entries[o] = sids[entries[o]!]!;
     // New series are committed first, so the series ids the log holds always exist.
     this.log?.append(encodeLog(entries, parts));
-    this.addPending({ entries, parts });
+    this.pending.push({ entries, parts });
+    this.pendingRecords += n;
+    for (const sid of sids) this.pendingSeries.add(sid);
     if (this.pendingRecords >= FLUSH_RECORDS && !this.flushQueued) {
       // After this write is answered, not before: the client is not kept waiting for the flush.
       this.flushQueued = true;
