@@ -22,14 +22,13 @@
  * is recomputed from the raw entries.
  */
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { Checkpointer } from './checkpointer.js';
 import { blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, mergeEntryInto } from './chunks.js';
 import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecords, type LoggedBatch, type PackedWrite, type StoredParts } from './ingest-log.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
-
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
@@ -40,6 +39,7 @@ const SCHEMA_VERSION = '3';
 export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
 export const DB_FILE = 'tsnode.db';
 export const LOG_FILE = 'nnt.log';
+export const LOCK_FILE = 'tsnode.lock';
 
 /** Why the store cannot open (bad data dir, locked, made with other rollups): a startup error. */
 export class StoreOpenError extends Error {
@@ -88,6 +88,7 @@ export class SqliteStore implements Store {
   private readonly log: IngestLogFile | null = null;
   private readonly checkpointer: Checkpointer | null = null;
   private readonly walFile: string | null = null;
+  private readonly lockFile: string | null = null;
   readonly smallest: number;
   /** uuid -> metric -> series id and the kinds of data it has (KIND_BIT). */
   private readonly seriesIds = new Map<string, Map<string, { id: number; kinds: number }>>();
@@ -115,35 +116,30 @@ export class SqliteStore implements Store {
         throw new StoreOpenError(`cannot create data directory ${opts.dataDir}: ${(err as Error).message}`);
       }
       file = join(opts.dataDir, DB_FILE);
+      this.lockFile = lockDataDir(opts.dataDir);
     }
+    let db: Db | undefined;
     try {
-      this.db = new Database(file);
-      // Large pages hold large chunks inline (see CHUNK_ENTRIES). Only a new database takes it.
-      this.db.pragma('page_size = 16384');
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma('busy_timeout = 5000');
-      this.db.pragma('cache_size = -65536');
-      // On disk a Checkpointer thread checkpoints the WAL (see checkpointer.ts); in memory
-      // there is none. The WAL file is cut back to 64 MiB after a checkpoint.
-      if (opts.dataDir !== null) this.db.pragma('wal_autocheckpoint = 0');
-      this.db.pragma('journal_size_limit = 67108864');
-      this.db.pragma('temp_store = MEMORY');
-    } catch (err) {
-      throw new StoreOpenError(`cannot open database ${file}: ${(err as Error).message}`);
-    }
-    this.migrate();
-    this.s = this.prepare();
-    if (opts.dataDir !== null) {
-      const applied = Number(this.s.getMeta!.get('log_applied') ?? 0);
-      try {
-        this.log = new IngestLogFile(join(opts.dataDir, LOG_FILE), applied);
-      } catch (err) {
-        throw new StoreOpenError(`cannot open the ingest log in ${opts.dataDir}: ${(err as Error).message}`);
+      this.db = db = openDatabase(file, opts.dataDir !== null);
+      this.migrate();
+      this.s = this.prepare();
+      if (opts.dataDir !== null) {
+        const applied = Number(this.s.getMeta!.get('log_applied') ?? 0);
+        try {
+          this.log = new IngestLogFile(join(opts.dataDir, LOG_FILE), applied);
+        } catch (err) {
+          throw new StoreOpenError(`cannot open the ingest log in ${opts.dataDir}: ${(err as Error).message}`);
+        }
+        this.replayLog(this.log);
+        this.walFile = `${file}-wal`;
+        this.checkpointer = new Checkpointer(file, CHECKPOINT_INTERVAL_MS, this.onError);
       }
-      this.replayLog(this.log);
-      this.walFile = `${file}-wal`;
-      this.checkpointer = new Checkpointer(file, CHECKPOINT_INTERVAL_MS, this.onError);
+    } catch (err) {
+      // Nothing stays open or locked after a failed start.
+      if (db?.open) db.close();
+      this.log?.close();
+      if (this.lockFile !== null) unlockDataDir(this.lockFile);
+      throw err;
     }
     this.flushTimer = setInterval(() => this.flushQuietly(), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
@@ -151,21 +147,11 @@ export class SqliteStore implements Store {
 
   /** After a crash: the writes still in the log were acknowledged; move them into the chunks. */
   private replayLog(log: IngestLogFile): void {
-    for (const payload of log.pendingPayloads.splice(0)) this.addPending(decodeLog(payload));
+    this.pending = log.pendingPayloads.splice(0).map(decodeLog);
     try {
       this.flush();
     } catch (err) {
       throw new StoreOpenError(`cannot apply the ingest log after a restart: ${(err as Error).message}`);
-    }
-  }
-
-  private addPending(batch: LoggedBatch): void {
-    this.pending.push(batch);
-    const e = batch.entries;
-    this.pendingRecords += e.length / LOG_ENTRY;
-    let sid = -1;
-    for (let o = 0; o < e.length; o += LOG_ENTRY) {
-      if (e[o] !== sid) this.pendingSeries.add((sid = e[o]!));
     }
   }
 
@@ -643,6 +629,7 @@ export class SqliteStore implements Store {
     this.flushQuietly();
     this.db.close();
     this.log?.close();
+    if (this.lockFile !== null) unlockDataDir(this.lockFile);
   }
 }
 
@@ -726,6 +713,69 @@ function groupBuckets(finer: Buckets, span: number): Buckets {
     }
   }
   return { n: m + 1, data, recompute };
+}
+
+function openDatabase(file: string, onDisk: boolean): Db {
+  let db: Db | undefined;
+  try {
+    db = new Database(file);
+    // Large pages hold large chunks inline (see CHUNK_ENTRIES). Only a new database takes it.
+    db.pragma('page_size = 16384');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('cache_size = -65536');
+    // On disk a Checkpointer thread checkpoints the WAL (see checkpointer.ts); in memory there
+    // is none. The WAL file is cut back to 64 MiB after a checkpoint.
+    if (onDisk) db.pragma('wal_autocheckpoint = 0');
+    db.pragma('journal_size_limit = 67108864');
+    db.pragma('temp_store = MEMORY');
+    return db;
+  } catch (err) {
+    db?.close();
+    throw new StoreOpenError(`cannot open database ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** Data directories this process holds (a lock file with our own pid is stale otherwise). */
+const heldHere = new Set<string>();
+
+/**
+ * One node per data directory: the ingest log and the flushes assume a single writer. The lock
+ * is a file holding the owner's pid; one left by a process that is gone (kill -9) is taken over.
+ */
+function lockDataDir(dir: string): string {
+  const file = resolve(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      heldHere.add(file);
+      return file;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreOpenError(`cannot lock the data directory ${dir}: ${(err as Error).message}`);
+    }
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    const stale = !Number.isSafeInteger(pid) || pid <= 0 || (pid === process.pid ? !heldHere.has(file) : !isAlive(pid));
+    if (!stale) {
+      throw new StoreOpenError(`the data directory ${dir} is in use by process ${pid} (another tsnode serve?): stop it, or use another --data-dir`);
+    }
+    rmSync(file, { force: true });
+  }
+  throw new StoreOpenError(`cannot lock the data directory ${dir}: ${file} keeps coming back`);
+}
+
+function unlockDataDir(file: string): void {
+  heldHere.delete(file);
+  rmSync(file, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function fileSize(path: string): number {

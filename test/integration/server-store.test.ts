@@ -133,6 +133,23 @@ describe('SqliteStore ingest log', () => {
     expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 3/);
   });
 
+  it('lets one store at a time use a data directory, and takes over a lock left by a dead process', () => {
+    const dir = tempDir();
+    writeAndCrash(dir, [[rec(0, 1, 1)]]); // dies holding the lock
+    const a = open(dir);
+    expect(() => open(dir)).toThrow(new RegExp(`in use by process ${process.pid}`));
+    a.close();
+    expect(() => open(dir)).not.toThrow();
+  });
+
+  it('releases the lock when it cannot start', () => {
+    const dir = tempDir();
+    open(dir).close();
+    const other = (): SqliteStore => new SqliteStore({ dataDir: dir, rollups: [60, 300], histogramRollups: [60] });
+    expect(other).toThrow(/created with --rollups 60,300,1800/);
+    expect(() => open(dir)).not.toThrow(); // not "in use"
+  });
+
   it('checkpoints the WAL into the database file on its own thread, without a close', async () => {
     const dir = tempDir();
     const s = open(dir);
