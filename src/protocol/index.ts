@@ -5,3 +5,4 @@ export * from './headers.js';
 export * from './status.js';
 export * from './rollup.js';
 export * from './records.js';
+export * from './record-scan.js';

@@ -16,11 +16,12 @@
  */
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import type { Aggregate, NntRecord } from '../protocol/index.js';
-import { ENTRY, FLAGS } from './chunks.js';
+import { SCAN_SLOTS, type Aggregate, type NntRecord } from '../protocol/index.js';
+import { FLAGS } from './chunks.js';
 import type { Agg } from './rollup-math.js';
 
-export const LOG_ENTRY = 1 + ENTRY;
+/** A log entry: the scan layout (protocol/record-scan.ts) with the series in slot 0, then a chunk entry. */
+export const LOG_ENTRY = SCAN_SLOTS;
 
 /** A record's `parts`: the piece period and the pieces as Float64 numbers (7 per piece). */
 export interface StoredParts {
