@@ -1,4 +1,4 @@
-import { validateNntRecord } from '../protocol/index.js';
+import { validateNntRecord, type ValidateOptions } from '../protocol/index.js';
 import { JsonArraySplitter, type RawRecord } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
@@ -92,6 +92,9 @@ export interface BatcherOptions {
 
 export type Added = { kind: 'ok'; full?: Batch } | { kind: 'reject'; reject: RejectEntry; full?: Batch };
 
+/** The answer for most records (valid, batch not full yet): one shared object rather than one per record. */
+const OK: Added = Object.freeze({ kind: 'ok' });
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -113,20 +116,34 @@ export class Batcher {
   private records: number[] = [];
   private lines: number[] = [];
   private seq = 0;
-  private pos: Position;
+  /** The position just past the last record seen (as three numbers: no object per record). */
+  private posRecord: number;
+  private posByte: number;
+  private posLine: number;
   private readonly opts: BatcherOptions;
   private readonly pool: BodyPool;
+  private readonly validateOptions: ValidateOptions;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
     this.pool = opts.pool ?? new BodyPool();
-    this.pos = opts.start ?? { record: 0, byte: 0, line: 1 };
+    this.validateOptions = opts.smallestSpan === undefined ? {} : { smallestSpan: opts.smallestSpan };
+    const start = opts.start ?? { record: 0, byte: 0, line: 1 };
+    this.posRecord = start.record;
+    this.posByte = start.byte;
+    this.posLine = start.line;
     this.buf = this.fresh(0);
   }
 
   /** A body buffer: room for a full batch (untouched pages cost no memory), or for one oversized record. */
   private fresh(atLeast: number): Buffer {
     return this.pool.take(Math.max(atLeast, Math.min(this.opts.batchBytes, 64 * 1024 * 1024) + 2));
+  }
+
+  private passed(raw: RawRecord): void {
+    this.posRecord = raw.record;
+    this.posByte = raw.byteEnd;
+    this.posLine = raw.lineEnd;
   }
 
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
@@ -136,7 +153,7 @@ export class Batcher {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      this.pos = { record: raw.record, byte: raw.byteEnd, line: raw.lineEnd };
+      this.passed(raw);
       return {
         kind: 'reject',
         reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `(record): not valid JSON: ${(err as Error).message}`, input: text },
@@ -146,31 +163,42 @@ export class Batcher {
       value = value.input;
       text = JSON.stringify(value);
     }
-    const checked = validateNntRecord(value, this.opts.smallestSpan === undefined ? {} : { smallestSpan: this.opts.smallestSpan });
+    const checked = validateNntRecord(value, this.validateOptions);
     if (!checked.ok) {
-      this.pos = { record: raw.record, byte: raw.byteEnd, line: raw.lineEnd };
+      this.passed(raw);
       return {
         kind: 'reject',
         reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${checked.issue.field}: ${checked.issue.reason}`, input: value },
       };
     }
     let full: Batch | undefined;
-    const size = Buffer.byteLength(text);
-    // `[` or `,` before, `]` after.
-    if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
-    if (this.used + size + 2 > this.buf.length) {
-      const bigger = this.fresh(this.used + size + 2);
-      this.buf.copy(bigger, 0, 0, this.used);
-      this.buf = bigger;
+    // The text goes after a `[` or `,`, with a byte left for the closing `]`. Written straight
+    // away: when it fits with room to spare (a cut-off write leaves less than one character's
+    // 4 bytes), the write's count is its size and it needs no Buffer.byteLength of its own.
+    const room = this.buf.length - this.used - 2;
+    let size = room > 0 ? this.buf.write(text, this.used + 1, room) : 0;
+    let inPlace = room - size >= 4;
+    if (!inPlace) size = Buffer.byteLength(text);
+    if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) {
+      full = this.flush();
+      inPlace = false;
     }
-    this.buf[this.used++] = this.count === 0 ? 0x5b : 0x2c;
-    this.used += this.buf.write(text, this.used);
+    if (!inPlace) {
+      if (this.used + size + 2 > this.buf.length) {
+        const bigger = this.fresh(this.used + size + 2);
+        this.buf.copy(bigger, 0, 0, this.used);
+        this.buf = bigger;
+      }
+      this.buf.write(text, this.used + 1);
+    }
+    this.buf[this.used] = this.count === 0 ? 0x5b : 0x2c;
+    this.used += 1 + size;
     this.count++;
     this.records.push(raw.record);
     this.lines.push(raw.line);
-    this.pos = { record: raw.record, byte: raw.byteEnd, line: raw.lineEnd };
+    this.passed(raw);
     if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
-    return full ? { kind: 'ok', full } : { kind: 'ok' };
+    return full ? { kind: 'ok', full } : OK;
   }
 
   /** Records validated but not yet in a batch. */
@@ -190,7 +218,8 @@ export class Batcher {
       body = this.buf.subarray(0, this.used);
       this.buf = this.fresh(0);
     }
-    const batch: Batch = { source: this.opts.source, seq: this.seq++, body, count: this.count, records: this.records, lines: this.lines, end: this.pos };
+    const end: Position = { record: this.posRecord, byte: this.posByte, line: this.posLine };
+    const batch: Batch = { source: this.opts.source, seq: this.seq++, body, count: this.count, records: this.records, lines: this.lines, end };
     this.used = 0;
     this.count = 0;
     this.records = [];
