@@ -98,6 +98,9 @@ class Pending {
 /** The longest single record either splitter accepts; a runaway element is malformed input, not a reason to eat all memory. */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
+/** Largest piece of a chunk decoded into one string at a time (see NdjsonSplitter.push). */
+const DECODE_WINDOW = 60 * 1024;
+
 const enum S {
   /** Before the opening `[`. */
   Start,
@@ -356,25 +359,19 @@ export class NdjsonSplitter implements Splitter {
     }
     const last = this.pending.empty ? chunk.lastIndexOf(NL) : -1;
     if (last >= from && isAscii(chunk.subarray(from, last))) {
-      // The common case: whole lines of ASCII. Decode them once and cut the lines out of that one
-      // string (byte offsets equal string offsets in ASCII), instead of one decode per line.
-      const text = chunk.toString('latin1', from, last + 1);
-      const at = base + from;
-      let i = 0;
-      for (;;) {
-        const nl = text.indexOf('\n', i);
-        if (nl < 0) break;
-        let end = nl;
-        if (end > i && text.charCodeAt(end - 1) === CR) end--;
-        if (end > i) {
-          const line = text.slice(i, end);
-          // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
-          if (line.charCodeAt(0) === LBRACE || line.trim() !== '') this.emitLine(out, line, at + nl + 1);
-          else this.line += 1;
-        } else this.line += 1;
-        i = nl + 1;
+      // The common case: whole lines of ASCII. Decode them a window at a time and cut the lines
+      // out of that string (byte offsets equal string offsets in ASCII), instead of one decode per
+      // line. Windows stay under 64 KiB: larger strings go to V8's large-object space, which costs
+      // several times more per byte.
+      while (from <= last) {
+        let cut = last + 1;
+        if (cut - from > DECODE_WINDOW) {
+          const nl = chunk.lastIndexOf(NL, from + DECODE_WINDOW - 1);
+          cut = (nl >= from ? nl : chunk.indexOf(NL, from + DECODE_WINDOW)) + 1;
+        }
+        this.asciiLines(out, chunk.toString('latin1', from, cut), base + from);
+        from = cut;
       }
-      from = last + 1;
     } else {
       for (;;) {
         const nl = chunk.indexOf(NL, from);
@@ -389,6 +386,24 @@ export class NdjsonSplitter implements Splitter {
     }
     this.offset = base + chunk.length;
     return out;
+  }
+
+  /** The lines of `text`, whole newline-terminated ASCII lines that start at byte `at`. */
+  private asciiLines(out: RawRecord[], text: string, at: number): void {
+    let i = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', i);
+      if (nl < 0) return;
+      let end = nl;
+      if (end > i && text.charCodeAt(end - 1) === CR) end--;
+      if (end > i) {
+        const line = text.slice(i, end);
+        // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
+        if (line.charCodeAt(0) === LBRACE || line.trim() !== '') this.emitLine(out, line, at + nl + 1);
+        else this.line += 1;
+      } else this.line += 1;
+      i = nl + 1;
+    }
   }
 
   /** One line done: a record unless it was blank. */

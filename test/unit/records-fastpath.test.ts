@@ -68,6 +68,24 @@ const ndjsonInput = fc
 const cutsFor = (buf: Buffer) => fc.array(fc.integer({ min: 1, max: Math.max(1, buf.length - 1) }), { maxLength: 6 });
 
 describe('NdjsonSplitter fast path', () => {
+  it('cuts large chunks into decode windows without losing or moving a line', () => {
+    // Lines of every length around the 60 KiB window, one longer than a window, CRLF and blanks between.
+    const lines: string[] = [];
+    for (let i = 0; lines.join('\n').length < 700_000; i++) {
+      const pad = i === 7 ? 'y'.repeat(100_000) : 'x'.repeat((i * 7919) % 9000);
+      lines.push(`{"metric":"m${i}","pad":"${pad}"}${i % 5 === 0 ? '\r' : ''}`, ...(i % 9 === 0 ? ['', '  '] : []));
+    }
+    const buf = Buffer.from(lines.join('\n') + '\n');
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: buf.length - 1 }), { maxLength: 4 }), (cuts) => {
+        const got = drive(new NdjsonSplitter('big.ndjson'), buf, cuts);
+        expect(got.records.length).toBe(lines.filter((l) => l.trim() !== '').length);
+        expect(got).toEqual(drive(new v0.NdjsonSplitter('big.ndjson'), buf, cuts));
+      }),
+      { numRuns: 12 },
+    );
+  });
+
   it('yields exactly what the byte-by-byte splitter yielded, for any input and chunking', () => {
     fc.assert(
       fc.property(
