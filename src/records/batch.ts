@@ -1,4 +1,4 @@
-import { validateNntRecord, type ValidateOptions } from '../protocol/index.js';
+import { nntRecordIssue, type ValidateOptions } from '../protocol/index.js';
 import { JsonArraySplitter, type RawRecord } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
@@ -163,12 +163,13 @@ export class Batcher {
       value = value.input;
       text = JSON.stringify(value);
     }
-    const checked = validateNntRecord(value, this.validateOptions);
-    if (!checked.ok) {
+    // validateNntRecord's verdict; the record goes out as read, so its normalised copy is not built.
+    const issue = nntRecordIssue(value, this.validateOptions);
+    if (issue !== undefined) {
       this.passed(raw);
       return {
         kind: 'reject',
-        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${checked.issue.field}: ${checked.issue.reason}`, input: value },
+        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${issue.field}: ${issue.reason}`, input: value },
       };
     }
     let full: Batch | undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { JsonArraySplitter, NdjsonSplitter, type RawRecord, type Splitter } from '../../src/records/splitter.js';
-import { isUuid, NUMERIC_FIELDS, UUID_RE, validateNntRecord } from '../../src/protocol/records.js';
+import { isUuid, nntRecordIssue, NUMERIC_FIELDS, UUID_RE, validateNntRecord } from '../../src/protocol/records.js';
 import * as v0 from './reference/splitter-v0.js';
 import * as v0r from './reference/records-v0.js';
 import * as v0b from './reference/batch-v0.js';
@@ -149,13 +149,14 @@ const nearlyValid = fc
   );
 
 describe('validateNntRecord fast path', () => {
-  it('returns exactly what the field-by-field validator returned (record or issue)', () => {
+  it('returns exactly what the previous validator returned (record or issue), and nntRecordIssue its verdict', () => {
     fc.assert(
       fc.property(fc.oneof(recordLike, nearlyValid, fc.jsonValue({ maxDepth: 2 })), fc.constantFrom(undefined, 60, 1, 7), (input, span) => {
         const opts = span === undefined ? {} : { smallestSpan: span };
         const got = validateNntRecord(input, opts);
         const want = v0r.validateNntRecord(input, opts);
         expect(got).toEqual(want);
+        expect(nntRecordIssue(input, opts)).toEqual(want.ok ? undefined : want.issue);
         // toEqual treats -0 and 0 alike: the numbers must be the very same.
         if (got.ok && want.ok) {
           for (const k of NUMERIC_FIELDS) expect(Object.is(got.record[k], want.record[k])).toBe(true);
