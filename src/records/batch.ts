@@ -173,25 +173,17 @@ export class Batcher {
       };
     }
     let full: Batch | undefined;
-    // The text goes after a `[` or `,`, with a byte left for the closing `]`. Written straight
-    // away: when it fits with room to spare (a cut-off write leaves less than one character's
-    // 4 bytes), the write's count is its size and it needs no Buffer.byteLength of its own.
-    const room = this.buf.length - this.used - 2;
-    let size = room > 0 ? this.buf.write(text, this.used + 1, room) : 0;
-    let inPlace = room - size >= 4;
-    if (!inPlace) size = Buffer.byteLength(text);
-    if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) {
-      full = this.flush();
-      inPlace = false;
+    // Measured first: a write that does not fit is cut short, and Node does not promise that a cut
+    // write fills the room it had, so its count cannot stand in for the text's size.
+    const size = Buffer.byteLength(text);
+    // `[` or `,` before, `]` after.
+    if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
+    if (this.used + size + 2 > this.buf.length) {
+      const bigger = this.fresh(this.used + size + 2);
+      this.buf.copy(bigger, 0, 0, this.used);
+      this.buf = bigger;
     }
-    if (!inPlace) {
-      if (this.used + size + 2 > this.buf.length) {
-        const bigger = this.fresh(this.used + size + 2);
-        this.buf.copy(bigger, 0, 0, this.used);
-        this.buf = bigger;
-      }
-      this.buf.write(text, this.used + 1);
-    }
+    this.buf.write(text, this.used + 1);
     this.buf[this.used] = this.count === 0 ? 0x5b : 0x2c;
     this.used += 1 + size;
     this.count++;
