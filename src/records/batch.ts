@@ -95,6 +95,9 @@ export type Added = { kind: 'ok'; full?: Batch } | { kind: 'reject'; reject: Rej
 /** The answer for most records (valid, batch not full yet): one shared object rather than one per record. */
 const OK: Added = Object.freeze({ kind: 'ok' });
 
+/** The same text in memory of its own, so keeping it does not keep a larger string it was cut from alive. */
+const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -156,7 +159,8 @@ export class Batcher {
       this.passed(raw);
       return {
         kind: 'reject',
-        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `(record): not valid JSON: ${(err as Error).message}`, input: text },
+        // A copy of its own: the text may be a slice of a much larger decoded window (see RawRecord.text).
+        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `(record): not valid JSON: ${(err as Error).message}`, input: detached(text) },
       };
     }
     if (isRejectLine(value)) {
@@ -173,8 +177,6 @@ export class Batcher {
       };
     }
     let full: Batch | undefined;
-    // Measured first: a write that does not fit is cut short, and Node does not promise that a cut
-    // write fills the room it had, so its count cannot stand in for the text's size.
     const size = Buffer.byteLength(text);
     // `[` or `,` before, `]` after.
     if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
@@ -183,9 +185,8 @@ export class Batcher {
       this.buf.copy(bigger, 0, 0, this.used);
       this.buf = bigger;
     }
-    this.buf.write(text, this.used + 1);
-    this.buf[this.used] = this.count === 0 ? 0x5b : 0x2c;
-    this.used += 1 + size;
+    this.buf[this.used++] = this.count === 0 ? 0x5b : 0x2c;
+    this.used += this.buf.write(text, this.used);
     this.count++;
     this.records.push(raw.record);
     this.lines.push(raw.line);

@@ -16,6 +16,11 @@ export interface RawRecord {
   byteEnd: number;
   /** Line number at `byteEnd`, so a resumed reader keeps counting lines correctly. */
   lineEnd: number;
+  /**
+   * The record's text. It may share memory with the texts around it (lines of an ASCII chunk are
+   * cut out of one decoded string): to keep a few texts for long, keep copies of them
+   * (`JSON.parse(JSON.stringify(text))`), or a kept text keeps up to 60 KiB of its neighbours alive.
+   */
   text: string;
 }
 
