@@ -153,7 +153,7 @@ export function isUuid(s: string): boolean {
     const c = s.charCodeAt(i);
     if (i === 8 || i === 13 || i === 18 || i === 23) {
       if (c !== 0x2d) return false;
-    } else if (!((c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66))) return false;
+    } else if (!((c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66))) return false; // 0-9, a-f, A-F (| 0x20 lower-cases A-F and maps nothing else there)
   }
   return true;
 }
