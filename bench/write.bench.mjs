@@ -5,6 +5,11 @@
 // node (its own process, SQLite on disk) so none of them pays for replacing another's rows.
 //
 //   npm run bench -- write            (RECORDS=200000 for a quicker run)
+//   CLIENT_ONLY=1 npm run bench -- write   only the client's own cost: into a sink and --dry-run,
+//                                          RUNS times each (default 3), CPU per record of the client
+//                                          process alone (user+sys, read from inside it at exit)
+//   BASELINE=/path/to/other/bin/tsnode.js   with CLIENT_ONLY: the same runs of another build too,
+//                                          interleaved with this one's, for a before/after ratio
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +21,9 @@ import { Agent, request } from 'undici';
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '..', 'bin', 'tsnode.js');
 const N = Number(process.env.RECORDS ?? 1_000_000);
+const CLIENT_ONLY = process.env.CLIENT_ONLY === '1';
+const RUNS = Number(process.env.RUNS ?? 3);
+const BUILDS = [{ name: '', bin: BIN }, ...(CLIENT_ONLY && process.env.BASELINE ? [{ name: ' [BASELINE]', bin: process.env.BASELINE }] : [])];
 const BATCH = 5000;
 const tmp = mkdtempSync(join(tmpdir(), 'tsnode-bench-write-'));
 
@@ -40,6 +48,7 @@ async function generate() {
   // The naive peer's input: the same records pre-split into 5,000-record JSON array files.
   const batches = join(tmp, 'batches');
   mkdirSync(batches);
+  if (CLIENT_ONLY) return { file, batches };
   for (let b = 0; b * BATCH < N; b++) {
     const parts = [];
     for (let i = b * BATCH; i < Math.min(N, (b + 1) * BATCH); i++) parts.push(line(i));
@@ -63,10 +72,40 @@ async function startNode(name) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+// The client's own CPU time (user+sys), read inside its process as it exits: a sink or node in
+// another process, and the lead engineer's benchmarks on the same two cores, do not count.
+const CPU_HOOK = 'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
+
+/** Runs `tsnode ...args` (asynchronously: a sink in this process must keep answering); its stdout, and its CPU seconds. */
+async function runClient(args, bin = BIN) {
+  const cpuFile = join(tmp, `cpu-${process.hrtime.bigint()}`);
+  const p = await new Promise((resolve) => {
+    const c = spawn(process.execPath, ['--import', CPU_HOOK, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TSNODE_BENCH_CPU: cpuFile } });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+  if (p.status !== 0) throw new Error(`tsnode ${args.join(' ')} exited ${p.status}: ${p.stderr}`);
+  return { ...p, cpu: Number(readFileSync(cpuFile, 'utf8')) / 1e6 };
+}
+
 async function timed(fn) {
   const t = process.hrtime.bigint();
   const extra = await fn();
   return { seconds: Number(process.hrtime.bigint() - t) / 1e9, ...extra };
+}
+
+/** One row from repeated runs: median seconds and median client CPU, the largest RSS. */
+function medianRow(runs) {
+  return {
+    seconds: median(runs.map((r) => r.seconds)),
+    cpu: median(runs.map((r) => r.cpu)),
+    cpuMin: Math.min(...runs.map((r) => r.cpu)),
+    rss: Math.max(...runs.map((r) => r.rss ?? 0)),
+    note: runs[0].note ?? '',
+  };
 }
 
 const { file, batches } = await generate();
@@ -76,20 +115,19 @@ const rows = [];
 
 try {
   // 1. tsnode write, end to end (its own process, like a user runs it).
-  {
+  if (!CLIENT_ONLY) {
     const node = await startNode('node-tsnode');
     const r = await timed(async () => {
-      const p = spawnSync(process.execPath, [BIN, '--verbose', 'write', file, '--node', node.url, '--output', 'json', '--concurrency', '4'], { encoding: 'utf8', maxBuffer: 1 << 24 });
-      if (p.status !== 0) throw new Error(`tsnode write exited ${p.status}: ${p.stderr}`);
+      const p = await runClient(['--verbose', 'write', file, '--node', node.url, '--output', 'json', '--concurrency', '4']);
       const doc = JSON.parse(p.stdout);
       if (doc.written !== N) throw new Error(`tsnode wrote ${doc.written} of ${N}`);
-      return { rss: doc.maxRssBytes };
+      return { rss: doc.maxRssBytes, cpu: p.cpu };
     });
     rows.push({ method: 'tsnode write (NDJSON file, 4 in flight)', ...r });
     await node.stop();
   }
   // 2. The naive peer: one curl per pre-split batch file, in a shell loop.
-  {
+  if (!CLIENT_ONLY) {
     const node = await startNode('node-curl');
     const list = join(tmp, 'list.txt');
     writeFileSync(list, files.join('\n') + '\n');
@@ -102,7 +140,7 @@ try {
     await node.stop();
   }
   // 3. The node's ceiling: bodies already in memory, posted 4 at a time, no client work at all.
-  {
+  if (!CLIENT_ONLY) {
     const node = await startNode('node-ceiling');
     const bodies = files.map((f) => readFileSync(f, 'utf8'));
     const agent = new Agent({ connections: 8 });
@@ -145,35 +183,33 @@ try {
     });
     await new Promise((r) => sink.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${sink.address().port}`;
-    const r = await timed(async () => {
-      // Not spawnSync: the sink lives in this process and must keep answering.
-      const p = await new Promise((resolve) => {
-        const c = spawn(process.execPath, [BIN, '--verbose', 'write', file, '--node', url, '--output', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        c.stdout.on('data', (d) => (stdout += d));
-        c.stderr.on('data', (d) => (stderr += d));
-        c.on('close', (status) => resolve({ status, stdout, stderr }));
-      });
-      if (p.status !== 0) throw new Error(`tsnode write (sink) exited ${p.status}: ${p.stderr}`);
-      return { rss: JSON.parse(p.stdout).maxRssBytes, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
-    });
+    const runs = BUILDS.map(() => []);
+    for (let k = 0; k < (CLIENT_ONLY ? RUNS : 1); k++) {
+      for (const [b, build] of BUILDS.entries()) {
+        received = 0;
+        runs[b].push(await timed(async () => {
+          const p = await runClient(['--verbose', 'write', file, '--node', url, '--output', 'json'], build.bin);
+          return { rss: JSON.parse(p.stdout).maxRssBytes, cpu: p.cpu, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
+        }));
+      }
+    }
     sink.close();
-    rows.push({ method: 'tsnode write into a sink (no database: client ceiling)', ...r });
+    for (const [b, build] of BUILDS.entries()) {
+      rows.push({ method: `tsnode write into a sink (no database: client ceiling)${runs[b].length > 1 ? `, median of ${runs[b].length}` : ''}${build.name}`, ...medianRow(runs[b]) });
+    }
   }
   // 5. Where the client's time goes: read + split + validate + batch, nothing sent.
   {
-    const runs = [];
-    let rss = 0;
-    for (let k = 0; k < 3; k++) {
-      const r = await timed(async () => {
-        const p = spawnSync(process.execPath, [BIN, '--verbose', 'write', file, '--node', 'http://127.0.0.1:9', '--dry-run', '--output', 'json'], { encoding: 'utf8' });
-        return { rss: JSON.parse(p.stdout).maxRssBytes };
-      });
-      runs.push(r.seconds);
-      rss = Math.max(rss, r.rss);
+    const runs = BUILDS.map(() => []);
+    for (let k = 0; k < (CLIENT_ONLY ? RUNS : 3); k++) {
+      for (const [b, build] of BUILDS.entries()) {
+        runs[b].push(await timed(async () => {
+          const p = await runClient(['--verbose', 'write', file, '--node', 'http://127.0.0.1:9', '--dry-run', '--output', 'json'], build.bin);
+          return { rss: JSON.parse(p.stdout).maxRssBytes, cpu: p.cpu };
+        }));
+      }
     }
-    rows.push({ method: 'client only: tsnode write --dry-run (median of 3)', seconds: median(runs), rss });
+    for (const [b, build] of BUILDS.entries()) rows.push({ method: `client only: tsnode write --dry-run (median of ${runs[b].length})${build.name}`, ...medianRow(runs[b]) });
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
@@ -181,9 +217,10 @@ try {
 
 const curl = rows.find((r) => r.method.startsWith('curl'));
 console.log(`${N.toLocaleString('en-US')} records, ${sizeMiB} MiB NDJSON, batches of ${BATCH}\n`);
-console.log('| method | seconds | records/s | vs curl | client peak RSS | note |');
-console.log('|---|---:|---:|---:|---:|---|');
+console.log('| method | seconds | records/s | vs curl | client CPU µs/record | client peak RSS | note |');
+console.log('|---|---:|---:|---:|---:|---:|---|');
 for (const r of rows) {
   const rate = Math.round(N / r.seconds);
-  console.log(`| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${(curl.seconds / r.seconds).toFixed(2)}x | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`);
+  const cpu = r.cpu === undefined ? '-' : `${((r.cpu / N) * 1e6).toFixed(2)}${r.cpuMin !== undefined && r.cpuMin !== r.cpu ? ` (min ${((r.cpuMin / N) * 1e6).toFixed(2)})` : ''}`;
+  console.log(`| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${curl ? `${(curl.seconds / r.seconds).toFixed(2)}x` : '-'} | ${cpu} | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`);
 }

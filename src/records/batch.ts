@@ -1,4 +1,4 @@
-import { validateNntRecord } from '../protocol/index.js';
+import { nntRecordIssue, type ValidateOptions } from '../protocol/index.js';
 import { JsonArraySplitter, type RawRecord } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
@@ -92,6 +92,12 @@ export interface BatcherOptions {
 
 export type Added = { kind: 'ok'; full?: Batch } | { kind: 'reject'; reject: RejectEntry; full?: Batch };
 
+/** The answer for most records (valid, batch not full yet): one shared object rather than one per record. */
+const OK: Added = Object.freeze({ kind: 'ok' });
+
+/** The same text in memory of its own, so keeping it does not keep a larger string it was cut from alive. */
+const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -113,20 +119,34 @@ export class Batcher {
   private records: number[] = [];
   private lines: number[] = [];
   private seq = 0;
-  private pos: Position;
+  /** The position just past the last record seen (as three numbers: no object per record). */
+  private posRecord: number;
+  private posByte: number;
+  private posLine: number;
   private readonly opts: BatcherOptions;
   private readonly pool: BodyPool;
+  private readonly validateOptions: ValidateOptions;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
     this.pool = opts.pool ?? new BodyPool();
-    this.pos = opts.start ?? { record: 0, byte: 0, line: 1 };
+    this.validateOptions = opts.smallestSpan === undefined ? {} : { smallestSpan: opts.smallestSpan };
+    const start = opts.start ?? { record: 0, byte: 0, line: 1 };
+    this.posRecord = start.record;
+    this.posByte = start.byte;
+    this.posLine = start.line;
     this.buf = this.fresh(0);
   }
 
   /** A body buffer: room for a full batch (untouched pages cost no memory), or for one oversized record. */
   private fresh(atLeast: number): Buffer {
     return this.pool.take(Math.max(atLeast, Math.min(this.opts.batchBytes, 64 * 1024 * 1024) + 2));
+  }
+
+  private passed(raw: RawRecord): void {
+    this.posRecord = raw.record;
+    this.posByte = raw.byteEnd;
+    this.posLine = raw.lineEnd;
   }
 
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
@@ -136,22 +156,24 @@ export class Batcher {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      this.pos = { record: raw.record, byte: raw.byteEnd, line: raw.lineEnd };
+      this.passed(raw);
       return {
         kind: 'reject',
-        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `(record): not valid JSON: ${(err as Error).message}`, input: text },
+        // A copy of its own: the text may be a slice of a much larger decoded window (see RawRecord.text).
+        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `(record): not valid JSON: ${(err as Error).message}`, input: detached(text) },
       };
     }
     if (isRejectLine(value)) {
       value = value.input;
       text = JSON.stringify(value);
     }
-    const checked = validateNntRecord(value, this.opts.smallestSpan === undefined ? {} : { smallestSpan: this.opts.smallestSpan });
-    if (!checked.ok) {
-      this.pos = { record: raw.record, byte: raw.byteEnd, line: raw.lineEnd };
+    // validateNntRecord's verdict; the record goes out as read, so its normalised copy is not built.
+    const issue = nntRecordIssue(value, this.validateOptions);
+    if (issue !== undefined) {
+      this.passed(raw);
       return {
         kind: 'reject',
-        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${checked.issue.field}: ${checked.issue.reason}`, input: value },
+        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${issue.field}: ${issue.reason}`, input: value },
       };
     }
     let full: Batch | undefined;
@@ -168,9 +190,9 @@ export class Batcher {
     this.count++;
     this.records.push(raw.record);
     this.lines.push(raw.line);
-    this.pos = { record: raw.record, byte: raw.byteEnd, line: raw.lineEnd };
+    this.passed(raw);
     if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
-    return full ? { kind: 'ok', full } : { kind: 'ok' };
+    return full ? { kind: 'ok', full } : OK;
   }
 
   /** Records validated but not yet in a batch. */
@@ -190,7 +212,8 @@ export class Batcher {
       body = this.buf.subarray(0, this.used);
       this.buf = this.fresh(0);
     }
-    const batch: Batch = { source: this.opts.source, seq: this.seq++, body, count: this.count, records: this.records, lines: this.lines, end: this.pos };
+    const end: Position = { record: this.posRecord, byte: this.posByte, line: this.posLine };
+    const batch: Batch = { source: this.opts.source, seq: this.seq++, body, count: this.count, records: this.records, lines: this.lines, end };
     this.used = 0;
     this.count = 0;
     this.records = [];

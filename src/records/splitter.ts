@@ -1,3 +1,5 @@
+import { isAscii } from 'node:buffer';
+
 /**
  * Incremental splitters: bytes in, one text per top-level record out, never holding more than
  * the record being assembled. Both work on raw bytes (structural characters are ASCII, so a
@@ -14,6 +16,11 @@ export interface RawRecord {
   byteEnd: number;
   /** Line number at `byteEnd`, so a resumed reader keeps counting lines correctly. */
   lineEnd: number;
+  /**
+   * The record's text. It may share memory with the texts around it (lines of an ASCII chunk are
+   * cut out of one decoded string): to keep a few texts for long, keep copies of them
+   * (`JSON.parse(JSON.stringify(text))`), or a kept text keeps up to 60 KiB of its neighbours alive.
+   */
   text: string;
 }
 
@@ -95,6 +102,9 @@ class Pending {
 
 /** The longest single record either splitter accepts; a runaway element is malformed input, not a reason to eat all memory. */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+/** Largest piece of a chunk decoded into one string at a time (see NdjsonSplitter.push). */
+const DECODE_WINDOW = 60 * 1024;
 
 const enum S {
   /** Before the opening `[`. */
@@ -344,16 +354,36 @@ export class NdjsonSplitter implements Splitter {
     const out: RawRecord[] = [];
     const base = this.offset;
     let from = 0;
-    for (;;) {
-      const nl = chunk.indexOf(NL, from);
-      if (nl < 0) break;
-      const text = this.lineText(chunk, from, nl);
-      if (text !== undefined) {
-        this.record += 1;
-        out.push({ record: this.record, line: this.line, byteEnd: base + nl + 1, lineEnd: this.line + 1, text });
+    // A line carried over from the previous chunk is finished on bytes (it may end in a split character).
+    if (!this.pending.empty) {
+      const nl = chunk.indexOf(NL);
+      if (nl >= 0) {
+        this.emitLine(out, this.lineText(chunk, 0, nl), base + nl + 1);
+        from = nl + 1;
       }
-      this.line += 1;
-      from = nl + 1;
+    }
+    const last = this.pending.empty ? chunk.lastIndexOf(NL) : -1;
+    if (last >= from && isAscii(chunk.subarray(from, last))) {
+      // The common case: whole lines of ASCII. Decode them a window at a time and cut the lines
+      // out of that string (byte offsets equal string offsets in ASCII), instead of one decode per
+      // line. Windows stay under 64 KiB: larger strings go to V8's large-object space, which costs
+      // several times more per byte.
+      while (from <= last) {
+        let cut = last + 1;
+        if (cut - from > DECODE_WINDOW) {
+          const nl = chunk.lastIndexOf(NL, from + DECODE_WINDOW - 1);
+          cut = (nl >= from ? nl : chunk.indexOf(NL, from + DECODE_WINDOW)) + 1;
+        }
+        this.asciiLines(out, chunk.toString('latin1', from, cut), base + from);
+        from = cut;
+      }
+    } else {
+      for (;;) {
+        const nl = chunk.indexOf(NL, from);
+        if (nl < 0) break;
+        this.emitLine(out, this.lineText(chunk, from, nl), base + nl + 1);
+        from = nl + 1;
+      }
     }
     this.pending.add(chunk, from, chunk.length);
     if (this.pending.size > MAX_RECORD_BYTES) {
@@ -361,6 +391,33 @@ export class NdjsonSplitter implements Splitter {
     }
     this.offset = base + chunk.length;
     return out;
+  }
+
+  /** The lines of `text`, whole newline-terminated ASCII lines that start at byte `at`. */
+  private asciiLines(out: RawRecord[], text: string, at: number): void {
+    let i = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', i);
+      if (nl < 0) return;
+      let end = nl;
+      if (end > i && text.charCodeAt(end - 1) === CR) end--;
+      if (end > i) {
+        const line = text.slice(i, end);
+        // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
+        if (line.charCodeAt(0) === LBRACE || line.trim() !== '') this.emitLine(out, line, at + nl + 1);
+        else this.line += 1;
+      } else this.line += 1;
+      i = nl + 1;
+    }
+  }
+
+  /** One line done: a record unless it was blank. */
+  private emitLine(out: RawRecord[], text: string | undefined, byteEnd: number): void {
+    if (text !== undefined) {
+      this.record += 1;
+      out.push({ record: this.record, line: this.line, byteEnd, lineEnd: this.line + 1, text });
+    }
+    this.line += 1;
   }
 
   end(): RawRecord[] {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import { SourceError, RecordSyntaxError } from '../../../records/index.js';
 import { writeRecords, ReplayUsageError, ReplayStateError, type ReplayEvent, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
@@ -124,7 +124,8 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   // A spinner needs a terminal width: ora counts wrapped lines to erase, and a pty without a size
   // (columns 0) makes that count explode. The line is also cut to one row so nothing wraps.
   const columns = ctx.stderr.columns ?? 0;
-  if (ctx.interactive && columns >= 20) spinner = ora({ text: 'starting', stream: ctx.stderr, color: 'cyan' }).start();
+  // ora (and what it pulls in) costs ~0.1 s to load: only a terminal that shows the spinner pays for it.
+  if (ctx.interactive && columns >= 20) spinner = (await import('ora')).default({ text: 'starting', stream: ctx.stderr, color: 'cyan' }).start();
   const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
   timer = setInterval(
     () => {
