@@ -259,19 +259,58 @@ export function sameBytes(buf: Uint8Array, a: number, b: number, c: number, d: n
   return true;
 }
 
-/** The lower-cased UUID in buf[from, to), or null when it is not one. */
-export function uuidAt(buf: Uint8Array, from: number, to: number): string | null {
-  if (to - from !== 36) return null;
-  let upper = false;
+/** Whether buf[from, to) is a UUID (either case). */
+function isUuidAt(buf: Uint8Array, from: number, to: number): boolean {
+  if (to - from !== 36) return false;
   for (let i = 0; i < 36; i++) {
     const c = buf[from + i]!;
     if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== MINUS) return null;
-    } else if (!((c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66))) {
-      if (c >= 0x41 && c <= 0x46) upper = true;
-      else return null;
+      if (c !== MINUS) return false;
+    } else if (!((c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46))) {
+      return false;
     }
   }
-  const s: string = Buffer.prototype.latin1Slice.call(buf, from, to);
-  return upper ? s.toLowerCase() : s;
+  return true;
+}
+
+/** The lower-cased UUID in buf[from, to), or null when it is not one. */
+export function uuidAt(buf: Uint8Array, from: number, to: number): string | null {
+  return isUuidAt(buf, from, to) ? (Buffer.prototype.latin1Slice.call(buf, from, to) as string).toLowerCase() : null;
+}
+
+/** Whether buf[from, to) is a valid metric; only a non-ASCII one is decoded to count its characters. */
+function isMetricAt(buf: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i]! >= 0x80) return metricAt(buf, from, to) !== null;
+  return to - from >= 1 && to - from <= MAX_METRIC_LENGTH;
+}
+
+/**
+ * The scanner for a client that validates every record before sending it (tsnode write): true
+ * when a record's text is a plain valid record. False only means the scanner declined; the
+ * general path (JSON.parse and validateNntRecord) then decides and words why.
+ */
+export class PlainRecordCheck {
+  private bytes = Buffer.allocUnsafe(1024);
+  private readonly numbers = new Float64Array(SCAN_SLOTS);
+  private readonly at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1 };
+
+  constructor(private readonly smallestSpan: number | undefined) {}
+
+  isPlainValid(text: string): boolean {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: the text always fits whole, with one byte more.
+    if (this.bytes.length < text.length * 3 + 1) this.bytes = Buffer.allocUnsafe(text.length * 3 + 1);
+    const buf = this.bytes;
+    const n = buf.write(text, 0);
+    // A control character after the text: no string or number runs on into an older text's bytes
+    // (and a scan that still ends past the text is refused below).
+    buf[n] = 0;
+    this.at.idFrom = -1;
+    this.at.metricFrom = -1;
+    let p = 0;
+    while (isWs(buf[p])) p++;
+    p = scanNntRecord(buf, p, this.numbers, 0, this.smallestSpan, this.at);
+    if (p < 0 || p > n) return false;
+    while (p < n && isWs(buf[p])) p++;
+    return p === n && isUuidAt(buf, this.at.idFrom, this.at.idTo) && isMetricAt(buf, this.at.metricFrom, this.at.metricTo);
+  }
 }

@@ -1,4 +1,4 @@
-import { nntRecordIssue, type ValidateOptions } from '../protocol/index.js';
+import { nntRecordIssue, PlainRecordCheck, type ValidateOptions } from '../protocol/index.js';
 import { JsonArraySplitter, type RawRecord } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
@@ -126,11 +126,13 @@ export class Batcher {
   private readonly opts: BatcherOptions;
   private readonly pool: BodyPool;
   private readonly validateOptions: ValidateOptions;
+  private readonly plain: PlainRecordCheck;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
     this.pool = opts.pool ?? new BodyPool();
     this.validateOptions = opts.smallestSpan === undefined ? {} : { smallestSpan: opts.smallestSpan };
+    this.plain = new PlainRecordCheck(opts.smallestSpan);
     const start = opts.start ?? { record: 0, byte: 0, line: 1 };
     this.posRecord = start.record;
     this.posByte = start.byte;
@@ -151,6 +153,34 @@ export class Batcher {
 
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
   add(raw: RawRecord): Added {
+    let text = raw.text;
+    // Plain records are checked on their bytes; anything else goes through JSON.parse.
+    if (!this.plain.isPlainValid(text)) {
+      const checked = this.check(raw);
+      if (typeof checked !== 'string') return checked;
+      text = checked;
+    }
+    let full: Batch | undefined;
+    const size = Buffer.byteLength(text);
+    // `[` or `,` before, `]` after.
+    if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
+    if (this.used + size + 2 > this.buf.length) {
+      const bigger = this.fresh(this.used + size + 2);
+      this.buf.copy(bigger, 0, 0, this.used);
+      this.buf = bigger;
+    }
+    this.buf[this.used++] = this.count === 0 ? 0x5b : 0x2c;
+    this.used += this.buf.write(text, this.used);
+    this.count++;
+    this.records.push(raw.record);
+    this.lines.push(raw.line);
+    this.passed(raw);
+    if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
+    return full ? { kind: 'ok', full } : OK;
+  }
+
+  /** The general check: the record's text to send, or its reject. */
+  private check(raw: RawRecord): string | Added {
     let value: unknown;
     let text = raw.text;
     try {
@@ -176,23 +206,7 @@ export class Batcher {
         reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${issue.field}: ${issue.reason}`, input: value },
       };
     }
-    let full: Batch | undefined;
-    const size = Buffer.byteLength(text);
-    // `[` or `,` before, `]` after.
-    if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
-    if (this.used + size + 2 > this.buf.length) {
-      const bigger = this.fresh(this.used + size + 2);
-      this.buf.copy(bigger, 0, 0, this.used);
-      this.buf = bigger;
-    }
-    this.buf[this.used++] = this.count === 0 ? 0x5b : 0x2c;
-    this.used += this.buf.write(text, this.used);
-    this.count++;
-    this.records.push(raw.record);
-    this.lines.push(raw.line);
-    this.passed(raw);
-    if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
-    return full ? { kind: 'ok', full } : OK;
+    return text;
   }
 
   /** Records validated but not yet in a batch. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseNntBody } from '../../src/server/nnt-body.js';
 import { LOG_ENTRY, packRecords } from '../../src/server/ingest-log.js';
-import { validateNntRecord, type NntRecord } from '../../src/protocol/index.js';
+import { PlainRecordCheck, validateNntRecord, type NntRecord } from '../../src/protocol/index.js';
 
 const SPAN = 60;
 
@@ -58,7 +58,7 @@ function checkAgainstOracle(body: string): 'fast' | 'general' {
 
 const UUID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 
-describe('parseNntBody (the fast path of /write/nnt)', () => {
+describe('the record scanner: parseNntBody (the fast path of /write/nnt) and PlainRecordCheck (tsnode write)', () => {
   it('reads plain records exactly as JSON.parse and the validator do', () => {
     const body = JSON.stringify([
       { metric: 'cpu', id: UUID, offset: 60, count: 1, value: 1.5 },
@@ -101,7 +101,7 @@ describe('parseNntBody (the fast path of /write/nnt)', () => {
     expect(parseNntBody(Buffer.from(body), SPAN)).toBeNull();
   });
 
-  it('never disagrees with the general path on generated bodies', () => {
+  it('never disagrees with the general path on generated bodies and records', () => {
     const hex = fc.constantFrom(...'0123456789abcdefABCDEF'.split(''));
     const uuid = fc
       .tuple(...[8, 4, 4, 4, 12].map((k) => fc.array(hex, { minLength: k, maxLength: k }).map((cs) => cs.join(''))))
@@ -117,10 +117,9 @@ describe('parseNntBody (the fast path of /write/nnt)', () => {
     );
     const keys = ['metric', 'id', 'offset', 'count', 'value', 'derivative', 'counter', 'stddev', 'derivative_stddev', 'counter_stddev'];
     const ws = fc.constantFrom('', '', ' ', '\n', ' \t ');
-    const record = fc
+    const wild = fc
       .record({
         present: fc.subarray(keys, { minLength: 3 }),
-        order: fc.infiniteStream(fc.nat()),
         id,
         metric,
         nums: fc.array(numText, { minLength: 8, maxLength: 8 }),
@@ -136,6 +135,25 @@ describe('parseNntBody (the fast path of /write/nnt)', () => {
         if (extra) fields.push(extra);
         return `{${w}${fields.join(`,${w}`)}${w}}`;
       });
+    // Mostly valid records (so both paths are reached often), with a near miss now and then.
+    const plausible = fc
+      .record({
+        optional: fc.subarray(keys.slice(5)),
+        order: fc.boolean(),
+        id: fc.oneof(fc.constantFrom(UUID, UUID.toUpperCase()), uuid),
+        metric: fc.constantFrom('cpu', 'a b', 'ü|ST[x:y]', 'm'.repeat(4096), 'm'.repeat(4097), ''),
+        offset: fc.oneof(fc.integer({ min: 0, max: 1e6 }).map((k) => String(k * 60)), fc.constantFrom('61', '-60', '6e1', '60.0')),
+        count: fc.oneof(fc.integer({ min: 0, max: 100 }).map(String), fc.constantFrom('1.5', '-1', '1e0')),
+        nums: fc.array(numText, { minLength: 6, maxLength: 6 }),
+        w: ws,
+      })
+      .map(({ optional, order, id, metric, offset, count, nums, w }) => {
+        const fields = [`"metric":${JSON.stringify(metric)}`, `"id":"${id}"`, `"offset":${offset}`, `"count":${count}`, `"value":${nums[0]}`];
+        optional.forEach((k, i) => fields.push(`"${k}":${nums[i + 1]}`));
+        if (order) fields.reverse();
+        return `{${w}${fields.join(`,${w}`)}${w}}`;
+      });
+    const record = fc.oneof(wild, plausible, plausible);
     const body = fc.tuple(fc.array(record, { maxLength: 6 }), ws).map(([recs, w]) => `${w}[${w}${recs.join(`${w},`)}]${w}`);
     let fast = 0;
     fc.assert(
@@ -146,5 +164,20 @@ describe('parseNntBody (the fast path of /write/nnt)', () => {
     );
     // The generator must reach the fast path often, or this test proves nothing.
     expect(fast).toBeGreaterThan(100);
+
+    // The client's check of one record text (tsnode write) never accepts what the validator refuses.
+    const check = new PlainRecordCheck(SPAN);
+    let plain = 0;
+    fc.assert(
+      fc.property(fc.tuple(record, ws, fc.constantFrom('', '', '', 'x', '}', '{')), ([text, w, junk]) => {
+        const t = `${w}${text}${w}${junk}`;
+        if (!check.isPlainValid(t)) return;
+        plain++;
+        const v = validateNntRecord(JSON.parse(t), { smallestSpan: SPAN });
+        expect(v.ok).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(plain).toBeGreaterThan(100);
   });
 });
