@@ -72,6 +72,19 @@ async function startNode(name) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/**
+ * Reads the last record back. The node acknowledges a write once it is logged and moves logged
+ * writes into its database in bulk; every timing below stops only after this read, which makes
+ * the node finish that work, so the figures are "written and readable".
+ */
+async function readLast(url) {
+  const last = JSON.parse(line(N - 1));
+  const q = `start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`;
+  const res = await request(`${url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?${q}`);
+  const body = await res.body.json();
+  if (body[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(body)}`);
+}
+
 // The client's own CPU time (user+sys), read inside its process as it exits: a sink or node in
 // another process, and the lead engineer's benchmarks on the same two cores, do not count.
 const CPU_HOOK = 'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
@@ -121,6 +134,7 @@ try {
       const p = await runClient(['--verbose', 'write', file, '--node', node.url, '--output', 'json', '--concurrency', '4']);
       const doc = JSON.parse(p.stdout);
       if (doc.written !== N) throw new Error(`tsnode wrote ${doc.written} of ${N}`);
+      await readLast(node.url);
       return { rss: doc.maxRssBytes, cpu: p.cpu };
     });
     rows.push({ method: 'tsnode write (NDJSON file, 4 in flight)', ...r });
@@ -134,6 +148,7 @@ try {
     const r = await timed(async () => {
       const p = spawnSync('sh', ['-c', `while read f; do curl -sS -f -o /dev/null -H 'content-type: application/json' --data-binary @"$f" "${node.url}/write/nnt" || exit 1; done < "${list}"`], { stdio: 'inherit' });
       if (p.status !== 0) throw new Error('curl loop failed');
+      await readLast(node.url);
       return {};
     });
     rows.push({ method: 'curl --data-binary loop (pre-split files)', ...r });
@@ -166,6 +181,7 @@ try {
           }
         }),
       );
+      await readLast(node.url);
       return { note: retries ? `${retries} resends` : '' };
     });
     await agent.close();
