@@ -158,7 +158,7 @@ export interface ScannedStrings {
  * Scans the record object at buf[p] into out[o + 1 .. o + 9] (see SCAN_SLOTS) and its string
  * ranges into `at`; returns the position after its `}`, or -1 when it is not a plain valid record
  * (then `out` and `at` hold garbage). `at` may come in holding the previous record's ranges: an id
- * or metric with the same bytes is compared, not scanned (most records repeat their neighbour's).
+ * or metric with the same leading bytes is compared, not scanned (neighbouring records mostly share them).
  * The id and metric texts themselves are not checked here: see uuidAt and metricAt.
  */
 export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: number, smallestSpan: number | undefined, at: ScannedStrings): number {
@@ -190,17 +190,19 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
       if (buf[p] !== QUOTE) return -1;
       const sFrom = ++p;
       const isId = k === ID;
+      // The bytes it shares with the previous record's string were checked then: skip them.
       const prevFrom = isId ? at.idFrom : at.metricFrom;
-      const prevLen = (isId ? at.idTo : at.metricTo) - prevFrom;
-      if (prevFrom >= 0 && buf[sFrom + prevLen] === QUOTE && sameBytes(buf, sFrom, sFrom + prevLen, prevFrom, prevFrom + prevLen)) {
-        p = sFrom + prevLen;
-      } else {
-        for (;;) {
-          const c = buf[p];
-          if (c === undefined || c === BACKSLASH || c < 0x20) return -1;
-          if (c === QUOTE) break;
-          p++;
-        }
+      if (prevFrom >= 0) {
+        const prevLen = (isId ? at.idTo : at.metricTo) - prevFrom;
+        let i = 0;
+        while (i < prevLen && buf[sFrom + i] === buf[prevFrom + i]) i++;
+        p = sFrom + i;
+      }
+      for (;;) {
+        const c = buf[p];
+        if (c === undefined || c === BACKSLASH || c < 0x20) return -1;
+        if (c === QUOTE) break;
+        p++;
       }
       if (isId) {
         idFrom = sFrom;

@@ -5,16 +5,18 @@
  * flush instead of once per write. An append reaches the OS before the 200, so it survives a
  * crash of the node process, the same promise as SQLite's WAL with synchronous=NORMAL.
  *
- * The file is one generation of writes: `[header: magic, version, generation][frames...]`, a
- * frame `[magic, payload bytes, crc32][payload]`. After a flush commits, the database records
- * the generation as applied (in the same transaction) and the file starts the next one, so a
- * crash between the two never applies a generation twice. A torn last frame fails its length or
- * checksum and is cut off: it was never acknowledged.
+ * The log is a file per generation (`nnt-<generation>.log`): `[header: magic, version,
+ * generation][frames...]`, a frame `[magic, payload bytes, crc32][payload]`. A flush starts a
+ * new generation for the writes that arrive meanwhile, applies the ended one, records it as
+ * applied in its last transaction, and then deletes its file; a crash between the two leaves a
+ * file the next start skips. A torn last frame fails its length or checksum and is ignored: it
+ * was never acknowledged.
  *
  * Payload: Float64 numbers `[n, n × LOG_ENTRY, then per record with parts: index, period,
  * pieces, 7 × pieces]`. A log entry is the series id followed by the raw chunk entry (chunks.ts).
  */
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { SCAN_SLOTS, type Aggregate, type NntRecord } from '../protocol/index.js';
 import { FLAGS } from './chunks.js';
@@ -140,50 +142,50 @@ const VERSION = 1;
 const HEADER = 16;
 const FRAME_HEADER = 12;
 
-/** The log file of one data directory. Not safe for two processes (the database lock guards it). */
-export class IngestLogFile {
-  private readonly fd: number;
-  private size = 0;
+/** The log files of one data directory. Not safe for two processes (the store's lock guards it). */
+export class IngestLog {
+  private fd: number;
+  private size = HEADER;
   /** The generation being appended to. */
   generation: number;
-  /** What the previous process logged and the database has not applied (read once, at open). */
+  /** What earlier processes logged and the database has not applied, oldest first (read once, at open). */
   readonly pendingPayloads: Buffer[] = [];
 
   /**
-   * Opens (or creates) the log. `applied` is the last generation the database has applied:
-   * returns the payloads of a later generation still to apply, oldest first.
+   * Opens the log in `dir`. `applied` is the last generation the database has applied: files
+   * of later generations are read into pendingPayloads, older ones deleted, and a new
+   * generation begins.
    */
   constructor(
-    readonly path: string,
+    private readonly dir: string,
     applied: number,
   ) {
-    this.fd = openSync(path, 'a+');
-    const payloads = this.pendingPayloads;
-    const len = fstatSync(this.fd).size;
-    const head = Buffer.alloc(HEADER);
-    let generation = applied + 1;
-    if (len >= HEADER && readSync(this.fd, head, 0, HEADER, 0) === HEADER && head.readUInt32LE(0) === FILE_MAGIC) {
-      if (head.readUInt32LE(4) !== VERSION) throw new Error(`${path}: ingest log version ${head.readUInt32LE(4)}, expected ${VERSION}`);
-      const fileGeneration = head.readDoubleLE(8);
-      if (fileGeneration > applied) {
-        generation = fileGeneration;
-        this.size = HEADER;
-        const frame = Buffer.alloc(FRAME_HEADER);
-        while (this.size + FRAME_HEADER <= len) {
-          readSync(this.fd, frame, 0, FRAME_HEADER, this.size);
-          const bytes = frame.readUInt32LE(4);
-          if (frame.readUInt32LE(0) !== FRAME_MAGIC || this.size + FRAME_HEADER + bytes > len) break;
-          const payload = Buffer.alloc(bytes);
-          readSync(this.fd, payload, 0, bytes, this.size + FRAME_HEADER);
-          if (crc32(payload) !== frame.readUInt32LE(8)) break;
-          payloads.push(payload);
-          this.size += FRAME_HEADER + bytes;
-        }
+    let last = applied;
+    for (const generation of logGenerations(dir)) {
+      if (generation <= applied) {
+        rmSync(this.pathOf(generation), { force: true });
+        continue;
       }
+      this.pendingPayloads.push(...readFrames(this.pathOf(generation), generation));
+      last = Math.max(last, generation);
     }
-    this.generation = generation;
-    if (payloads.length === 0) this.restart(generation);
-    else ftruncateSync(this.fd, this.size); // a torn last frame was never acknowledged
+    this.generation = last + 1;
+    this.fd = this.create(this.generation);
+  }
+
+  private pathOf(generation: number): string {
+    return join(this.dir, `nnt-${generation}.log`);
+  }
+
+  private create(generation: number): number {
+    const fd = openSync(this.pathOf(generation), 'w');
+    const head = Buffer.alloc(HEADER);
+    head.writeUInt32LE(FILE_MAGIC, 0);
+    head.writeUInt32LE(VERSION, 4);
+    head.writeDoubleLE(generation, 8);
+    writeAll(fd, head);
+    this.size = HEADER;
+    return fd;
   }
 
   /** Appends one write; when this returns the write survives a crash of this process. */
@@ -203,21 +205,51 @@ export class IngestLogFile {
     this.size = before + FRAME_HEADER + payload.byteLength;
   }
 
-  /** Empties the log and starts generation `generation` (after the database applied the last one). */
-  restart(generation: number): void {
-    ftruncateSync(this.fd, 0);
-    const head = Buffer.alloc(HEADER);
-    head.writeUInt32LE(FILE_MAGIC, 0);
-    head.writeUInt32LE(VERSION, 4);
-    head.writeDoubleLE(generation, 8);
-    writeAll(this.fd, head);
-    this.size = HEADER;
-    this.generation = generation;
+  /** Starts the next generation; returns the one that ends (everything logged so far). */
+  rotate(): number {
+    const ended = this.generation;
+    const fd = this.create(ended + 1);
+    closeSync(this.fd);
+    this.fd = fd;
+    this.generation = ended + 1;
+    return ended;
+  }
+
+  /** Deletes the files of every generation up to `generation` (the database has applied them). */
+  discardThrough(generation: number): void {
+    for (const g of logGenerations(this.dir)) if (g <= generation && g !== this.generation) rmSync(this.pathOf(g), { force: true });
   }
 
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/** The generations of the log files in `dir`, ascending. */
+function logGenerations(dir: string): number[] {
+  return readdirSync(dir)
+    .map((name) => /^nnt-(\d+)\.log$/.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((x, y) => x - y);
+}
+
+/** The whole frames of one log file; a torn last frame (never acknowledged) ends it. */
+function readFrames(path: string, generation: number): Buffer[] {
+  const file = readFileSync(path);
+  if (file.length < HEADER || file.readUInt32LE(0) !== FILE_MAGIC) return [];
+  if (file.readUInt32LE(4) !== VERSION) throw new Error(`${path}: ingest log version ${file.readUInt32LE(4)}, expected ${VERSION}`);
+  if (file.readDoubleLE(8) !== generation) throw new Error(`${path}: holds generation ${file.readDoubleLE(8)}, not ${generation}`);
+  const out: Buffer[] = [];
+  for (let at = HEADER; at + FRAME_HEADER <= file.length; ) {
+    const bytes = file.readUInt32LE(at + 4);
+    if (file.readUInt32LE(at) !== FRAME_MAGIC || at + FRAME_HEADER + bytes > file.length) break;
+    const payload = file.subarray(at + FRAME_HEADER, at + FRAME_HEADER + bytes);
+    if (crc32(payload) !== file.readUInt32LE(at + 8)) break;
+    out.push(Buffer.from(payload));
+    at += FRAME_HEADER + bytes;
+  }
+  return out;
 }
 
 /** A short write (disk full) is an error, not a partial success. */

@@ -12,11 +12,16 @@
  *   larger span has chunks of its own, so a per-span sweep removes only that span.
  * - `nnt_parts`: the `parts` of the records that have them.
  *
- * A numeric write is appended to the ingest log (`nnt.log` next to the database, see
- * ingest-log.ts) and kept in memory; `flush` moves every waiting write into the chunks in one
- * transaction: when enough records are waiting, every FLUSH_INTERVAL_MS, before a read or a
- * sweep of a series with waiting records, and at close. After a crash the log is flushed at
- * open. Reads never see a stale state: they flush first. (An in-memory store has no log.)
+ * A numeric write is appended to the ingest log (`nnt-<generation>.log` next to the database,
+ * see ingest-log.ts) and kept in memory. A flush moves the waiting writes into the chunks: it
+ * starts a new log generation for the writes that come meanwhile and applies the ended one
+ * series by series, in slices of FLUSH_SLICE_MS between which the node goes on answering (a
+ * flush of 250,000 records takes ~0.3 s; one block of it stalled every client). Its last slice
+ * records the generation as applied. Flushes start when enough records are waiting and every
+ * FLUSH_INTERVAL_MS; a read or a sweep of a series with records waiting finishes them first, and
+ * so does close. After a crash the unapplied generations are applied at open; a slice applied
+ * twice changes nothing, since a write replaces and a replaced bucket is recomputed.
+ * (An in-memory store has no log.)
  *
  * Larger buckets are merged incrementally from each flush; a bucket that had a record replaced
  * is recomputed from the raw entries.
@@ -27,7 +32,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import { Checkpointer } from './checkpointer.js';
 import { blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, findEntry, lowerBound, mergeEntries, mergeEntryInto } from './chunks.js';
-import { decodeLog, encodeLog, IngestLogFile, LOG_ENTRY, packRecords, type LoggedBatch, type PackedWrite, type StoredParts } from './ingest-log.js';
+import { decodeLog, encodeLog, IngestLog, LOG_ENTRY, packRecords, type LoggedBatch, type PackedWrite, type StoredParts } from './ingest-log.js';
 import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 type Db = Database.Database;
@@ -38,7 +43,6 @@ const SCHEMA_VERSION = '3';
 /** Bits of `series.kinds`: which data types a series has had written. */
 export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
 export const DB_FILE = 'tsnode.db';
-export const LOG_FILE = 'nnt.log';
 export const LOCK_FILE = 'tsnode.lock';
 
 /** Why the store cannot open (bad data dir, locked, made with other rollups): a startup error. */
@@ -62,6 +66,8 @@ export interface SqliteStoreOptions {
 export const FLUSH_INTERVAL_MS = 2000;
 /** Waiting records that start a flush right after the write that logged them. */
 export const FLUSH_RECORDS = 250_000;
+/** How long one slice of a flush may hold the event loop. */
+const FLUSH_SLICE_MS = 20;
 /** Waiting records past which a write first flushes (memory bound when flushes keep failing). */
 const MAX_PENDING_RECORDS = 4 * FLUSH_RECORDS;
 
@@ -85,7 +91,7 @@ export class SqliteStore implements Store {
   readonly rollups: readonly number[];
   readonly histogramRollups: readonly number[];
   private readonly db: Db;
-  private readonly log: IngestLogFile | null = null;
+  private readonly log: IngestLog | null = null;
   private readonly checkpointer: Checkpointer | null = null;
   private readonly walFile: string | null = null;
   private readonly lockFile: string | null = null;
@@ -96,8 +102,9 @@ export class SqliteStore implements Store {
   private pending: LoggedBatch[] = [];
   private pendingRecords = 0;
   /** Series with records in `pending`. */
-  private readonly pendingSeries = new Set<number>();
-  private flushQueued = false;
+  private pendingSeries = new Set<number>();
+  /** The flush under way, if any. */
+  private job: FlushJob | null = null;
   private readonly onError: (err: unknown) => void;
   private readonly flushTimer: NodeJS.Timeout;
   private readonly columnStmts = new Map<string, Stmt>();
@@ -126,7 +133,7 @@ export class SqliteStore implements Store {
       if (opts.dataDir !== null) {
         const applied = Number(this.s.getMeta!.get('log_applied') ?? 0);
         try {
-          this.log = new IngestLogFile(join(opts.dataDir, LOG_FILE), applied);
+          this.log = new IngestLog(opts.dataDir, applied);
         } catch (err) {
           throw new StoreOpenError(`cannot open the ingest log in ${opts.dataDir}: ${(err as Error).message}`);
         }
@@ -141,13 +148,15 @@ export class SqliteStore implements Store {
       if (this.lockFile !== null) unlockDataDir(this.lockFile);
       throw err;
     }
-    this.flushTimer = setInterval(() => this.flushQuietly(), FLUSH_INTERVAL_MS);
+    // Also retries a slice that failed.
+    this.flushTimer = setInterval(() => (this.job ? this.sliceQuietly() : this.startFlush()), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
   }
 
   /** After a crash: the writes still in the log were acknowledged; move them into the chunks. */
-  private replayLog(log: IngestLogFile): void {
+  private replayLog(log: IngestLog): void {
     this.pending = log.pendingPayloads.splice(0).map(decodeLog);
+    for (const { entries } of this.pending) for (let o = 0; o < entries.length; o += LOG_ENTRY) this.pendingSeries.add(entries[o]!);
     try {
       this.flush();
     } catch (err) {
@@ -294,104 +303,88 @@ export class SqliteStore implements Store {
     this.pending.push({ entries, parts });
     this.pendingRecords += n;
     for (const sid of sids) this.pendingSeries.add(sid);
-    if (this.pendingRecords >= FLUSH_RECORDS && !this.flushQueued) {
-      // After this write is answered, not before: the client is not kept waiting for the flush.
-      this.flushQueued = true;
-      setImmediate(() => {
-        this.flushQueued = false;
-        this.flushQuietly();
-      });
-    }
+    if (this.pendingRecords >= FLUSH_RECORDS) this.startFlush();
     return n;
   }
 
-  /** Moves every logged write into the chunks, in one transaction with the log's deletion. */
-  flush(): void {
-    if (this.pending.length === 0 || !this.db.open) return;
-    const batches = this.pending;
-    const log = this.log;
-    this.db.transaction(() => {
-      this.applyBatches(batches);
-      if (log) this.s.putMeta!.run('log_applied', String(log.generation));
-    })();
-    // Writes cannot interleave with the synchronous transaction: `pending` is still `batches`.
-    // A crash before the restart leaves a log the database already applied, which open skips.
-    log?.restart(log.generation + 1);
+  /** Starts a flush of the waiting writes, applied in slices (see the top); no-op when one runs. */
+  private startFlush(): void {
+    if (this.job !== null || this.pending.length === 0 || !this.db.open) return;
+    const generation = this.log?.rotate() ?? 0;
+    this.job = { generation, series: gather(this.pending), sids: [], next: 0, seriesIds: this.pendingSeries };
+    this.job.sids = [...this.job.series.keys()].sort((x, y) => x - y);
     this.pending = [];
     this.pendingRecords = 0;
-    this.pendingSeries.clear();
+    this.pendingSeries = new Set();
+    setImmediate(() => this.sliceQuietly());
+  }
+
+  /** One slice of the flush under way, then the next one after the event loop had its turn. */
+  private sliceQuietly(): void {
+    if (this.job === null || !this.db.open) return;
+    try {
+      this.applySlice(FLUSH_SLICE_MS);
+    } catch (err) {
+      // Rolled back: the slice is retried by the next timer tick (or a read, or close).
+      this.onError(err);
+      return;
+    }
+    if (this.job !== null) setImmediate(() => this.sliceQuietly());
+    else if (this.pendingRecords >= FLUSH_RECORDS) this.startFlush();
+  }
+
+  /** Applies series of the flush under way for about `budgetMs`, in one transaction; the last slice ends the flush. */
+  private applySlice(budgetMs: number): void {
+    const job = this.job!;
+    const until = performance.now() + budgetMs;
+    let next = job.next;
+    this.db.transaction(() => {
+      do {
+        const sid = job.sids[next]!;
+        this.applySeries(sid, job.series.get(sid)!);
+        next++;
+      } while (next < job.sids.length && performance.now() < until);
+      if (next === job.sids.length && this.log) this.s.putMeta!.run('log_applied', String(job.generation));
+    })();
+    job.next = next;
+    if (next < job.sids.length) return;
+    this.job = null;
+    // A crash before this leaves files the database already applied, which the next start deletes.
+    this.log?.discardThrough(job.generation);
     if (this.walFile !== null && fileSize(this.walFile) > WAL_LIMIT_BYTES) this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
-  /** A background flush: a failure leaves the writes logged (a later flush or a restart retries). */
-  private flushQuietly(): void {
-    try {
-      this.flush();
-    } catch (err) {
-      this.onError(err);
-    }
+  /** Moves every waiting write into the chunks before returning. */
+  flush(): void {
+    while (this.job !== null) this.applySlice(Infinity);
+    this.startFlush();
+    while (this.job !== null) this.applySlice(Infinity);
   }
 
   private flushFor(sid: number): void {
-    if (this.pendingSeries.has(sid)) this.flush();
+    if (this.pendingSeries.has(sid) || this.job?.seriesIds.has(sid)) this.flush();
   }
 
-  private applyBatches(batches: readonly LoggedBatch[]): void {
-    // Each series' records in one array, in arrival order: count them, then copy them over.
-    const counts = new Map<number, number>();
-    for (const { entries: e } of batches) {
-      let sid = -1;
-      let run = 0;
-      for (let o = 0; o < e.length; o += LOG_ENTRY) {
-        if (e[o] !== sid) {
-          if (run > 0) counts.set(sid, (counts.get(sid) ?? 0) + run);
-          sid = e[o]!;
-          run = 0;
+  /** Applies one series' waiting records: raw entries first, then every larger span. */
+  private applySeries(sid: number, records: SeriesRecords): void {
+    const raw = inTimeOrder(records);
+    const replaced = this.applyRaw(sid, raw.entries, raw.parts);
+    // Each span's bucket deltas come from the largest smaller span that divides it.
+    const levels: Buckets[] = [rawBuckets(raw.entries, replaced)];
+    const spans = [this.smallest];
+    for (let i = 1; i < this.rollups.length; i++) {
+      const span = this.rollups[i]!;
+      let from = 0;
+      for (let j = i - 1; j > 0; j--) {
+        if (span % spans[j]! === 0) {
+          from = j;
+          break;
         }
-        run++;
       }
-      if (run > 0) counts.set(sid, (counts.get(sid) ?? 0) + run);
-    }
-    const series = new Map<number, SeriesRecords>();
-    for (const [sid, count] of counts) series.set(sid, { entries: new Float64Array(count * ENTRY), n: 0, parts: null });
-    for (const { entries: e, parts } of batches) {
-      for (let i = 0, o = 0; o < e.length; ) {
-        // One run of records of one series.
-        const sid = e[o]!;
-        const s = series.get(sid)!;
-        const dst = s.entries;
-        let d = s.n * ENTRY;
-        do {
-          for (let k = 0; k < ENTRY; k++) dst[d + k] = e[o + 1 + k]!;
-          if ((e[o + 3]! & FLAGS.parts) !== 0) (s.parts ??= new Map()).set(d / ENTRY, parts!.get(i)!);
-          d += ENTRY;
-          i++;
-          o += LOG_ENTRY;
-        } while (o < e.length && e[o] === sid);
-        s.n = d / ENTRY;
-      }
-    }
-    // In series order: the chunks of one series are neighbours in the table.
-    for (const sid of [...series.keys()].sort((x, y) => x - y)) {
-      const raw = inTimeOrder(series.get(sid)!);
-      const replaced = this.applyRaw(sid, raw.entries, raw.parts);
-      // Each span's bucket deltas come from the largest smaller span that divides it.
-      const levels: Buckets[] = [rawBuckets(raw.entries, replaced)];
-      const spans = [this.smallest];
-      for (let i = 1; i < this.rollups.length; i++) {
-        const span = this.rollups[i]!;
-        let from = 0;
-        for (let j = i - 1; j > 0; j--) {
-          if (span % spans[j]! === 0) {
-            from = j;
-            break;
-          }
-        }
-        const buckets = groupBuckets(levels[from]!, span);
-        this.applySpan(sid, span, buckets);
-        levels.push(buckets);
-        spans.push(span);
-      }
+      const buckets = groupBuckets(levels[from]!, span);
+      this.applySpan(sid, span, buckets);
+      levels.push(buckets);
+      spans.push(span);
     }
   }
 
@@ -625,12 +618,27 @@ export class SqliteStore implements Store {
     clearInterval(this.flushTimer);
     if (!this.db.open) return;
     void this.checkpointer?.close();
-    // A failed flush leaves the writes in the log; the next start applies them.
-    this.flushQuietly();
+    try {
+      this.flush();
+    } catch (err) {
+      // The writes stay in the log; the next start applies them.
+      this.onError(err);
+    }
     this.db.close();
     this.log?.close();
     if (this.lockFile !== null) unlockDataDir(this.lockFile);
   }
+}
+
+/** A flush under way: the records of one log generation by series, applied in series order. */
+interface FlushJob {
+  generation: number;
+  series: Map<number, SeriesRecords>;
+  /** The series in the order they are applied (their chunks are neighbours in the table). */
+  sids: number[];
+  /** How many of `sids` are applied. */
+  next: number;
+  seriesIds: Set<number>;
 }
 
 /** One series' records gathered from the waiting writes (raw entries, arrival order). */
@@ -639,6 +647,45 @@ interface SeriesRecords {
   n: number;
   /** Parts by record index. */
   parts: Map<number, StoredParts> | null;
+}
+
+/** Each series' records from the waiting writes, in one array per series, in arrival order. */
+function gather(batches: readonly LoggedBatch[]): Map<number, SeriesRecords> {
+  // Count them, then copy them over.
+  const counts = new Map<number, number>();
+  for (const { entries: e } of batches) {
+    let sid = -1;
+    let run = 0;
+    for (let o = 0; o < e.length; o += LOG_ENTRY) {
+      if (e[o] !== sid) {
+        if (run > 0) counts.set(sid, (counts.get(sid) ?? 0) + run);
+        sid = e[o]!;
+        run = 0;
+      }
+      run++;
+    }
+    if (run > 0) counts.set(sid, (counts.get(sid) ?? 0) + run);
+  }
+  const series = new Map<number, SeriesRecords>();
+  for (const [sid, count] of counts) series.set(sid, { entries: new Float64Array(count * ENTRY), n: 0, parts: null });
+  for (const { entries: e, parts } of batches) {
+    for (let i = 0, o = 0; o < e.length; ) {
+      // One run of records of one series.
+      const sid = e[o]!;
+      const s = series.get(sid)!;
+      const dst = s.entries;
+      let d = s.n * ENTRY;
+      do {
+        for (let k = 0; k < ENTRY; k++) dst[d + k] = e[o + 1 + k]!;
+        if ((e[o + 3]! & FLAGS.parts) !== 0) (s.parts ??= new Map()).set(d / ENTRY, parts!.get(i)!);
+        d += ENTRY;
+        i++;
+        o += LOG_ENTRY;
+      } while (o < e.length && e[o] === sid);
+      s.n = d / ENTRY;
+    }
+  }
+  return series;
 }
 
 /** The records in ts order, the last write of a repeated ts winning; parts by ts. */

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { SqliteStore, DB_FILE, LOG_FILE } from '../../src/server/sqlite-store.js';
+import { SqliteStore, DB_FILE } from '../../src/server/sqlite-store.js';
 import type { RollupRowArray } from '../../src/server/store.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 
@@ -35,16 +35,27 @@ const rec = (offset: number, count: number, value: number): NntRecord => ({
   counter_stddev: 0,
 });
 
-/** Writes batches in a separate process that then dies without closing the store (a crash). */
-function writeAndCrash(dir: string, batches: NntRecord[][]): void {
+/**
+ * Writes batches in a separate process that then dies without closing the store (a crash);
+ * `thenRun` is more code to run on the store `s` before dying.
+ */
+function writeAndCrash(dir: string, batches: NntRecord[][], thenRun = ''): void {
   const store = pathToFileURL(join(process.cwd(), 'dist', 'server', 'sqlite-store.js')).href;
   const code = `
     const { SqliteStore } = await import(${JSON.stringify(store)});
     const s = new SqliteStore({ dataDir: ${JSON.stringify(dir)}, rollups: [60, 300, 1800], histogramRollups: [60] });
     for (const b of ${JSON.stringify(batches)}) s.writeNnt(b);
+    ${thenRun}
     process.exit(0);`;
   execFileSync(process.execPath, ['--input-type=module', '-e', code]);
 }
+
+/** The ingest log's files, oldest generation first. */
+const logFiles = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((f) => /^nnt-\d+\.log$/.test(f))
+    .sort((a, b) => Number(a.slice(4, -4)) - Number(b.slice(4, -4)))
+    .map((f) => join(dir, f));
 
 const tempDir = (): string => {
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-store-'));
@@ -58,7 +69,7 @@ describe('SqliteStore ingest log', () => {
   it('holds acknowledged writes that never reached the chunks, and a restart applies them', () => {
     const dir = tempDir();
     writeAndCrash(dir, [[rec(0, 1, 1), rec(60, 1, 3)], [rec(120, 2, 6)]]);
-    expect(statSync(join(dir, LOG_FILE)).size).toBeGreaterThan(100);
+    expect(logFiles(dir).map((f) => statSync(f).size > 100)).toEqual([true]);
     const db = sqlite(dir);
     expect(db.prepare('SELECT count(*) FROM nnt_chunk').pluck().get()).toBe(0);
     db.close();
@@ -72,14 +83,14 @@ describe('SqliteStore ingest log', () => {
     ]);
     expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 4, 4]]);
     expect(summary(s.rollupRows(sid, 1800, 0, 1800))).toEqual([[0, 4, 4]]);
-    // Applied at open: the log is back to its 16-byte header.
-    expect(statSync(join(dir, LOG_FILE)).size).toBe(16);
+    // Applied at open: its file is gone, and the new generation's holds only its 16-byte header.
+    expect(logFiles(dir).map((f) => statSync(f).size)).toEqual([16]);
   });
 
   it('cuts off a torn last frame (never acknowledged) and applies the frames before it', () => {
     const dir = tempDir();
     writeAndCrash(dir, [[rec(0, 1, 1)], [rec(60, 1, 3)]]);
-    const log = join(dir, LOG_FILE);
+    const [log] = logFiles(dir) as [string];
     const full = statSync(log).size;
     truncateSync(log, full - 5); // the second frame loses its last bytes
     const s = open(dir);
@@ -90,16 +101,47 @@ describe('SqliteStore ingest log', () => {
   it('never applies a log twice: one left behind by a crash right after its flush is skipped', () => {
     const dir = tempDir();
     writeAndCrash(dir, [[rec(0, 1, 1)]]);
-    const log = join(dir, LOG_FILE);
+    const [log] = logFiles(dir) as [string];
     const stale = readFileSync(log);
     const a = open(dir); // applies the log
     a.writeNnt([rec(0, 1, 7)]); // replaces the record
     a.close();
-    // The crash window: the database applied the log, the file was not emptied yet.
+    // The crash window: the database applied the log, its file was not deleted yet.
     writeFileSync(log, stale);
     const b = open(dir);
     const sid = b.findSeries(UUID, 'm')!;
     expect(summary(b.rollupRows(sid, 60, 0, 60))).toEqual([[0, 1, 7]]);
+  });
+
+  it('a crash in the middle of a flush loses nothing and doubles nothing: the generation is applied again', () => {
+    const dir = tempDir();
+    const other = '00000000-0000-4000-8000-000000000000';
+    const batch = [rec(0, 1, 1), rec(60, 2, 3), { ...rec(0, 4, 5), id: other }, { ...rec(60, 1, 1), id: other }];
+    // One slice applies one series (a budget of 0 ms), then the process dies.
+    writeAndCrash(dir, [batch], 's.startFlush(); s.applySlice(0);');
+    const s = open(dir);
+    // Counts show a doubled record at once; means (count-weighted) to the last bits.
+    const [a] = summary(s.rollupRows(s.findSeries(UUID, 'm')!, 300, 0, 300)) as [number[]];
+    const [b] = summary(s.rollupRows(s.findSeries(other, 'm')!, 300, 0, 300)) as [number[]];
+    expect([a[0], a[1], b[0], b[1]]).toEqual([0, 3, 0, 5]);
+    expect(a[2]).toBeCloseTo(7 / 3, 12);
+    expect(b[2]).toBeCloseTo(21 / 5, 12);
+    expect(summary(s.rollupRows(s.findSeries(UUID, 'm')!, 60, 0, 300))).toEqual([
+      [0, 1, 1],
+      [60, 2, 3],
+    ]);
+  });
+
+  it('takes writes while a flush is under way, and reads see both', () => {
+    const dir = tempDir();
+    const s = open(dir);
+    s.writeNnt([rec(0, 1, 1)]);
+    (s as unknown as { startFlush(): void }).startFlush(); // its slices wait for the event loop
+    s.writeNnt([rec(60, 1, 3)]); // into the next generation
+    const sid = s.findSeries(UUID, 'm')!;
+    expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]);
+    s.close();
+    expect(logFiles(dir).map((f) => statSync(f).size)).toEqual([16]);
   });
 
   it('replays parts from the log too', () => {
