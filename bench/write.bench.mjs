@@ -4,7 +4,7 @@
 // with no client work). Every method writes the same 1,000,000 records into a fresh reference
 // node (its own process, SQLite on disk) so none of them pays for replacing another's rows.
 //
-//   npm run bench -- write            (RECORDS=200000 for a quicker run)
+//   npm run bench -- write            (RECORDS=200000 for a quicker run; RUNS=5 for more rounds)
 //   CLIENT_ONLY=1 npm run bench -- write   only the client's own cost: into a sink and --dry-run,
 //                                          RUNS times each (default 3), CPU per record of the client
 //                                          process alone (user+sys, read from inside it at exit)
@@ -121,72 +121,85 @@ function medianRow(runs) {
   };
 }
 
+/** 1. tsnode write, end to end, in its own process as a user runs it. */
+async function tsnodeWrite(url) {
+  const p = await runClient(['--verbose', 'write', file, '--node', url, '--output', 'json', '--concurrency', '4']);
+  const doc = JSON.parse(p.stdout);
+  if (doc.written !== N) throw new Error(`tsnode wrote ${doc.written} of ${N}`);
+  return { rss: doc.maxRssBytes, cpu: p.cpu };
+}
+
+/** 2. The naive peer: one curl per pre-split batch file, in a shell loop. */
+async function curlLoop(url) {
+  const list = join(tmp, 'list.txt');
+  writeFileSync(list, files.join('\n') + '\n');
+  const p = spawnSync('sh', ['-c', `while read f; do curl -sS -f -o /dev/null -H 'content-type: application/json' --data-binary @"$f" "${url}/write/nnt" || exit 1; done < "${list}"`], { stdio: 'inherit' });
+  if (p.status !== 0) throw new Error('curl loop failed');
+  return {};
+}
+
+/** 3. The node's ceiling: bodies already in memory, posted 4 at a time, no client work at all. */
+async function ceiling(url) {
+  const agent = new Agent({ connections: 8 });
+  let retries = 0;
+  let next = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++];
+          for (let attempt = 0; ; attempt++) {
+            try {
+              const res = await request(`${url}/write/nnt`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+              await res.body.text();
+              if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+              break;
+            } catch (err) {
+              // A loaded node may drop a kept-alive socket; the write is idempotent, so resend.
+              if (attempt >= 3) throw err;
+              retries++;
+            }
+          }
+        }
+      }),
+    );
+  } finally {
+    await agent.close();
+  }
+  return { note: retries ? `${retries} resends` : '' };
+}
+
 const { file, batches } = await generate();
 const files = readdirSync(batches).sort().map((f) => join(batches, f));
 const sizeMiB = (readFileSync(file).length / 1024 / 1024).toFixed(0);
+const bodies = CLIENT_ONLY ? [] : files.map((f) => readFileSync(f, 'utf8'));
 const rows = [];
 
 try {
-  // 1. tsnode write, end to end (its own process, like a user runs it).
+  // 1-3. End to end, each method against a fresh node, the three interleaved RUNS times (default
+  //      3) so a burst of load on this noisy machine hits all of them alike; medians are reported.
   if (!CLIENT_ONLY) {
-    const node = await startNode('node-tsnode');
-    const r = await timed(async () => {
-      const p = await runClient(['--verbose', 'write', file, '--node', node.url, '--output', 'json', '--concurrency', '4']);
-      const doc = JSON.parse(p.stdout);
-      if (doc.written !== N) throw new Error(`tsnode wrote ${doc.written} of ${N}`);
-      await readLast(node.url);
-      return { rss: doc.maxRssBytes, cpu: p.cpu };
-    });
-    rows.push({ method: 'tsnode write (NDJSON file, 4 in flight)', ...r });
-    await node.stop();
-  }
-  // 2. The naive peer: one curl per pre-split batch file, in a shell loop.
-  if (!CLIENT_ONLY) {
-    const node = await startNode('node-curl');
-    const list = join(tmp, 'list.txt');
-    writeFileSync(list, files.join('\n') + '\n');
-    const r = await timed(async () => {
-      const p = spawnSync('sh', ['-c', `while read f; do curl -sS -f -o /dev/null -H 'content-type: application/json' --data-binary @"$f" "${node.url}/write/nnt" || exit 1; done < "${list}"`], { stdio: 'inherit' });
-      if (p.status !== 0) throw new Error('curl loop failed');
-      await readLast(node.url);
-      return {};
-    });
-    rows.push({ method: 'curl --data-binary loop (pre-split files)', ...r });
-    await node.stop();
-  }
-  // 3. The node's ceiling: bodies already in memory, posted 4 at a time, no client work at all.
-  if (!CLIENT_ONLY) {
-    const node = await startNode('node-ceiling');
-    const bodies = files.map((f) => readFileSync(f, 'utf8'));
-    const agent = new Agent({ connections: 8 });
-    let retries = 0;
-    const r = await timed(async () => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (next < bodies.length) {
-            const body = bodies[next++];
-            for (let attempt = 0; ; attempt++) {
-              try {
-                const res = await request(`${node.url}/write/nnt`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
-                await res.body.text();
-                if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
-                break;
-              } catch (err) {
-                // A loaded node may drop a kept-alive socket; the write is idempotent, so resend.
-                if (attempt >= 3) throw err;
-                retries++;
-              }
-            }
-          }
-        }),
-      );
-      await readLast(node.url);
-      return { note: retries ? `${retries} resends` : '' };
-    });
-    await agent.close();
-    rows.push({ method: 'node ingest ceiling (pre-serialised, 4 in flight)', ...r });
-    await node.stop();
+    const methods = [
+      ['tsnode write (NDJSON file, 4 in flight)', tsnodeWrite],
+      ['curl --data-binary loop (pre-split files)', curlLoop],
+      ['node ingest ceiling (pre-serialised, 4 in flight)', ceiling],
+    ];
+    const runs = methods.map(() => []);
+    for (let k = 0; k < RUNS; k++) {
+      for (const [m, [, run]] of methods.entries()) {
+        const node = await startNode(`node-${m}-${k}`);
+        try {
+          runs[m].push(await timed(async () => {
+            const extra = await run(node.url);
+            await readLast(node.url);
+            return extra;
+          }));
+        } finally {
+          await node.stop();
+        }
+      }
+    }
+    for (const [m, [name]] of methods.entries()) rows.push({ method: `${name}, median of ${RUNS}`, ...medianRow(runs[m]) });
   }
   // 4. tsnode write into a sink that answers at once without storing: the client's own ceiling
   //    (read, split, validate, serialise, HTTP), with no database behind it.
