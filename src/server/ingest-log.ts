@@ -166,7 +166,10 @@ export class IngestLog {
         rmSync(this.pathOf(generation), { force: true });
         continue;
       }
-      this.pendingPayloads.push(...readFrames(this.pathOf(generation), generation));
+      const frames = readFrames(this.pathOf(generation), generation);
+      // A file without a whole frame holds nothing acknowledged (a start without writes leaves one).
+      if (frames.length === 0) rmSync(this.pathOf(generation), { force: true });
+      this.pendingPayloads.push(...frames);
       last = Math.max(last, generation);
     }
     this.generation = last + 1;
