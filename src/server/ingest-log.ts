@@ -186,7 +186,12 @@ export class IngestLog {
     head.writeUInt32LE(FILE_MAGIC, 0);
     head.writeUInt32LE(VERSION, 4);
     head.writeDoubleLE(generation, 8);
-    writeAll(fd, head, 0);
+    try {
+      writeAll(fd, head, 0);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
     this.size = HEADER;
     return fd;
   }

@@ -63,3 +63,23 @@ describe('ingest log faults', () => {
     ]);
   });
 });
+
+describe('flush faults', () => {
+  it('a flush the timer cannot start (disk full) is reported and retried, and does not bring the node down', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const errors: unknown[] = [];
+    try {
+      const dir = tempDir();
+      const node = await startServer({ port: 0, dataDir: dir, rollups: [60, 300] }, { onInternalError: (err) => errors.push(err) });
+      nodes.push(node);
+      expect((await write(node.url, [nnt(0, { value: 1 })])).status).toBe(200);
+      faults.failNext = 1; // the new generation's header
+      vi.advanceTimersByTime(2000);
+      expect(String(errors[0])).toMatch(/ENOSPC/);
+      vi.advanceTimersByTime(2000); // the next tick flushes
+      expect(await rollup(node.url, { start: '0.000', end: '60.000', span: '60s' })).toEqual([[0, 1]]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
