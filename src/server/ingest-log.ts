@@ -166,7 +166,10 @@ export class IngestLog {
         rmSync(this.pathOf(generation), { force: true });
         continue;
       }
-      this.pendingPayloads.push(...readFrames(this.pathOf(generation), generation));
+      const frames = readFrames(this.pathOf(generation), generation);
+      // A file without a whole frame holds nothing acknowledged (a start without writes leaves one).
+      if (frames.length === 0) rmSync(this.pathOf(generation), { force: true });
+      this.pendingPayloads.push(...frames);
       last = Math.max(last, generation);
     }
     this.generation = last + 1;
@@ -183,7 +186,12 @@ export class IngestLog {
     head.writeUInt32LE(FILE_MAGIC, 0);
     head.writeUInt32LE(VERSION, 4);
     head.writeDoubleLE(generation, 8);
-    writeAll(fd, head);
+    try {
+      writeAll(fd, head, 0);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
     this.size = HEADER;
     return fd;
   }
@@ -196,10 +204,12 @@ export class IngestLog {
     frame.writeUInt32LE(crc32(payload), 8);
     const before = this.size;
     try {
-      writeAll(this.fd, frame);
-      writeAll(this.fd, payload);
+      writeAll(this.fd, frame, before);
+      writeAll(this.fd, payload, before + FRAME_HEADER);
     } catch (err) {
-      ftruncateSync(this.fd, before); // no half frame in front of the next one
+      // No half frame in front of the next one. The writes name their position: the file
+      // offset stays past a truncated end, and a write there would leave a hole that ends replay.
+      ftruncateSync(this.fd, before);
       throw err;
     }
     this.size = before + FRAME_HEADER + payload.byteLength;
@@ -253,8 +263,8 @@ function readFrames(path: string, generation: number): Buffer[] {
 }
 
 /** A short write (disk full) is an error, not a partial success. */
-function writeAll(fd: number, buf: Buffer): void {
-  const n = writeSync(fd, buf);
+function writeAll(fd: number, buf: Buffer, position: number): void {
+  const n = writeSync(fd, buf, 0, buf.byteLength, position);
   if (n !== buf.byteLength) throw new Error(`ingest log: wrote ${n} of ${buf.byteLength} bytes (disk full?)`);
 }
 

@@ -46,7 +46,8 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
     const o = n * LOG_ENTRY;
     p = scanNntRecord(buf, p, entries, o, smallestSpan, at);
     if (p < 0) return null;
-    if (!sameBytes(buf, at.idFrom, at.idTo, idFrom, idTo) || !sameBytes(buf, at.metricFrom, at.metricTo, metricFrom, metricTo)) {
+    // k < 0: no previous record (its empty ranges would match an empty id and metric unchecked).
+    if (k < 0 || !sameBytes(buf, at.idFrom, at.idTo, idFrom, idTo) || !sameBytes(buf, at.metricFrom, at.metricTo, metricFrom, metricTo)) {
       k = bySpelling.find(buf, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
       if (k < 0) {
         // A spelling not seen in this body: check it, and find or add its series (an upper-case

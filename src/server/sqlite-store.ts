@@ -148,8 +148,8 @@ export class SqliteStore implements Store {
       if (this.lockFile !== null) unlockDataDir(this.lockFile);
       throw err;
     }
-    // Also retries a slice that failed.
-    this.flushTimer = setInterval(() => (this.job ? this.sliceQuietly() : this.startFlush()), FLUSH_INTERVAL_MS);
+    // Also retries a slice that failed, or a flush that could not start (the next log file).
+    this.flushTimer = setInterval(() => (this.job ? this.sliceQuietly() : this.startFlushQuietly()), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
   }
 
@@ -303,7 +303,8 @@ export class SqliteStore implements Store {
     this.pending.push({ entries, parts });
     this.pendingRecords += n;
     for (const sid of sids) this.pendingSeries.add(sid);
-    if (this.pendingRecords >= FLUSH_RECORDS) this.startFlush();
+    // The write is durable from here: a flush that cannot start must not fail it.
+    if (this.pendingRecords >= FLUSH_RECORDS) this.startFlushQuietly();
     return n;
   }
 
@@ -319,6 +320,15 @@ export class SqliteStore implements Store {
     setImmediate(() => this.sliceQuietly());
   }
 
+  /** startFlush for the timer and the slices: a failure is reported, and the timer tries again. */
+  private startFlushQuietly(): void {
+    try {
+      this.startFlush();
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
   /** One slice of the flush under way, then the next one after the event loop had its turn. */
   private sliceQuietly(): void {
     if (this.job === null || !this.db.open) return;
@@ -330,7 +340,7 @@ export class SqliteStore implements Store {
       return;
     }
     if (this.job !== null) setImmediate(() => this.sliceQuietly());
-    else if (this.pendingRecords >= FLUSH_RECORDS) this.startFlush();
+    else if (this.pendingRecords >= FLUSH_RECORDS) this.startFlushQuietly();
   }
 
   /** Applies series of the flush under way for about `budgetMs`, in one transaction; the last slice ends the flush. */

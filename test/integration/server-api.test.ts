@@ -113,6 +113,14 @@ describe('numeric write validation (atomic, names index, field and reason)', () 
     ]);
   });
 
+  it('rejects a first record whose id and metric are both empty (and the node stays healthy)', async () => {
+    const r = await write(url, '[{"metric":"","id":"","offset":0,"count":1,"value":1}]');
+    expectError(r, 400, 'invalid_record', '[0]');
+    // Such a record, had it been taken, would sit in the flush with no series and fail every read.
+    expect((await write(url, [nnt(0, {}, 'after-empty')])).status).toBe(200);
+    expect(await rollup(url, { start: '0.000', end: '60.000', span: '60s', type: 'count' }, 'after-empty')).toEqual([[0, 1]]);
+  });
+
   it('accepts PUT and POST and answers {"records":N}', async () => {
     const r = await call(url, 'PUT', '/write/nnt', { headers: { 'content-type': 'application/json' }, body: JSON.stringify([nnt(600, {}, 'put')]) });
     expect(r.status).toBe(200);

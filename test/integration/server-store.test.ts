@@ -144,6 +144,13 @@ describe('SqliteStore ingest log', () => {
     expect(logFiles(dir).map((f) => statSync(f).size)).toEqual([16]);
   });
 
+  it('leaves no empty log files behind over restarts without writes', () => {
+    const dir = tempDir();
+    for (let i = 0; i < 4; i++) open(dir).close();
+    stores.splice(0);
+    expect(logFiles(dir)).toHaveLength(1);
+  });
+
   it('replays parts from the log too', () => {
     const dir = tempDir();
     const withParts: NntRecord = {
