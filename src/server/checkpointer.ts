@@ -47,7 +47,7 @@ export class Checkpointer {
     this.worker.unref();
   }
 
-  /** Stops it; the store's own close checkpoints what is left. */
+  /** Stops it; resolves once its thread (and its connection) is gone. */
   close(): Promise<void> {
     this.worker.postMessage('close');
     return this.done;

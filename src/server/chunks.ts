@@ -9,11 +9,9 @@
  * RollupRowArray. In a raw chunk (the smallest span, one entry per record) it holds FLAGS.
  * Pure functions, no I/O.
  */
-import { pair, pool, type Agg } from './rollup-math.js';
+import { pair, pool } from './rollup-math.js';
 
 export const ENTRY = 9;
-/** Slot of `records` (rollup chunks) or the flags (raw chunks). */
-export const SLOT_2 = 2;
 
 /**
  * Buckets per chunk. 48 entries are 3,456 bytes: SQLite keeps a WITHOUT ROWID row inline up to
@@ -46,10 +44,6 @@ export function entriesOf(blob: Buffer): Float64Array {
 
 export function blobOf(entries: Float64Array): Buffer {
   return Buffer.from(entries.buffer, entries.byteOffset, entries.byteLength);
-}
-
-export function entryCount(entries: Float64Array): number {
-  return entries.length / ENTRY;
 }
 
 /**
@@ -112,35 +106,6 @@ export function lowerBound(entries: Float64Array, ts: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-/** One entry as an aggregate; `records` is given for raw entries (whose slot 2 holds flags). */
-export function aggAt(e: Float64Array, i: number, records = e[i * ENTRY + SLOT_2]!): Agg {
-  const o = i * ENTRY;
-  return {
-    count: e[o + 1]!,
-    records,
-    value: e[o + 3]!,
-    stddev: e[o + 4]!,
-    derivative: e[o + 5]!,
-    derivative_stddev: e[o + 6]!,
-    counter: e[o + 7]!,
-    counter_stddev: e[o + 8]!,
-  };
-}
-
-/** Writes an aggregate as entry `i` (slot 2 = records). */
-export function putAgg(e: Float64Array, i: number, ts: number, a: Agg): void {
-  const o = i * ENTRY;
-  e[o] = ts;
-  e[o + 1] = a.count;
-  e[o + 2] = a.records;
-  e[o + 3] = a.value;
-  e[o + 4] = a.stddev;
-  e[o + 5] = a.derivative;
-  e[o + 6] = a.derivative_stddev;
-  e[o + 7] = a.counter;
-  e[o + 8] = a.counter_stddev;
 }
 
 /**

@@ -133,7 +133,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
       });
     });
   } catch (err) {
-    store.close();
+    await store.close();
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') throw new StartError('port_in_use', `port ${config.port} on ${config.host} is already in use (is another node running?); pick another --port, or 0 for any free port`);
     if (e.code === 'EACCES') throw new StartError('port_denied', `not allowed to listen on ${config.host}:${config.port} (ports below 1024 need privileges); pick another --port`);
@@ -156,7 +156,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
       await done;
       clearTimeout(force);
       await sweeper.stop();
-      store.close();
+      await store.close();
     })();
     return closed;
   };

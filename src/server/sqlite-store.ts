@@ -18,8 +18,8 @@
  * series by series, in slices of FLUSH_SLICE_MS between which the node goes on answering (a
  * flush of 250,000 records takes ~0.3 s; one block of it stalled every client). Its last slice
  * records the generation as applied. Flushes start when enough records are waiting and every
- * FLUSH_INTERVAL_MS; a read or a sweep of a series with records waiting finishes them first, and
- * so does close. After a crash the unapplied generations are applied at open; a slice applied
+ * FLUSH_INTERVAL_MS; a read or a sweep of a series with records waiting first finishes every
+ * waiting write (not only that series': simple, and a flush is short), and so does close. After a crash the unapplied generations are applied at open; a slice applied
  * twice changes nothing, since a write replaces and a replaced bucket is recomputed.
  * (An in-memory store has no log.)
  *
@@ -93,6 +93,7 @@ export class SqliteStore implements Store {
   private readonly db: Db;
   private readonly log: IngestLog | null = null;
   private readonly checkpointer: Checkpointer | null = null;
+  private closed: Promise<void> | undefined;
   private readonly walFile: string | null = null;
   private readonly lockFile: string | null = null;
   readonly smallest: number;
@@ -624,10 +625,13 @@ export class SqliteStore implements Store {
     return n;
   }
 
-  close(): void {
+  close(): Promise<void> {
+    this.closed ??= this.closeNow();
+    return this.closed;
+  }
+
+  private closeNow(): Promise<void> {
     clearInterval(this.flushTimer);
-    if (!this.db.open) return;
-    void this.checkpointer?.close();
     try {
       this.flush();
     } catch (err) {
@@ -637,6 +641,9 @@ export class SqliteStore implements Store {
     this.db.close();
     this.log?.close();
     if (this.lockFile !== null) unlockDataDir(this.lockFile);
+    // The checkpointer's connection closes last and may still touch the -wal/-shm files as it
+    // goes: whoever removes the data dir waits for this.
+    return this.checkpointer?.close() ?? Promise.resolve();
   }
 }
 

@@ -65,7 +65,8 @@ export interface Store {
   sweepText(seriesId: number, before: number): number;
   sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number;
 
-  close(): void;
+  /** Flushes, closes and unlocks at once; resolves once every file of the store is let go. */
+  close(): Promise<void>;
 }
 
 export function aggOfRollup(r: RollupRowArray): Agg {

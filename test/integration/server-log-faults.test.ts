@@ -26,7 +26,7 @@ const nodes: RunningNode[] = [];
 const stores: SqliteStore[] = [];
 afterEach(async () => {
   faults.failNext = 0;
-  stores.splice(0).forEach((s) => s.close());
+  await Promise.all(stores.splice(0).map((s) => s.close()));
   for (const n of nodes.splice(0)) await n.close();
   dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
 });

@@ -12,8 +12,8 @@ import type { NntRecord } from '../../src/protocol/index.js';
 const UUID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
-afterEach(() => {
-  stores.splice(0).forEach((s) => s.close());
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
   dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 

@@ -227,7 +227,7 @@ describe('the sweeper yields to the event loop', () => {
       expect(turns).toBeGreaterThan(100);
       expect(store.rawRows(store.findSeries(UUID, 'y499')!, 0, 120)).toEqual([]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
