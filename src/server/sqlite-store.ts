@@ -818,7 +818,13 @@ function lockDataDir(dir: string): string {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreOpenError(`cannot lock the data directory ${dir}: ${(err as Error).message}`);
     }
-    const pid = Number(readFileSync(file, 'utf8').trim());
+    let held: string;
+    try {
+      held = readFileSync(file, 'utf8');
+    } catch {
+      continue; // let go of meanwhile: try again
+    }
+    const pid = Number(held.trim());
     const stale = !Number.isSafeInteger(pid) || pid <= 0 || (pid === process.pid ? !heldHere.has(file) : !isAlive(pid));
     if (!stale) {
       throw new StoreOpenError(`the data directory ${dir} is in use by process ${pid} (another tsnode serve?): stop it, or use another --data-dir`);
