@@ -139,6 +139,36 @@ describe('tsnode write', () => {
     expect(await offsetsOn(one, 'bad', 20)).toEqual(every(20));
   });
 
+  it('the rejects file keeps each input as written (1e400, big integers, 1.0), on one line, and replays to the same errors', async () => {
+    const f = join(dir, 'verbatim.ndjson');
+    const rec = (fields: string): string => `{"metric":"verb","id":"${ID}",${fields}}`;
+    const inputs = [rec('"offset":60,"count":1,"value":1e400'), rec('"offset":18014398509481985,"count":1,"value":1'), rec('"offset":61,"count":1.0,"value":-0.0')];
+    writeFileSync(f, `${inputs.join('\n')}\n`);
+    const r = await runCli(['write', f, '--node', one]);
+    expect(r.code).toBe(1);
+    const raw = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n');
+    expect(raw).toHaveLength(3);
+    raw.forEach((l, k) => expect(l.endsWith(`,"input":${inputs[k]}}`)).toBe(true));
+    const errors = raw.map((l) => JSON.parse(l).error);
+    expect(errors[0]).toBe('value: must be a finite number (got Infinity)');
+    // Replaying the rejects file finds the same faults in the same records.
+    const again = await runCli(['write', `${f}.rejects.ndjson`, '--node', one, '--rejects', join(dir, 'verbatim-again.ndjson')]);
+    expect(again.code).toBe(1);
+    const raw2 = readFileSync(join(dir, 'verbatim-again.ndjson'), 'utf8').trim().split('\n');
+    expect(raw2.map((l) => JSON.parse(l).error)).toEqual(errors);
+    raw2.forEach((l, k) => expect(l.endsWith(`,"input":${inputs[k]}}`)).toBe(true));
+
+    // A pretty-printed array element spans lines; its reject is still one NDJSON line.
+    const g = join(dir, 'verbatim.json');
+    writeFileSync(g, `[\n  {\n    "metric": "verb",\n    "id": "${ID}",\n    "offset": 120,\n    "count": 1,\n    "value": 1e999\n  }\n]\n`);
+    const a = await runCli(['write', g, '--node', one]);
+    expect(a.code).toBe(1);
+    const lines = readFileSync(`${g}.rejects.ndjson`, 'utf8').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ record: 1, line: 2, error: 'value: must be a finite number (got Infinity)' });
+    expect(lines[0]).toContain('"value": 1e999');
+  });
+
   it('--strict sends nothing when any record is invalid (exit 2); --dry-run sends nothing', async () => {
     const f = recordsFile('strict.json', 'strict', 30, 'json', (i, r) => (i === 25 ? { ...r, count: -1 } : r));
     const r = await runCli(['write', f, '--node', one, '--strict']);

@@ -194,6 +194,17 @@ const recordText = fc.oneof(
   { weight: 1, arbitrary: nearlyValid.map((input) => JSON.stringify({ file: 'old.ndjson', record: 3, line: 3, error: 'x: y', input })) },
 );
 
+/**
+ * Since v0 a reject also carries its input's text as read (`inputText`, for the rejects file);
+ * checked here to be that input, then left out of the comparison with v0.
+ */
+function withoutInputText(reject: unknown): unknown {
+  if (reject === undefined) return reject;
+  const { inputText, ...rest } = reject as { inputText?: string; input: unknown };
+  if (inputText !== undefined) expect(JSON.parse(inputText)).toEqual(rest.input);
+  return rest;
+}
+
 function batchAll(make: () => { add(raw: RawRecord): { kind: string; full?: unknown; reject?: unknown }; flush(): unknown }, raws: RawRecord[], done?: (body: Buffer) => void) {
   const b = make();
   const out: unknown[] = [];
@@ -205,7 +216,7 @@ function batchAll(make: () => { add(raw: RawRecord): { kind: string; full?: unkn
   };
   for (const raw of raws) {
     const r = b.add(raw);
-    out.push({ kind: r.kind, reject: r.reject, full: r.full === undefined ? undefined : show(r.full) });
+    out.push({ kind: r.kind, reject: withoutInputText(r.reject), full: r.full === undefined ? undefined : show(r.full) });
   }
   out.push(show(b.flush()));
   return out;
