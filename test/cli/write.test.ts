@@ -283,6 +283,18 @@ describe('tsnode write: faults', () => {
     }
   });
 
+  it('--to all with one node down: the others take every record, so partial (exit 3), not nothing written (1)', async () => {
+    const node = await startNode({ memory: true });
+    const dead = await deadAddress();
+    const f = recordsFile('halfall.ndjson', 'halfall', 20, 'ndjson');
+    const r = await runCli(['write', f, '--nodes', `${node.url},${dead}`, '--to', 'all', '--batch-size', '5', '--retries', '0', '--output', 'json']);
+    expect(r.code).toBe(3);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ status: 'done', read: 20, failedBatches: 4 });
+    expect(doc.nodes.map((n: { records: number }) => n.records)).toEqual([20, 0]);
+    expect(await offsetsOn(node.url, 'halfall', 20)).toEqual(every(20));
+  });
+
   it('every node down: stops after the first failed batch (exit 1), which goes to the rejects file; --resume finishes', async () => {
     const dead = await deadAddress();
     const f = recordsFile('down.ndjson', 'down', 50, 'ndjson');
