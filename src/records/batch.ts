@@ -67,6 +67,12 @@ export function batchTexts(body: Uint8Array): string[] {
  */
 export class BodyPool {
   private readonly free: Buffer[] = [];
+  /**
+   * The memory this pool allocated: only that is taken back. Any other body (an empty batch's
+   * `Buffer.from('[]')` can be the first bytes of Node's shared 8 KiB slab) would be handed out
+   * while other buffers still live in it.
+   */
+  private readonly mine = new WeakSet<ArrayBufferLike>();
   constructor(private readonly keep = 8) {}
   take(size: number): Buffer {
     for (let i = this.free.length - 1; i >= 0; i--) {
@@ -76,11 +82,13 @@ export class BodyPool {
         return b;
       }
     }
-    return Buffer.allocUnsafeSlow(size);
+    const b = Buffer.allocUnsafeSlow(size);
+    this.mine.add(b.buffer);
+    return b;
   }
   /** Returns a batch's body for reuse. Only once nothing (no request, no retry) can still read it. */
   give(body: Buffer): void {
-    if (this.free.length >= this.keep || body.byteOffset !== 0) return;
+    if (this.free.length >= this.keep || body.byteOffset !== 0 || !this.mine.has(body.buffer)) return;
     this.free.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
   }
 }

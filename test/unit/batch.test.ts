@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Batcher, batchTexts, isRejectLine, memberText } from '../../src/records/batch.js';
+import { Batcher, BodyPool, batchTexts, isRejectLine, memberText } from '../../src/records/batch.js';
 import { NdjsonSplitter } from '../../src/records/splitter.js';
 import { LowWater } from '../../src/replay/state.js';
 import { rejectedIndex } from '../../src/replay/write-records.js';
@@ -56,6 +56,19 @@ describe('Batcher', () => {
     expect(isRejectLine(JSON.parse(line))).toBe(true);
     const { batches } = feed([line], { batchSize: 10, batchBytes: 1 << 20 });
     expect(JSON.parse(batches[0]!.body.toString())).toEqual([JSON.parse(rec(5))]);
+  });
+});
+
+describe('BodyPool', () => {
+  it('never hands out memory it did not allocate (an empty batch body can sit at offset 0 of Node\'s shared 8 KiB slab)', () => {
+    const pool = new BodyPool(4);
+    const shared = new ArrayBuffer(8192);
+    // What flush() returns for an empty batch, Buffer.from('[]'), when it starts a fresh slab.
+    pool.give(Buffer.from(shared, 0, 2));
+    expect(pool.take(4098).buffer).not.toBe(shared);
+    const own = pool.take(100);
+    pool.give(own.subarray(0, 10));
+    expect(pool.take(100).buffer).toBe(own.buffer);
   });
 });
 
