@@ -331,6 +331,9 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   let saved: ReplayState | undefined;
   if (statePath !== undefined && !options.resume && existsSync(statePath)) {
     emit({ type: 'warning', message: `${statePath} holds the position of an earlier run; starting over (pass --resume to continue it instead)` });
+    // Forget it now, not at this run's first acknowledgement: this run starts a new rejects file,
+    // and a --resume after it dies before that must not skip to the old position (whose rejects are gone).
+    removeState(statePath);
   }
   if (statePath !== undefined && options.resume) {
     saved = loadState(statePath);

@@ -251,6 +251,40 @@ describe('tsnode write: faults', () => {
     expect(existsSync(state)).toBe(false);
   });
 
+  it('starting over (no --resume) forgets the old position at once: killed before its first ack, --resume loses no reject', async () => {
+    const node = await startNode({ memory: true });
+    const n = 40;
+    const f = recordsFile('restart.ndjson', 'restart', n, 'ndjson', (i, r) => (i === 5 || i === 30 ? { ...r, id: 'bad' } : r));
+    const state = `${f}.tsnode-state.json`;
+    // An earlier run stopped after record 31 (its rejects file holds records 6 and 31).
+    const first = await runCli(['write', f, '--node', node.url, '--max-errors', '1', '--batch-size', '5']);
+    expect(first.code).toBe(3);
+    expect(JSON.parse(readFileSync(state, 'utf8')).inputs[f].record).toBe(31);
+    // Start over into a node that never answers, and die before anything is acknowledged.
+    let got!: () => void;
+    const received = new Promise<void>((res) => (got = res));
+    const hang = createServer((req) => {
+      req.resume();
+      got();
+    });
+    await new Promise<void>((res) => hang.listen(0, '127.0.0.1', res));
+    const child = spawn(process.execPath, [BIN, 'write', f, '--node', `http://127.0.0.1:${(hang.address() as { port: number }).port}`, '--batch-size', '5'], { stdio: 'ignore', env: { ...process.env, TSNODE_NODES: '' } });
+    const exited = new Promise((res) => child.once('exit', res));
+    try {
+      await received;
+      child.kill('SIGKILL');
+      await exited;
+    } finally {
+      hang.closeAllConnections();
+      await new Promise((res) => hang.close(res));
+    }
+    const r = await runCli(['write', f, '--node', node.url, '--resume', '--output', 'json']);
+    expect(r.code).toBe(3);
+    const rejected = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l).record);
+    expect(rejected).toEqual([6, 31]);
+    expect(await offsetsOn(node.url, 'restart', n)).toEqual(new Set([...every(n)].filter((o) => o !== 300 && o !== 1800)));
+  });
+
   it('a node answering 503 twice then recovering: retried, exit 0', async () => {
     const node = await startNode({ memory: true });
     const target = new URL(node.url);
