@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
@@ -135,6 +135,34 @@ export class ReplayUsageError extends Error {
   }
 }
 
+/**
+ * Cuts a rejects file back to its last newline. A run killed while appending a line leaves it
+ * torn; the next line appended would be glued to it (neither would parse). The record whose line
+ * it was lies past the saved position (a reject is written before its batch counts as done), so
+ * the resumed run writes it again, whole.
+ */
+function dropTornTail(path: string): void {
+  const fd = openSync(path, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(64 * 1024);
+    let end = size;
+    while (end > 0) {
+      const from = Math.max(0, end - buf.length);
+      readSync(fd, buf, 0, end - from, from);
+      const nl = buf.subarray(0, end - from).lastIndexOf(0x0a);
+      if (nl >= 0) {
+        end = from + nl + 1;
+        break;
+      }
+      end = from;
+    }
+    if (end < size) ftruncateSync(fd, end);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Appends reject lines synchronously, so a line is in the file before the batch around it counts as done. */
 class RejectsFile {
   private fd: number | undefined;
@@ -158,6 +186,7 @@ class RejectsFile {
       return; // no file yet
     }
     if (info.stdin || info.size === undefined || info.size === 0) return;
+    dropTornTail(this.path);
     const handle = await openRecords(info, { format: 'ndjson' });
     for await (const group of handle.groups) {
       for (const raw of group) {

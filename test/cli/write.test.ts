@@ -285,6 +285,23 @@ describe('tsnode write: faults', () => {
     expect(await offsetsOn(node.url, 'restart', n)).toEqual(new Set([...every(n)].filter((o) => o !== 300 && o !== 1800)));
   });
 
+  it('--resume after a kill that tore the last rejects line: the torn line is dropped and written again whole', async () => {
+    const node = await startNode({ memory: true });
+    const f = recordsFile('torn.ndjson', 'torn', 10, 'ndjson', (i, r) => (i === 2 || i === 7 ? { ...r, id: 'bad' } : r));
+    const rejects = `${f}.rejects.ndjson`;
+    const first = await runCli(['write', f, '--node', node.url, '--max-errors', '0', '--batch-size', '5']);
+    expect(first.code).toBe(3);
+    // The run that followed was killed half-way through writing record 8's reject.
+    const whole = readFileSync(rejects, 'utf8');
+    writeFileSync(rejects, `${whole}{"file":${JSON.stringify(f)},"record":8,"line":8,"error":"id: must be a UU`);
+    const r = await runCli(['write', f, '--node', node.url, '--resume']);
+    expect(r.code).toBe(3);
+    const lines = readFileSync(rejects, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((l) => JSON.parse(l).record)).toEqual([3, 8]);
+    expect(await offsetsOn(node.url, 'torn', 10)).toEqual(new Set([...every(10)].filter((o) => o !== 120 && o !== 420)));
+  });
+
   it('a node answering 503 twice then recovering: retried, exit 0', async () => {
     const node = await startNode({ memory: true });
     const target = new URL(node.url);
