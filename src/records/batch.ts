@@ -18,6 +18,12 @@ export interface RejectEntry {
   error: string;
   /** The record as read (its text when it was not even JSON). */
   input: unknown;
+  /**
+   * The record's JSON text exactly as read, when it was JSON: the rejects file writes this rather
+   * than `JSON.stringify(input)`, which would turn `1e400` into `null`, round integers beyond 2^53
+   * and `1.0` to `1`, and so lose the very value a reject is about.
+   */
+  inputText?: string;
   /** The node that refused it, when it was a node and not the local check. */
   node?: string;
 }
@@ -61,6 +67,12 @@ export function batchTexts(body: Uint8Array): string[] {
  */
 export class BodyPool {
   private readonly free: Buffer[] = [];
+  /**
+   * The memory this pool allocated: only that is taken back. Any other body (an empty batch's
+   * `Buffer.from('[]')` can be the first bytes of Node's shared 8 KiB slab) would be handed out
+   * while other buffers still live in it.
+   */
+  private readonly mine = new WeakSet<ArrayBufferLike>();
   constructor(private readonly keep = 8) {}
   take(size: number): Buffer {
     for (let i = this.free.length - 1; i >= 0; i--) {
@@ -70,11 +82,13 @@ export class BodyPool {
         return b;
       }
     }
-    return Buffer.allocUnsafeSlow(size);
+    const b = Buffer.allocUnsafeSlow(size);
+    this.mine.add(b.buffer);
+    return b;
   }
   /** Returns a batch's body for reuse. Only once nothing (no request, no retry) can still read it. */
   give(body: Buffer): void {
-    if (this.free.length >= this.keep || body.byteOffset !== 0) return;
+    if (this.free.length >= this.keep || body.byteOffset !== 0 || !this.mine.has(body.buffer)) return;
     this.free.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
   }
 }
@@ -100,6 +114,54 @@ const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A record's text for a reject: parsed for `input`, and verbatim as `inputText` when it is JSON. */
+export function rejectInput(text: string): { input: unknown; inputText?: string } {
+  try {
+    return { input: JSON.parse(text), inputText: text };
+  } catch {
+    return { input: text };
+  }
+}
+
+/**
+ * The text of the last top-level member `key` of the JSON object `text` (valid JSON: JSON.parse
+ * accepted it), or undefined. Replaying a rejects-file line sends its `input` as written there.
+ */
+export function memberText(text: string, key: string): string | undefined {
+  const want = JSON.stringify(key);
+  let found: string | undefined;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: find its end (skipping escapes); at depth 1 after "{" or "," it is a key.
+      const from = i;
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      if (depth !== 1 || text.slice(from, i + 1) !== want) continue;
+      let j = i + 1;
+      while (/\s/.test(text[j] ?? '')) j++;
+      if (text[j] !== ':') continue; // a value, not a key
+      const start = j + 1;
+      // The value ends at the "," or "}" that closes it at depth 1.
+      let d = 0;
+      for (j = start; j < text.length; j++) {
+        const v = text.charCodeAt(j);
+        if (v === 0x22) {
+          for (j++; j < text.length && text.charCodeAt(j) !== 0x22; j++) if (text.charCodeAt(j) === 0x5c) j++;
+        } else if (v === 0x7b || v === 0x5b) d++;
+        else if (v === 0x7d || v === 0x5d) {
+          if (d === 0) break;
+          d--;
+        } else if (v === 0x2c && d === 0) break;
+      }
+      found = text.slice(start, j).trim();
+      i = j - 1;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return found;
 }
 
 /** A rejects-file line (`{file, record, error, input}`): replaying it means replaying its `input`. */
@@ -195,7 +257,7 @@ export class Batcher {
     }
     if (isRejectLine(value)) {
       value = value.input;
-      text = JSON.stringify(value);
+      text = memberText(text, 'input') ?? JSON.stringify(value);
     }
     // validateNntRecord's verdict; the record goes out as read, so its normalised copy is not built.
     const issue = nntRecordIssue(value, this.validateOptions);
@@ -203,7 +265,7 @@ export class Batcher {
       this.passed(raw);
       return {
         kind: 'reject',
-        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${issue.field}: ${issue.reason}`, input: value },
+        reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${issue.field}: ${issue.reason}`, input: value, inputText: detached(text) },
       };
     }
     return text;

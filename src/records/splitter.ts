@@ -314,6 +314,13 @@ export class JsonArraySplitter implements Splitter {
 }
 
 /**
+ * The first line of an input without its UTF-8 byte order mark (Windows tools write one; it is
+ * not JSON, and JSON.parse refuses it). Line 1 is always the start of the input: a resumed
+ * splitter starts past a record, so on a later line.
+ */
+const withoutBom = (text: string): string => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
+/**
  * Splits newline-delimited JSON: one record per non-blank line. Lines are located with
  * `indexOf`, so the cost is close to a memory scan.
  */
@@ -414,6 +421,7 @@ export class NdjsonSplitter implements Splitter {
   /** One line done: a record unless it was blank. */
   private emitLine(out: RawRecord[], text: string | undefined, byteEnd: number): void {
     if (text !== undefined) {
+      if (this.line === 1) text = withoutBom(text);
       this.record += 1;
       out.push({ record: this.record, line: this.line, byteEnd, lineEnd: this.line + 1, text });
     }
@@ -426,6 +434,6 @@ export class NdjsonSplitter implements Splitter {
     if (text.trim() === '') return [];
     this.record += 1;
     // The last line had no newline; its end is the end of input.
-    return [{ record: this.record, line: this.line, byteEnd: this.offset, lineEnd: this.line, text: text.replace(/\r$/, '') }];
+    return [{ record: this.record, line: this.line, byteEnd: this.offset, lineEnd: this.line, text: (this.line === 1 ? withoutBom(text) : text).replace(/\r$/, '') }];
   }
 }

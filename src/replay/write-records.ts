@@ -1,9 +1,9 @@
-import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import type { NodeClient } from '../client/node-client.js';
-import { Batcher, BodyPool, batchBody, batchTexts, type Batch, type Position, type RejectEntry } from '../records/batch.js';
+import { Batcher, BodyPool, batchBody, batchTexts, rejectInput, type Batch, type Position, type RejectEntry } from '../records/batch.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
 import { checkInput, loadState, LowWater, removeState, saveState, type ReplayState } from './state.js';
 
@@ -135,6 +135,34 @@ export class ReplayUsageError extends Error {
   }
 }
 
+/**
+ * Cuts a rejects file back to its last newline. A run killed while appending a line leaves it
+ * torn; the next line appended would be glued to it (neither would parse). The record whose line
+ * it was lies past the saved position (a reject is written before its batch counts as done), so
+ * the resumed run writes it again, whole.
+ */
+function dropTornTail(path: string): void {
+  const fd = openSync(path, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(64 * 1024);
+    let end = size;
+    while (end > 0) {
+      const from = Math.max(0, end - buf.length);
+      readSync(fd, buf, 0, end - from, from);
+      const nl = buf.subarray(0, end - from).lastIndexOf(0x0a);
+      if (nl >= 0) {
+        end = from + nl + 1;
+        break;
+      }
+      end = from;
+    }
+    if (end < size) ftruncateSync(fd, end);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Appends reject lines synchronously, so a line is in the file before the batch around it counts as done. */
 class RejectsFile {
   private fd: number | undefined;
@@ -158,6 +186,7 @@ class RejectsFile {
       return; // no file yet
     }
     if (info.stdin || info.size === undefined || info.size === 0) return;
+    dropTornTail(this.path);
     const handle = await openRecords(info, { format: 'ndjson' });
     for await (const group of handle.groups) {
       for (const raw of group) {
@@ -179,8 +208,15 @@ class RejectsFile {
     if (entry.line !== undefined) line.line = entry.line;
     line.error = entry.error;
     if (entry.node !== undefined) line.node = entry.node;
-    line.input = entry.input;
-    writeSync(this.fd, `${JSON.stringify(line)}\n`);
+    let text: string;
+    if (entry.inputText !== undefined) {
+      // Verbatim, on one line: in valid JSON a CR or LF can only be whitespace between tokens.
+      text = `${JSON.stringify(line).slice(0, -1)},"input":${entry.inputText.replace(/[\r\n]+/g, ' ').trim()}}`;
+    } else {
+      line.input = entry.input;
+      text = JSON.stringify(line);
+    }
+    writeSync(this.fd, `${text}\n`);
   }
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
@@ -294,14 +330,6 @@ function half(s: Slice, from: number, to: number): Slice {
   return sliceOf(textsOf(s).slice(from, to), s.records.slice(from, to), s.lines.slice(from, to));
 }
 
-const parseOr = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-};
-
 /**
  * Replays numeric record files into nodes: streams each input, validates every record, sends
  * batches with bounded concurrency, puts invalid or refused records in the rejects file, and
@@ -332,6 +360,9 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   let saved: ReplayState | undefined;
   if (statePath !== undefined && !options.resume && existsSync(statePath)) {
     emit({ type: 'warning', message: `${statePath} holds the position of an earlier run; starting over (pass --resume to continue it instead)` });
+    // Forget it now, not at this run's first acknowledgement: this run starts a new rejects file,
+    // and a --resume after it dies before that must not skip to the old position (whose rejects are gone).
+    removeState(statePath);
   }
   if (statePath !== undefined && options.resume) {
     saved = loadState(statePath);
@@ -423,12 +454,12 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           if (idx === undefined) {
             // The node refused the batch without saying which record: none of it is stored (writes are atomic).
             const all = current;
-            textsOf(all).forEach((t, k) => reject({ file: source, record: all.records[k]!, line: all.lines[k]!, error: `node: ${reason}`, input: parseOr(t), node: client.url }));
+            textsOf(all).forEach((t, k) => reject({ file: source, record: all.records[k]!, line: all.lines[k]!, error: `node: ${reason}`, ...rejectInput(t), node: client.url }));
             counters.rejectedByNode += all.count;
             nodes[i]!.rejected += all.count;
             return written;
           }
-          reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, input: parseOr(textsOf(current)[idx]!), node: client.url });
+          reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, ...rejectInput(textsOf(current)[idx]!), node: client.url });
           counters.rejectedByNode++;
           nodes[i]!.rejected++;
           current = without(current, idx);
@@ -436,7 +467,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         }
         if (err instanceof NodeHttpError && err.status === 413 && current.count === 1) {
           // One record larger than the node's body limit: that record is refused, not the node broken.
-          reject({ file: source, record: current.records[0]!, line: current.lines[0]!, error: `(record): larger than the node accepts: ${nodeReason(err)}`, input: parseOr(textsOf(current)[0]!), node: client.url });
+          reject({ file: source, record: current.records[0]!, line: current.lines[0]!, error: `(record): larger than the node accepts: ${nodeReason(err)}`, ...rejectInput(textsOf(current)[0]!), node: client.url });
           counters.rejectedByNode++;
           nodes[i]!.rejected++;
           return written;
@@ -463,7 +494,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     nodes[i]!.lastError = message;
     emit({ type: 'batch-failed', node: options.clients[i]!.url, source: batch.source, firstRecord: batch.records[0]!, lastRecord: batch.records[n - 1]!, error: message });
     batchTexts(batch.body).forEach((t, k) =>
-      reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, input: parseOr(t), node: options.clients[i]!.url }),
+      reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, ...rejectInput(t), node: options.clients[i]!.url }),
     );
   };
 

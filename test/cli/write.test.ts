@@ -139,6 +139,36 @@ describe('tsnode write', () => {
     expect(await offsetsOn(one, 'bad', 20)).toEqual(every(20));
   });
 
+  it('the rejects file keeps each input as written (1e400, big integers, 1.0), on one line, and replays to the same errors', async () => {
+    const f = join(dir, 'verbatim.ndjson');
+    const rec = (fields: string): string => `{"metric":"verb","id":"${ID}",${fields}}`;
+    const inputs = [rec('"offset":60,"count":1,"value":1e400'), rec('"offset":18014398509481985,"count":1,"value":1'), rec('"offset":61,"count":1.0,"value":-0.0')];
+    writeFileSync(f, `${inputs.join('\n')}\n`);
+    const r = await runCli(['write', f, '--node', one]);
+    expect(r.code).toBe(1);
+    const raw = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n');
+    expect(raw).toHaveLength(3);
+    raw.forEach((l, k) => expect(l.endsWith(`,"input":${inputs[k]}}`)).toBe(true));
+    const errors = raw.map((l) => JSON.parse(l).error);
+    expect(errors[0]).toBe('value: must be a finite number (got Infinity)');
+    // Replaying the rejects file finds the same faults in the same records.
+    const again = await runCli(['write', `${f}.rejects.ndjson`, '--node', one, '--rejects', join(dir, 'verbatim-again.ndjson')]);
+    expect(again.code).toBe(1);
+    const raw2 = readFileSync(join(dir, 'verbatim-again.ndjson'), 'utf8').trim().split('\n');
+    expect(raw2.map((l) => JSON.parse(l).error)).toEqual(errors);
+    raw2.forEach((l, k) => expect(l.endsWith(`,"input":${inputs[k]}}`)).toBe(true));
+
+    // A pretty-printed array element spans lines; its reject is still one NDJSON line.
+    const g = join(dir, 'verbatim.json');
+    writeFileSync(g, `[\n  {\n    "metric": "verb",\n    "id": "${ID}",\n    "offset": 120,\n    "count": 1,\n    "value": 1e999\n  }\n]\n`);
+    const a = await runCli(['write', g, '--node', one]);
+    expect(a.code).toBe(1);
+    const lines = readFileSync(`${g}.rejects.ndjson`, 'utf8').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ record: 1, line: 2, error: 'value: must be a finite number (got Infinity)' });
+    expect(lines[0]).toContain('"value": 1e999');
+  });
+
   it('--strict sends nothing when any record is invalid (exit 2); --dry-run sends nothing', async () => {
     const f = recordsFile('strict.json', 'strict', 30, 'json', (i, r) => (i === 25 ? { ...r, count: -1 } : r));
     const r = await runCli(['write', f, '--node', one, '--strict']);
@@ -221,6 +251,57 @@ describe('tsnode write: faults', () => {
     expect(existsSync(state)).toBe(false);
   });
 
+  it('starting over (no --resume) forgets the old position at once: killed before its first ack, --resume loses no reject', async () => {
+    const node = await startNode({ memory: true });
+    const n = 40;
+    const f = recordsFile('restart.ndjson', 'restart', n, 'ndjson', (i, r) => (i === 5 || i === 30 ? { ...r, id: 'bad' } : r));
+    const state = `${f}.tsnode-state.json`;
+    // An earlier run stopped after record 31 (its rejects file holds records 6 and 31).
+    const first = await runCli(['write', f, '--node', node.url, '--max-errors', '1', '--batch-size', '5']);
+    expect(first.code).toBe(3);
+    expect(JSON.parse(readFileSync(state, 'utf8')).inputs[f].record).toBe(31);
+    // Start over into a node that never answers, and die before anything is acknowledged.
+    let got!: () => void;
+    const received = new Promise<void>((res) => (got = res));
+    const hang = createServer((req) => {
+      req.resume();
+      got();
+    });
+    await new Promise<void>((res) => hang.listen(0, '127.0.0.1', res));
+    const child = spawn(process.execPath, [BIN, 'write', f, '--node', `http://127.0.0.1:${(hang.address() as { port: number }).port}`, '--batch-size', '5'], { stdio: 'ignore', env: { ...process.env, TSNODE_NODES: '' } });
+    const exited = new Promise((res) => child.once('exit', res));
+    try {
+      await received;
+      child.kill('SIGKILL');
+      await exited;
+    } finally {
+      hang.closeAllConnections();
+      await new Promise((res) => hang.close(res));
+    }
+    const r = await runCli(['write', f, '--node', node.url, '--resume', '--output', 'json']);
+    expect(r.code).toBe(3);
+    const rejected = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l).record);
+    expect(rejected).toEqual([6, 31]);
+    expect(await offsetsOn(node.url, 'restart', n)).toEqual(new Set([...every(n)].filter((o) => o !== 300 && o !== 1800)));
+  });
+
+  it('--resume after a kill that tore the last rejects line: the torn line is dropped and written again whole', async () => {
+    const node = await startNode({ memory: true });
+    const f = recordsFile('torn.ndjson', 'torn', 10, 'ndjson', (i, r) => (i === 2 || i === 7 ? { ...r, id: 'bad' } : r));
+    const rejects = `${f}.rejects.ndjson`;
+    const first = await runCli(['write', f, '--node', node.url, '--max-errors', '0', '--batch-size', '5']);
+    expect(first.code).toBe(3);
+    // The run that followed was killed half-way through writing record 8's reject.
+    const whole = readFileSync(rejects, 'utf8');
+    writeFileSync(rejects, `${whole}{"file":${JSON.stringify(f)},"record":8,"line":8,"error":"id: must be a UU`);
+    const r = await runCli(['write', f, '--node', node.url, '--resume']);
+    expect(r.code).toBe(3);
+    const lines = readFileSync(rejects, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((l) => JSON.parse(l).record)).toEqual([3, 8]);
+    expect(await offsetsOn(node.url, 'torn', 10)).toEqual(new Set([...every(10)].filter((o) => o !== 120 && o !== 420)));
+  });
+
   it('a node answering 503 twice then recovering: retried, exit 0', async () => {
     const node = await startNode({ memory: true });
     const target = new URL(node.url);
@@ -251,6 +332,18 @@ describe('tsnode write: faults', () => {
       proxy.closeAllConnections();
       await new Promise((res) => proxy.close(res));
     }
+  });
+
+  it('--to all with one node down: the others take every record, so partial (exit 3), not nothing written (1)', async () => {
+    const node = await startNode({ memory: true });
+    const dead = await deadAddress();
+    const f = recordsFile('halfall.ndjson', 'halfall', 20, 'ndjson');
+    const r = await runCli(['write', f, '--nodes', `${node.url},${dead}`, '--to', 'all', '--batch-size', '5', '--retries', '0', '--output', 'json']);
+    expect(r.code).toBe(3);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ status: 'done', read: 20, failedBatches: 4 });
+    expect(doc.nodes.map((n: { records: number }) => n.records)).toEqual([20, 0]);
+    expect(await offsetsOn(node.url, 'halfall', 20)).toEqual(every(20));
   });
 
   it('every node down: stops after the first failed batch (exit 1), which goes to the rejects file; --resume finishes', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Batcher, batchTexts, isRejectLine } from '../../src/records/batch.js';
+import { Batcher, BodyPool, batchTexts, isRejectLine, memberText } from '../../src/records/batch.js';
 import { NdjsonSplitter } from '../../src/records/splitter.js';
 import { LowWater } from '../../src/replay/state.js';
 import { rejectedIndex } from '../../src/replay/write-records.js';
@@ -56,6 +56,37 @@ describe('Batcher', () => {
     expect(isRejectLine(JSON.parse(line))).toBe(true);
     const { batches } = feed([line], { batchSize: 10, batchBytes: 1 << 20 });
     expect(JSON.parse(batches[0]!.body.toString())).toEqual([JSON.parse(rec(5))]);
+  });
+});
+
+describe('BodyPool', () => {
+  it('never hands out memory it did not allocate (an empty batch body can sit at offset 0 of Node\'s shared 8 KiB slab)', () => {
+    const pool = new BodyPool(4);
+    const shared = new ArrayBuffer(8192);
+    // What flush() returns for an empty batch, Buffer.from('[]'), when it starts a fresh slab.
+    pool.give(Buffer.from(shared, 0, 2));
+    expect(pool.take(4098).buffer).not.toBe(shared);
+    const own = pool.take(100);
+    pool.give(own.subarray(0, 10));
+    expect(pool.take(100).buffer).toBe(own.buffer);
+  });
+});
+
+describe('memberText', () => {
+  it('finds the text of a top-level member, not one nested or inside a string, the last when repeated', () => {
+    expect(memberText('{"a":1,"input":{"v":1e400,"input":2},"b":"\\"input\\":3"}', 'input')).toBe('{"v":1e400,"input":2}');
+    expect(memberText('{ "input" : [1, {"x":"]}"}] , "z":0}', 'input')).toBe('[1, {"x":"]}"}]');
+    expect(memberText('{"input":"a,b}","input": 12345678901234567890 }', 'input')).toBe('12345678901234567890');
+    expect(memberText('{"x":"input","y":{"input":1}}', 'input')).toBeUndefined();
+  });
+
+  it('agrees with JSON.parse on generated objects', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 })), fc.jsonValue({ maxDepth: 3 }), fc.boolean(), (rest, input, pretty) => {
+        const text = JSON.stringify({ ...rest, input }, null, pretty ? 2 : 0);
+        expect(JSON.parse(memberText(text, 'input')!)).toEqual(JSON.parse(text).input);
+      }),
+    );
   });
 });
 

@@ -34,6 +34,14 @@ function drive(s: Splitter, buf: Buffer, cuts: number[]): Outcome {
   return { records };
 }
 
+/**
+ * The one deliberate change since v0: a UTF-8 BOM that starts the input (line 1) is not part of
+ * the first record (v0 kept it, and JSON.parse then refused the record).
+ */
+function v0WithoutBom(o: Outcome): Outcome {
+  return { ...o, records: o.records.map((r) => (r.line === 1 && r.text.charCodeAt(0) === 0xfeff ? { ...r, text: r.text.slice(1) } : r)) };
+}
+
 const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 /** Lines an NDJSON input may hold: records, odd records, non-ASCII, blanks, whitespace-only, garbage. */
 const ndjsonLine = fc.oneof(
@@ -91,7 +99,7 @@ describe('NdjsonSplitter fast path', () => {
       fc.property(
         ndjsonInput.chain((buf) => fc.tuple(fc.constant(buf), cutsFor(buf))),
         ([buf, cuts]) => {
-          expect(drive(new NdjsonSplitter('in.ndjson'), buf, cuts)).toEqual(drive(new v0.NdjsonSplitter('in.ndjson'), buf, cuts));
+          expect(drive(new NdjsonSplitter('in.ndjson'), buf, cuts)).toEqual(v0WithoutBom(drive(new v0.NdjsonSplitter('in.ndjson'), buf, cuts)));
         },
       ),
       { numRuns: 1500 },
@@ -108,7 +116,7 @@ describe('NdjsonSplitter fast path', () => {
           const at = all[pick % all.length]!;
           const start = { record: at.record, byte: at.byteEnd, line: at.lineEnd };
           const rest = buf.subarray(at.byteEnd);
-          expect(drive(new NdjsonSplitter('f', start), rest, cuts)).toEqual(drive(new v0.NdjsonSplitter('f', start), rest, cuts));
+          expect(drive(new NdjsonSplitter('f', start), rest, cuts)).toEqual(v0WithoutBom(drive(new v0.NdjsonSplitter('f', start), rest, cuts)));
         },
       ),
       { numRuns: 500 },
@@ -186,6 +194,17 @@ const recordText = fc.oneof(
   { weight: 1, arbitrary: nearlyValid.map((input) => JSON.stringify({ file: 'old.ndjson', record: 3, line: 3, error: 'x: y', input })) },
 );
 
+/**
+ * Since v0 a reject also carries its input's text as read (`inputText`, for the rejects file);
+ * checked here to be that input, then left out of the comparison with v0.
+ */
+function withoutInputText(reject: unknown): unknown {
+  if (reject === undefined) return reject;
+  const { inputText, ...rest } = reject as { inputText?: string; input: unknown };
+  if (inputText !== undefined) expect(JSON.parse(inputText)).toEqual(rest.input);
+  return rest;
+}
+
 function batchAll(make: () => { add(raw: RawRecord): { kind: string; full?: unknown; reject?: unknown }; flush(): unknown }, raws: RawRecord[], done?: (body: Buffer) => void) {
   const b = make();
   const out: unknown[] = [];
@@ -197,7 +216,7 @@ function batchAll(make: () => { add(raw: RawRecord): { kind: string; full?: unkn
   };
   for (const raw of raws) {
     const r = b.add(raw);
-    out.push({ kind: r.kind, reject: r.reject, full: r.full === undefined ? undefined : show(r.full) });
+    out.push({ kind: r.kind, reject: withoutInputText(r.reject), full: r.full === undefined ? undefined : show(r.full) });
   }
   out.push(show(b.flush()));
   return out;

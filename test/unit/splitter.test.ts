@@ -87,6 +87,21 @@ describe('NdjsonSplitter', () => {
     expect(recs[2]!.byteEnd).toBe(Buffer.byteLength('{"a":1}\r\n\n  \n{"b":2}\n{"c":3}'));
   });
 
+  it('drops a UTF-8 BOM at the start of the input, however the chunks cut it (and only there)', () => {
+    const text = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n\ufeff{"b":2}\n')]);
+    for (const cuts of [[], [1], [2], [3], [1, 2], [5]]) {
+      const recs = run(new NdjsonSplitter('f'), text, cuts);
+      expect(recs.map((r) => [r.record, r.line, r.text])).toEqual([
+        [1, 1, '{"a":1}'],
+        [2, 2, '\ufeff{"b":2}'],
+      ]);
+      expect(recs[0]!.byteEnd).toBe(11);
+    }
+    // A BOM on a line of its own, and a single line without a newline.
+    expect(run(new NdjsonSplitter('f'), '\ufeff\n{"a":1}\n').map((r) => [r.line, r.text])).toEqual([[2, '{"a":1}']]);
+    expect(run(new NdjsonSplitter('f'), '\ufeff{"a":1}').map((r) => [r.line, r.text])).toEqual([[1, '{"a":1}']]);
+  });
+
   it('resumes from a byte offset', () => {
     const text = '{"a":1}\n{"b":2}\n\n{"c":3}\n';
     const all = run(new NdjsonSplitter('f'), text);

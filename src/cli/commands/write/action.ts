@@ -187,8 +187,10 @@ function resumeCommand(): string {
 }
 
 function exitCodeOf(r: ReplayResult): ExitCode {
-  // Records were read but none reached a node: that is "nothing could be written" (exit 1).
-  const nothingWritten = !r.dryRun && r.read > 0 && r.written === 0;
+  // Records were read but none reached a node: that is "nothing could be written" (exit 1). With
+  // --to all, `written` counts records every node took; a node that took some makes it partial.
+  const reachedANode = r.written > 0 || r.nodes.some((n) => n.records > 0);
+  const nothingWritten = !r.dryRun && r.read > 0 && !reachedANode;
   switch (r.stopped) {
     case 'interrupted':
       return EXIT.interrupted;
@@ -198,7 +200,7 @@ function exitCodeOf(r: ReplayResult): ExitCode {
     case 'max-errors':
       return nothingWritten ? EXIT.failed : EXIT.partial;
     case 'nodes-down':
-      return r.written === 0 ? EXIT.failed : EXIT.partial;
+      return reachedANode ? EXIT.partial : EXIT.failed;
     case 'done':
       if (r.dryRun) return r.rejected > 0 ? EXIT.partial : EXIT.ok;
       if (nothingWritten) return EXIT.failed;
