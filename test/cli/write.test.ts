@@ -198,6 +198,11 @@ describe('tsnode write', () => {
     expect(c.code).toBe(2);
     expect(c.stderr).toContain(`${t}: line 2, byte`);
     expect(c.stderr).toContain('input ends inside record 2');
+    const x = recordsFile('twice.ndjson', 'tw', 1, 'ndjson');
+    const d = await runCli(['write', x, join(dir, '.', 'twice.ndjson'), '--node', one]);
+    expect(d.code).toBe(2);
+    expect(d.stderr).toContain('is named twice');
+    expect(d.stdout).toBe('');
   });
 });
 

@@ -63,6 +63,13 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   }
   if (opts.node !== undefined && opts.nodes !== undefined) throw new UsageError('--node and --nodes both given', 'use --node for one node or --nodes for a list, not both');
   if (opts.force && !opts.resume) throw new UsageError('--force only makes sense with --resume');
+  // Each input keeps its own resume position, by name: the same input twice would share one.
+  const seen = new Set<string>();
+  for (const f of files) {
+    const key = f === '-' ? '-' : resolve(ctx.cwd, f);
+    if (seen.has(key)) throw new UsageError(`input ${JSON.stringify(f)} is named twice`, 'name each file once (its records would be written twice, and its resume position mixed up)');
+    seen.add(key);
+  }
   if (opts.strict && opts.dryRun) ctx.log.debug('--strict with --dry-run: validating only');
 
   let nodes: string[];
