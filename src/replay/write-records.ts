@@ -722,8 +722,13 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     inputs,
     dryRun,
   };
-  // A complete, clean run leaves no state behind: a later --resume would have nothing to skip.
-  if (statePath !== undefined && result.stopped === 'done') removeState(statePath);
+  // A complete run, or one stopped before anything was acknowledged, leaves no state behind: a
+  // later --resume would have nothing to skip.
+  const progressed = Object.values(state.inputs).some((e) => e.done || e.record > 0);
+  if (statePath !== undefined && (result.stopped === 'done' || !progressed)) {
+    removeState(statePath);
+    result.statePath = undefined;
+  }
   return result;
 }
 

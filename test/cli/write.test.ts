@@ -203,6 +203,14 @@ describe('tsnode write', () => {
     expect(d.code).toBe(2);
     expect(d.stderr).toContain('is named twice');
     expect(d.stdout).toBe('');
+    // Stopped before anything was acknowledged: no state file, no hint to --resume.
+    const e = join(dir, 'empty.json');
+    writeFileSync(e, '');
+    const f = await runCli(['write', e, '--node', one]);
+    expect(f.code).toBe(2);
+    expect(f.stderr).toContain('the input is empty');
+    expect(f.stdout).not.toContain('--resume');
+    expect(existsSync(`${e}.tsnode-state.json`)).toBe(false);
   });
 });
 

@@ -270,7 +270,7 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
     if (r.stopped === 'strict') out.push(paint.red(`--strict: ${n(r.rejected)} invalid record(s), nothing was sent`));
     if (r.stopped === 'max-errors') out.push(paint.red(`stopped: more than ${opts.maxErrors} records rejected`));
     if (r.stopped === 'nodes-down') out.push(paint.red(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`));
-    if (r.stopped === 'interrupted') out.push(paint.yellow('interrupted: acknowledged records are saved'));
+    if (r.stopped === 'interrupted') out.push(paint.yellow(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over'));
     if (r.inputError) out.push(paint.red(`stopped: ${r.inputError.message}`));
     if (resumeHint) out.push(resumeHint);
     ctx.stdout.write(`${out.join('\n')}\n`);
