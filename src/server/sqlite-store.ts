@@ -19,8 +19,9 @@
  * flush of 250,000 records takes ~0.3 s; one block of it stalled every client). Its last slice
  * records the generation as applied. Flushes start when enough records are waiting and every
  * FLUSH_INTERVAL_MS; a read or a sweep of a series with records waiting first finishes every
- * waiting write (not only that series': simple, and a flush is short), and so does close. After a crash the unapplied generations are applied at open; a slice applied
- * twice changes nothing, since a write replaces and a replaced bucket is recomputed.
+ * waiting write (not only that series': simple, and a flush is short), and so does close. After
+ * a crash the unapplied generations are applied at open; a slice applied twice changes nothing,
+ * since a write replaces and a replaced bucket is recomputed.
  * (An in-memory store has no log.)
  *
  * Larger buckets are merged incrementally from each flush; a bucket that had a record replaced
