@@ -326,6 +326,13 @@ function without(s: Slice, i: number): Slice {
   return sliceOf([...t.slice(0, i), ...t.slice(i + 1)], [...s.records.slice(0, i), ...s.records.slice(i + 1)], [...s.lines.slice(0, i), ...s.lines.slice(i + 1)]);
 }
 
+/** The slice without the records numbered in `gone`. */
+function excluding(s: Slice, gone: ReadonlySet<number>): Slice {
+  const keep = s.records.flatMap((r, k) => (gone.has(r) ? [] : [k]));
+  const t = textsOf(s);
+  return sliceOf(keep.map((k) => t[k]!), keep.map((k) => s.records[k]!), keep.map((k) => s.lines[k]!));
+}
+
 function half(s: Slice, from: number, to: number): Slice {
   return sliceOf(textsOf(s).slice(from, to), s.records.slice(from, to), s.lines.slice(from, to));
 }
@@ -438,8 +445,12 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     counters.retries++;
   };
 
-  /** Sends one slice to one node, handling 400 (drop the named record, resend the rest) and 413 (halve). Returns written count or throws the error that made the node fail. */
-  const sendTo = async (i: number, slice: Slice, source: string): Promise<number> => {
+  /**
+   * Sends one slice to one node, handling 400 (drop the named record, resend the rest) and 413
+   * (halve). Returns the written count or throws the error that made the node fail. Every record
+   * it puts in the rejects file is added to `refused`, so a resend elsewhere leaves it out.
+   */
+  const sendTo = async (i: number, slice: Slice, source: string, refused: Set<number>): Promise<number> => {
     const client = options.clients[i]!;
     let current = slice;
     let written = 0;
@@ -455,11 +466,13 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
             // The node refused the batch without saying which record: none of it is stored (writes are atomic).
             const all = current;
             textsOf(all).forEach((t, k) => reject({ file: source, record: all.records[k]!, line: all.lines[k]!, error: `node: ${reason}`, ...rejectInput(t), node: client.url }));
+            all.records.forEach((r) => refused.add(r));
             counters.rejectedByNode += all.count;
             nodes[i]!.rejected += all.count;
             return written;
           }
           reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, ...rejectInput(textsOf(current)[idx]!), node: client.url });
+          refused.add(current.records[idx]!);
           counters.rejectedByNode++;
           nodes[i]!.rejected++;
           current = without(current, idx);
@@ -468,14 +481,15 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         if (err instanceof NodeHttpError && err.status === 413 && current.count === 1) {
           // One record larger than the node's body limit: that record is refused, not the node broken.
           reject({ file: source, record: current.records[0]!, line: current.lines[0]!, error: `(record): larger than the node accepts: ${nodeReason(err)}`, ...rejectInput(textsOf(current)[0]!), node: client.url });
+          refused.add(current.records[0]!);
           counters.rejectedByNode++;
           nodes[i]!.rejected++;
           return written;
         }
         if (err instanceof NodeHttpError && err.status === 413 && current.count > 1) {
           const mid = Math.ceil(current.count / 2);
-          written += await sendTo(i, half(current, 0, mid), source);
-          written += await sendTo(i, half(current, mid, current.count), source);
+          written += await sendTo(i, half(current, 0, mid), source, refused);
+          written += await sendTo(i, half(current, mid, current.count), source, refused);
           return written;
         }
         throw err;
@@ -484,18 +498,20 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     return written;
   };
 
-  const failBatch = (batch: Batch, i: number, err: unknown): void => {
+  /** A batch that failed on node i: every record of it not already refused goes to the rejects file. */
+  const failBatch = (batch: Batch, i: number, err: unknown, refused: ReadonlySet<number>): void => {
     const message = err instanceof Error ? err.message : String(err);
-    const n = batch.count;
+    const n = batch.count - refused.size;
     counters.failedBatches++;
     counters.failedRecords += n;
     nodes[i]!.failedBatches++;
     nodes[i]!.failedRecords += n;
     nodes[i]!.lastError = message;
     emit({ type: 'batch-failed', node: options.clients[i]!.url, source: batch.source, firstRecord: batch.records[0]!, lastRecord: batch.records[n - 1]!, error: message });
-    batchTexts(batch.body).forEach((t, k) =>
-      reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, ...rejectInput(t), node: options.clients[i]!.url }),
-    );
+    batchTexts(batch.body).forEach((t, k) => {
+      if (refused.has(batch.records[k]!)) return;
+      reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, ...rejectInput(t), node: options.clients[i]!.url });
+    });
   };
 
   /** Sends a batch; resolves true when it is settled (written, rejected or failed into the rejects file), false when interrupted. */
@@ -505,14 +521,16 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     if (to === 'all') {
       const results = await Promise.all(
         options.clients.map(async (_, i): Promise<number | 'failed' | 'interrupted'> => {
+          // Each node refuses for itself: its rejects are its own.
+          const refused = new Set<number>();
           try {
-            const w = await sendTo(i, slice, batch.source);
+            const w = await sendTo(i, slice, batch.source, refused);
             nodes[i]!.batches++;
             nodes[i]!.records += w;
             return w;
           } catch (err) {
             if (signal?.aborted) return 'interrupted';
-            failBatch(batch, i, err);
+            failBatch(batch, i, err, refused);
             return 'failed';
           }
         }),
@@ -526,6 +544,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       return true;
     }
     const tried = new Set<number>();
+    // What a node refused (400) is in the rejects file: the next node gets the rest only.
+    const refused = new Set<number>();
     let lastErr: unknown;
     let lastNode = 0;
     for (;;) {
@@ -533,7 +553,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       if (i === undefined) break;
       tried.add(i);
       try {
-        const w = await sendTo(i, slice, batch.source);
+        const w = await sendTo(i, refused.size === 0 ? slice : excluding(slice, refused), batch.source, refused);
         pool.up(i);
         nodes[i]!.batches++;
         nodes[i]!.records += w;
@@ -548,7 +568,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         if (err instanceof NodeRequestError) pool.down(i, err.detail);
       }
     }
-    failBatch(batch, lastNode, lastErr);
+    failBatch(batch, lastNode, lastErr, refused);
     stop ??= 'nodes-down';
     return true;
   };

@@ -347,6 +347,39 @@ describe('tsnode write: faults', () => {
     }
   });
 
+  it('--to any: a record one node refused (400) is not sent again when the batch fails over', async () => {
+    // Node A keeps 300 s as its smallest span, so it refuses the record at 960 s; its next request
+    // (the rest of the batch) is cut off, and the batch fails over to B.
+    const a = await startNode({ memory: true, rollups: [300, 1800] });
+    const b = await startNode({ memory: true });
+    const target = new URL(a.url);
+    let posts = 0;
+    const proxy = createServer((req, res) => {
+      if (req.method === 'POST' && ++posts > 1) return void req.socket.destroy();
+      const up = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((res) => proxy.listen(0, '127.0.0.1', res));
+    const viaProxy = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    try {
+      const f = recordsFile('refused-failover.ndjson', 'rf', 10, 'ndjson', (i, r) => ({ ...r, offset: i === 3 ? 960 : 300 * i }));
+      const r = await runCli(['write', f, '--nodes', `${viaProxy},${b.url}`, '--batch-size', '10', '--concurrency', '1', '--retries', '0', '--output', 'json']);
+      expect(r.code).toBe(3);
+      expect(JSON.parse(r.stdout)).toMatchObject({ read: 10, written: 9, rejected: 1 });
+      const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(rejects).toHaveLength(1);
+      expect(rejects[0]).toMatchObject({ record: 4, node: viaProxy, input: { offset: 960 } });
+      expect(rejects[0].error).toContain('offset');
+      expect(await offsetsOn(b.url, 'rf', 50)).toEqual(new Set([0, 1, 2, 4, 5, 6, 7, 8, 9].map((i) => 300 * i)));
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((res) => proxy.close(res));
+    }
+  });
+
   it('--to all with one node down: the others take every record, so partial (exit 3), not nothing written (1)', async () => {
     const node = await startNode({ memory: true });
     const dead = await deadAddress();
