@@ -321,11 +321,6 @@ function sliceOf(texts: string[], records: number[], lines: number[]): Slice {
   return { body: batchBody(texts), count: texts.length, records, lines, texts };
 }
 
-function without(s: Slice, i: number): Slice {
-  const t = textsOf(s);
-  return sliceOf([...t.slice(0, i), ...t.slice(i + 1)], [...s.records.slice(0, i), ...s.records.slice(i + 1)], [...s.lines.slice(0, i), ...s.lines.slice(i + 1)]);
-}
-
 /** The slice without the records numbered in `gone`. */
 function excluding(s: Slice, gone: ReadonlySet<number>): Slice {
   const keep = s.records.flatMap((r, k) => (gone.has(r) ? [] : [k]));
@@ -475,7 +470,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           refused.add(current.records[idx]!);
           counters.rejectedByNode++;
           nodes[i]!.rejected++;
-          current = without(current, idx);
+          current = excluding(current, refused);
           continue;
         }
         if (err instanceof NodeHttpError && err.status === 413 && current.count === 1) {
