@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -214,6 +214,30 @@ describe('tsnode write', () => {
   });
 });
 
+/**
+ * A proxy in front of `targetUrl` that forwards every request `intercept` leaves alone (it
+ * returns true when it answered, or cut the connection, itself). Closed by the returned stop().
+ */
+async function interceptingProxy(targetUrl: string, intercept: (req: IncomingMessage, res: ServerResponse) => boolean): Promise<{ url: string; stop: () => Promise<void> }> {
+  const target = new URL(targetUrl);
+  const proxy = createServer((req, res) => {
+    if (intercept(req, res)) return;
+    const up = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+      res.writeHead(ur.statusCode ?? 502, ur.headers);
+      ur.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((res) => proxy.listen(0, '127.0.0.1', res));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`,
+    stop: async () => {
+      proxy.closeAllConnections();
+      await new Promise((res) => proxy.close(res));
+    },
+  };
+}
+
 describe('tsnode write: faults', () => {
   afterAll(stopAllNodes);
 
@@ -317,23 +341,15 @@ describe('tsnode write: faults', () => {
 
   it('a node answering 503 twice then recovering: retried, exit 0', async () => {
     const node = await startNode({ memory: true });
-    const target = new URL(node.url);
     let refused = 0;
-    const proxy = createServer((req, res) => {
-      if (req.method === 'POST' && refused < 2) {
-        refused++;
-        req.resume();
-        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' }).end('{"error":"overloaded","code":"internal"}');
-        return;
-      }
-      const up = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
-        res.writeHead(ur.statusCode ?? 502, ur.headers);
-        ur.pipe(res);
-      });
-      req.pipe(up);
+    const proxy = await interceptingProxy(node.url, (req, res) => {
+      if (req.method !== 'POST' || refused >= 2) return false;
+      refused++;
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' }).end('{"error":"overloaded","code":"internal"}');
+      return true;
     });
-    await new Promise<void>((res) => proxy.listen(0, '127.0.0.1', res));
-    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const url = proxy.url;
     try {
       const f = recordsFile('flaky.ndjson', 'flaky', 50, 'ndjson');
       const r = await runCli(['write', f, '--node', url, '--batch-size', '25', '--concurrency', '1', '--output', 'json']);
@@ -342,8 +358,7 @@ describe('tsnode write: faults', () => {
       expect(refused).toBe(2);
       expect(await offsetsOn(node.url, 'flaky', 50)).toEqual(every(50));
     } finally {
-      proxy.closeAllConnections();
-      await new Promise((res) => proxy.close(res));
+      await proxy.stop();
     }
   });
 
@@ -352,18 +367,13 @@ describe('tsnode write: faults', () => {
     // (the rest of the batch) is cut off, and the batch fails over to B.
     const a = await startNode({ memory: true, rollups: [300, 1800] });
     const b = await startNode({ memory: true });
-    const target = new URL(a.url);
     let posts = 0;
-    const proxy = createServer((req, res) => {
-      if (req.method === 'POST' && ++posts > 1) return void req.socket.destroy();
-      const up = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
-        res.writeHead(ur.statusCode ?? 502, ur.headers);
-        ur.pipe(res);
-      });
-      req.pipe(up);
+    const proxy = await interceptingProxy(a.url, (req) => {
+      if (req.method !== 'POST' || ++posts === 1) return false;
+      req.socket.destroy();
+      return true;
     });
-    await new Promise<void>((res) => proxy.listen(0, '127.0.0.1', res));
-    const viaProxy = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const viaProxy = proxy.url;
     try {
       const f = recordsFile('refused-failover.ndjson', 'rf', 10, 'ndjson', (i, r) => ({ ...r, offset: i === 3 ? 960 : 300 * i }));
       const r = await runCli(['write', f, '--nodes', `${viaProxy},${b.url}`, '--batch-size', '10', '--concurrency', '1', '--retries', '0', '--output', 'json']);
@@ -375,8 +385,7 @@ describe('tsnode write: faults', () => {
       expect(rejects[0].error).toContain('offset');
       expect(await offsetsOn(b.url, 'rf', 50)).toEqual(new Set([0, 1, 2, 4, 5, 6, 7, 8, 9].map((i) => 300 * i)));
     } finally {
-      proxy.closeAllConnections();
-      await new Promise((res) => proxy.close(res));
+      await proxy.stop();
     }
   });
 
