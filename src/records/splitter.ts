@@ -408,12 +408,9 @@ export class NdjsonSplitter implements Splitter {
       if (nl < 0) return;
       let end = nl;
       if (end > i && text.charCodeAt(end - 1) === CR) end--;
-      if (end > i) {
-        const line = text.slice(i, end);
-        // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
-        if (line.charCodeAt(0) === LBRACE || line.trim() !== '') this.emitLine(out, line, at + nl + 1);
-        else this.line += 1;
-      } else this.line += 1;
+      const line = text.slice(i, end);
+      // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
+      this.emitLine(out, line.charCodeAt(0) === LBRACE || line.trim() !== '' ? line : undefined, at + nl + 1);
       i = nl + 1;
     }
   }
