@@ -104,7 +104,7 @@ export class SqliteStore implements Store {
   private pending: LoggedBatch[] = [];
   private pendingRecords = 0;
   /** Series with records in `pending`. */
-  private pendingSeries = new Set<number>();
+  private readonly pendingSeries = new Set<number>();
   /** The flush under way, if any. */
   private job: FlushJob | null = null;
   private readonly onError: (err: unknown) => void;
@@ -314,11 +314,11 @@ export class SqliteStore implements Store {
   private startFlush(): void {
     if (this.job !== null || this.pending.length === 0 || !this.db.open) return;
     const generation = this.log?.rotate() ?? 0;
-    this.job = { generation, series: gather(this.pending), sids: [], next: 0, seriesIds: this.pendingSeries };
-    this.job.sids = [...this.job.series.keys()].sort((x, y) => x - y);
+    const series = gather(this.pending);
+    this.job = { generation, series, sids: [...series.keys()].sort((x, y) => x - y), next: 0 };
     this.pending = [];
     this.pendingRecords = 0;
-    this.pendingSeries = new Set();
+    this.pendingSeries.clear();
     setImmediate(() => this.sliceQuietly());
   }
 
@@ -374,7 +374,7 @@ export class SqliteStore implements Store {
   }
 
   private flushFor(sid: number): void {
-    if (this.pendingSeries.has(sid) || this.job?.seriesIds.has(sid)) this.flush();
+    if (this.pendingSeries.has(sid) || this.job?.series.has(sid)) this.flush();
   }
 
   /** Applies one series' waiting records: raw entries first, then every larger span. */
@@ -656,7 +656,6 @@ interface FlushJob {
   sids: number[];
   /** How many of `sids` are applied. */
   next: number;
-  seriesIds: Set<number>;
 }
 
 /** One series' records gathered from the waiting writes (raw entries, arrival order). */
