@@ -58,6 +58,13 @@ export function rulesOf(policy: Policy, type: DataType): PolicyRule[] {
   return policy.rules.filter((r) => r.type === type);
 }
 
+/** The canonical order of rules: nnt, histogram, text; spans ascending; `*` last in its type. */
+export function sortRules(rules: PolicyRule[]): PolicyRule[] {
+  const order: Record<DataType, number> = { nnt: 0, histogram: 1, text: 2 };
+  const spanOrder = (s: PolicyRule['span']): number => (s === null ? 0 : s === WILDCARD ? Number.MAX_SAFE_INTEGER : s);
+  return rules.sort((a, b) => order[a.type] - order[b.type] || spanOrder(a.span) - spanOrder(b.span));
+}
+
 // ---------------------------------------------------------------- the builder both parsers use
 
 /** Checks a span key: positive whole seconds, written plainly (no `60s`, `0x3c`, `60.0`). */
@@ -117,10 +124,7 @@ export class PolicyBuilder {
     if (this.rules.size === 0) {
       throw new PolicyError(at, '', `${what} has no rules`, 'at least one rule, e.g. nnt: {60: 30d} or --rule nnt:60=30d');
     }
-    const order: Record<DataType, number> = { nnt: 0, histogram: 1, text: 2 };
-    const spanOrder = (s: PolicyRule['span']): number => (s === null ? 0 : s === WILDCARD ? Number.MAX_SAFE_INTEGER : s);
-    const rules = [...this.rules.values()].sort((a, b) => order[a.type] - order[b.type] || spanOrder(a.span) - spanOrder(b.span));
-    return { rules, source: this.source };
+    return { rules: sortRules([...this.rules.values()]), source: this.source };
   }
 }
 
