@@ -13,6 +13,7 @@
  *   before anything is sent again, and sent again once the node is idle; repeating a sweep is
  *   harmless, skipping one is not.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { formatIssues, type SweepRequest } from '../protocol/index.js';
 import { RetentionError } from './errors.js';
@@ -81,6 +82,17 @@ export function newRun(plan: RetentionPlan, opts: { runId: string; at: number })
 /** Starts another attempt of a run (`--resume`, catch-up): same plan, same cut-offs. */
 export function resumeRun(state: RunState): RunState {
   return { ...state, attempt: state.attempt + 1 };
+}
+
+/**
+ * Identifies "the same policy on the same nodes": the rules (not their file positions or
+ * spelling of the source), the node set in any order and the header prefix. A re-run of
+ * `apply` finds an interrupted run to continue by it; the clock is deliberately not part of it.
+ */
+export function runFingerprint(plan: RetentionPlan): string {
+  const rules = plan.policy.rules.map((r) => [r.type, r.span, r.ageSeconds]);
+  const nodes = plan.nodes.map((n) => n.node).sort();
+  return createHash('sha256').update(JSON.stringify({ rules, nodes, prefix: plan.headerPrefix })).digest('hex').slice(0, 16);
 }
 
 // ---------------------------------------------------------------- what to do next

@@ -11,6 +11,7 @@ import {
   planRetention,
   resumeRun,
   RetentionError,
+  runFingerprint,
   serializeRunState,
   summariseRun,
   type FinalStepState,
@@ -247,5 +248,26 @@ describe('the state file', () => {
     expect(err).toBeInstanceOf(RetentionError);
     expect((err as RetentionError).code).toBe('invalid_run_state');
     expect((err as Error).message).toContain(message);
+  });
+});
+
+describe('runFingerprint', () => {
+  it('is the same for the same rules and nodes, whatever the clock, the spelling or the node order', () => {
+    const later = planRetention(parseRules(['text=2160h', 'nnt:*=720h', 'nnt:300=1y']), NOW_MS + 86_400_000, [
+      { node: B, nnt: [300], histogram: [] },
+      { node: A, nnt: SPANS, histogram: [] },
+    ]);
+    expect(runFingerprint(later)).toBe(runFingerprint(plan));
+  });
+
+  it('differs when a rule, the node set or the prefix differs', () => {
+    const nodes = [
+      { node: A, nnt: SPANS, histogram: [] },
+      { node: B, nnt: [300], histogram: [] },
+    ];
+    const fp = runFingerprint(plan);
+    expect(runFingerprint(planRetention(parseRules(['nnt:300=1y', 'nnt:*=31d', 'text=90d']), NOW_MS, nodes))).not.toBe(fp);
+    expect(runFingerprint(planRetention(parseRules(['nnt:300=1y', 'nnt:*=30d', 'text=90d']), NOW_MS, nodes.slice(0, 1)))).not.toBe(fp);
+    expect(runFingerprint(planRetention(parseRules(['nnt:300=1y', 'nnt:*=30d', 'text=90d']), NOW_MS, nodes, { headerPrefix: 'X-Snowth' }))).not.toBe(fp);
   });
 });
