@@ -4,8 +4,8 @@ import type { Runner } from './action.js';
 import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { commands } from './commands/index.js';
-import { TsnodeError } from './errors.js';
-import { parseError } from './parse-errors.js';
+import { TsnodeError, UsageError } from './errors.js';
+import { commandPath, parseError } from './parse-errors.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -95,6 +95,7 @@ export async function run(argv: string[]): Promise<void> {
     process.exitCode = code;
   };
   program = buildProgram(runner);
+  program.hook('preAction', (_self, action) => refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env));
   const parsing = prepareForParsing(program);
   try {
     await program.parseAsync(argv);
@@ -109,6 +110,24 @@ export async function run(argv: string[]): Promise<void> {
     const { createContext, reportError } = await import('./runtime.js');
     process.exitCode = reportError(usage, await createContext(program.opts<GlobalOptions>(), controller.signal));
   }
+}
+
+/**
+ * Commands that resolve their target through profiles (config/target.ts). Until a command is
+ * here, a profile given to it would be silently ignored and its nodes taken from --nodes,
+ * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is refused.
+ */
+export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove', 'completion']);
+
+export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {
+  const path = commandPath(action).replace(/^\S+ /, '');
+  if (PROFILE_AWARE_COMMANDS.has(path)) return;
+  const via = globals.profile !== undefined ? `--profile ${globals.profile}` : env.TSNODE_PROFILE?.trim() ? `TSNODE_PROFILE=${env.TSNODE_PROFILE.trim()}` : undefined;
+  if (via === undefined) return;
+  throw new UsageError(
+    `tsnode ${path} does not read profiles yet, so ${via} would be ignored and the nodes taken from elsewhere (nothing was sent)`,
+    `give the nodes with --nodes (tsnode profile show lists a profile's nodes)${via.startsWith('TSNODE_PROFILE') ? ', and unset TSNODE_PROFILE for this command' : ''}`,
+  );
 }
 
 /**

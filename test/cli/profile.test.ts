@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { startRecordingNode } from '../helpers/recording-node.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-profile-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -161,5 +162,24 @@ describe("commander's errors in tsnode's style", () => {
     const r = await runCli(['status', '--output', 'yaml']);
     expect(r.code).toBe(2);
     expect(lines(r.stderr)).toEqual(['error: --output: "yaml" is not one of table, json, csv', '  hint: use one of: table, json, csv']);
+  });
+});
+
+describe('commands that do not read profiles yet', () => {
+  it('refuse --profile and TSNODE_PROFILE instead of acting on other nodes; nothing is sent', async () => {
+    const node = await startRecordingNode();
+    try {
+      const u = user();
+      await runCli(['profile', 'set', 'prod', '--nodes', 'db1:8112'], { env: u.env });
+      const flag = await runCli(['--profile', 'prod', 'sweep', '--before', '1d', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url } });
+      expect(flag.code).toBe(2);
+      expect(lines(flag.stderr)[0]).toBe('error: tsnode sweep does not read profiles yet, so --profile prod would be ignored and the nodes taken from elsewhere (nothing was sent)');
+      const env = await runCli(['status'], { env: { ...u.env, TSNODE_NODES: node.url, TSNODE_PROFILE: 'prod' } });
+      expect(env.code).toBe(2);
+      expect(lines(env.stderr)[0]).toMatch(/^error: tsnode status does not read profiles yet, so TSNODE_PROFILE=prod would be ignored/);
+      expect(node.requests).toEqual([]);
+    } finally {
+      await node.close();
+    }
   });
 });
