@@ -115,13 +115,15 @@ export async function run(argv: string[]): Promise<void> {
 /**
  * Commands that resolve their target through profiles (config/target.ts). Until a command is
  * here, a profile given to it would be silently ignored and its nodes taken from --nodes,
- * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is refused.
+ * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is
+ * refused, unless the command has no target a profile could name (PROFILE_NOT_APPLICABLE).
  */
-export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove', 'completion']);
+export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove']);
+export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
 
 export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {
   const path = commandPath(action).replace(/^\S+ /, '');
-  if (PROFILE_AWARE_COMMANDS.has(path)) return;
+  if (PROFILE_AWARE_COMMANDS.has(path) || PROFILE_NOT_APPLICABLE.has(path)) return;
   const via = globals.profile !== undefined ? `--profile ${globals.profile}` : env.TSNODE_PROFILE?.trim() ? `TSNODE_PROFILE=${env.TSNODE_PROFILE.trim()}` : undefined;
   if (via === undefined) return;
   throw new UsageError(
