@@ -14,6 +14,8 @@ export interface Logger {
   info(message: string): void;
   warn(message: string): void;
   error(message: string): void;
+  /** The `  hint: ...` line under an error; printed even with --quiet. */
+  hint(message: string): void;
   /** Only with --verbose or DEBUG=tsnode. */
   debug(message: string): void;
 }
@@ -35,16 +37,29 @@ export interface CliContext {
   /** Colour on stderr (logs, progress). */
   colourErr: boolean;
   verbose: boolean;
+  /** -q/--quiet: print results and errors only (no progress, no information lines). Absent: false. */
+  quiet?: boolean;
+  /** --no-progress sets false: no spinners, bars or live tables. Absent: true. */
+  progress?: boolean;
+  /** The global --profile, when given (target resolution reads it: config/target.ts). */
+  profile?: string | undefined;
   log: Logger;
   /** Aborted on the first Ctrl-C. */
   signal: AbortSignal;
   now(): number;
 }
 
+/** Whether progress (spinners, bars, live tables) may be drawn: not with --quiet or --no-progress. */
+export function showsProgress(ctx: Pick<CliContext, 'quiet' | 'progress'>): boolean {
+  return ctx.quiet !== true && ctx.progress !== false;
+}
+
 export function makeLogger(opts: {
   stderr: Writable;
   interactive: boolean;
   verbose: boolean;
+  /** --quiet: info lines are dropped; warnings, errors and their hints stay. */
+  quiet?: boolean;
   paint: { warn(s: string): string; error(s: string): string; dim(s: string): string };
   now(): number;
 }): Logger {
@@ -54,7 +69,10 @@ export function makeLogger(opts: {
     opts.stderr.write(`${stamp()}${line}\n`);
   };
   return {
-    info: (m) => write(m),
+    info: (m) => {
+      if (!opts.quiet) write(m);
+    },
+    hint: (m) => write(`  hint: ${m}`),
     warn: (m) => write(opts.paint.warn(`warning: ${m}`)),
     error: (m) => write(opts.paint.error(`error: ${m}`)),
     debug: (m) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CodecError, formatIssues } from '../protocol/index.js';
 import { NodeRequestError } from '../client/errors.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
-import { UsageError } from './errors.js';
+import { TsnodeError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { GlobalOptions } from './main.js';
 
@@ -32,12 +32,16 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal)
     colour,
     colourErr,
     verbose,
+    quiet: globals.quiet === true,
+    progress: globals.progress !== false && globals.quiet !== true,
+    profile: globals.profile,
     signal,
     now,
     log: makeLogger({
       stderr: process.stderr,
       interactive,
       verbose,
+      quiet: globals.quiet === true,
       now,
       paint: { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) },
     }),
@@ -46,9 +50,10 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal)
 
 /** Maps an error escaping a command to a message on stderr and an exit code. */
 export function reportError(err: unknown, ctx: CliContext): ExitCode {
-  if (err instanceof UsageError) {
+  if (err instanceof TsnodeError) {
     ctx.log.error(err.message);
-    if (err.hint) ctx.log.info(`  hint: ${err.hint}`);
+    if (err.hint) ctx.log.hint(err.hint);
+    ctx.log.debug(`error code: ${err.code}`);
     return err.exitCode;
   }
   if (err instanceof CodecError) {
@@ -62,7 +67,7 @@ export function reportError(err: unknown, ctx: CliContext): ExitCode {
   }
   if (err instanceof NodeRequestError) {
     ctx.log.error(err.message);
-    if (err.hint) ctx.log.info(`  hint: ${err.hint}`);
+    if (err.hint) ctx.log.hint(err.hint);
     if (ctx.verbose && err.stack) ctx.log.debug(err.stack);
     return EXIT.failed;
   }

@@ -3,6 +3,7 @@ import type { Runner } from '../action.js';
 import { declareCluster } from './cluster/command.js';
 import { declareCompletion } from './completion/command.js';
 import { declareDemo } from './demo/command.js';
+import { declareProfile } from './profile/command.js';
 import { declareRead } from './read/command.js';
 import { serveCommand } from './serve/command.js';
 import { declareStatus } from './status/command.js';
@@ -18,5 +19,6 @@ export const commands: Array<(program: Command, runner: Runner) => void> = [
   declareStatus,
   declareCluster,
   declareDemo,
+  declareProfile,
   declareCompletion,
 ];
