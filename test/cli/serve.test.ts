@@ -92,6 +92,23 @@ describe('tsnode serve', () => {
     }
   });
 
+  it('a port in use with a data dir is the same clear error, not a silent exit 0', async () => {
+    // The store opens (and starts its WAL checkpointer thread) before the port is bound; closing it
+    // again at once used to let the process run out of work and exit 0 without a word.
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-serve-busy-'));
+    try {
+      const r = await runCli(['serve', '--data-dir', dir, '--port', String(port)]);
+      expect(r.stderr).toContain('already in use');
+      expect(r.code).toBe(1);
+    } finally {
+      blocker.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a data dir made with other rollups', async () => {
     const n = await startNode({ rollups: [60, 300] });
     await n.kill();
