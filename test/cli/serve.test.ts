@@ -33,7 +33,7 @@ describe('tsnode serve', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const deadline = Date.now() + 15_000;
     while (!stdout.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
-    expect(stdout).toMatch(new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)\\n$`));
+    expect(stdout).toMatch(new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, node id [0-9a-f-]{36}\\)\\n$`));
     expect(existsSync(data)).toBe(true);
     expect(stderr).not.toContain('warning');
     const code = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
@@ -55,7 +55,7 @@ describe('tsnode serve', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     const deadline = Date.now() + 15_000;
     while (!out.includes('\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(out).toMatch(/\(data: memory\)\n$/);
+    expect(out).toMatch(/\(data: memory, node id [0-9a-f-]{36}, new for this process\)\n$/);
     expect(err).toContain('no authentication');
     const code = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     child.kill('SIGINT');
