@@ -65,3 +65,4 @@ export {
 } from './client/discovery.js';
 export { checkCoverage, type CoverageReport, type CoverageVerdict, type ListedNode } from './client/coverage.js';
 export { checkSpans, smallestSpan, type SpanCheck, type SpanFacts, type SpanProblem, type SmallestSpan } from './client/spans.js';
+export { inspectCluster, locateMetric, type ClusterView, type NodeReport, type NodeState, type LocateResult } from './client/cluster-view.js';

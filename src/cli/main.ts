@@ -64,6 +64,11 @@ export async function run(argv: string[]): Promise<void> {
     let code: ExitCode;
     try {
       const action = await load();
+      // --seed: the ring's nodes become the command's node list before it runs (cli/node-source.ts).
+      if (typeof (opts as { seed?: unknown }).seed === 'string') {
+        const { applySeed, hasSeed } = await import('./node-source.js');
+        if (hasSeed(opts)) await applySeed(opts, ctx);
+      }
       code = await action(opts, ctx);
     } catch (err) {
       code = reportError(err, ctx);

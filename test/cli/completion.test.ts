@@ -58,6 +58,10 @@ describe('tsnode completion', () => {
     expect(up.options).toEqual(expect.arrayContaining(['--nodes', '--base-port', '--dir', '--sweep-pace', '--detach', '--no-color', '--help']));
     expect(up.valueOptions).toContain('--base-port');
     expect(up.valueOptions).not.toContain('--detach');
+    expect(up.valueOptions).toContain('--write-copies');
+    // The ring commands, and --seed wherever nodes are taken.
+    expect(root.subcommands).toEqual(expect.arrayContaining(['nodes', 'locate']));
+    for (const path of ['nodes', 'locate', 'status', 'sweep', 'read', 'write']) expect(specs.find((s) => s.path === path)!.valueOptions).toContain('--seed');
   });
 
   it('prints a zsh script and rejects other shells', async () => {
