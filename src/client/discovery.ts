@@ -125,7 +125,8 @@ export interface DiscoveredRing {
   /** The topology the ring is moving to, or null (no rebalance in progress). */
   next: string | null;
   topology: Topology;
-  ring: Ring;
+  /** The compiled ring, for placement (compiled when first read). */
+  readonly ring: Ring;
   nodes: DiscoveredNode[];
   /** Which form of the topology answered. */
   format: 'json' | 'xml';
@@ -166,12 +167,16 @@ export async function fetchTopology(client: NodeClient, hash: string, call: Call
 export function ringFromTopology(seed: NodeSelf, hash: string, topology: Topology, format: 'json' | 'xml'): DiscoveredRing {
   const scheme = schemeOf(seed.url);
   const computedHash = topologyHash(topology);
+  let compiled: Ring | undefined;
   return {
     seed,
     hash,
     next: seed.next,
     topology,
-    ring: Ring.compile(topology),
+    // Compiled on first use: a node list (a sweep's --seed) needs no placement, and compiling hashes every slot.
+    get ring(): Ring {
+      return (compiled ??= Ring.compile(topology));
+    },
     nodes: topology.nodes.map((n) => ({ ...n, url: nodeApiUrl(n, scheme) })),
     format,
     verified: computedHash === hash,
