@@ -49,3 +49,20 @@ export {
 } from './client/sweep.js';
 export * from './records/index.js';
 export * from './replay/index.js';
+export * from './ring/index.js';
+export {
+  discoverRing,
+  probeNode,
+  fetchTopology,
+  ringFromTopology,
+  selfFromState,
+  selfFromStats,
+  DiscoveryError,
+  type DiscoveryErrorCode,
+  type DiscoveredRing,
+  type DiscoveredNode,
+  type NodeSelf,
+} from './client/discovery.js';
+export { checkCoverage, type CoverageReport, type CoverageVerdict, type ListedNode } from './client/coverage.js';
+export { checkSpans, smallestSpan, type SpanCheck, type SpanFacts, type SpanProblem, type SmallestSpan } from './client/spans.js';
+export { inspectCluster, locateMetric, type ClusterView, type NodeReport, type NodeState, type LocateResult } from './client/cluster-view.js';

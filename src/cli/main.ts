@@ -48,6 +48,7 @@ Examples:
   $ tsnode cluster up --detach                       3 local nodes on 8112-8114 (tsnode cluster down stops them)
   $ tsnode serve --port 8112                         run a local reference node
   $ tsnode status --nodes nodes.txt                  sweep status of every node
+  $ tsnode nodes --seed http://127.0.0.1:8112        every node of the ring, discovered from one
   $ tsnode sweep --before 90d --types nnt,histogram  delete data older than 90 days on every node
   $ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 6h
   $ tsnode write records.ndjson --nodes nodes.txt    replay records, with rejects and resume
@@ -86,6 +87,11 @@ export async function run(argv: string[]): Promise<void> {
     let code: ExitCode;
     try {
       const action = await load();
+      // --seed: the ring's nodes become the command's node list before it runs (cli/node-source.ts).
+      if (typeof (opts as { seed?: unknown }).seed === 'string') {
+        const { applySeed, hasSeed } = await import('./node-source.js');
+        if (hasSeed(opts)) await applySeed(opts, ctx);
+      }
       code = await action(opts, ctx);
     } catch (err) {
       code = reportError(err, ctx);

@@ -6,6 +6,8 @@ import { Option, type Command } from 'commander';
  */
 export interface NetworkFlags {
   nodes?: string;
+  /** A node to discover the ring from (its topology lists the nodes); resolved before the command runs. */
+  seed?: string;
   connectTimeout: string;
   requestTimeout: string;
   retries: string;
@@ -29,10 +31,12 @@ export interface NetworkFlags {
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function addNodesOption(cmd: Command): Command {
-  return cmd.option(
-    '--nodes <file|list>',
-    'node list: a file (one node per line) or a comma list; default $TSNODE_NODES, then ./nodes.txt, then http://127.0.0.1:8112',
-  );
+  return cmd
+    .option(
+      '--nodes <file|list>',
+      'node list: a file (one node per line) or a comma list; default --seed, then $TSNODE_NODES, then ./nodes.txt, then http://127.0.0.1:8112',
+    )
+    .option('--seed <url>', "discover the nodes from one node of the ring: every node of the topology it runs (its /state, then /topology/json|xml/<hash>)");
 }
 
 export function addNetworkOptions(cmd: Command): Command {

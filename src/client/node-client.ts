@@ -23,6 +23,8 @@ import {
   type SweepStatus,
   type TextRecord,
 } from '../protocol/index.js';
+import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -259,6 +261,47 @@ export class NodeClient {
     const path = `/histogram/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call);
     return this.parse(res, histogramRows, 'histogram read');
+  }
+
+  /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
+  async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
+    const res = await this.call({ method: 'GET', path: '/state' }, call);
+    return this.parse(res, nodeStateSchema, 'node state');
+  }
+
+  /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
+  async nodeStats(call: CallOptions = {}): Promise<WireNodeStats> {
+    const res = await this.call({ method: 'GET', path: '/stats.json' }, call);
+    return this.parse(res, nodeStatsSchema, 'node stats');
+  }
+
+  /**
+   * `GET /topology/json/<hash>` or `GET /topology/xml/<hash>`: the ring's nodes and copies, validated
+   * (ids kept byte for byte: the hash covers them). A 404 means the node has no topology of that hash.
+   */
+  async topology(hash: string, format: 'json' | 'xml' = 'json', call: CallOptions = {}): Promise<Topology> {
+    const res = await this.call({ method: 'GET', path: `/topology/${format}/${encodePathSegment(hash)}` }, call);
+    try {
+      if (format === 'xml') return topologyFromXml(res.text);
+      let json: unknown;
+      try {
+        json = JSON.parse(res.text);
+      } catch {
+        throw new TopologyError('', `the answer is not JSON (${JSON.stringify(res.text.slice(0, 80))})`, 'a JSON array of nodes');
+      }
+      return topologyFromJson(json);
+    } catch (err) {
+      if (err instanceof TopologyError) {
+        throw new NodeRequestError(this.url, 'bad_response', `topology ${hash.slice(0, 12)} (${format}): ${err.message}`, { retryable: false, hint: `expected ${err.expected}` });
+      }
+      throw err;
+    }
+  }
+
+  /** `GET /locate/json/<uuid>/<metric>`: the owners of a metric as the node places it, primary first. */
+  async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
+    const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call);
+    return this.parse(res, locateSchema, 'locate');
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {

@@ -4,7 +4,8 @@
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS } from '../protocol/index.js';
+import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS, UUID_RE } from '../protocol/index.js';
+import type { Topology } from '../ring/index.js';
 
 export interface ServerConfig {
   host: string;
@@ -26,6 +27,12 @@ export interface ServerConfig {
   headersTimeoutMs: number;
   /** The node's clock, epoch ms (injectable for tests). */
   now: () => number;
+  /** `--node-id`: the node's identity (UUID); null: the one kept in the data dir, else a new one. */
+  nodeId?: string | null;
+  /** `--topology`: the ring this node belongs to; null: a node on its own. */
+  topology?: Topology | null;
+  /** Where the topology came from (the file), for messages. */
+  topologySource?: string;
 }
 
 export const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
@@ -57,6 +64,9 @@ export interface ServeFlags {
   sweepPace?: string;
   maxBody?: string;
   maxBuckets?: string;
+  nodeId?: string;
+  /** Path of the topology file; read by loadTopologyFile (this module stays free of file reads). */
+  topology?: string;
 }
 
 export function parsePort(text: string, field = '--port'): number {
@@ -162,7 +172,15 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),
+    nodeId: flags.nodeId === undefined ? null : parseNodeId(flags.nodeId),
   };
+}
+
+/** `--node-id`: a UUID, as the store's node identities are; kept lower case. */
+export function parseNodeId(text: string, field = '--node-id'): string {
+  const t = text.trim();
+  if (!UUID_RE.test(t)) throw new ConfigError(field, text, 'a UUID like 1f846f26-0cfd-4df5-b4f1-e0930604e577', 'is not a node identity');
+  return t.toLowerCase();
 }
 
 /** A complete config with defaults, for in-process servers (tests, library use). */

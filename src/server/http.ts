@@ -147,6 +147,12 @@ export function notFound(path: string): ProtocolError {
       'PUT|POST /histogram/write',
       'GET /read/<start>/<end>/<uuid>/<metric>',
       'GET /histogram/<start>/<end>/<period>/<uuid>/<metric>',
+      'GET /state',
+      'GET /stats.json',
+      'GET /topology/json/<hash>',
+      'GET /topology/xml/<hash>',
+      'GET /gossip/json',
+      'GET /locate/json/<uuid>/<metric>',
     ],
   });
 }

@@ -130,6 +130,13 @@ describe('the completion scripts', () => {
     expect(up.options.find((o) => o.flags.includes('--detach'))!.takesValue).toBe(false);
     const cancel = specs.find((s) => s.path === 'sweep cancel')!;
     expect(cancel.options.flatMap((o) => o.flags)).toEqual(expect.arrayContaining(['--yes', '--nodes', '--output', '--cacert']));
+    expect(up.options.find((o) => o.flags.includes('--write-copies'))!.takesValue).toBe(true);
+    // The ring commands, and --seed wherever nodes are taken.
+    const top = specs.find((s) => s.path === '')!;
+    expect(top.subcommands.map((s) => s.name)).toEqual(expect.arrayContaining(['nodes', 'locate']));
+    for (const path of ['nodes', 'locate', 'status', 'sweep', 'read', 'write']) {
+      expect(specs.find((s) => s.path === path)!.options.flatMap((o) => o.flags)).toContain('--seed');
+    }
   });
 
   it('rejects other shells with the list of those it knows', async () => {
