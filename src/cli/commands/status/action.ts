@@ -1,10 +1,11 @@
 import { fanOut } from '../../../client/cluster.js';
-import { pollUntilIdle } from '../../../client/sweep.js';
+import { pollUntilIdle, systemClock, type Clock } from '../../../client/sweep.js';
 import { DATA_TYPES, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { NetworkFlags } from '../../network-options.js';
-import { openNetwork } from '../../network.js';
+import { MAX_TIMEOUT_MS, openNetwork, parseTimeout } from '../../network.js';
+import { UsageError } from '../../errors.js';
 import { resolveNodes } from '../../nodes.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
@@ -53,7 +54,7 @@ export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
 
 function print(ctx: CliContext, output: 'table' | 'json' | 'csv', rows: readonly NodeStatus[]): void {
   if (output === 'json') ctx.stdout.write(renderJson(statusJson(rows)));
-  else if (output === 'csv') ctx.stdout.write(renderCsv(STATUS_CSV_HEADERS, statusCsvRows(rows)));
+  else if (output === 'csv') ctx.stdout.write(renderCsv(STATUS_CSV_HEADERS, statusCsvRows(rows), { terminal: Boolean(ctx.stdout.isTTY) }));
   else {
     ctx.stdout.write(
       renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups'], statusTableRows(rows), {
@@ -70,10 +71,42 @@ function exitFor(rows: readonly NodeStatus[], ctx: CliContext): ExitCode {
   return bad === 0 ? EXIT.ok : bad === rows.length ? EXIT.failed : EXIT.partial;
 }
 
+/** `--watch` intervals: a poll a node can answer before the next, and a watch that still watches. */
+export const MIN_WATCH_MS = 100;
+export const MAX_WATCH_MS = 3_600_000;
+
+/** The `--watch` value: undefined (no watch), the default 2 s, or a duration within the bounds above. */
+export function parseWatch(value: boolean | string | undefined): number | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return 2000;
+  const ms = parseDuration(value, '--watch');
+  if (ms < MIN_WATCH_MS || ms > MAX_WATCH_MS) {
+    throw new UsageError(`--watch: ${JSON.stringify(value)} is outside ${MIN_WATCH_MS}ms..1h (the interval between two polls of each node)`, 'e.g. --watch 5s');
+  }
+  return ms;
+}
+
+/**
+ * The watch loop's sleeper: every wait lasts at least `floorMs` and the whole time asked for,
+ * whatever the timers do (a timer longer than 24.8 days fires after 1 ms), so no path through
+ * the loop can poll without pausing. Only the run's signal ends a wait early.
+ */
+export function watchClock(floorMs: number, base: Clock = systemClock): Clock {
+  return {
+    now: base.now,
+    sleep: async (ms, signal) => {
+      const until = base.now() + Math.max(ms, floorMs);
+      for (let left = until - base.now(); left > 0 && !signal?.aborted; left = until - base.now()) {
+        await base.sleep(Math.min(left, MAX_TIMEOUT_MS), signal);
+      }
+    },
+  };
+}
+
 export async function statusAction(opts: StatusOptions, ctx: CliContext): Promise<ExitCode> {
   const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
-  const intervalMs = opts.watch === undefined || opts.watch === false ? undefined : opts.watch === true ? 2000 : parseDuration(opts.watch, '--watch');
-  const lostAfterMs = parseDuration(opts.lostAfter, '--lost-after');
+  const intervalMs = parseWatch(opts.watch);
+  const lostAfterMs = parseTimeout(opts.lostAfter, '--lost-after');
   const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
   for (const w of list.warnings) ctx.log.warn(w);
   const net = openNetwork(opts, ctx);
@@ -92,6 +125,7 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
             const res = await pollUntilIdle(clients[i]!, {
               intervalMs,
               lostAfterMs,
+              clock: watchClock(MIN_WATCH_MS),
               signal: ctx.signal,
               onEvent: (e) => progress.onEvent(e.kind === 'state' && e.state === 'done' ? { ...e, state: 'idle' } : e.kind === 'state' && e.state === 'lost' ? { ...e, state: 'unreachable' } : e),
             });
