@@ -1,4 +1,5 @@
 import { fanOut } from '../../../client/cluster.js';
+import type { NodeRequestError } from '../../../client/errors.js';
 import { pollUntilIdle, systemClock, type Clock } from '../../../client/sweep.js';
 import { DATA_TYPES, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
@@ -18,12 +19,24 @@ export interface StatusOptions extends NetworkFlags {
   output: string;
 }
 
-/** One node's answer: its status, or why there is none. */
-export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string };
+/**
+ * Why a node has no status: `unreachable` (no connection, no answer in time, TLS failed),
+ * `bad answer` (it answered, but an error, or something that is not a status: too large, not
+ * JSON), `lost` (--watch: it stopped answering polls usefully for --lost-after).
+ */
+export type NoStatus = 'unreachable' | 'bad answer' | 'lost';
 
-/** `--output json`: booleans and numbers, not the wire's strings; unreachable nodes carry `error`. */
+/** One node's answer: its status, or why there is none. */
+export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus };
+
+/** A node that answered something unexpected is not "unreachable". */
+export function noStatus(err: NodeRequestError): NoStatus {
+  return err.code === 'unreachable' || err.code === 'timeout' || err.code === 'tls' || err.code === 'aborted' ? 'unreachable' : 'bad answer';
+}
+
+/** `--output json`: booleans and numbers, not the wire's strings; a node without status carries `error` and `why`. */
 export function statusJson(rows: readonly NodeStatus[]): unknown {
-  return { nodes: rows.map((r) => (r.ok ? { node: r.node, ok: true, status: r.status } : { node: r.node, ok: false, error: r.error })) };
+  return { nodes: rows.map((r) => (r.ok ? { node: r.node, ok: true, status: r.status } : { node: r.node, ok: false, error: r.error, why: r.why })) };
 }
 
 function current(s: TypeStatus): string {
@@ -32,7 +45,7 @@ function current(s: TypeStatus): string {
 
 export function statusTableRows(rows: readonly NodeStatus[]): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, '-', 'unreachable', r.error, '', '']];
+    if (!r.ok) return [[r.node, '-', r.why, r.error, '', '']];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
       return [r.node, t, s.running ? 'yes' : 'no', current(s), s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '', t === 'text' ? '' : (s.rollups ?? '')];
@@ -59,7 +72,7 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', rows: readonly
     ctx.stdout.write(
       renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups'], statusTableRows(rows), {
         colour: ctx.colour,
-        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'unreachable' ? p.red(cell) : cell),
+        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'unreachable' || cell === 'bad answer' || cell === 'lost' ? p.red(cell) : cell),
       }),
     );
   }
@@ -113,11 +126,11 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
   try {
     const clients = list.nodes.map((n) => net.client(n));
     const outcomes = await fanOut(clients, (c) => c.sweepStatus({ signal: ctx.signal }));
-    let rows: NodeStatus[] = outcomes.map((o) => (o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail }));
+    let rows: NodeStatus[] = outcomes.map((o) => (o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail, why: noStatus(o.error) }));
     if (intervalMs !== undefined && !ctx.signal.aborted) {
       // Watch: poll every reachable node until all of it is idle; changes on stderr, the final state on stdout.
       const progress = new NodeProgress(ctx, list.nodes);
-      for (const r of rows) progress.onEvent({ kind: 'state', node: r.node, at: ctx.now(), ...(r.ok ? { state: r.status && DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle', status: r.status } : { state: 'unreachable', error: r.error }) });
+      for (const r of rows) progress.onEvent({ kind: 'state', node: r.node, at: ctx.now(), ...(r.ok ? { state: r.status && DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle', status: r.status } : { state: r.why === 'unreachable' ? 'unreachable' : 'failed', error: r.error }) });
       try {
         rows = await Promise.all(
           rows.map(async (r, i): Promise<NodeStatus> => {
@@ -127,9 +140,9 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
               lostAfterMs,
               clock: watchClock(MIN_WATCH_MS),
               signal: ctx.signal,
-              onEvent: (e) => progress.onEvent(e.kind === 'state' && e.state === 'done' ? { ...e, state: 'idle' } : e.kind === 'state' && e.state === 'lost' ? { ...e, state: 'unreachable' } : e),
+              onEvent: (e) => progress.onEvent(e.kind === 'state' && e.state === 'done' ? { ...e, state: 'idle' } : e),
             });
-            if (res.state === 'lost') return { node: r.node, ok: false, error: res.error ?? 'stopped answering' };
+            if (res.state === 'lost') return { node: r.node, ok: false, error: res.error ?? 'stopped answering', why: 'lost' };
             return { node: r.node, ok: true, status: res.status ?? r.status };
           }),
         );
