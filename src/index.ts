@@ -11,13 +11,15 @@ export {
   buildHeaders,
   validateHeader,
   scrubSecrets,
+  redactUrlCredentials,
   HeaderError,
   REDACTED,
   ALWAYS_REDACTED,
 } from './client/headers.js';
 export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
 export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
-export { DEFAULT_TIMEOUTS, type Timeouts, type RequestLogEntry } from './client/http.js';
+export { DEFAULT_TIMEOUTS, DEFAULT_MAX_ANSWER_BYTES, type Timeouts, type RequestLogEntry } from './client/http.js';
+export { STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, rollupBuckets } from './client/answer-limits.js';
 export {
   runClusterSweep,
   preflightSweep,

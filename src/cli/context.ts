@@ -1,4 +1,6 @@
 import type { Writable, Readable } from 'node:stream';
+import { redactUrlCredentials } from '../client/headers.js';
+import { escapeLine } from './render/terminal-text.js';
 
 /** Decides colour the way users expect: --no-color, then NO_COLOR, then FORCE_COLOR, then "is it a TTY". */
 export function colourEnabled(opts: { noColorFlag: boolean; env: NodeJS.ProcessEnv; isTTY: boolean }): boolean {
@@ -54,6 +56,12 @@ export function showsProgress(ctx: Pick<CliContext, 'quiet' | 'progress'>): bool
   return ctx.quiet !== true && ctx.progress !== false;
 }
 
+/**
+ * The one sink of every stderr line. Messages often quote a node (its error text, a metric
+ * name): each is escaped here (see render/terminal-text.ts), so a node cannot drive the terminal
+ * through a log line, and a URL's credentials never reach it. A message is one line: a line
+ * break inside it is shown as `\n`, so no text can pass for a line of its own.
+ */
 export function makeLogger(opts: {
   stderr: Writable;
   interactive: boolean;
@@ -62,21 +70,25 @@ export function makeLogger(opts: {
   quiet?: boolean;
   paint: { warn(s: string): string; error(s: string): string; dim(s: string): string };
   now(): number;
+  /** Colour is on for stderr: a caller's own colour around a whole message is kept. */
+  colour?: boolean;
 }): Logger {
   // Non-interactive logs get a timestamp so a CI log or a `2>file` tells when things happened.
   const stamp = (): string => (opts.interactive ? '' : `${new Date(opts.now()).toISOString().replace(/\.\d{3}Z$/, 'Z')} `);
+  // info() lines may come painted by the caller (a headline in green); the others are painted here, so nothing in them is kept.
+  const safe = (m: string, keepStyle = false): string => escapeLine(redactUrlCredentials(m), keepStyle);
   const write = (line: string): void => {
     opts.stderr.write(`${stamp()}${line}\n`);
   };
   return {
     info: (m) => {
-      if (!opts.quiet) write(m);
+      if (!opts.quiet) write(safe(m, opts.colour ?? false));
     },
-    hint: (m) => write(`  hint: ${m}`),
-    warn: (m) => write(opts.paint.warn(`warning: ${m}`)),
-    error: (m) => write(opts.paint.error(`error: ${m}`)),
+    hint: (m) => write(`  hint: ${safe(m)}`),
+    warn: (m) => write(opts.paint.warn(`warning: ${safe(m)}`)),
+    error: (m) => write(opts.paint.error(`error: ${safe(m)}`)),
     debug: (m) => {
-      if (opts.verbose) write(opts.paint.dim(`debug: ${m}`));
+      if (opts.verbose) write(opts.paint.dim(`debug: ${safe(m)}`));
     },
   };
 }

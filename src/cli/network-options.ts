@@ -26,6 +26,8 @@ export interface NetworkFlags {
   header?: string[];
   /** Further header names to keep out of logs and output. */
   redact?: string[];
+  /** One cap on the size of every answer (default: sized per request). */
+  maxAnswer?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -46,6 +48,7 @@ export function addNetworkOptions(cmd: Command): Command {
     .addOption(new Option('--request-timeout <duration>', 'longest wait for one complete answer, however slowly it trickles').default('30s'))
     .addOption(new Option('--retries <n>', 'retries for connection errors, timeouts, 429 and 5xx (never for 4xx)').default('3'))
     .addOption(new Option('--deadline <duration>', 'overall bound on all requests of the command, retries included (default: none)'))
+    .addOption(new Option('--max-answer <size>', 'largest answer accepted from a node, e.g. 64MiB (default: sized per request: 256KiB for status and writes, from the range for reads)'))
     .addOption(new Option('--cacert <file>', 'PEM file of the CA(s) that sign the nodes\' certificates (https:// nodes)'))
     .addOption(new Option('--cert <file>', 'PEM client certificate for mutual TLS (with --key)'))
     .addOption(new Option('--key <file>', 'PEM private key of --cert'))

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DiscoveredRing } from '../client/discovery.js';
 import { DEFAULT_PORT } from '../protocol/index.js';
@@ -14,14 +14,26 @@ export interface NodeList {
 
 export const NODE_LINE_FORMS = 'http(s)://host:port[/prefix], host:port, or host (port 8112)';
 
-/** Quotes an entry for a message, shortened: a pasted blob must not flood the terminal. */
+/** Node list files larger than this are refused (a list of 20,000 nodes is under 1 MiB); also stops `--nodes /dev/zero`. */
+export const MAX_NODE_LIST_BYTES = 1024 * 1024;
+/** One entry longer than this is not a node address (a URL with a path prefix fits many times). */
+export const MAX_NODE_ENTRY_CHARS = 2048;
+/** DNS: a host name has at most 253 characters. */
+export const MAX_HOST_CHARS = 253;
+
+/**
+ * Quotes an entry for a message: credentials (`user:password@`, with or without a scheme) hidden,
+ * and shortened, since a pasted blob must not flood the terminal.
+ */
 function show(text: string): string {
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+  const hidden = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}[redacted]@`);
+  return JSON.stringify(hidden.length > 80 ? `${hidden.slice(0, 77)}...` : hidden);
 }
 
 /** Parses one node entry into a normalised base URL; throws a plain Error with the reason. */
 export function parseNodeEntry(entry: string): string {
   const text = entry.trim();
+  if (text.length > MAX_NODE_ENTRY_CHARS) throw new Error(`${show(text)} is longer than ${MAX_NODE_ENTRY_CHARS} characters: not a node address`);
   // The URL parser reads `\` as `/` in http(s) URLs, which would let a port be read out of the path (found by fuzzing).
   if (text.includes('\\')) throw new Error(`${show(text)} contains a backslash`);
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
@@ -35,6 +47,7 @@ export function parseNodeEntry(entry: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${show(text)}: only http and https nodes are supported`);
   if (!url.hostname) throw new Error(`${show(text)} has no host`);
+  if (url.hostname.length > MAX_HOST_CHARS) throw new Error(`${show(text)}: the host name is ${url.hostname.length} characters long (at most ${MAX_HOST_CHARS})`);
   if (url.username || url.password) throw new Error(`${show(text)}: put credentials in --header, not in the node address`);
   if (url.search || url.hash) throw new Error(`${show(text)}: a node address has no query or fragment`);
   if (/\s/.test(text)) throw new Error(`${show(text)} contains spaces`);
@@ -78,6 +91,34 @@ export function parseNodeList(text: string, source: string, opts: { separator: '
 
 export const DEFAULT_NODE = `http://127.0.0.1:${DEFAULT_PORT}`;
 
+/** A node list file, read up to MAX_NODE_LIST_BYTES (a device or an endless pipe is refused, not read forever). */
+function readNodeListFile(path: string, shown: string, label: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw new UsageError(`${label}: cannot read ${shown}: ${(err as Error).message}`);
+  }
+  try {
+    const buf = Buffer.alloc(MAX_NODE_LIST_BYTES + 1);
+    let size = 0;
+    while (size < buf.length) {
+      const n = readSync(fd, buf, size, buf.length - size, null);
+      if (n === 0) break;
+      size += n;
+    }
+    if (size > MAX_NODE_LIST_BYTES) {
+      throw new UsageError(`${label}: ${shown} is larger than ${MAX_NODE_LIST_BYTES / 1024 / 1024} MiB: not a node list`, `list one node per line: ${NODE_LINE_FORMS}`);
+    }
+    return buf.toString('utf8', 0, size);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`${label}: cannot read ${shown}: ${(err as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Resolves the node list: `--nodes` (a file, else a comma list), then TSNODE_NODES (same), then
  * ./nodes.txt, then the local default node.
@@ -86,12 +127,7 @@ export function resolveNodes(opts: { flag?: string | undefined; env: NodeJS.Proc
   const fromValue = (value: string, label: string): NodeList => {
     const path = resolve(opts.cwd, value);
     if (existsSync(path)) {
-      let text: string;
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch (err) {
-        throw new UsageError(`${label}: cannot read ${value}: ${(err as Error).message}`);
-      }
+      const text = readNodeListFile(path, value, label);
       return parseNodeList(text, value, { separator: 'lines' });
     }
     if (/\.(txt|list|conf)$/i.test(value) || (value.includes('/') && !value.includes('://') && !value.includes(','))) {

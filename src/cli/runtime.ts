@@ -43,15 +43,24 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal)
       verbose,
       quiet: globals.quiet === true,
       now,
+      colour: colourErr,
       paint: { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) },
     }),
   };
 }
 
+/** A stack trace, one log line per frame (the logger shows a line break inside a message as `\n`). */
+function debugStack(ctx: CliContext, stack: string): void {
+  for (const line of stack.split('\n')) ctx.log.debug(line);
+}
+
 /** Maps an error escaping a command to a message on stderr and an exit code. */
 export function reportError(err: unknown, ctx: CliContext): ExitCode {
   if (err instanceof TsnodeError) {
-    ctx.log.error(err.message);
+    // Our own words, sometimes several lines (a node's start-up log quoted under them): one log line each.
+    const [first, ...more] = err.message.split('\n');
+    ctx.log.error(first!);
+    for (const line of more) ctx.log.info(line);
     if (err.hint) ctx.log.hint(err.hint);
     ctx.log.debug(`error code: ${err.code}`);
     return err.exitCode;
@@ -68,13 +77,13 @@ export function reportError(err: unknown, ctx: CliContext): ExitCode {
   if (err instanceof NodeRequestError) {
     ctx.log.error(err.message);
     if (err.hint) ctx.log.hint(err.hint);
-    if (ctx.verbose && err.stack) ctx.log.debug(err.stack);
+    if (ctx.verbose && err.stack) debugStack(ctx, err.stack);
     return EXIT.failed;
   }
   if (ctx.signal.aborted) return EXIT.interrupted;
   const e = err instanceof Error ? err : new Error(String(err));
   ctx.log.error(`internal error: ${e.message}`);
-  if (ctx.verbose && e.stack) ctx.log.debug(e.stack);
+  if (ctx.verbose && e.stack) debugStack(ctx, e.stack);
   else ctx.log.info('  (run with --verbose for details, and please report it)');
   return EXIT.failed;
 }

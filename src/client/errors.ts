@@ -1,5 +1,8 @@
-/** Why a request to a node did not produce a usable answer. */
-export type NodeErrorCode = 'unreachable' | 'timeout' | 'http' | 'bad_response' | 'tls' | 'aborted';
+/**
+ * Why a request to a node did not produce a usable answer. `too_large`: the node answered, but
+ * with more bytes than any legitimate answer to that request holds; reading stopped at the cap.
+ */
+export type NodeErrorCode = 'unreachable' | 'timeout' | 'http' | 'bad_response' | 'too_large' | 'tls' | 'aborted';
 
 /** Base of every client failure: which node, what happened, whether trying again can help. */
 export class NodeRequestError extends Error {

@@ -25,6 +25,7 @@ import {
 } from '../protocol/index.js';
 import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
+import { READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes } from './answer-limits.js';
 import { NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -51,6 +52,12 @@ export interface NodeClientOptions {
   headerPrefix?: HeaderPrefix;
   /** Told about every retry, e.g. to count or log them. */
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
+  /**
+   * One cap, in bytes, for every answer instead of the per-request ones (see answer-limits.ts:
+   * 256 KiB for status and writes, a rollup read's from its range). A larger answer fails with
+   * code `too_large`.
+   */
+  maxAnswerBytes?: number;
 }
 
 export interface CallOptions {
@@ -94,7 +101,8 @@ export class NodeClient {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   }
 
-  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY): Promise<HttpResponse> {
+  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY, maxBytes?: number): Promise<HttpResponse> {
+    const cap = this.opts.maxAnswerBytes ?? maxBytes;
     const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const o = this.opts;
@@ -111,6 +119,7 @@ export class NodeClient {
       () =>
         send(o.dispatcher, this.url, req, {
           timeouts: this.timeouts,
+          ...(cap !== undefined ? { maxBytes: cap } : {}),
           ...(signal ? { signal } : {}),
           ...(o.headers ? { headers: o.headers } : {}),
           ...(o.redact ? { redact: o.redact } : {}),
@@ -153,18 +162,18 @@ export class NodeClient {
    */
   async sweepDelete(req: SweepRequest, call: CallOptions = {}): Promise<void> {
     const headers = buildSweepHeaders(req, this.opts.headerPrefix ?? DEFAULT_HEADER_PREFIX);
-    await this.call({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
+    await this.call({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY, STATUS_ANSWER_BYTES);
   }
 
   /** `retry` overrides the client's policy for this call (a poll loop is its own retry: it passes NO_RETRY). */
   async sweepStatus(call: CallOptions & { retry?: RetryPolicy } = {}): Promise<SweepStatus> {
-    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call, call.retry);
+    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call, call.retry, STATUS_ANSWER_BYTES);
     return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep status'));
   }
 
   /** The production store's `GET /sweep_delete/cancel`; returns the status after cancelling. */
   async cancelSweep(call: CallOptions = {}): Promise<SweepStatus> {
-    const res = await this.call({ method: 'GET', path: '/sweep_delete/cancel' }, call);
+    const res = await this.call({ method: 'GET', path: '/sweep_delete/cancel' }, call, undefined, STATUS_ANSWER_BYTES);
     return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep cancel'));
   }
 
@@ -185,7 +194,7 @@ export class NodeClient {
   async readRollup(q: RollupQuery, call: CallOptions & { limit?: number | 'none' } = {}): Promise<RollupResult<unknown>> {
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
-    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call);
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q));
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     if (q.type === 'all') {
@@ -212,7 +221,7 @@ export class NodeClient {
     if (q.type === 'all') throw new TypeError('readRollupColumns reads one value type; use readRollup for type all');
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
-    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call);
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q));
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     const fast = scanNumericRows(res.text);
@@ -230,16 +239,18 @@ export class NodeClient {
   /**
    * Writes numeric records. `body` may be the records or an already serialised JSON array,
    * as a string or UTF-8 bytes (the replay path serialises once, straight into bytes). Retried: a rewrite of the same id/metric/offset replaces.
+   * Resolves to the node's count (`records`) when its 2xx answer carried one; any 2xx without a
+   * count acknowledges the whole request (the production store answers an empty 200).
    */
-  async writeNnt(body: readonly NntRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
+  async writeNnt(body: readonly NntRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records?: number }> {
     return this.write('/write/nnt', body, call);
   }
 
-  async writeText(body: readonly TextRecord[] | string, call: CallOptions = {}): Promise<{ records: number }> {
+  async writeText(body: readonly TextRecord[] | string, call: CallOptions = {}): Promise<{ records?: number }> {
     return this.write('/write/text', body, call);
   }
 
-  async writeHistogram(body: readonly HistogramRecord[] | string, call: CallOptions = {}): Promise<{ records: number }> {
+  async writeHistogram(body: readonly HistogramRecord[] | string, call: CallOptions = {}): Promise<{ records?: number }> {
     return this.write('/histogram/write', body, call);
   }
 
@@ -249,7 +260,7 @@ export class NodeClient {
    */
   async readText(q: { uuid: string; metric: string; startMs: number; endMs: number }, call: CallOptions = {}): Promise<Array<[number, string]>> {
     const path = `/read/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
-    const res = await this.call({ method: 'GET', path }, call);
+    const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
     return this.parse(res, textRows, 'text read');
   }
 
@@ -259,19 +270,19 @@ export class NodeClient {
     call: CallOptions = {},
   ): Promise<Array<[number, number, string]>> {
     const path = `/histogram/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
-    const res = await this.call({ method: 'GET', path }, call);
+    const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
     return this.parse(res, histogramRows, 'histogram read');
   }
 
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
-    const res = await this.call({ method: 'GET', path: '/state' }, call);
+    const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
     return this.parse(res, nodeStateSchema, 'node state');
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
   async nodeStats(call: CallOptions = {}): Promise<WireNodeStats> {
-    const res = await this.call({ method: 'GET', path: '/stats.json' }, call);
+    const res = await this.call({ method: 'GET', path: '/stats.json' }, call, undefined, STATUS_ANSWER_BYTES);
     return this.parse(res, nodeStatsSchema, 'node stats');
   }
 
@@ -300,11 +311,11 @@ export class NodeClient {
 
   /** `GET /locate/json/<uuid>/<metric>`: the owners of a metric as the node places it, primary first. */
   async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
-    const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call);
+    const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
     return this.parse(res, locateSchema, 'locate');
   }
 
-  private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
+  private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records?: number }> {
     const res = await this.call(
       {
         method: call.method ?? 'POST',
@@ -313,9 +324,19 @@ export class NodeClient {
         body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
       },
       call,
+      undefined,
+      WRITE_ANSWER_BYTES,
     );
-    const json = this.parse(res, recordsAck, 'write');
-    return { records: json.records };
+    // An empty or count-less 2xx is an acknowledgement without a count; an error object is not one.
+    let json: unknown;
+    try {
+      json = res.text.trim() === '' ? undefined : JSON.parse(res.text);
+    } catch {
+      return {};
+    }
+    if (json && typeof json === 'object' && !Array.isArray(json) && 'records' in json) return { records: this.parse(res, recordsAck, 'write').records };
+    if (json && typeof json === 'object' && typeof (json as { error?: unknown }).error === 'string') this.parse(res, recordsAck, 'write');
+    return {};
   }
 }
 

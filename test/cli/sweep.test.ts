@@ -277,7 +277,7 @@ describe('sweeps in progress', () => {
     const doc = JSON.parse(json.stdout) as { nodes: ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string })[] };
     expect(doc.nodes[0]).toEqual({ node: a.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } });
     expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, status: { nnt: { running: true, timestamp: BEFORE, rollups: 'all' }, text: { running: false } } });
-    expect(doc.nodes[2]).toEqual({ node: dead, ok: false, error: expect.stringMatching(/connection refused/) });
+    expect(doc.nodes[2]).toEqual({ node: dead, ok: false, error: expect.stringMatching(/connection refused/), why: 'unreachable' });
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
     expect(csv.code).toBe(3);
