@@ -6,3 +6,4 @@ export * from './status.js';
 export * from './rollup.js';
 export * from './records.js';
 export * from './record-scan.js';
+export * from './trailing-commas.js';
