@@ -37,9 +37,13 @@ describe('errors are JSON with the right status', () => {
     expect((await call(url, 'DELETE', `/rollup/${UUID}/cpu`)).headers.allow).toBe('GET');
   });
 
-  it('415 for a body that is not JSON', async () => {
-    const r = await call(url, 'POST', '/write/nnt', { headers: { 'content-type': 'text/csv' }, body: 'a,b' });
-    expectError(r, 415, 'unsupported_media_type', 'text/csv');
+  it('400 for a body that is not JSON, whatever its content type says (and no 415 for a JSON body labelled otherwise)', async () => {
+    for (const path of ['/write/nnt', '/write/text', '/histogram/write']) {
+      expectError(await call(url, 'POST', path, { headers: { 'content-type': 'text/csv' }, body: 'a,b' }), 400, 'invalid_json', 'not JSON');
+      expectError(await call(url, 'POST', path, { headers: { 'content-type': 'application/json' }, body: '' }), 400, 'invalid_json', 'empty');
+      const labelled = await call(url, 'POST', path, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '[]' });
+      expect(labelled.status, labelled.text).toBe(200);
+    }
   });
 
   it('413 for a body over the limit, declared or streamed', async () => {
