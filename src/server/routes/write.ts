@@ -46,8 +46,9 @@ function validateAll<T>(items: unknown[], validate: (item: unknown) => Validated
 export const writeNnt: Handler = async (req, res, _target, node) => {
   const bytes = await readBody(req, node.config.maxBodyBytes);
   const smallestSpan = node.store.rollups[0]!;
-  // Plain records go straight from bytes to the store; anything else (parts, extra fields,
-  // escapes, an invalid record) takes the general path, which words the errors.
+  // Plain records (also those whose parts say "no parts", as the production Go client sends them)
+  // go straight from bytes to the store; anything else (real parts, extra fields, escapes, an
+  // invalid record) takes the general path, which words the errors.
   const packed = parseNntBody(bytes, smallestSpan);
   let n: number;
   if (packed) {
