@@ -267,11 +267,22 @@ function validateNntRecordFieldByField(input: unknown, opts: ValidateOptions): V
   });
 }
 
+/**
+ * A text record's offset: a whole number >= 0, or the same written as a decimal string, as the
+ * store's write-text example and the production Go client (whose TextData.Offset is a string) send it.
+ */
+function textOffsetOf(o: Record<string, unknown>): number {
+  const v = o.offset;
+  if (typeof v === 'string' && /^(0|[1-9]\d{0,14})$/.test(v)) return Number(v);
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  return fail('offset', `must be a whole number >= 0, or one written as a string like "1408724400" (${describe(v)})`);
+}
+
 export function validateTextRecord(input: unknown): Validated<TextRecord> {
   return guard(input, (o) => {
     const value = o.value;
     if (typeof value !== 'string') fail('value', `must be a string (${describe(value)})`);
-    return { metric: metricOf(o), id: idOf(o), offset: nonNegativeInt(o, 'offset'), value: value as string };
+    return { metric: metricOf(o), id: idOf(o), offset: textOffsetOf(o), value: value as string };
   });
 }
 
