@@ -21,6 +21,11 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** Largest number of buckets one rollup read may return. */
   maxBuckets: number;
+  /**
+   * Read a bare integer start_ts/end_ts as `.000` (the production Go client sends them so);
+   * off by default: the contract requires exactly three fraction digits.
+   */
+  lenientTimestamps: boolean;
   /** Whole-request deadline (node:http requestTimeout). */
   requestTimeoutMs: number;
   headersTimeoutMs: number;
@@ -57,6 +62,7 @@ export interface ServeFlags {
   sweepPace?: string;
   maxBody?: string;
   maxBuckets?: string;
+  lenientTimestamps?: boolean;
 }
 
 export function parsePort(text: string, field = '--port'): number {
@@ -159,6 +165,7 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     sweepPaceMs: flags.sweepPace === undefined ? 0 : parseNonNegativeInt(flags.sweepPace, '--sweep-pace', 'milliseconds, a whole number >= 0'),
     maxBodyBytes: flags.maxBody === undefined ? DEFAULT_MAX_BODY : parseSize(flags.maxBody),
     maxBuckets,
+    lenientTimestamps: flags.lenientTimestamps === true,
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),
@@ -176,6 +183,7 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
     sweepPaceMs: 0,
     maxBodyBytes: DEFAULT_MAX_BODY,
     maxBuckets: DEFAULT_MAX_BUCKETS,
+    lenientTimestamps: false,
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),

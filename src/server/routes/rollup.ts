@@ -12,6 +12,7 @@ import {
   ROLLUP_TYPE_ALIASES,
   UUID_RE,
   canonicalRollupType,
+  isBareSeconds,
   parseSpan,
   parseTimestamp,
   type Engine,
@@ -28,13 +29,28 @@ function required(query: URLSearchParams, name: string): string {
   return v;
 }
 
-function codec<T>(field: string, parse: () => T): T {
+function codec<T>(field: string, parse: () => T, hint = ''): T {
   try {
     return parse();
   } catch (err) {
-    if (err instanceof CodecError) throw new ProtocolError(400, 'invalid_query', `${field}: ${err.message}; expected ${err.expected}`, { field, value: err.value, expected: err.expected });
+    if (err instanceof CodecError) {
+      throw new ProtocolError(400, 'invalid_query', `${field}: ${err.message}; expected ${err.expected}${hint}`, { field, value: err.value, expected: err.expected });
+    }
     throw err;
   }
+}
+
+/**
+ * A start_ts/end_ts in epoch ms. A bare integer is what the production Go client sends: a node
+ * started with --lenient-timestamps reads it as .000; a strict one says which flag would.
+ */
+function timestampParam(query: URLSearchParams, field: 'start_ts' | 'end_ts', lenient: boolean): number {
+  const text = required(query, field);
+  const hint =
+    !lenient && isBareSeconds(text)
+      ? ` (this node is strict: write ${text}.000, or start it with --lenient-timestamps to read a bare integer as .000)`
+      : '';
+  return codec(field, () => parseTimestamp(text, { bareSeconds: lenient }), hint);
 }
 
 /** Parses the uuid path segment (lower-cased) or throws 400 invalid_uuid. */
@@ -64,8 +80,8 @@ export const rollupRead: Handler = (req, res, target, node) => {
   const uuid = uuidParam(rawUuid!);
   const metric = metricParam(rawMetric);
   const q = target.query;
-  const startMs = codec('start_ts', () => parseTimestamp(required(q, 'start_ts')));
-  const endMs = codec('end_ts', () => parseTimestamp(required(q, 'end_ts')));
+  const startMs = timestampParam(q, 'start_ts', node.config.lenientTimestamps);
+  const endMs = timestampParam(q, 'end_ts', node.config.lenientTimestamps);
   const spanMs = codec('rollup_span', () => parseSpan(required(q, 'rollup_span')));
   if (endMs <= startMs) {
     throw new ProtocolError(400, 'invalid_query', `end_ts ${q.get('end_ts')} must be after start_ts ${q.get('start_ts')}`, { field: 'end_ts' });

@@ -51,6 +51,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         detached: flags.detach,
         signal: stop.signal,
         ...(sweepPaceMs !== undefined ? { sweepPaceMs } : {}),
+        ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

@@ -19,6 +19,7 @@ export function serveCommand(program: Command, runner: Runner): void {
     .option('--sweep-pace <ms>', 'pause after each check/metric a sweep handles, so a running sweep can be watched (default: 0)')
     .option('--max-body <size>', 'largest request body: bytes or a size like 64MiB, 512KiB, 10MB (default: 64MiB)')
     .option('--max-buckets <n>', 'largest number of buckets one rollup read may return (default: 1000000)')
+    .option('--lenient-timestamps', 'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)')
     .addHelpText(
       'after',
       `
@@ -30,7 +31,8 @@ A port already in use exits 1; a bad flag exits 2.
 Examples:
   $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data
   $ tsnode serve --port 0 --memory                   a throwaway node on a free port
-  $ tsnode serve --rollups 60,300 --sweep-pace 50    slow sweeps down to watch their status`,
+  $ tsnode serve --rollups 60,300 --sweep-pace 50    slow sweeps down to watch their status
+  $ tsnode serve --lenient-timestamps                for clients such as gosnowth (integer start_ts/end_ts)`,
     )
     .action((opts: ServeOptions) => runner(() => import('./action.js').then((m) => m.serveAction), opts));
 }
