@@ -75,6 +75,23 @@ export function metricParam(rawParts: readonly string[]): string {
   return metric;
 }
 
+/**
+ * `x-snowth-advisory-limit`: a positive whole number caps the answer; `none` and `-1` (the
+ * store's docs give both for "no limit") and an absent header lift it. Undefined = no cap.
+ */
+function advisoryLimit(raw: string | string[] | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const a = (Array.isArray(raw) ? raw[0]! : raw).trim().toLowerCase();
+  if (a === 'none' || a === '-1') return undefined;
+  if (!/^\d{1,12}$/.test(a) || Number(a) === 0) {
+    throw new ProtocolError(400, 'invalid_header', `${ADVISORY_LIMIT_HEADER}: ${JSON.stringify(a)} is not a positive whole number, "none" or -1`, {
+      field: ADVISORY_LIMIT_HEADER,
+      value: a,
+    });
+  }
+  return Number(a);
+}
+
 export const rollupRead: Handler = (req, res, target, node) => {
   const [, rawUuid, ...rawMetric] = target.segments;
   const uuid = uuidParam(rawUuid!);
@@ -108,21 +125,10 @@ export const rollupRead: Handler = (req, res, target, node) => {
   checkEngineSpan(engine, spanMs, node.store.rollups);
   const plan = planBuckets(startMs, endMs, spanMs);
   const headers: Record<string, string> = {};
-  const advisory = req.headers[ADVISORY_LIMIT_HEADER];
-  if (advisory !== undefined) {
-    const a = (Array.isArray(advisory) ? advisory[0]! : advisory).trim().toLowerCase();
-    if (a !== 'none') {
-      if (!/^\d{1,12}$/.test(a) || Number(a) === 0) {
-        throw new ProtocolError(400, 'invalid_header', `${ADVISORY_LIMIT_HEADER}: ${JSON.stringify(a)} is not a positive whole number or "none"`, {
-          field: ADVISORY_LIMIT_HEADER,
-          value: a,
-        });
-      }
-      if (Number(a) < plan.count) {
-        plan.count = Number(a);
-        headers[RESULTS_LIMITED_HEADER] = '1';
-      }
-    }
+  const advisory = advisoryLimit(req.headers[ADVISORY_LIMIT_HEADER]);
+  if (advisory !== undefined && advisory < plan.count) {
+    plan.count = advisory;
+    headers[RESULTS_LIMITED_HEADER] = '1';
   }
   if (plan.count > node.config.maxBuckets) {
     throw new ProtocolError(
