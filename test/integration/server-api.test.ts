@@ -145,11 +145,13 @@ describe('text and histogram writes', () => {
       { metric: 'log', id: UUID, offset: 200, value: 'world' },
     ];
     expect((await write(url, recs, '/write/text')).json).toEqual({ records: 2 });
-    expect((await call(url, 'GET', `/read/100/200/${UUID}/log`)).json).toEqual([[100, 'hello']]);
+    // Change points in milliseconds (api/read-text.md); the end is exclusive.
+    expect((await call(url, 'GET', `/read/100/200/${UUID}/log`)).json).toEqual([[100_000, 'hello']]);
     expect((await call(url, 'GET', `/read/0/1000/${UUID.toUpperCase()}/log`)).json).toEqual([
-      [100, 'hello'],
-      [200, 'world'],
+      [100_000, 'hello'],
+      [200_000, 'world'],
     ]);
+    expectError(await call(url, 'GET', `/read/200/200/${UUID}/log`), 400, 'bad_request', 'after start');
     expectError(await write(url, [{ metric: 'log', id: UUID, offset: 1, value: 5 }], '/write/text'), 400, 'invalid_record', '[0]', 'value');
     expectError(await call(url, 'GET', `/read/abc/200/${UUID}/log`), 400, 'bad_request', 'start');
   });
@@ -165,6 +167,11 @@ describe('text and histogram writes', () => {
     expectError(await write(url, [{ ...recs[0], period: 300 }], '/histogram/write'), 400, 'invalid_record', 'period');
     expectError(await write(url, [{ ...recs[0], histogram: 'not base64!' }], '/histogram/write'), 400, 'invalid_record', 'histogram');
     expectError(await call(url, 'GET', `/histogram/0/7200/300/${UUID}/lat`), 400, 'bad_request', 'period');
+    // Start and end are both inclusive (api/read-histogram.md): a one-second range at the row finds it.
+    expect((await call(url, 'GET', `/histogram/3600/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
+    expect((await call(url, 'GET', `/histogram/0/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
+    expect((await call(url, 'GET', `/histogram/0/3599/60/${UUID}/lat`)).json).toEqual([]);
+    expectError(await call(url, 'GET', `/histogram/3601/3600/60/${UUID}/lat`), 400, 'bad_request', 'at or after start');
   });
 });
 

@@ -254,7 +254,7 @@ describe('metric names arrive URL-encoded and are decoded exactly once', () => {
     const rows = await rollup(url, { start: `${T}.000`, end: `${T + 60}.000`, span: '60s' }, metric);
     expect(rows).toEqual([[T, 42]]);
     await write(url, [{ metric, id: UUID, offset: T, value: 'v' }], '/write/text');
-    expect((await call(url, 'GET', `/read/${T}/${T + 1}/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T, 'v']]);
+    expect((await call(url, 'GET', `/read/${T}/${T + 1}/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T * 1000, 'v']]);
     await write(url, [{ metric, id: UUID, offset: T, period: 60, histogram: 'AAAA' }], '/histogram/write');
     expect((await call(url, 'GET', `/histogram/${T}/${T + 1}/60/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T, 60, 'AAAA']]);
   });
