@@ -1,4 +1,5 @@
 import { fanOut } from '../../../client/cluster.js';
+import type { NodeErrorCode } from '../../../client/errors.js';
 import { pollUntilIdle } from '../../../client/sweep.js';
 import { DATA_TYPES, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
@@ -17,8 +18,16 @@ export interface StatusOptions extends NetworkFlags {
   output: string;
 }
 
-/** One node's answer: its status, or why there is none. */
-export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string };
+/** One node's answer: its status, or why there is none (`code`: the client's error code). */
+export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; code?: NodeErrorCode };
+
+/** The state shown for a node without a status: "unreachable" only when no answer came. */
+function failedState(code: NodeErrorCode | undefined): string {
+  if (code === 'no_sweep_api') return 'no sweep API';
+  if (code === 'bad_answer') return 'bad answer';
+  if (code === 'http') return 'error';
+  return 'unreachable';
+}
 
 /** `--output json`: booleans and numbers, not the wire's strings; unreachable nodes carry `error`. */
 export function statusJson(rows: readonly NodeStatus[]): unknown {
@@ -31,7 +40,7 @@ function current(s: TypeStatus): string {
 
 export function statusTableRows(rows: readonly NodeStatus[]): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, '-', 'unreachable', r.error, '', '']];
+    if (!r.ok) return [[r.node, '-', failedState(r.code), r.error, '', '']];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
       return [r.node, t, s.running ? 'yes' : 'no', current(s), s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '', t === 'text' ? '' : (s.rollups ?? '')];
@@ -58,7 +67,7 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', rows: readonly
     ctx.stdout.write(
       renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups'], statusTableRows(rows), {
         colour: ctx.colour,
-        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'unreachable' ? p.red(cell) : cell),
+        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'no' ? cell : p.red(cell)),
       }),
     );
   }
@@ -80,7 +89,7 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
   try {
     const clients = list.nodes.map((n) => net.client(n));
     const outcomes = await fanOut(clients, (c) => c.sweepStatus({ signal: ctx.signal }));
-    let rows: NodeStatus[] = outcomes.map((o) => (o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail }));
+    let rows: NodeStatus[] = outcomes.map((o) => (o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail, code: o.error.code }));
     if (intervalMs !== undefined && !ctx.signal.aborted) {
       // Watch: poll every reachable node until all of it is idle; changes on stderr, the final state on stdout.
       const progress = new NodeProgress(ctx, list.nodes);
