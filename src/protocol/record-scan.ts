@@ -224,10 +224,14 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
     if (buf[p] !== COLON) return -1;
     p++;
     while (isWs(buf[p])) p++;
-    if (k === PARTS) {
+    if (k.slot >= 0) {
+      // The eight numeric fields first: the common case takes a single branch.
+      p = numberAt(buf, p, out, o + k.slot);
+      if (p < 0) return -1;
+    } else if (k === PARTS) {
       p = noPartsAt(buf, p);
       if (p < 0) return -1;
-    } else if (k.slot < 0) {
+    } else {
       // metric or id: a string without escapes or control characters.
       if (buf[p] !== QUOTE) return -1;
       const sFrom = ++p;
@@ -254,9 +258,6 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
         metricTo = p;
       }
       p++;
-    } else {
-      p = numberAt(buf, p, out, o + k.slot);
-      if (p < 0) return -1;
     }
     while (isWs(buf[p])) p++;
     const c = buf[p];
