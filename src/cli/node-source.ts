@@ -13,9 +13,14 @@ import type { NetworkFlags } from './network-options.js';
 import { openNetwork } from './network.js';
 import { resolveSeed } from './nodes.js';
 
-/** Whether a command's options carry a --seed to resolve. */
+/**
+ * Whether a command's options carry a --seed to resolve: only a command that talks to nodes (it
+ * has the network flags) uses one as its node source; `profile set --seed` stores it as text.
+ */
 export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; node?: string } {
-  return typeof opts === 'object' && opts !== null && typeof (opts as { seed?: unknown }).seed === 'string';
+  if (typeof opts !== 'object' || opts === null) return false;
+  const o = opts as { seed?: unknown; connectTimeout?: unknown };
+  return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
 }
 
 /** Discovers the ring from `opts.seed` and puts its nodes in `opts.nodes`; returns the ring. */

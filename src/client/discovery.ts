@@ -107,7 +107,7 @@ export async function probeNode(client: NodeClient, call: CallOptions = {}): Pro
   }
   const self = selfFromStats(client.url, stats);
   if (!self) {
-    throw new NodeRequestError(client.url, 'bad_response', '/stats.json has no identity leaf ({"identity": {"_value": "<uuid>"}})', { retryable: false });
+    throw new NodeRequestError(client.url, 'bad_answer', '/stats.json has no identity leaf ({"identity": {"_value": "<uuid>"}})', { retryable: false });
   }
   return self;
 }

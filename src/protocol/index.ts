@@ -7,3 +7,4 @@ export * from './rollup.js';
 export * from './records.js';
 export * from './record-scan.js';
 export * from './cluster.js';
+export * from './trailing-commas.js';

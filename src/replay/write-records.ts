@@ -322,7 +322,7 @@ export class AckCountError extends NodeRequestError {
   ) {
     super(
       node,
-      'bad_response',
+      'bad_answer',
       acknowledged < sent ? `acknowledged ${acknowledged} of the ${sent} records sent (a short acknowledgement)` : `acknowledged ${acknowledged} records for the ${sent} sent`,
       { retryable: true, hint: "the node's count does not match the request: check the node, or a proxy in front of it" },
     );

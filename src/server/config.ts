@@ -22,6 +22,11 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** Largest number of buckets one rollup read may return. */
   maxBuckets: number;
+  /**
+   * Read a bare integer start_ts/end_ts as `.000` (the production Go client sends them so);
+   * off by default: the contract requires exactly three fraction digits.
+   */
+  lenientTimestamps: boolean;
   /** Whole-request deadline (node:http requestTimeout). */
   requestTimeoutMs: number;
   headersTimeoutMs: number;
@@ -67,6 +72,7 @@ export interface ServeFlags {
   nodeId?: string;
   /** Path of the topology file; read by loadTopologyFile (this module stays free of file reads). */
   topology?: string;
+  lenientTimestamps?: boolean;
 }
 
 export function parsePort(text: string, field = '--port'): number {
@@ -169,6 +175,7 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     sweepPaceMs: flags.sweepPace === undefined ? 0 : parseNonNegativeInt(flags.sweepPace, '--sweep-pace', 'milliseconds, a whole number >= 0'),
     maxBodyBytes: flags.maxBody === undefined ? DEFAULT_MAX_BODY : parseSize(flags.maxBody),
     maxBuckets,
+    lenientTimestamps: flags.lenientTimestamps === true,
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),
@@ -194,6 +201,7 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
     sweepPaceMs: 0,
     maxBodyBytes: DEFAULT_MAX_BODY,
     maxBuckets: DEFAULT_MAX_BUCKETS,
+    lenientTimestamps: false,
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),

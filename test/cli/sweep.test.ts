@@ -162,7 +162,7 @@ describe('tsnode sweep', () => {
     expect(r.code).toBe(0);
     // Had the node not read the X-Snowth type header it would have swept nnt (its default) and kept the text.
     const res = await fetch(`${a.url}/read/${OLD}/${NEW + 1}/${uuid(0)}/log`);
-    expect(await res.json()).toEqual([[NEW, 'new']]);
+    expect(await res.json()).toEqual([[NEW * 1000, 'new']]); // text change points are in ms
   });
 
   it('--no-wait leaves nodes as started and exits 0', async () => {

@@ -104,7 +104,7 @@ describe('discovery from a store that has only /stats.json and the XML topology'
   it('reports a broken topology answer as the node\'s bad answer, not as a missing node', async () => {
     const err = await discoverRing(store('http://s:8112', { '/stats.json': [200, stats(GOSNOWTH_HASH)], [`/topology/json/${GOSNOWTH_HASH}`]: [200, '[{"id": "x"}]'] })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NodeRequestError);
-    expect((err as NodeRequestError).code).toBe('bad_response');
+    expect((err as NodeRequestError).code).toBe('bad_answer');
     expect((err as Error).message).toMatch(/\[0\]\.id: "x" is not a node identity/);
   });
 });

@@ -96,7 +96,7 @@ describe('sweep semantics', () => {
     expect(await text()).toHaveLength(2);
     expect(await hist(300)).toHaveLength(2);
     await sweep({ 'X-Service-Delete-Data-Types': 'text' });
-    expect(await text()).toEqual([[T, 'new']]);
+    expect(await text()).toEqual([[T * 1000, 'new']]);
     await sweep({ 'X-Service-Delete-Data-Types': 'histogram', 'X-Service-Histogram-Delete-Rollups': '300' });
     expect(await hist(300)).toEqual([[T, 300, 'CCCC']]);
     expect(await hist(60)).toEqual([[T - 300, 60, 'AAAA']]);

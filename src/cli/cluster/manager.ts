@@ -64,6 +64,8 @@ export interface StartOptions {
   dir: string;
   host?: string;
   sweepPaceMs?: number;
+  /** Every node reads bare integer start_ts/end_ts as .000 (`tsnode serve --lenient-timestamps`). */
+  lenientTimestamps?: boolean;
   /** Extra `tsnode serve` arguments for every node. */
   serveArgs?: string[];
   /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
@@ -360,6 +362,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       const args = [TSNODE_BIN, 'serve', '--host', host, '--port', String(port), '--data-dir', dataDir];
       if (ring) args.push('--node-id', id!, '--topology', ring.state.file);
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
+      if (opts.lenientTimestamps) args.push('--lenient-timestamps');
       args.push(...(opts.serveArgs ?? []));
       const logFd = openSync(logFile, 'w');
       const child = spawn(process.execPath, args, {

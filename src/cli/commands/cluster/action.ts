@@ -63,6 +63,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         signal: stop.signal,
         ring: { writeCopies },
         ...(sweepPaceMs !== undefined ? { sweepPaceMs } : {}),
+        ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

@@ -7,6 +7,7 @@ export interface ClusterUpFlags {
   dir: string;
   host: string;
   sweepPace?: string;
+  lenientTimestamps?: boolean;
   detach: boolean;
   /** Copies of each metric the ring keeps (default 2 with at least 2 nodes, else 1). */
   writeCopies?: string;
@@ -42,6 +43,7 @@ Examples:
     .addOption(new Option('--dir <dir>', 'where data dirs, logs, nodes.txt and cluster.json go').default(DEFAULT_CLUSTER_DIR))
     .addOption(new Option('--host <host>', 'address the nodes listen on').default('127.0.0.1'))
     .option('--sweep-pace <ms>', 'pause between units of sweep work on each node (makes progress visible)')
+    .option('--lenient-timestamps', 'every node also reads a bare integer start_ts/end_ts as .000 (for clients such as gosnowth)')
     .option('--detach', 'leave the nodes running in the background (stop with `tsnode cluster down`)', false)
     .option('--write-copies <n>', 'copies of each metric the ring keeps, on that many different nodes (default: 2, or 1 for a single node)')
     .addHelpText(

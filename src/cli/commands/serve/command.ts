@@ -21,6 +21,7 @@ export function serveCommand(program: Command, runner: Runner): void {
     .option('--max-buckets <n>', 'largest number of buckets one rollup read may return (default: 1000000)')
     .option('--node-id <uuid>', "the node's identity in a ring (default: the one kept in the data dir, else a new one; --memory: new per process)")
     .option('--topology <file>', 'the ring this node belongs to: JSON {"write_copies", "nodes": [{"id", "address", "port", "apiport", "weight"}]} or the store\'s topology XML')
+    .option('--lenient-timestamps', 'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)')
     .addHelpText(
       'after',
       `
@@ -35,6 +36,7 @@ Examples:
   $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data
   $ tsnode serve --port 0 --memory                   a throwaway node on a free port
   $ tsnode serve --rollups 60,300 --sweep-pace 50    slow sweeps down to watch their status
+  $ tsnode serve --lenient-timestamps                for clients such as gosnowth (integer start_ts/end_ts)
   $ tsnode serve --node-id 1f846f26-0cfd-4df5-b4f1-e0930604e577 --topology ring.json`,
     )
     .action((opts: ServeOptions) => runner(() => import('./action.js').then((m) => m.serveAction), opts));

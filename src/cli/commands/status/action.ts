@@ -21,17 +21,20 @@ export interface StatusOptions extends NetworkFlags {
 
 /**
  * Why a node has no status: `unreachable` (no connection, no answer in time, TLS failed),
- * `bad answer` (it answered, but an error, or something that is not a status: too large, not
- * JSON), `lost` (--watch: it stopped answering polls usefully for --lost-after).
+ * `no sweep API` (a 404: the store removed /sweep_delete in 0.19.23), `error` (an error status),
+ * `bad answer` (it answered, but not a status: too large, not JSON), `lost` (--watch: it stopped
+ * answering polls usefully for --lost-after). Only the first means that no answer came.
  */
-export type NoStatus = 'unreachable' | 'bad answer' | 'lost';
+export type NoStatus = 'unreachable' | 'no sweep API' | 'error' | 'bad answer' | 'lost';
 
 /** One node's answer: its status, or why there is none. */
 export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus };
 
 /** A node that answered something unexpected is not "unreachable". */
 export function noStatus(err: NodeRequestError): NoStatus {
-  return err.code === 'unreachable' || err.code === 'timeout' || err.code === 'tls' || err.code === 'aborted' ? 'unreachable' : 'bad answer';
+  if (err.code === 'unreachable' || err.code === 'timeout' || err.code === 'tls' || err.code === 'aborted') return 'unreachable';
+  if (err.code === 'no_sweep_api') return 'no sweep API';
+  return err.code === 'http' ? 'error' : 'bad answer';
 }
 
 /** `--output json`: booleans and numbers, not the wire's strings; a node without status carries `error` and `why`. */
@@ -72,7 +75,7 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', rows: readonly
     ctx.stdout.write(
       renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups'], statusTableRows(rows), {
         colour: ctx.colour,
-        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'unreachable' || cell === 'bad answer' || cell === 'lost' ? p.red(cell) : cell),
+        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'no' ? cell : p.red(cell)),
       }),
     );
   }
