@@ -259,6 +259,11 @@ describe('tsnode history', () => {
 
     const since = await runCli(['history', '--since', '1h', '--node', `localhost:${new URL(failed.nodes[0]!.node).port}`, '--output', 'json'], { env });
     expect((JSON.parse(since.stdout) as { runs: unknown[] }).runs).toHaveLength(1);
+    // the node's own state in each run, found under another spelling of it
+    const healthyPort = new URL(failed.nodes[0]!.node).port;
+    const one = await runCli(['history', '--node', `localhost:${healthyPort}`], { env });
+    expect(one.stdout).toMatch(new RegExp(`│ on http://localhost:${healthyPort}\\s+│`));
+    expect(one.stdout).toMatch(/│ done: the node's record says our sweep completed\s+│/);
     const bad = await runCli(['history', '--since', '2026-02-30'], { env });
     expect(bad.code).toBe(2);
   });

@@ -2,7 +2,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { journalPath, readJournal, type JournalEntry } from '../../journal.js';
-import { parseNodeEntry } from '../../nodes.js';
+import { parseNodeEntry, sameNodeKey } from '../../nodes.js';
 import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
 import { describeTime, parseTime } from '../../time.js';
 import { parseOutput } from '../sweep/plan.js';
@@ -38,9 +38,10 @@ function outcome(r: HistoryRun, nodeKey?: string): string {
   return [...counts].map(([s, c]) => `${c} ${s.replace(/_/g, ' ')}`).join(', ');
 }
 
+/** The same-node key (any spelling of one node gives the same key). */
 function safeKey(node: string): string {
   try {
-    return parseNodeEntry(node);
+    return sameNodeKey(parseNodeEntry(node));
   } catch {
     return node;
   }
