@@ -104,6 +104,12 @@ function recordIsOurs(req: SweepRequest, type: DataType, last: LastSweep): boole
   return last.timestamp === req.before && (type === 'text' || (last.rollups !== undefined && sameSpans(req, type, last.rollups)));
 }
 
+/** A node's own words inside a reason: one line, and not more of them than a reason can hold. */
+function oneLine(text: string, max = 200): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 3)}...` : line;
+}
+
 /** `2023-07-22T04:26:40Z (1690000000)` */
 export function describeEpoch(seconds: number): string {
   return `${new Date(seconds * 1000).toISOString().replace('.000Z', 'Z')} (${seconds})`;
@@ -114,12 +120,12 @@ export function describeRunning(status: SweepStatus): string {
   const types = DATA_TYPES.filter((t) => status[t].running);
   const times = [...new Set(types.map((t) => status[t].timestamp))];
   const when = times.length === 1 ? (times[0] !== undefined ? ` before ${describeEpoch(times[0])}` : '') : ` before ${types.map((t) => `${t} ${status[t].timestamp ?? '?'}`).join(', ')}`;
-  const spans = types.filter((t) => t !== 'text' && status[t].rollups !== undefined).map((t) => `${t} spans ${status[t].rollups}`);
+  const spans = types.filter((t) => t !== 'text' && status[t].rollups !== undefined).map((t) => `${t} spans ${oneLine(status[t].rollups!, 60)}`);
   return `${types.join(',')}${when}${spans.length ? `, ${spans.join(', ')}` : ''}`;
 }
 
 function describeRecord(type: DataType, last: LastSweep): string {
-  const spans = type !== 'text' && last.rollups !== undefined ? `, spans ${last.rollups}` : '';
+  const spans = type !== 'text' && last.rollups !== undefined ? `, spans ${oneLine(last.rollups, 60)}` : '';
   return `${type} before ${last.timestamp !== undefined ? describeEpoch(last.timestamp) : '?'}${spans}`;
 }
 
@@ -210,13 +216,14 @@ function fromRecords(ev: SweepEvidence, status: SweepStatus): Verdict {
   }
   if (failed.length) {
     const [t, last] = failed[0]!;
-    const error = last.error ?? 'no error given';
+    const error = oneLine(last.error ?? 'no error given');
     return { state: 'failed', reason: `the node's record says the sweep of ${failed.map(([x]) => x).join(',')} failed: ${error}`, error: `${t}: ${error}` };
   }
   if (cancelled.length) return { state: 'cancelled', reason: `the node's record says the sweep of ${cancelled.join(',')} was cancelled` };
   if (replaced.length || ev.other) {
     // (a poll that saw another sweep running is evidence enough, whatever the record says by now)
-    const by = ev.other?.what ?? replaced.find(([, l]) => l.replacedBy)?.[1].replacedBy;
+    const recorded = replaced.find(([, l]) => l.replacedBy)?.[1].replacedBy;
+    const by = ev.other?.what ?? (recorded !== undefined ? oneLine(recorded) : undefined);
     const types = replaced.length ? replaced.map(([t]) => t).join(',') : req.types.join(',');
     return { state: 'replaced', reason: `the sweep of ${types} was replaced by another${by ? `: ${by}` : ''}`, ...(by ? { other: by } : {}) };
   }

@@ -175,3 +175,14 @@ describe('the DELETE itself', () => {
     expect(v.reason).toMatch(reason);
   });
 });
+
+describe("a node's own words in a reason", () => {
+  it('stay on one line and are cut short', () => {
+    const long = `disk\nfull ${'x'.repeat(1000)}`;
+    const v = classify(feed(newEvidence(REQ, ref('a')), ref('a', { nnt: rec({ timestamp: T, rollups: 'all', result: 'failed', error: long }) })));
+    expect(v.state).toBe('failed');
+    expect(v.reason).not.toMatch(/\n/);
+    expect(v.reason.length).toBeLessThan(300);
+    expect(v.reason).toMatch(/failed: disk full x+\.\.\.$/);
+  });
+});
