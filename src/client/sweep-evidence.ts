@@ -33,6 +33,10 @@ export interface SweepEvidence {
   readonly request: SweepRequest;
   /** The node's `instance` before the DELETE (preflight), when it sent one. */
   readonly baselineInstance?: string;
+  /** The sweep the preflight saw running (one `--force` replaces), in words. */
+  readonly baselineRunning?: string;
+  /** A poll after the DELETE still showed that replaced sweep running (a node slow to cancel it). */
+  readonly staleSeen?: boolean;
   /** Every `instance` seen since the DELETE, in order of first sight. */
   readonly instances: readonly string[];
   /** The node sent `instance` or `last_*` at some point: it keeps sweep records. */
@@ -56,9 +60,11 @@ export interface SweepEvidence {
 
 export function newEvidence(request: SweepRequest, baseline?: SweepStatus): SweepEvidence {
   const instance = baseline ? instanceOf(baseline) : undefined;
+  const running = baseline && DATA_TYPES.some((t) => baseline[t].running) ? describeRunning(baseline) : undefined;
   return {
     request,
     ...(instance !== undefined ? { baselineInstance: instance } : {}),
+    ...(running !== undefined ? { baselineRunning: running } : {}),
     instances: [],
     keepsRecords: baseline ? keepsRecords(baseline) : false,
     polls: 0,
@@ -144,8 +150,13 @@ export function observeStatus(ev: SweepEvidence, status: SweepStatus, at: number
   const req = ev.request;
   const instance = instanceOf(status);
   const running = DATA_TYPES.filter((t) => status[t].running);
-  const foreign = running.some((t) => !runningIsOurs(req, t, status[t]));
-  const ours = running.length > 0 && !foreign;
+  const notOurs = running.some((t) => !runningIsOurs(req, t, status[t]));
+  const what = notOurs ? describeRunning(status) : undefined;
+  // The very sweep the preflight saw (the one --force replaces), still shown right after our
+  // DELETE, is a node slow to cancel it, not a newer sweep: keep watching for ours.
+  const stale = notOurs && !ev.seenOurs && what === ev.baselineRunning;
+  const foreign = notOurs && !stale;
+  const ours = running.length > 0 && !notOurs;
   const cancelling = req.types.some((t) => status[t].cancelling === true);
   const { gap, ...rest } = ev;
   // Seeing our sweep still running closes a gap: whatever happened in it, the sweep survived it.
@@ -158,7 +169,8 @@ export function observeStatus(ev: SweepEvidence, status: SweepStatus, at: number
     instances: instance !== undefined && !ev.instances.includes(instance) ? [...ev.instances, instance] : ev.instances,
     keepsRecords: ev.keepsRecords || keepsRecords(status),
     seenOurs: ev.seenOurs || ours,
-    ...(foreign && !ev.other ? { other: { at, what: describeRunning(status) } } : {}),
+    ...(stale ? { staleSeen: true } : {}),
+    ...(foreign && !ev.other ? { other: { at, what: what! } } : {}),
     ...(cancelling && !ev.cancelling ? { cancelling: { at } } : {}),
     last: status,
     lastAt: at,
@@ -255,6 +267,12 @@ export function classify(ev: SweepEvidence): Verdict {
     return {
       state: 'unconfirmed',
       reason: `idle after ${gapNote(ev.gap, ev.lastAt)}: the node may have restarted and dropped the sweep (it keeps no record to ask)`,
+    };
+  }
+  if (ev.staleSeen && !ev.seenOurs) {
+    return {
+      state: 'unconfirmed',
+      reason: `after our DELETE the node still showed the sweep it replaced (${ev.baselineRunning}), then idle; ours was never seen running (the node keeps no record to ask)`,
     };
   }
   return {

@@ -186,3 +186,21 @@ describe("a node's own words in a reason", () => {
     expect(v.reason).toMatch(/failed: disk full x+\.\.\.$/);
   });
 });
+
+describe('--force over a running sweep (production node slow to cancel it)', () => {
+  const old: TypeStatus = { running: true, timestamp: T - 3600, rollups: 'all' };
+  it('the replaced sweep still shown after our DELETE is not "another sweep": polling goes on', () => {
+    const ev = feed(newEvidence(REQ, st(old)), st(old));
+    expect(settled(ev)).toBe(false);
+    expect(classify(feed(ev, st(runningOurs), st())).state).toBe('done');
+  });
+  it('idle without ever seeing ours is unconfirmed', () => {
+    const v = classify(feed(newEvidence(REQ, st(old)), st(old), st()));
+    expect(v).toMatchObject({ state: 'unconfirmed', reason: expect.stringMatching(/still showed the sweep it replaced \(nnt before .*\(1689996400\), nnt spans all\), then idle; ours was never seen running/) });
+  });
+  it('the old sweep showing again after ours ran is another sweep', () => {
+    const ev = feed(newEvidence(REQ, st(old)), st(runningOurs), st(old));
+    expect(settled(ev)).toBe(true);
+    expect(classify(ev).state).toBe('replaced');
+  });
+});
