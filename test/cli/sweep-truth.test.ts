@@ -218,6 +218,26 @@ describe('a sweep that did not happen is never done', () => {
     await n.stop();
   });
 
+  it('nodes from --seed: the prompt, the journal and the catch-up name where they came from', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-seed-ring-'));
+    const up = await runCli(['cluster', 'up', '--nodes', '2', '--base-port', '0', '--dir', dir, '--detach'], { timeoutMs: 60_000, env });
+    expect(up.code, up.stderr).toBe(0);
+    const urls = up.stdout.trim().split('\n');
+    try {
+      const journal = join(dir, 'seed.jsonl');
+      const r = await runCli(['sweep', '--before', String(BEFORE), '--seed', urls[0]!, '--yes', '--journal', journal, ...FAST], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`on 2 nodes (node list: --seed ${urls[0]})`);
+      const lines = readFileSync(journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; nodeSource: string; nodes: unknown[] });
+      expect(lines.map((l) => [l.kind, l.nodeSource, l.nodes.length])).toEqual([
+        ['sweep.start', `--seed ${urls[0]}`, 2],
+        ['sweep.end', `--seed ${urls[0]}`, 2],
+      ]);
+    } finally {
+      await runCli(['cluster', 'down', '--dir', dir, '--grace', '2s'], { env });
+    }
+  });
+
   it('a tsnode killed mid-run leaves a start line: history says no outcome recorded', async () => {
     const n = await startNode({ memory: true, sweepPaceMs: 40 });
     await seed(n.url, 100);

@@ -96,8 +96,13 @@ function nodesHint(nodes: readonly string[]): string {
   return ` --nodes ${nodes.join(',')}`;
 }
 
+/** Where the node list came from, for the prompt and the journal (a --seed has filled --nodes by now). */
+function nodeSource(opts: NetworkFlags, list: NodeList): string {
+  return opts.seed !== undefined ? `--seed ${opts.seed}` : list.source;
+}
+
 /** What a run deletes and how to repeat it, as every journal line of the run carries it. */
-function journaledSweep(plan: SweepPlan, list: NodeList, carried: CarriedFlags, by: string): JournaledSweep {
+function journaledSweep(plan: SweepPlan, source: string, carried: CarriedFlags, by: string): JournaledSweep {
   const req = plan.request;
   return {
     by,
@@ -106,7 +111,7 @@ function journaledSweep(plan: SweepPlan, list: NodeList, carried: CarriedFlags, 
     nntRollups: req.types.includes('nnt') ? (req.nntRollups ?? 'all') : null,
     histogramRollups: req.types.includes('histogram') ? (req.histogramRollups ?? 'all') : null,
     headerPrefix: plan.headerPrefix,
-    nodeSource: list.source,
+    nodeSource: source,
     carry: carried.carry,
     addBack: carried.addBack,
   };
@@ -126,7 +131,8 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
   for (const w of [...list.warnings, ...plan.warnings]) ctx.log.warn(w);
   const scope = describeScope(plan.request);
   const what = `data before ${describeTime(plan.request.before * 1000)} (${scope})`;
-  const where = (n: number): string => `${n} node${n === 1 ? '' : 's'} (node list: ${list.source})`;
+  const source = nodeSource(opts, list);
+  const where = (n: number): string => `${n} node${n === 1 ? '' : 's'} (node list: ${source})`;
 
   if (opts.dryRun) {
     // Sends nothing at all, not even the read-only status check: a dry run must be safe to run anywhere.
@@ -225,7 +231,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     // 4. The journal: a start line before any DELETE, so a run killed midway still leaves a trace.
     const journal = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now);
     const run = newRunId();
-    const sweep = journaledSweep(plan, list, carried, whoAmI(ctx.env));
+    const sweep = journaledSweep(plan, source, carried, whoAmI(ctx.env));
     const start: SweepStartEntry = { kind: 'sweep.start', run, ...sweep, nodes: [...send, ...skipped.map((x) => x.node)], force: opts.force, wait: plan.wait };
     journal.append(start);
 
@@ -318,7 +324,7 @@ export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): P
       const cancelled = runningTypes(o.value);
       return { node: o.node, state: cancelled.length ? 'cancelling' : 'idle', cancelled, error: null };
     });
-    const entry: SweepCancelEntry = { kind: 'sweep.cancel', run: newRunId(), by: whoAmI(ctx.env), nodeSource: list.source, nodes: rows };
+    const entry: SweepCancelEntry = { kind: 'sweep.cancel', run: newRunId(), by: whoAmI(ctx.env), nodeSource: nodeSource(opts, list), nodes: rows };
     new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now).append(entry);
     if (output === 'json') ctx.stdout.write(renderJson({ nodes: rows }));
     else ctx.stdout.write(renderTable(['node', 'state', 'detail'], rows.map((r) => [r.node, r.state, r.error ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]), { colour: ctx.colour }));
