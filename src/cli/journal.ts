@@ -47,6 +47,7 @@ export function newRunId(): string {
 /** A journal entry: the fields every line has, and whatever the kind adds. */
 export interface JournalEntry {
   kind: string;
+  /** The run the line belongs to (every sweep kind has one). */
   run: string;
   [field: string]: unknown;
 }
@@ -110,8 +111,9 @@ export async function* readJournal(path: string): AsyncGenerator<JournalLine> {
       continue;
     }
     const e = value as Record<string, unknown>;
-    if (typeof e.kind !== 'string' || typeof e.run !== 'string') {
-      yield { line: n, error: 'no kind or run' };
+    // Only `kind` is common to every writer; what else a kind needs is its reader's business.
+    if (typeof e.kind !== 'string') {
+      yield { line: n, error: 'no kind' };
       continue;
     }
     yield { line: n, entry: e as JournalEntry };

@@ -107,6 +107,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
   const carry = new Map<string, { carry: string[]; addBack: string[] }>();
   for (const raw of entries) {
     const e = raw as Sweepish;
+    if (typeof e.run !== 'string') continue;
     const at = str(e.at);
     if (e.kind === 'sweep.start' || e.kind === 'sweep.end') {
       let r = runs.get(e.run);
