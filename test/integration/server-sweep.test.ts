@@ -198,7 +198,7 @@ describe('how a sweep ended is kept (reference-node extension)', () => {
     expect(s.text).toMatchObject({ running: 'false', last_timestamp: String(T), last_result: 'failed', last_error: 'not swept: the sweep stopped at an error in nnt' });
     expect(errors).toHaveLength(1);
     // the text record before T is still there: the sweep never reached it
-    expect((await call(n.url, 'GET', `/read/0/${T + 1}/${UUID}/f1`)).json).toEqual([[T - 60, 'x']]);
+    expect((await call(n.url, 'GET', `/read/0/${T + 1}/${UUID}/f1`)).json).toEqual([[(T - 60) * 1000, 'x']]);
   });
 
   it('each process has its own instance id, shown on every type, running or not', async () => {

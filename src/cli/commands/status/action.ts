@@ -199,9 +199,8 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
               signal: ctx.signal,
               onEvent: (e) => progress.onEvent(e.kind === 'state' && e.state === 'done' ? { ...e, state: 'idle' } : e),
             });
-            if (res.state === 'lost') return { node: r.node, ok: false, error: res.reason, why: 'lost' };
-            // answers that were not a status for --lost-after
-            if (res.state === 'unconfirmed') return { node: r.node, ok: false, error: res.reason, why: 'bad answer' };
+            // no answer, or answers that were not a status, for --lost-after (the reason says which)
+            if (res.state === 'lost' || res.state === 'unconfirmed') return { node: r.node, ok: false, error: res.reason, why: 'lost' };
             return { node: r.node, ok: true, status: res.status ?? r.status };
           }),
         );
