@@ -107,6 +107,17 @@ export interface CommonOptions {
   clock?: Clock;
 }
 
+/**
+ * Why a node gave no status at preflight, in words: `unreachable: ...` when it did not answer (no
+ * connection, no answer in time, TLS refused), `answered ...` when it answered something that is
+ * not a status (an HTTP error, no sweep API, a body that is not a status): that node is there.
+ */
+export function preflightProblem(error: NodeRequestError | undefined): string {
+  if (!error) return 'unreachable: no answer';
+  const silent = error.code === 'unreachable' || error.code === 'timeout' || error.code === 'tls' || error.code === 'aborted';
+  return silent ? `unreachable: ${error.detail}` : `answered without a usable status: ${error.detail}`;
+}
+
 /** `GET /sweep_delete` on every node: who is idle, who is already sweeping, who does not answer. */
 export async function preflightSweep(clients: readonly NodeClient[], opts: CommonOptions = {}): Promise<Preflight> {
   const clock = opts.clock ?? systemClock;
@@ -167,7 +178,7 @@ export class SweepRefusedError extends Error {
       );
     }
     if (unreachable.length) {
-      parts.push(`${unreachable.length} node(s) unreachable: ${unreachable.map((n) => `${n.node} (${n.error?.detail ?? 'no answer'})`).join('; ')}`);
+      parts.push(`${unreachable.length} node(s) without a status: ${unreachable.map((n) => `${n.node} (${preflightProblem(n.error)})`).join('; ')}`);
     }
     super(`refusing to sweep: ${parts.join('; ')}`);
     this.name = 'SweepRefusedError';
@@ -428,7 +439,7 @@ export async function startAndWait(
   for (const s of opts.skipped ?? []) {
     const detail = s.error?.detail ?? 'no answer';
     emit(s.node, 'skipped', { error: detail });
-    results.set(s.node, { node: s.node, state: 'skipped', reason: `not sent: unreachable at preflight (${detail})`, error: `unreachable at preflight: ${detail}` });
+    results.set(s.node, { node: s.node, state: 'skipped', reason: `not sent: ${preflightProblem(s.error)} (at preflight)`, error: detail });
   }
   const deadline = opts.timeoutMs !== undefined ? clock.now() + opts.timeoutMs : undefined;
   // Each node is a pipeline: its DELETE, then (as soon as that answers) its polls. DELETEs and polls

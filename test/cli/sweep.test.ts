@@ -111,8 +111,8 @@ describe('tsnode sweep', () => {
       {
         node: dead,
         state: 'skipped',
-        reason: expect.stringMatching(/^not sent: unreachable at preflight \(connection refused/),
-        error: expect.stringMatching(/unreachable at preflight: connection refused/),
+        reason: expect.stringMatching(/^not sent: unreachable: connection refused .* \(at preflight\)$/),
+        error: expect.stringMatching(/^connection refused/),
         other: null,
         seconds: null,
       },
@@ -127,7 +127,7 @@ describe('tsnode sweep', () => {
     const dead = await deadAddress();
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', dead, '--yes', '--skip-unreachable', ...FAST]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`${dead}\\s+│ nnt\\s+│ skipped │\\s+│ not sent: unreachable at preflight`));
+    expect(r.stdout).toMatch(new RegExp(`${dead}\\s+│ nnt\\s+│ skipped │\\s+│ not sent: unreachable: connection refused`));
     expect(r.stderr).toMatch(/every node was unreachable: nothing was sent/);
   });
 

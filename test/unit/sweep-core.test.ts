@@ -152,7 +152,7 @@ describe('runClusterSweep', () => {
     const { agent, clients } = setup(['http://a:1', 'http://dead:1']);
     agent.get('http://dead:1').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(new Error('ECONNREFUSED')).persist();
     status(agent, 'http://a:1', idle, 3);
-    await expect(runClusterSweep(clients, req, { clock: fakeClock() })).rejects.toThrow(/unreachable: http:\/\/dead:1/);
+    await expect(runClusterSweep(clients, req, { clock: fakeClock() })).rejects.toThrow(/1 node\(s\) without a status: http:\/\/dead:1 \(unreachable: /);
     agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
     const r = await runClusterSweep(clients, req, { skipUnreachable: true, clock: fakeClock() });
     expect(r.nodes.map((n) => [n.node, n.state])).toEqual([

@@ -3,6 +3,7 @@ import type { NodeClient } from '../../../client/node-client.js';
 import {
   assessPreflight,
   baselineOf,
+  preflightProblem,
   preflightSweep,
   runPreflightChecks,
   startAndWait,
@@ -179,7 +180,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
         for (const b of err.busy) {
           ctx.log.error(`${b.node} is already sweeping ${b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ')}`);
         }
-        for (const u of err.unreachable) ctx.log.error(`${u.node} is unreachable: ${u.error?.detail ?? 'no answer'}`);
+        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
         const hints = [
           err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
