@@ -160,6 +160,18 @@ export function markStarted(state: RunState, node: string, step: number, at: num
 }
 
 /**
+ * Records that a re-check found the step's sweep, sent in an earlier attempt, still running on the
+ * node: this attempt watches it to its end (nothing is sent; `sentAt` stays the earlier one).
+ */
+export function markWatching(state: RunState, node: string, step: number, at: number): RunState {
+  return update(state, node, step, 'markWatching', (rec) => {
+    const action = nextAction(state, node);
+    if (action.kind !== 'recheck' || action.step !== step) throw new Error(`markWatching: ${node} step ${step} is not due for a re-check (next: ${describeAction(action)})`);
+    return { step: rec.step, state: 'started', attempt: state.attempt, sentAt: rec.sentAt ?? action.sentAt, finishedAt: at };
+  });
+}
+
+/**
  * Records how a step ended, with the one-line reason the evidence gives. Only the step the node
  * is at can end; a `done` step is never overwritten.
  */
