@@ -124,7 +124,7 @@ export async function run(argv: string[]): Promise<void> {
  * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is
  * refused, unless the command has no target a profile could name (PROFILE_NOT_APPLICABLE).
  */
-export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove']);
+export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove', 'retention plan', 'retention apply']);
 export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
 
 export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {
