@@ -66,18 +66,23 @@ export interface JournalEntry {
  */
 export class Journal {
   private warned = false;
+  private fd: number | undefined;
   constructor(
     readonly path: string,
     private readonly warn: (message: string) => void,
     private readonly now: () => number = Date.now,
+    /** Keep the file open between appends (a run that journals hundreds of lines); call close(). */
+    private readonly keepOpen = false,
   ) {}
 
   append(entry: JournalEntry): boolean {
     const line = `${JSON.stringify({ v: JOURNAL_VERSION, at: new Date(this.now()).toISOString(), ...entry })}\n`;
-    let fd: number | undefined;
+    let fd = this.fd;
     try {
-      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      fd = openSync(this.path, 'a', 0o600);
+      if (fd === undefined) {
+        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+        fd = openSync(this.path, 'a', 0o600);
+      }
       writeSync(fd, line);
       return true;
     } catch (err) {
@@ -85,8 +90,16 @@ export class Journal {
       this.warned = true;
       return false;
     } finally {
-      if (fd !== undefined) closeSync(fd);
+      if (fd !== undefined) {
+        if (this.keepOpen) this.fd = fd;
+        else closeSync(fd);
+      }
     }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 

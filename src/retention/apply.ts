@@ -133,7 +133,7 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
     } else continue;
     endEvent(u.node, a.step);
   }
-  await persist();
+  await persist.now();
 
   // 3. Every node's steps, nodes side by side sharing one request limiter.
   const gate = limiter(opts.concurrency ?? 32);
@@ -157,7 +157,9 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
     state = markOutcome(state, node, step, outcome, reason, clock.now());
     if (outcome !== 'done') emit({ kind: 'state', node, step, state: outcome, at: clock.now(), error: reason });
     endEvent(node, step);
-    await persist();
+    // Not awaited: only the write before a DELETE must be on disk before going on (that one is
+    // strict); the others follow within a moment, and the last one is awaited at the end.
+    persist.later();
   }
   const timing = {
     ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
@@ -169,6 +171,9 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
   const runNode = async (node: string): Promise<void> => {
     const client = byUrl.get(node)!;
     let baseline = baselines.get(node);
+    // The poll that ended the previous step, when it showed every type idle: a look at the node
+    // made a moment ago, as good as another GET before the next DELETE (and one request less).
+    let freshIdle: { status: SweepStatus; at: number } | undefined;
     for (;;) {
       const a = nextAction(state, node);
       if (a.kind === 'finished' || a.kind === 'stop') return;
@@ -178,10 +183,12 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
         return;
       }
       const onEvent = sweepEvents(a.step);
-      let idle: SweepStatus | undefined;
+      let idle: SweepStatus | undefined = freshIdle && clock.now() - freshIdle.at <= FRESH_MS ? freshIdle.status : undefined;
+      freshIdle = undefined;
       let resend: string | undefined;
 
       if (a.kind === 'recheck') {
+        idle = undefined;
         emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
         let r;
         try {
@@ -207,7 +214,7 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
         }
         if (r.kind === 'ours_running') {
           state = markWatching(state, node, a.step, clock.now());
-          await persist();
+          persist.later();
           emit({ kind: 'state', node, step: a.step, state: 'running', at: clock.now(), status: r.status });
           const w = await pollUntilIdle(client, {
             gate,
@@ -259,15 +266,15 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
         beforeSend: async (at) => {
           state = markSending(state, node, a.step, at);
           try {
-            await persist({ strict: true });
+            await persist.now({ strict: true });
           } catch (err) {
             sendFailed = err instanceof Error ? err.message : String(err);
             throw err;
           }
         },
-        onStarted: async (at) => {
+        onStarted: (at) => {
           state = markStarted(state, node, a.step, at);
-          await persist();
+          persist.later();
         },
       }).catch((err: unknown) => {
         if (sendFailed === undefined) throw err;
@@ -281,28 +288,33 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
       await end(node, a.step, state_, resend && state_ === 'done' ? `${r.reason} (${resend})` : r.reason);
       if (state_ !== 'done') return;
       baseline = r.status ?? baseline;
+      if (r.status && runningTypes(r.status).length === 0) freshIdle = { status: r.status, at: clock.now() };
     }
   };
   await Promise.all(send.map(runNode));
-  await persist();
+  await persist.flush();
   const summary = summariseRun(state);
   return { state, outcome: summary.outcome, nodes: summary.nodes, interrupted: Boolean(opts.signal?.aborted), preflight: pre };
 }
 
 /**
- * Persists the latest state, one write at a time: a call resolves once a write that includes
- * every transition made before the call has finished (several calls waiting share one write).
- * Failures are reported and swallowed, except with `strict` (before a DELETE: not written, not sent).
+ * Persists the latest state, one write at a time. `now` resolves once a write that includes every
+ * transition made before the call has finished (several callers share one write); with `strict`
+ * (before a DELETE: not written, not sent) a failure throws, otherwise it is reported once and
+ * swallowed. `later` only marks the state dirty and writes it within LATER_MS (the transitions after
+ * a DELETE are evidence worth keeping, not a precondition: on a hundred nodes, writing each one at
+ * once would rewrite the run file hundreds of times a second); `flush` writes what is pending.
  */
-function serialPersist(
-  current: () => RunState,
-  write: ((s: RunState) => Promise<void>) | undefined,
-  onFailure: (error: string) => void,
-): (o?: { strict?: boolean }) => Promise<void> {
+const LATER_MS = 250;
+/** How old the poll that ended a step may be to stand for the idle check before the next DELETE. */
+const FRESH_MS = 1_000;
+
+function serialPersist(current: () => RunState, write: ((s: RunState) => Promise<void>) | undefined, onFailure: (error: string) => void) {
   let version = 0;
   let written = 0;
   let running: Promise<void> | null = null;
   let warned = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const cycle = async (): Promise<void> => {
     const v = version;
     try {
@@ -312,7 +324,7 @@ function serialPersist(
       running = null;
     }
   };
-  return async (o = {}) => {
+  const now = async (o: { strict?: boolean } = {}): Promise<void> => {
     if (!write) return;
     const target = ++version;
     try {
@@ -330,5 +342,21 @@ function serialPersist(
       if (!warned) onFailure(message);
       warned = true;
     }
+  };
+  return {
+    now,
+    later(): void {
+      if (!write) return;
+      version++;
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void now();
+      }, LATER_MS);
+    },
+    async flush(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      if (written < version || running) await now();
+    },
   };
 }

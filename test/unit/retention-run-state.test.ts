@@ -14,6 +14,7 @@ import {
   RetentionError,
   runFingerprint,
   serializeRunState,
+  runStateToJson,
   summariseRun,
   type FinalStepState,
   type RunState,
@@ -285,5 +286,15 @@ describe('markWatching: a re-check found the step still running on the node', ()
     s = markOutcome(s, A, 1, 'done', 'watched to its end', T0 + 10_000);
     expect(s.nodes[0]!.steps[0]).toMatchObject({ state: 'done', attempt: 2, sentAt: T0 });
     expect(() => markWatching(fresh(), A, 1, T0)).toThrow(/not due for a re-check/);
+  });
+});
+
+describe('the run file text', () => {
+  it('is the run state JSON, pretty-printed, with the plan made once and reused', () => {
+    let s = fresh();
+    expect(serializeRunState(s)).toBe(`${JSON.stringify(runStateToJson(s), null, 2)}\n`);
+    s = markSending(s, A, 1, T0);
+    expect(serializeRunState(s)).toBe(`${JSON.stringify(runStateToJson(s), null, 2)}\n`);
+    expect(parseRunState(serializeRunState(s), 'run.json')).toEqual(s);
   });
 });

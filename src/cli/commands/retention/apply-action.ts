@@ -103,6 +103,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
   const net = openTargetNetwork(target, opts, ctx, { signal });
   let progress: RetentionProgress | undefined;
   let lock: { release(): void } | undefined;
+  let journal: Journal | undefined;
   try {
     const origin = saved ? `run ${saved.runId} (${saved.plan.nodes.length} node(s))` : undefined;
     const resolved = saved ? { nodes: saved.plan.nodes.map((n) => n.node), origin: origin! } : await targetNodes(target, net, ctx);
@@ -146,7 +147,8 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     const runFile = runFilePath(dir, runId);
     lock = lockRun(dir, runId, (m) => ctx.log.warn(m));
 
-    const journal = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now);
+    const log = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, true);
+    journal = log;
     const by = whoAmI(ctx.env);
     const catchUpBase = resumeCommand(runId, opts, ctx);
     const nodeSource = saved ? `run file ${runFile}` : resolved.origin;
@@ -175,7 +177,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         finishedAt: new Date(e.finishedAt).toISOString(),
         seconds: e.seconds ?? null,
       };
-      journal.append(entry);
+      log.append(entry);
     };
 
     const confirm = async (p: { state: RunState; send: string[]; skipped: { node: string }[] }): Promise<boolean> => {
@@ -210,7 +212,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         runFile,
         coverage: journaledCoverage(report),
       };
-      journal.append(start);
+      log.append(start);
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
       return true;
     };
@@ -279,7 +281,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       nodes: summariseRun(final).nodes.map((n) => ({ node: n.node, done: n.done, steps: n.steps, stoppedAt: stoppedAt(final, n.node) })),
       catchUp,
     };
-    journal.append(end);
+    log.append(end);
     ctx.log.info(`summary: ${summaryLine(final)}`);
     if (result.interrupted) {
       ctx.log.warn('interrupted: no further DELETE was sent; sweeps already started keep running on their nodes');
@@ -291,6 +293,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     return code;
   } finally {
     progress?.stop();
+    journal?.close();
     lock?.release();
     process.off('SIGTERM', onTerm);
     await net.close();
