@@ -291,7 +291,18 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
       if (r.status && runningTypes(r.status).length === 0) freshIdle = { status: r.status, at: clock.now() };
     }
   };
-  await Promise.all(send.map(runNode));
+  // A node's loop that throws (a bug, not a node's answer) ends that node's step, never the others'.
+  const guarded = async (node: string): Promise<void> => {
+    try {
+      await runNode(node);
+    } catch (err) {
+      const a = nextAction(state, node);
+      const why = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+      if (a.kind === 'wait') await end(node, a.step, 'unconfirmed', `${why}; the DELETE may have been sent`);
+      else if (a.kind === 'send' || a.kind === 'recheck') await end(node, a.step, 'skipped', `not sent: ${why}`);
+    }
+  };
+  await Promise.all(send.map(guarded));
   await persist.flush();
   const summary = summariseRun(state);
   return { state, outcome: summary.outcome, nodes: summary.nodes, interrupted: Boolean(opts.signal?.aborted), preflight: pre };

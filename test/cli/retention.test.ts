@@ -299,6 +299,10 @@ describe('stopping and resuming', () => {
     expect(st.nnt.last).toMatchObject({ timestamp: first.plan.steps[2]!.cutoff, rollups: '300', result: 'completed' });
     for (const i of [0, 59]) expect(await survivors(c.url, i)).toEqual(EXPECTED);
     expect(again.stderr).toContain(`continuing run ${first.run_id} (attempt 2)`);
+    // a finished run has nothing left: resuming it sends nothing
+    const done = await runCli(['retention', 'apply', '--resume', first.run_id, '--yes', ...FAST], { env });
+    expect(done.code).toBe(0);
+    expect(done.stderr).toContain(`run ${first.run_id} finished every step on every node already: nothing to do (nothing was sent)`);
   });
 
   it('SIGTERM stops a run (exit 130); the same command again continues it with the same cut-offs', async () => {

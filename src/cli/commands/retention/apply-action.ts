@@ -93,6 +93,10 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
   const dir = runDir(ctx.env);
   let saved: RunState | undefined;
   if (resuming) saved = asUsage(() => findRun(dir, opts.resume!, ctx));
+  if (saved && summariseRun(saved).outcome === 'complete') {
+    ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
+    return EXIT.ok;
+  }
   const target = resolveRetentionTarget(opts, ctx, { destructive: !resuming, command: 'tsnode retention apply' });
 
   // SIGTERM (systemd stopping the unit, kill) is treated like Ctrl-C: no further DELETE, the run recorded as interrupted.
@@ -152,11 +156,11 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     const by = whoAmI(ctx.env);
     const catchUpBase = resumeCommand(runId, opts, ctx);
     const nodeSource = saved ? `run file ${runFile}` : resolved.origin;
-    progress = new RetentionProgress(ctx, resolved.nodes, plan.steps.length);
-    const live = progress;
+    // Made once the run is confirmed: a live display must not draw over the prompt.
+    const startProgress = (): RetentionProgress => (progress ??= new RetentionProgress(ctx, resolved.nodes, plan.steps.length));
 
     const onEvent = (e: RetentionEvent): void => {
-      live.onEvent(e);
+      progress?.onEvent(e);
       if (e.kind === 'persist_failed') ctx.log.warn(`cannot write the run file ${runFile}: ${e.error} (the run goes on; a later resume may repeat steps)`);
       if (e.kind !== 'step_end') return;
       const step = plan.steps[e.step - 1]!;
@@ -189,7 +193,6 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       const where = `${p.send.length} node${p.send.length === 1 ? '' : 's'} (node list: ${nodeSource})`;
       const skippedNote = p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : '';
       if (!opts.yes) {
-        live.stop();
         for (const line of steps) ctx.log.info(`  ${line}`);
         const answer = await askYesNo(ctx, `Run ${plan.steps.length} retention step(s) on ${where}${skippedNote}?`);
         if (answer === 'interrupted') throw new AbortedError('(cluster)', 'interrupted at the prompt');
@@ -214,6 +217,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       };
       log.append(start);
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
+      startProgress();
       return true;
     };
 
@@ -233,7 +237,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         signal,
       });
     } catch (err) {
-      progress.stop();
+      progress?.stop();
       if (err instanceof SweepRefusedError) {
         for (const b of err.busy) ctx.log.error(`${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
         for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
@@ -252,7 +256,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       }
       throw usageOf(err);
     }
-    progress.stop();
+    progress?.stop();
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;
