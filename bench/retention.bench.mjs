@@ -26,7 +26,8 @@
 // so the shared disk's fsync latency is not measured; RETENTION_BENCH_STATE_DIR overrides).
 // Env: RETENTION_BENCH_RUNS (default 5), RETENTION_BENCH_PACE_MS (uniform pace, default 20),
 // RETENTION_BENCH_SERIES (uniform series per type, default 50: 1 s per step), RETENTION_BENCH_SKEW_MIN_PACE_MS
-// (default 5), RETENTION_BENCH_HEAVY (default 50), RETENTION_BENCH_LIGHT (default 3).
+// (default 5), RETENTION_BENCH_HEAVY (default 50), RETENTION_BENCH_LIGHT (default 3), RETENTION_BENCH_ARGS
+// (extra `retention apply` flags, e.g. "--concurrency 64"), RETENTION_BENCH_ONLY=uniform|skewed.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -88,7 +89,8 @@ async function seed(url, counts) {
 
 function cliApply(urls, stateDir) {
   const start = performance.now();
-  const r = spawnSync(process.execPath, [BIN, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q'], {
+  const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
+  const r = spawnSync(process.execPath, [BIN, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra], {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
     maxBuffer: 64 * 1024 * 1024,
@@ -171,16 +173,27 @@ async function main() {
     return median(times);
   };
 
-  const u1 = await measure('apply, 1 node (uniform)', uniform.urls.slice(0, 1), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 1), stateDir));
-  await measure('apply, 10 nodes (uniform)', uniform.urls.slice(0, 10), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 10), stateDir));
-  const u100 = await measure('apply, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => cliApply(uniform.urls, stateDir));
-  const b100u = await measure('barrier, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => barrierProcess(uniform.urls));
-  const s10urls = skewPaces.map((_, i) => i).filter((i) => i % 11 === 0).map((i) => skewed.urls[i]); // 10 nodes across the pace range
-  const s10idx = skewPaces.map((_, i) => i).filter((i) => i % 11 === 0);
-  const a10 = await measure('apply, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10idx[k]), () => cliApply(s10urls, stateDir));
-  const b10 = await measure('barrier, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10idx[k]), () => barrierProcess(s10urls));
-  const a100 = await measure('apply, 100 nodes (skewed)', skewed.urls, skewCounts, () => cliApply(skewed.urls, stateDir));
-  const b100 = await measure('barrier, 100 nodes (skewed)', skewed.urls, skewCounts, () => barrierProcess(skewed.urls));
+  const only = process.env.RETENTION_BENCH_ONLY;
+  let u1 = NaN;
+  let u100 = NaN;
+  let b100u = NaN;
+  if (only !== 'skewed') {
+    u1 = await measure('apply, 1 node (uniform)', uniform.urls.slice(0, 1), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 1), stateDir));
+    await measure('apply, 10 nodes (uniform)', uniform.urls.slice(0, 10), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 10), stateDir));
+    u100 = await measure('apply, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => cliApply(uniform.urls, stateDir));
+    b100u = await measure('barrier, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => barrierProcess(uniform.urls));
+  }
+  const skew = [];
+  if (only !== 'uniform') {
+    // 10 nodes across the pace range, and all 100
+    const s10 = skewPaces.map((_, i) => i).filter((i) => i % 11 === 0);
+    const s10urls = s10.map((i) => skewed.urls[i]);
+    const a10 = await measure('apply, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10[k]), () => cliApply(s10urls, stateDir));
+    const b10 = await measure('barrier, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10[k]), () => barrierProcess(s10urls));
+    const a100 = await measure('apply, 100 nodes (skewed)', skewed.urls, skewCounts, () => cliApply(skewed.urls, stateDir));
+    const b100 = await measure('barrier, 100 nodes (skewed)', skewed.urls, skewCounts, () => barrierProcess(skewed.urls));
+    skew.push([10, a10, b10], [100, a100, b100]);
+  }
   const load1 = loadavg();
 
   console.log('');
@@ -188,10 +201,12 @@ async function main() {
   console.log('|---|---:|---:|');
   for (const r of results) console.log(`| ${r.what} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} |`);
   console.log('');
-  const scale = u100 / u1;
-  console.log(`apply 100 nodes / 1 node (uniform): ${scale.toFixed(2)}x (target <= 1.25x) ${scale <= 1.25 ? 'OK' : 'MISSED'}`);
-  console.log(`barrier / apply, 100 nodes, uniform: ${(b100u / u100).toFixed(2)}x (same data everywhere: expected to tie, ~1x)`);
-  for (const [n, a, b] of [[10, a10, b10], [100, a100, b100]]) {
+  if (only !== 'skewed') {
+    const scale = u100 / u1;
+    console.log(`apply 100 nodes / 1 node (uniform): ${scale.toFixed(2)}x (target <= 1.25x) ${scale <= 1.25 ? 'OK' : 'MISSED'}`);
+    console.log(`barrier / apply, 100 nodes, uniform: ${(b100u / u100).toFixed(2)}x (same data everywhere: expected to tie, ~1x)`);
+  }
+  for (const [n, a, b] of skew) {
     const speedup = b / a;
     console.log(`barrier / apply, ${n} nodes, skewed: ${speedup.toFixed(2)}x faster (target >= 1.3x) ${speedup >= 1.3 ? 'OK' : 'MISSED'}`);
   }

@@ -312,11 +312,14 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
  * Persists the latest state, one write at a time. `now` resolves once a write that includes every
  * transition made before the call has finished (several callers share one write); with `strict`
  * (before a DELETE: not written, not sent) a failure throws, otherwise it is reported once and
- * swallowed. `later` only marks the state dirty and writes it within LATER_MS (the transitions after
+ * swallowed. A write starts GATHER_MS after it is asked for, so transitions of other nodes made
+ * meanwhile go into the same write. `later` only marks the state dirty and writes it within LATER_MS (the transitions after
  * a DELETE are evidence worth keeping, not a precondition: on a hundred nodes, writing each one at
  * once would rewrite the run file hundreds of times a second); `flush` writes what is pending.
  */
 const LATER_MS = 250;
+/** A write waits this long for more transitions to include (on a hundred nodes, a write per node would be a hundred). */
+const GATHER_MS = 10;
 /** How old the poll that ended a step may be to stand for the idle check before the next DELETE. */
 const FRESH_MS = 1_000;
 
@@ -327,8 +330,10 @@ function serialPersist(current: () => RunState, write: ((s: RunState) => Promise
   let warned = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const cycle = async (): Promise<void> => {
-    const v = version;
     try {
+      // Let the other nodes reaching a step at about the same moment join this write.
+      await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+      const v = version;
       await write!(current());
       written = Math.max(written, v);
     } finally {

@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { assembleRuns, filterRuns } from '../../src/cli/commands/history/runs.js';
 import { resumeCommand, retentionExitCode } from '../../src/cli/commands/retention/apply-action.js';
 import { describeKept, describeRequest } from '../../src/cli/commands/retention/render.js';
-import { listRuns, lockRun, readRunFile, runDir, runFilePath, writeRunFile } from '../../src/cli/commands/retention/run-files.js';
+import { findSavedRun, listRuns, lockRun, rawHasWorkLeft, readRunFile, runDir, runFilePath, writeRunFile } from '../../src/cli/commands/retention/run-files.js';
 import type { JournalEntry } from '../../src/cli/journal.js';
-import { markOutcome, markSending, newRun, parseRules, planRetention } from '../../src/retention/index.js';
+import { markOutcome, markSending, newRun, parseRules, planRetention, runFingerprint, serializeRunState } from '../../src/retention/index.js';
 
 const A = 'http://a:8112';
 const B = 'http://b:8112';
@@ -129,6 +129,27 @@ describe('run files', () => {
     const skipped: string[] = [];
     expect(listRuns(dir, (p) => skipped.push(p))).toEqual([]);
     expect(skipped).toEqual([join(dir, 'r-bad.json')]);
+  });
+
+  it('are searched newest first, reading no further than the run wanted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-runs-'));
+    // an old damaged file, then three runs: old finished, newer unfinished, newest finished
+    writeFileSync(join(dir, 'r-20200101T000000Z-0000.json'), 'not json');
+    const finished = (id: string) => {
+      let s = newRun(plan, { runId: id, at: NOW_MS });
+      for (const n of [A, B]) for (const k of [1, 2]) s = markOutcome(markSending(s, n, k, NOW_MS), n, k, 'done', 'ok', NOW_MS + 1);
+      return s;
+    };
+    writeFileSync(join(dir, 'r-20260101T000000Z-aaaa.json'), serializeRunState(finished('r-20260101T000000Z-aaaa')));
+    writeFileSync(join(dir, 'r-20260102T000000Z-bbbb.json'), serializeRunState(newRun(plan, { runId: 'r-20260102T000000Z-bbbb', at: NOW_MS })));
+    writeFileSync(join(dir, 'r-20260103T000000Z-cccc.json'), serializeRunState(finished('r-20260103T000000Z-cccc')));
+    const skipped: string[] = [];
+    const fp = runFingerprint(plan);
+    expect(findSavedRun(dir, (r) => r.fingerprint === fp, { skip: (p) => skipped.push(p) })?.state.runId).toBe('r-20260103T000000Z-cccc');
+    expect(findSavedRun(dir, (r) => r.outcome !== 'complete', { cheap: rawHasWorkLeft, skip: (p) => skipped.push(p) })?.state.runId).toBe('r-20260102T000000Z-bbbb');
+    expect(skipped).toEqual([]); // the damaged file is older than both: never read
+    expect(findSavedRun(dir, () => false, { skip: (p) => skipped.push(p) })).toBeUndefined();
+    expect(skipped).toEqual([join(dir, 'r-20200101T000000Z-0000.json')]);
   });
 
   it('lives under $XDG_STATE_HOME/tsnode/retention', () => {

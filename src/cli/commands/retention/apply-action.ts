@@ -29,7 +29,7 @@ import type { RetentionApplyFlags } from './command.js';
 import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
 import { RetentionProgress } from './progress.js';
 import { describeRequest, resultCsv, resultJson, resultTable, stoppedAt } from './render.js';
-import { CONTINUABLE, listRuns, lockRun, readRunFile, runDir, runFilePath, writeRunFile } from './run-files.js';
+import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir, runFilePath, writeRunFile } from './run-files.js';
 import { openTargetNetwork, resolveRetentionTarget, targetNodes } from './target.js';
 
 /** The exit code of a finished run: 0 every node finished, 3 some steps done, 1 none, 130 interrupted. */
@@ -137,7 +137,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       for (const w of plan.warnings) ctx.log.warn(w);
       if (!opts.fresh) {
         const fp = runFingerprint(plan);
-        const previous = listRuns(dir, (p, why) => ctx.log.debug(`${p}: skipped (${why})`)).find((r) => r.fingerprint === fp);
+        const previous = findSavedRun(dir, (r) => r.fingerprint === fp, { skip: (p, why) => ctx.log.debug(`${p}: skipped (${why})`) });
         if (previous && CONTINUABLE.has(previous.outcome)) {
           state = resumeRun(previous.state);
           plan = state.plan;
@@ -310,8 +310,7 @@ function findRun(dir: string, which: string | true, ctx: CliContext): RunState {
     if (!/^r-[A-Za-z0-9._-]{1,100}$/.test(which)) throw new UsageError(`--resume: ${JSON.stringify(which)} is not a run id`, 'run ids look like r-20261122T043258Z-3f2a (tsnode history lists them)');
     return readRunFile(runFilePath(dir, which));
   }
-  const runs = listRuns(dir, (p, why) => ctx.log.warn(`${p}: skipped (${why})`));
-  const open = runs.find((r) => r.outcome !== 'complete');
+  const open = findSavedRun(dir, (r) => r.outcome !== 'complete', { cheap: rawHasWorkLeft, skip: (p, why) => ctx.log.warn(`${p}: skipped (${why})`) });
   if (!open) throw new UsageError(`--resume: no unfinished run in ${dir}`, 'tsnode history lists the runs; start a new one with a policy');
   return open.state;
 }

@@ -73,25 +73,71 @@ export interface SavedRun {
   outcome: ReturnType<typeof summariseRun>['outcome'];
 }
 
-/** Every readable run in `dir`, newest first; unreadable files are handed to `skip`. */
-export function listRuns(dir: string, skip: (path: string, why: string) => void = () => {}): SavedRun[] {
+/** The run files in `dir`, newest first (run ids start with their UTC time, so names sort by time). */
+export function runFiles(dir: string): string[] {
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => /^r-[A-Za-z0-9._-]+\.json$/.test(n));
   } catch {
     return [];
   }
-  const runs: SavedRun[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
+  return names.sort().reverse().map((n) => join(dir, n));
+}
+
+function saved(path: string, state: RunState): SavedRun {
+  return { path, state, fingerprint: runFingerprint(state.plan), outcome: summariseRun(state).outcome };
+}
+
+/**
+ * The newest readable run for which `wanted` says yes, reading the files newest first and stopping
+ * there: a state directory keeps a file per run (a nightly job makes hundreds), and the run wanted is
+ * nearly always among the newest. `cheap`, when given, skips a file from its raw JSON before the
+ * full (validating) read. Unreadable files are handed to `skip`.
+ */
+export function findSavedRun(
+  dir: string,
+  wanted: (r: SavedRun) => boolean,
+  opts: { cheap?: (raw: unknown) => boolean; skip?: (path: string, why: string) => void } = {},
+): SavedRun | undefined {
+  for (const path of runFiles(dir)) {
     try {
-      const state = readRunFile(path);
-      runs.push({ path, state, fingerprint: runFingerprint(state.plan), outcome: summariseRun(state).outcome });
+      if (opts.cheap) {
+        if (statSync(path).size > MAX_RUN_FILE_BYTES) throw new RetentionError('invalid_run_state', `${path}: larger than 64MiB: not a run file`);
+        let raw: unknown;
+        try {
+          raw = JSON.parse(readFileSync(path, 'utf8'));
+        } catch {
+          raw = undefined; // the full read says what is wrong
+        }
+        if (raw !== undefined && !opts.cheap(raw)) continue;
+      }
+      const r = saved(path, readRunFile(path));
+      if (wanted(r)) return r;
+    } catch (err) {
+      opts.skip?.(path, err instanceof Error ? err.message : String(err));
+    }
+  }
+  return undefined;
+}
+
+/** Every readable run in `dir`, newest first; unreadable files are handed to `skip`. */
+export function listRuns(dir: string, skip: (path: string, why: string) => void = () => {}): SavedRun[] {
+  const runs: SavedRun[] = [];
+  for (const path of runFiles(dir)) {
+    try {
+      runs.push(saved(path, readRunFile(path)));
     } catch (err) {
       skip(path, err instanceof Error ? err.message : String(err));
     }
   }
-  return runs.sort((a, b) => b.state.createdAt - a.state.createdAt || b.state.runId.localeCompare(a.state.runId));
+  return runs;
+}
+
+/** From a run file's raw JSON: does some step still need work (not done, not needed)? */
+export function rawHasWorkLeft(raw: unknown): boolean {
+  const nodes = (raw as { nodes?: unknown })?.nodes;
+  if (!Array.isArray(nodes)) return true;
+  return nodes.some((n) => !Array.isArray(n?.steps) || n.steps.some((s: { state?: unknown }) => s?.state !== 'done' && s?.state !== 'not_needed'));
 }
 
 /** Outcomes a re-run of the same command continues by itself: stopped by a signal or a crash. */
