@@ -79,6 +79,8 @@ export async function run(argv: string[]): Promise<void> {
     controller.abort(new Error('interrupted'));
   };
   let program: Command | undefined;
+  /** The command that runs (`sweep cancel`), set by the preAction hook before its action. */
+  let running = '';
   const runner: Runner = async (load, opts) => {
     const { createContext, reportError } = await import('./runtime.js');
     const globals = program!.opts<GlobalOptions>();
@@ -87,8 +89,10 @@ export async function run(argv: string[]): Promise<void> {
     let code: ExitCode;
     try {
       const action = await load();
-      // --seed: the ring's nodes become the command's node list before it runs (cli/node-source.ts).
-      if (typeof (opts as { seed?: unknown }).seed === 'string') {
+      // --seed of a command not yet on the flag tables: the ring's nodes become its node list before
+      // it runs (node-source.ts applySeed). The others resolve it themselves (openTarget), after
+      // checking their own flags, so a bad flag sends nothing, not even the seed's discovery.
+      if (!PROFILE_AWARE_COMMANDS.has(running) && typeof (opts as { seed?: unknown }).seed === 'string') {
         const { applySeed, hasSeed } = await import('./node-source.js');
         if (hasSeed(opts)) await applySeed(opts, ctx);
       }
@@ -101,7 +105,10 @@ export async function run(argv: string[]): Promise<void> {
     process.exitCode = code;
   };
   program = buildProgram(runner);
-  program.hook('preAction', (_self, action) => refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env));
+  program.hook('preAction', (_self, action) => {
+    running = commandPath(action).replace(/^\S+ /, '');
+    refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env);
+  });
   const parsing = prepareForParsing(program);
   try {
     await program.parseAsync(argv);
@@ -124,7 +131,18 @@ export async function run(argv: string[]): Promise<void> {
  * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is
  * refused, unless the command has no target a profile could name (PROFILE_NOT_APPLICABLE).
  */
-export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove']);
+export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set([
+  'profile list',
+  'profile show',
+  'profile use',
+  'profile set',
+  'profile remove',
+  'status',
+  'nodes',
+  'locate',
+  // --profile <name> registers the cluster it starts as that profile (TSNODE_PROFILE is not read).
+  'cluster up',
+]);
 export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
 
 export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {

@@ -174,9 +174,9 @@ describe('commands that do not read profiles yet', () => {
       const flag = await runCli(['--profile', 'prod', 'sweep', '--before', '1d', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url } });
       expect(flag.code).toBe(2);
       expect(lines(flag.stderr)[0]).toBe('error: tsnode sweep does not read profiles yet, so --profile prod would be ignored and the nodes taken from elsewhere (nothing was sent)');
-      const env = await runCli(['status'], { env: { ...u.env, TSNODE_NODES: node.url, TSNODE_PROFILE: 'prod' } });
+      const env = await runCli(['sweep', 'cancel', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url, TSNODE_PROFILE: 'prod' } });
       expect(env.code).toBe(2);
-      expect(lines(env.stderr)[0]).toMatch(/^error: tsnode status does not read profiles yet, so TSNODE_PROFILE=prod would be ignored/);
+      expect(lines(env.stderr)[0]).toMatch(/^error: tsnode sweep cancel does not read profiles yet, so TSNODE_PROFILE=prod would be ignored/);
       expect(node.requests).toEqual([]);
     } finally {
       await node.close();

@@ -68,8 +68,8 @@ describe('renderTable fits the terminal width', () => {
   it('wraps prose before words that break badly (URLs, ids)', () => {
     // node URL 22 wide, a message 77 wide: only the message gives way
     expect(fitColumns([22, 11, 77], 60, [false, false, true])).toEqual([22, 11, 17]);
-    // not enough with the prose at its floor: the others give way too
-    expect(fitColumns([40, 11, 77], 40, [false, false, true])).toEqual([10, 10, 10]);
+    // not enough with the prose at its floor: the others give way too, the prose stays cut
+    expect(fitColumns([40, 11, 77], 40, [false, false, true])).toEqual([11, 11, 8]);
   });
 
   it('wraps at spaces, and inside a word only when the word is longer than the column', () => {

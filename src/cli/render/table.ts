@@ -54,17 +54,19 @@ export function fitColumns(natural: readonly number[], total: number, wrappable:
   const used = (): number => widths.reduce((a, b) => a + b, 0);
   for (const group of [natural.map((_, i) => wrappable[i] === true), natural.map(() => true)]) {
     if (used() <= room) break;
-    const others = widths.reduce((acc, w, i) => acc + (group[i] ? 0 : w), 0);
-    const capped = (cap: number): number => others + natural.reduce((acc, w, i) => acc + (group[i] ? Math.min(w, cap) : 0), 0);
+    // Each pass starts from the widths the last one left (prose already cut stays cut).
+    const start = [...widths];
+    const others = start.reduce((acc, w, i) => acc + (group[i] ? 0 : w), 0);
+    const capped = (cap: number): number => others + start.reduce((acc, w, i) => acc + (group[i] ? Math.min(w, cap) : 0), 0);
     // The largest cap that fits: binary search between the floor and the widest column.
     let lo = MIN_COLUMN_WIDTH;
-    let hi = Math.max(MIN_COLUMN_WIDTH, ...natural);
+    let hi = Math.max(MIN_COLUMN_WIDTH, ...start);
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
       if (capped(mid) <= room) lo = mid;
       else hi = mid - 1;
     }
-    natural.forEach((w, i) => {
+    start.forEach((w, i) => {
       if (group[i]) widths[i] = Math.min(w, lo);
     });
   }
