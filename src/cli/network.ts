@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
 import { buildHeaders, HeaderError, redactHeaders, redactUrlCredentials, splitHeaderList } from '../client/headers.js';
@@ -60,20 +60,20 @@ export function parseTimeout(text: string, flag: string): number {
   return ms;
 }
 
-/** Reads a PEM file named by a flag; errors name the flag and the path. */
-export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string): string {
+/** Reads a PEM file named by a flag; errors name the flag and the path (as `shown`, default as given). */
+export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string, shown = path): string {
   let text: string;
   try {
     text = readFileSync(resolve(cwd, path), 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
-    throw new UsageError(`${flag}: cannot read ${path}: ${why}`, PEM_HINT[kind]);
+    throw new UsageError(`${flag}: cannot read ${shown}: ${why}`, PEM_HINT[kind]);
   }
   const want = kind === 'certificate' ? /-----BEGIN CERTIFICATE-----/ : /-----BEGIN (RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
-  if (!want.test(text)) throw new UsageError(`${flag}: ${path} is not a PEM ${kind}`, PEM_HINT[kind]);
+  if (!want.test(text)) throw new UsageError(`${flag}: ${shown} is not a PEM ${kind}`, PEM_HINT[kind]);
   if (kind === 'key' && /ENCRYPTED PRIVATE KEY|Proc-Type: 4,ENCRYPTED/.test(text)) {
-    throw new UsageError(`${flag}: ${path} is an encrypted private key`, 'decrypt it first: openssl pkey -in KEY -out KEY.plain.pem');
+    throw new UsageError(`${flag}: ${shown} is an encrypted private key`, 'decrypt it first: openssl pkey -in KEY -out KEY.plain.pem');
   }
   return text;
 }
@@ -181,10 +181,12 @@ function settingsFromFlags(flags: NetworkFlags, ctx: CliContext): NetworkSetting
 export function tlsFromTarget(target: Pick<Target, 'tls'>, insecure: boolean, ctx: Pick<CliContext, 'cwd' | 'log'>): TlsOptions | undefined {
   const tls: TlsOptions = {};
   const { cacert, cert, key } = target.tls;
-  if (cacert) tls.ca = loadPem(cacert.value, cacert.from, 'certificate', ctx.cwd);
+  // The target holds absolute paths; a file under the working directory is shown as typed there.
+  const shown = (p: string): string => (p.startsWith(`${ctx.cwd}${sep}`) ? relative(ctx.cwd, p) : p);
+  if (cacert) tls.ca = loadPem(cacert.value, cacert.from, 'certificate', ctx.cwd, shown(cacert.value));
   if (cert && key) {
-    tls.cert = loadPem(cert.value, cert.from, 'certificate', ctx.cwd);
-    tls.key = loadPem(key.value, key.from, 'key', ctx.cwd);
+    tls.cert = loadPem(cert.value, cert.from, 'certificate', ctx.cwd, shown(cert.value));
+    tls.key = loadPem(key.value, key.from, 'key', ctx.cwd, shown(key.value));
   }
   if (insecure) {
     tls.rejectUnauthorized = false;

@@ -71,7 +71,7 @@ describe('tsnode status --watch in a real terminal (tmux, 100x30)', () => {
   it('fits its table to an 80-column terminal: the long error wraps inside its cell, no line wraps on screen', async () => {
     tmuxBin = requireTmux();
     const codeFile = join(tmp, 'exit-code-width');
-    const env = { ...process.env, XDG_CONFIG_HOME: join(tmp, 'no-config') };
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(tmp, 'no-config') };
     for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES', 'TSNODE_PROFILE', 'TSNODE_CONFIG']) delete env[k];
     const inner = `${process.execPath} ${BIN} status --nodes http://127.0.0.1:1,http://127.0.0.1:2 --retries 0; echo $? > ${codeFile}; sleep 600`;
     execFileSync(tmuxBin, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '80', '-y', '30', '-s', 'w', 'sh', '-c', inner], { env });

@@ -24,7 +24,7 @@ let fromFlag: RecordingNode;
 const all = (): RecordingNode[] => [current, prod, fromEnv, fromFlag];
 
 beforeAll(async () => {
-  [current, prod, fromEnv, fromFlag] = await Promise.all([0, 1, 2, 3].map(() => startRecordingNode({ body: IDLE })));
+  [current, prod, fromEnv, fromFlag] = (await Promise.all([0, 1, 2, 3].map(() => startRecordingNode({ body: IDLE })))) as [RecordingNode, RecordingNode, RecordingNode, RecordingNode];
   mkdirSync(join(home, '.config', 'tsnode'), { recursive: true });
   writeFileSync(
     configFile,
@@ -137,6 +137,15 @@ describe('status: where the nodes come from (flag > environment > profile > defa
     const r = await status(['--profile', 'prod'], { PROD_TOKEN: undefined });
     expect(r.code).toBe(2);
     expect(lines(r.stderr)[0]).toBe('error: profiles.prod.headers.Authorization (~/.config/tsnode/config.yaml:10) uses ${PROD_TOKEN}, which is not set');
+    expect(asked()).toEqual({});
+  });
+
+  it("a profile's TLS file that is not there: exit 2 naming the config key and the file; nothing sent", async () => {
+    const config = join(root, 'tls.yaml');
+    writeFileSync(config, `profiles:\n  tls:\n    nodes: [${prod.url}]\n    cacert: ./missing-ca.pem\n`);
+    const r = await status(['--profile', 'tls'], { TSNODE_CONFIG: config });
+    expect(r.code).toBe(2);
+    expect(lines(r.stderr)[0]).toBe(`error: profiles.tls.cacert (${config}:4): cannot read ${join(root, 'missing-ca.pem')}: no such file`);
     expect(asked()).toEqual({});
   });
 
