@@ -45,9 +45,9 @@ export function buildProgram(runner: Runner): Command {
       `
 Examples:
   $ tsnode demo                                      the whole job on a throw-away 3-node local cluster
-  $ tsnode cluster up --detach                       3 local nodes on 8112-8114 (tsnode cluster down stops them)
+  $ tsnode cluster up --detach --profile lab         3 local nodes on 8112-8114, registered as profile lab
   $ tsnode serve --port 8112                         run a local reference node
-  $ tsnode status --nodes nodes.txt                  sweep status of every node
+  $ tsnode status --profile lab                      sweep status of every node of profile lab
   $ tsnode nodes --seed http://127.0.0.1:8112        every node of the ring, discovered from one
   $ tsnode sweep --before 90d --types nnt,histogram  delete data older than 90 days on every node
   $ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 6h
