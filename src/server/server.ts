@@ -97,6 +97,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
     }
   };
 
+  const inFlight = new WeakMap<object, Promise<void>>();
   const server: Server = createServer(
     {
       requestTimeout: config.requestTimeoutMs,
@@ -106,7 +107,15 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
     },
     (req, res) => {
-      void handle(req, res);
+      // Requests pipelined on one connection run one after the other: a GET sent right behind a
+      // POST must see what the POST stored (node:http hands both over before the POST's body is in).
+      const socket = req.socket;
+      const before = inFlight.get(socket);
+      const run = before === undefined ? handle(req, res) : before.then(() => handle(req, res));
+      const settled: Promise<void> = run.finally(() => {
+        if (inFlight.get(socket) === settled) inFlight.delete(socket);
+      });
+      inFlight.set(socket, settled);
     },
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
