@@ -14,6 +14,9 @@ export type ProtocolErrorCode =
   | 'unsupported_media_type'
   | 'too_many_buckets'
   | 'request_timeout'
+  | 'disk_full'
+  | 'store_unavailable'
+  | 'overloaded'
   | 'internal';
 
 /**

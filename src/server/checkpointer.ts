@@ -14,11 +14,16 @@ const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.sqlite);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 1000');
+// A failure is told once, not twice a second for as long as it lasts (a full disk).
+let failing = null;
 const tick = () => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
+    failing = null;
   } catch (err) {
-    parentPort.postMessage({ error: String(err && err.message || err) });
+    const message = String(err && err.message || err);
+    if (failing !== message) parentPort.postMessage({ error: message });
+    failing = message;
   }
 };
 const timer = setInterval(tick, workerData.intervalMs);

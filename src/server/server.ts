@@ -12,7 +12,7 @@ import { readHistogram, readText } from './routes/read.js';
 import { rollupRead } from './routes/rollup.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
-import { SqliteStore } from './sqlite-store.js';
+import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { Sweeper } from './sweeper.js';
 
 export interface RunningNode {
@@ -69,10 +69,30 @@ function validateConfig(config: ServerConfig): ServerConfig {
   return { ...config, rollups, histogramRollups: sortUnique(config.histogramRollups, 'histogram rollups') };
 }
 
-export async function startServer(input: Partial<ServerConfig> = {}, hooks: { onInternalError?: (err: unknown) => void } = {}): Promise<RunningNode> {
+export interface NodeHooks {
+  /** An unexpected failure inside the node (default: a process warning). */
+  onInternalError?: (err: unknown) => void;
+  /** What the operator should know: a torn log tail dropped, a full disk, a backlog being applied. */
+  onNotice?: (message: string) => void;
+  /** Each flush's start and end (`tsnode serve --trace-flush`, tests). */
+  onFlush?: (e: FlushEvent) => void;
+}
+
+export async function startServer(input: Partial<ServerConfig> = {}, hooks: NodeHooks = {}): Promise<RunningNode> {
   const config = validateConfig(serverConfig(input));
   const onInternal = hooks.onInternalError ?? ((err: unknown) => process.emitWarning(`tsnode node: ${(err as Error)?.stack ?? String(err)}`));
-  const store = new SqliteStore({ dataDir: config.dataDir, rollups: config.rollups, histogramRollups: config.histogramRollups, onError: onInternal });
+  const store = new SqliteStore({
+    dataDir: config.dataDir,
+    rollups: config.rollups,
+    histogramRollups: config.histogramRollups,
+    onError: onInternal,
+    onNotice: hooks.onNotice ?? ((message) => process.emitWarning(`tsnode node: ${message}`)),
+    onFlush: hooks.onFlush,
+    salvageLog: config.salvageLog,
+    reserveBytes: config.diskReserveBytes,
+    flushRecords: config.flushRecords,
+    flushPauseMs: config.flushPauseMs,
+  });
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
   const node: NodeContext = { config, store, sweeper };
   let closing = false;

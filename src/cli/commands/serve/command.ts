@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Runner } from '../../action.js';
 import type { ServeFlags } from '../../../server/config.js';
 
 /** What commander hands over is exactly what the server's flag parser takes (a type-only import: nothing loads). */
-export type ServeOptions = ServeFlags;
+export type ServeOptions = ServeFlags & { traceFlush?: boolean };
 
 /** `tsnode serve`: declaration only; the server is loaded when the command runs. */
 export function serveCommand(program: Command, runner: Runner): void {
@@ -19,13 +19,20 @@ export function serveCommand(program: Command, runner: Runner): void {
     .option('--sweep-pace <ms>', 'pause after each check/metric a sweep handles, so a running sweep can be watched (default: 0)')
     .option('--max-body <size>', 'largest request body: bytes or a size like 64MiB, 512KiB, 10MB (default: 64MiB)')
     .option('--max-buckets <n>', 'largest number of buckets one rollup read may return (default: 1000000)')
+    .option('--salvage-log', 'start although the ingest log is damaged: apply its intact writes, give up the unreadable ones (copy the data dir first)')
+    .option('--disk-reserve <size>', 'room kept back on the data dir\'s disk so a full disk can still be swept and restarted; 0 for none (default: 16MiB)')
+    // Test knobs: frequent, slow, visible flushes (test/reliability/).
+    .addOption(new Option('--flush-records <n>').hideHelp())
+    .addOption(new Option('--flush-pause <ms>').hideHelp())
+    .addOption(new Option('--trace-flush').hideHelp())
     .addHelpText(
       'after',
       `
 The node prints one line on stdout when it is ready:
   tsnode node listening on http://HOST:PORT (data: DIR)
 SIGINT/SIGTERM stop it cleanly (in-flight requests finish, the database is closed; exit 0).
-A port already in use exits 1; a bad flag exits 2.
+A port already in use, or a data dir in use or damaged, exits 1; a bad flag exits 2.
+A full disk: writes are refused (507 disk_full), reads and sweeps go on.
 
 Examples:
   $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data
