@@ -32,7 +32,7 @@ export interface ServerConfig {
   diskReserveBytes: number;
   /** Logged records that start a flush (tests make flushes frequent with a small one). */
   flushRecords?: number;
-  /** A pause between the slices of a flush, ms (tests make flushes last long enough to kill one). */
+  /** A pause before each series a flush applies, ms (tests make flushes last long enough to kill one in). */
   flushPauseMs?: number;
 }
 

@@ -1,11 +1,13 @@
 /**
  * Room kept back for a full disk. A node whose disk fills up refuses writes, but it must still
- * be able to run the sweeps that free space, and to start again: both write (SQLite's WAL, the
- * ingest log's next file). So the node keeps `tsnode.reserve`, a file of zeros it deletes the
- * moment the disk is full (or at start when the disk is nearly full), and writes again once
- * there is room. Without it a disk filled to the last byte could only be freed by hand.
+ * be able to run the sweeps that free space, and to start again: both write (SQLite's WAL and
+ * its -shm file, the ingest log's next file). So the node keeps `tsnode.reserve`, a file of
+ * zeros, and gives it back in two steps: half the moment the disk is full (room for the sweeps
+ * and the flush of what was acknowledged), the rest at a start on a nearly full disk (room to
+ * open the database). It is written again once the disk has room for it twice over. Without it,
+ * a disk filled to the last byte could only be freed by hand.
  */
-import { closeSync, existsSync, openSync, renameSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync, statfsSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const RESERVE_FILE = 'tsnode.reserve';
@@ -21,8 +23,13 @@ export class DiskReserve {
     this.file = join(dir, RESERVE_FILE);
   }
 
-  get held(): boolean {
-    return this.bytes > 0 && existsSync(this.file);
+  /** Bytes the reserve holds now (0 when there is none). */
+  size(): number {
+    try {
+      return statSync(this.file).size;
+    } catch {
+      return 0;
+    }
   }
 
   /** Bytes free on the data directory's file system (for an unprivileged process). */
@@ -31,19 +38,28 @@ export class DiskReserve {
     return s.bavail * s.bsize;
   }
 
-  /** Deletes the reserve; true when there was one to give back. */
-  release(): boolean {
-    if (!this.held) return false;
-    rmSync(this.file, { force: true });
-    return true;
+  /** Gives back half of the reserve (the disk just filled up); the bytes freed. */
+  halve(): number {
+    const size = this.size();
+    const half = Math.floor(this.bytes / 2);
+    if (size <= half) return 0;
+    truncateSync(this.file, half);
+    return size - half;
+  }
+
+  /** Gives back all of it (a start on a nearly full disk); the bytes freed. */
+  release(): number {
+    const size = this.size();
+    if (size > 0) rmSync(this.file, { force: true });
+    return size;
   }
 
   /**
-   * Writes the reserve when it is missing and the disk has room for it and as much again; true
-   * when it is in place afterwards. A failure (the disk filled meanwhile) leaves no partial file.
+   * Writes the reserve whole when it is not, and the disk has room for it twice over; true when
+   * it is in place afterwards (always with a reserve of 0). A failure leaves no partial file.
    */
   ensure(): boolean {
-    if (this.bytes === 0 || this.held) return this.bytes === 0 || this.held;
+    if (this.size() >= this.bytes) return true;
     if (this.freeBytes() < 2 * this.bytes) return false;
     const tmp = `${this.file}.tmp`;
     let fd: number | undefined;
@@ -57,7 +73,7 @@ export class DiskReserve {
       }
       closeSync(fd);
       fd = undefined;
-      // Renamed into place whole: a reserve file is always the full size.
+      // Renamed into place whole: the reserve is always the size it claims.
       renameSync(tmp, this.file);
       return true;
     } catch {

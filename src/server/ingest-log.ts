@@ -194,6 +194,8 @@ export class IngestLog {
   /** What earlier processes logged and the database has not applied, oldest first (read once, at open). */
   readonly pendingFrames: LoggedFrame[] = [];
   readonly findings: LogFindings = { tornTails: [], salvaged: [] };
+  /** Bytes of the ended generations whose files are still there (not applied yet), by generation. */
+  private readonly ended = new Map<number, number>();
 
   /**
    * Opens the log in `dir`. `applied` is the last generation the database has applied: files
@@ -220,6 +222,7 @@ export class IngestLog {
       }
       if (read.torn) this.findings.tornTails.push({ file: path, ...read.torn });
       this.pendingFrames.push(...read.frames);
+      if (read.frames.length > 0) this.ended.set(generation, read.bytes);
       last = Math.max(last, generation);
     }
     // Only once every file read well: a refused start deletes nothing.
@@ -282,16 +285,26 @@ export class IngestLog {
   /** Starts the next generation; returns the one that ends (everything logged so far). */
   rotate(): number {
     const ended = this.generation;
+    const size = this.size;
     const fd = this.create(ended + 1);
     closeSync(this.fd);
     this.fd = fd;
     this.generation = ended + 1;
+    this.ended.set(ended, size);
     return ended;
   }
 
   /** Deletes the files of every generation up to `generation` (the database has applied them). */
   discardThrough(generation: number): void {
     for (const g of logGenerations(this.dir)) if (g <= generation && g !== this.generation) rmSync(this.pathOf(g), { force: true });
+    for (const g of this.ended.keys()) if (g <= generation) this.ended.delete(g);
+  }
+
+  /** Bytes of log the database has not applied yet (on disk until it has). */
+  unappliedBytes(): number {
+    let n = this.size;
+    for (const b of this.ended.values()) n += b;
+    return n;
   }
 
   close(): void {
@@ -338,8 +351,13 @@ function nextFrame(file: Buffer, from: number): number {
  * The intact frames of one log file. Bytes that are no frame are a torn tail when no intact frame
  * follows them (a write cut off by a crash: never acknowledged, dropped), and damage otherwise.
  */
-function readFrames(path: string, generation: number): { frames: LoggedFrame[]; damage: LogDamage[]; torn: { from: number; bytes: number } | null } {
+function readFrames(path: string, generation: number): { frames: LoggedFrame[]; damage: LogDamage[]; torn: { from: number; bytes: number } | null; bytes: number } {
   const file = readFileSync(path);
+  const read = readFramesOf(file, path, generation);
+  return { ...read, bytes: file.length };
+}
+
+function readFramesOf(file: Buffer, path: string, generation: number): { frames: LoggedFrame[]; damage: LogDamage[]; torn: { from: number; bytes: number } | null } {
   const frames: LoggedFrame[] = [];
   const damage: LogDamage[] = [];
   // A crash between creating the file and writing its header leaves fewer bytes than a header.

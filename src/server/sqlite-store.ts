@@ -103,7 +103,7 @@ export interface SqliteStoreOptions {
   seriesCacheSize?: number;
   /** Waiting records that start a flush (default FLUSH_RECORDS). */
   flushRecords?: number;
-  /** A pause between the slices of a flush (ms; default 0: only the event loop's turn). */
+  /** A pause before each slice of a flush, and one series per slice (ms; default 0: slices of ~20 ms, only the event loop's turn between them). */
   flushPauseMs?: number;
   onFlush?: (e: FlushEvent) => void;
 }
@@ -122,6 +122,8 @@ const SERIES_CACHE_SIZE = 65_536;
 const CHECKPOINT_INTERVAL_MS = 500;
 /** A WAL this large means the checkpointer is behind: the flush checkpoints it itself. */
 const WAL_LIMIT_BYTES = 256 * 1024 * 1024;
+/** On a full disk, the WAL a flush or sweep may leave before it checkpoints. */
+const WAL_TIGHT_BYTES = 256 * 1024;
 
 /** Slot 0 of a log entry whose record a sweep dealt with (it is skipped by every flush). */
 const GONE = -1;
@@ -210,11 +212,11 @@ export class SqliteStore implements Store {
       let fresh = true;
       if (dataDir !== null) {
         this.reserve = new DiskReserve(dataDir, opts.reserveBytes ?? 0);
-        // A disk full at start: the reserve's room lets the database and the log open.
-        if (this.reserve.held && this.reserve.freeBytes() < this.reserve.bytes) {
-          this.reserve.release();
+        // A disk full at start: what is left of the reserve lets the database and the log open.
+        if (this.reserve.size() > 0 && this.reserve.freeBytes() < this.reserve.bytes) {
+          const freed = this.reserve.release();
           this.diskFull = true;
-          this.onNotice(`the disk of ${dataDir} is nearly full: released the reserve (${this.reserve.bytes} bytes) so the node can start and sweep; writes are refused until there is room again`);
+          this.onNotice(`the disk of ${dataDir} is nearly full: gave back the reserve (${freed} bytes of ${this.reserve.file}) so the node can start and sweep; writes are refused until there is room again`);
         }
         fresh = !existsSync(file) || statSync(file).size === 0;
         if (fresh) refuseStrayLog(dataDir);
@@ -501,6 +503,14 @@ export class SqliteStore implements Store {
 
   /** Throws the refusal when the node cannot take writes now (back-pressure). */
   private refuseWrites(): void {
+    if (!this.diskFull && this.reserve !== null && this.reserve.bytes > 0) {
+      // Stop before the disk is full: what is acknowledged must still fit in the database.
+      const free = this.reserve.freeBytes();
+      const backlog = this.log?.unappliedBytes() ?? 0;
+      if (free < this.reserve.bytes + 2 * backlog) {
+        this.enterDiskFull(new Error(`${free} bytes free, below the ${this.reserve.bytes}-byte reserve plus twice the ${backlog} bytes of log still to apply`));
+      }
+    }
     if (this.diskFull || (this.failure !== null && isDiskFull(this.failure))) {
       throw new ProtocolError(
         507,
@@ -526,10 +536,15 @@ export class SqliteStore implements Store {
   private enterDiskFull(err: Error): void {
     if (this.diskFull) return;
     this.diskFull = true;
-    const released = this.reserve?.release() === true;
+    let freed = 0;
+    try {
+      freed = this.reserve?.halve() ?? 0;
+    } catch {
+      // no reserve to give back
+    }
     this.onNotice(
       `disk full (${err.message}): writes are refused with 507 disk_full until the logged writes are applied and there is room again; reads and sweeps go on` +
-        (released ? `; released the reserve (${this.reserve!.bytes} bytes, ${this.reserve!.file}) for them` : ''),
+        (freed > 0 ? `; gave back ${freed} bytes of the reserve (${this.reserve!.file}) for them` : ''),
     );
   }
 
@@ -567,22 +582,49 @@ export class SqliteStore implements Store {
     if (this.job) this.sliceQuietly();
     else this.startFlushQuietly();
     if (!this.db.open) return;
+    if (this.diskFull) this.makeRoom();
     const caughtUp = this.failure === null && this.job === null && this.pending.length === 0;
     if (this.diskFull && caughtUp) {
-      // Room again: the reserve written back, or room for it counting the pages sweeps freed.
-      if (this.reserve === null || this.reserve.ensure() || this.roomBytes() >= 2 * this.reserve.bytes) {
+      // Room again: the reserve can be written back, with as much again free (or there is none to keep).
+      if (this.reserve === null || this.reserve.ensure()) {
         this.diskFull = false;
         this.onNotice('room on the disk again: writes are accepted');
       }
-    } else if (!this.diskFull && this.reserve !== null && !this.reserve.held) {
+    } else if (!this.diskFull && this.reserve !== null) {
       this.reserve.ensure();
     }
   }
 
-  /** Bytes the database can still grow by: free on the disk, plus pages sweeps freed in the file. */
-  private roomBytes(): number {
-    const pages = this.db.pragma('freelist_count', { simple: true }) as number;
-    return this.reserve!.freeBytes() + pages * (this.db.pragma('page_size', { simple: true }) as number);
+  /**
+   * Copies the WAL into the database and cuts it to nothing when it holds more than WAL_TIGHT
+   * bytes (disk-full mode: a WAL that grows while checkpoints fail fills the disk for good).
+   * Throws when even that fails: the caller stops writing until the next tick.
+   */
+  private checkpointIfLarge(): void {
+    if (this.walFile !== null && fileSize(this.walFile) > WAL_TIGHT_BYTES) {
+      const [busy] = this.db.pragma('wal_checkpoint(TRUNCATE)', { simple: false }) as Array<{ busy: number }>;
+      if (busy?.busy) throw Object.assign(new Error('database or disk is full (the WAL cannot be checkpointed)'), { code: 'SQLITE_FULL' });
+    }
+  }
+
+  /**
+   * In disk-full mode, gives space back to the file system: the WAL cut to nothing once copied
+   * into the database, and (a database made with auto_vacuum) pages sweeps freed, a slice per tick.
+   */
+  private makeRoom(): void {
+    if (this.walFile === null) return;
+    const until = performance.now() + 200;
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      if ((this.db.pragma('auto_vacuum', { simple: true }) as number) !== 2) return;
+      // A few pages at a time: moving pages takes WAL room, which the checkpoint gives back.
+      while ((this.db.pragma('freelist_count', { simple: true }) as number) > 0 && performance.now() < until) {
+        this.db.pragma('incremental_vacuum(64)');
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      }
+    } catch {
+      // still no room: the next tick tries again
+    }
   }
 
   /** Starts a flush of the waiting writes, applied in slices (see the top); no-op when one runs. */
@@ -616,7 +658,10 @@ export class SqliteStore implements Store {
   private sliceQuietly(): void {
     if (this.job === null || !this.db.open) return;
     try {
-      this.applySlice(FLUSH_SLICE_MS);
+      // On a full disk the WAL must not outgrow what a checkpoint can copy into the database.
+      if (this.diskFull) this.checkpointIfLarge();
+      // Paced (tests): one series per slice, so a flush lasts long enough to be killed in.
+      this.applySlice(this.flushPauseMs > 0 ? 0 : FLUSH_SLICE_MS);
     } catch (err) {
       // Rolled back: the slice is retried by the next timer tick (or close).
       this.flushFailed(err);
@@ -950,6 +995,13 @@ export class SqliteStore implements Store {
   }
 
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number {
+    if (this.diskFull) {
+      try {
+        this.checkpointIfLarge();
+      } catch {
+        // the sweep may still fit; it frees pages either way
+      }
+    }
     // The series' waiting records are part of what the sweep acts on (see the top).
     const waiting = this.collect(seriesId);
     const at: LogPosition | undefined = this.log?.position();
@@ -974,26 +1026,36 @@ export class SqliteStore implements Store {
         // The smallest span shares its entries with the raw records: hide them.
         n += this.hideBefore(seriesId, before);
       }
-      for (const span of spans) {
-        if (span === this.smallest) continue;
-        n += this.dropBefore(seriesId, span, before);
-        this.keepStraddling(seriesId, span, before);
-      }
+      const larger = spans.filter((span) => span !== this.smallest);
+      for (const span of larger) n += this.dropBefore(seriesId, span, before);
+      this.keepStraddling(seriesId, larger, before);
     })();
     if (waiting !== null) this.dropWaiting(seriesId, raw ? before : Infinity);
     return n;
   }
 
-  /** The bucket of `span` holding `before` (when it starts earlier) is rebuilt from the raw entries at or after it. */
-  private keepStraddling(sid: number, span: number, before: number): void {
-    const b = before - (before % span);
-    if (b === before) return;
-    const out = new Float64Array(ENTRY);
-    out[0] = b;
-    this.rawAggInto(sid, before, b + span, out, 0);
-    if (out[2] === 0) return;
-    const c = chunkStart(b, chunkWindow(span));
-    this.putChunk(sid, span, c, mergeEntries(this.getChunk(sid, span, c), out, 0, 1));
+  /**
+   * The bucket of each span holding `before` (when it starts earlier) is rebuilt from the raw
+   * entries at or after `before`: what the sweep keeps of it. One read of the raw entries serves
+   * every span.
+   */
+  private keepStraddling(sid: number, spans: readonly number[], before: number): void {
+    const straddling = spans.filter((span) => before % span !== 0);
+    if (straddling.length === 0) return;
+    const end = Math.max(...straddling.map((span) => before - (before % span) + span));
+    const raw = this.chunksIn(sid, this.smallest, before, end);
+    if (raw.length === 0) return;
+    for (const span of straddling) {
+      const b = before - (before % span);
+      const out = new Float64Array(ENTRY);
+      out[0] = b;
+      for (const e of raw) {
+        for (let k = lowerBound(e, before), n = e.length / ENTRY; k < n && e[k * ENTRY]! < b + span; k++) mergeEntryInto(out, 0, e, k, 1);
+      }
+      if (out[2] === 0) continue;
+      const c = chunkStart(b, chunkWindow(span));
+      this.putChunk(sid, span, c, mergeEntries(this.getChunk(sid, span, c), out, 0, 1));
+    }
   }
 
   /** Deletes the entries of a span with ts < before; returns how many. */
@@ -1221,8 +1283,12 @@ function openDatabase(file: string): Db {
 
 /** The connection's settings; only a new database takes the page size and auto-vacuum mode. */
 function configure(db: Db, onDisk: boolean, fresh: boolean): void {
-  // Large pages hold large chunks inline (see CHUNK_ENTRIES).
-  if (fresh) db.pragma('page_size = 16384');
+  // Large pages hold large chunks inline (see CHUNK_ENTRIES). Pages sweeps free can be given
+  // back to the file system (incremental_vacuum): what lets a full disk take writes again.
+  if (fresh) {
+    db.pragma('page_size = 16384');
+    db.pragma('auto_vacuum = INCREMENTAL');
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('cache_size = -65536');
