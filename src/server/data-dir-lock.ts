@@ -60,11 +60,13 @@ export function lockDataDir(dir: string): DataDirLock {
       db?.close();
       const code = (err as { code?: string }).code;
       if (code === 'SQLITE_BUSY') throw new DataDirLockError(inUseMessage(dir, file));
-      if (code === 'SQLITE_NOTADB' && attempt === 0 && isLegacyPidFile(file)) {
+      if (code === 'SQLITE_NOTADB' && attempt < 2) {
+        const legacy = legacyPidFile(file);
         // The pid file of a tsnode before this lock. Emptying it keeps the inode, so nodes
-        // racing here all end up locking the same file, and one of them wins.
-        truncateSync(file, 0);
-        continue;
+        // racing here all end up locking the same file, and one of them wins. (Empty already:
+        // a racing node emptied it after we read it.)
+        if (legacy === 'pid') truncateSync(file, 0);
+        if (legacy !== 'no') continue;
       }
       if (code === 'SQLITE_NOTADB') {
         throw new DataDirLockError(`cannot lock the data directory ${dir}: ${file} is not a tsnode lock file; if no node runs on this directory, delete it and start again`);
@@ -80,13 +82,14 @@ function inUseMessage(dir: string, file: string): string {
   return `the data directory ${dir} is in use by ${who} (another tsnode serve?): stop it, or use another --data-dir`;
 }
 
-/** A lock file written by a tsnode before this lock: a pid and a newline. */
-function isLegacyPidFile(file: string): boolean {
+/** Whether the lock file is one a tsnode before this lock wrote (a pid and a newline), or is empty now. */
+function legacyPidFile(file: string): 'pid' | 'empty' | 'no' {
   try {
-    if (statSync(file).size > 32) return false;
-    return /^\d+\s*$/.test(readFileSync(file, 'latin1'));
+    if (statSync(file).size > 32) return 'no';
+    const text = readFileSync(file, 'latin1');
+    return text === '' ? 'empty' : /^\d+\s*$/.test(text) ? 'pid' : 'no';
   } catch {
-    return false;
+    return 'no';
   }
 }
 
