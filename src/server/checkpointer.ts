@@ -16,20 +16,33 @@ const db = new Database(workerData.file);
 db.pragma('busy_timeout = 1000');
 // A failure is told once, not twice a second for as long as it lasts (a full disk).
 let failing = null;
+let timer = null;
+let closed = false;
 const tick = () => {
+  timer = null;
+  if (closed) return;
+  let behind = false;
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+    // Frames left to copy: go on at once. A WAL is only reused from its start when a writer
+    // begins while a checkpoint has caught up, which a stream of flush slices rarely meets:
+    // once it is large and caught up, RESTART makes that happen (it holds the writers back
+    // only for the few frames written since).
+    behind = r.busy === 0 && r.checkpointed < r.log;
+    if (!behind && r.log > workerData.restartFrames) db.pragma('wal_checkpoint(RESTART)');
     failing = null;
   } catch (err) {
     const message = String(err && err.message || err);
     if (failing !== message) parentPort.postMessage({ error: message });
     failing = message;
   }
+  timer = behind ? setTimeout(tick, 1) : setTimeout(tick, workerData.intervalMs);
 };
-const timer = setInterval(tick, workerData.intervalMs);
+timer = setTimeout(tick, workerData.intervalMs);
 parentPort.on('message', (m) => {
   if (m === 'close') {
-    clearInterval(timer);
+    closed = true;
+    if (timer) clearTimeout(timer);
     db.close();
     parentPort.close();
   }
@@ -42,7 +55,8 @@ export class Checkpointer {
 
   constructor(file: string, intervalMs: number, onError: (err: unknown) => void) {
     const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER, { eval: true, workerData: { file, intervalMs, sqlite } });
+    // 4096 frames: 64 MiB of 16 KiB pages.
+    this.worker = new Worker(WORKER, { eval: true, workerData: { file, intervalMs, sqlite, restartFrames: 4096 } });
     this.worker.on('message', (m: { error?: string }) => {
       if (m.error) onError(new Error(`WAL checkpoint: ${m.error}`));
     });

@@ -54,7 +54,6 @@ import {
   LogDamageError,
   logFilesWithData,
   packRecords,
-  type LoggedBatch,
   type LoggedFrame,
   type LogPosition,
   type PackedWrite,
@@ -112,8 +111,8 @@ export interface SqliteStoreOptions {
 export const FLUSH_INTERVAL_MS = 2000;
 /** Waiting records that start a flush right after the write that logged them. */
 export const FLUSH_RECORDS = 250_000;
-/** How long one slice of a flush may hold the event loop. */
-const FLUSH_SLICE_MS = 20;
+/** How long one slice of a flush may hold the event loop (its commit comes on top). */
+const FLUSH_SLICE_MS = 10;
 /** Waiting records past which writes are refused (503 overloaded) until a flush catches up. */
 const MAX_PENDING_RECORDS = 4 * FLUSH_RECORDS;
 const SERIES_CACHE_SIZE = 65_536;
@@ -125,8 +124,10 @@ const WAL_LIMIT_BYTES = 256 * 1024 * 1024;
 /** On a full disk, the WAL a flush or sweep may leave before it checkpoints. */
 const WAL_TIGHT_BYTES = 256 * 1024;
 
-/** Slot 0 of a log entry whose record a sweep dealt with (it is skipped by every flush). */
-const GONE = -1;
+/** Records of one series a flush slice applies at most (a large backlog of one series is applied in pieces). */
+const FLUSH_PIECE_RECORDS = 2048;
+/** Waiting records of one series past which a read applies them instead of computing them on a scratch layer. */
+const VIEW_RECORDS = 512;
 
 /** Column of each stored member in a chunk entry. */
 const MEMBER_SLOT: Readonly<Record<StoredMember, number>> = {
@@ -159,11 +160,11 @@ export class SqliteStore implements Store {
   /** `${uuid}${metric}` -> series id and the kinds of data it has (KIND_BIT); least recently used first. */
   private readonly seriesIds = new Map<string, { id: number; kinds: number }>();
   private readonly seriesCacheSize: number;
-  /** Logged writes not yet in a flush, oldest first. */
-  private pending: LoggedBatch[] = [];
+  /** Logged writes not yet in a flush, per series in arrival order (filled as they come: a flush takes them at once). */
+  private pending = new Map<number, SeriesRecords>();
   private pendingRecords = 0;
-  /** Series with records in `pending`. */
-  private readonly pendingSeries = new Set<number>();
+  /** The log holds frames no flush has taken yet (reads and sweeps may have applied their records already). */
+  private logDirty = false;
   /** The flush under way, if any. */
   private job: FlushJob | null = null;
   /** Why the last flush attempt failed (cleared by one that works). */
@@ -256,7 +257,7 @@ export class SqliteStore implements Store {
     this.flushTimer = setInterval(() => this.tick(), FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
     // A backlog read back from the log is applied in the background, starting now.
-    if (this.pending.length > 0) setImmediate(() => this.startFlushQuietly());
+    if (this.logDirty) setImmediate(() => this.startFlushQuietly());
   }
 
   /** Series ids held in memory (bounded by seriesCacheSize). */
@@ -422,12 +423,10 @@ export class SqliteStore implements Store {
       list.push({ generation, offset, before });
     }
     const known = new Set<number>();
+    this.logDirty = frames.length > 0;
     for (const f of frames) {
       const batch = decodeLog(f.payload);
-      const e = batch.entries;
-      let n = 0;
-      for (let o = 0; o < e.length; o += LOG_ENTRY) {
-        const sid = e[o]!;
+      this.pendingRecords += enqueue(this.pending, batch.entries, batch.parts, (sid, ts) => {
         if (!known.has(sid)) {
           if (this.s.seriesById!.get(sid) === undefined) {
             throw new StoreOpenError(
@@ -437,17 +436,8 @@ export class SqliteStore implements Store {
           known.add(sid);
         }
         const rows = skips.get(sid);
-        if (rows?.some((r) => (r.generation > f.generation || (r.generation === f.generation && r.offset > f.offset)) && (r.before === null || e[o + 1]! < r.before))) {
-          e[o] = GONE;
-          continue;
-        }
-        n++;
-        this.pendingSeries.add(sid);
-      }
-      if (n > 0) {
-        this.pending.push(batch);
-        this.pendingRecords += n;
-      }
+        return !rows?.some((r) => (r.generation > f.generation || (r.generation === f.generation && r.offset > f.offset)) && (r.before === null || ts < r.before));
+      });
     }
     if (this.pendingRecords > 0) this.onNotice(`applying ${this.pendingRecords} logged record(s) from before the last stop in the background`);
   }
@@ -494,7 +484,7 @@ export class SqliteStore implements Store {
   /** Runs `fn` in one transaction; on rollback the series created inside it are forgotten. */
   private atomically(fn: () => void): void {
     try {
-      this.db.transaction(fn)();
+      this.db.transaction(fn).immediate();
     } catch (err) {
       this.seriesIds.clear();
       throw this.storageError(err);
@@ -518,7 +508,8 @@ export class SqliteStore implements Store {
         'the node cannot store more data: its disk is full. Nothing was stored; reads and sweeps still work: sweep old data (or free space), then retry',
       );
     }
-    if (this.failure !== null && (this.job !== null || this.pending.length > 0)) {
+    // A flush that keeps failing for another reason: writes go on into the log up to one flush's worth.
+    if (this.failure !== null && this.pendingRecords >= this.flushRecords) {
       throw new ProtocolError(503, 'store_unavailable', 'the node cannot move logged writes into its database right now (see its log); nothing was stored: retry later');
     }
     if (this.pendingRecords >= MAX_PENDING_RECORDS) {
@@ -559,9 +550,18 @@ export class SqliteStore implements Store {
     if (n === 0) return 0;
     this.refuseWrites();
     const sids = new Float64Array(series.id.length);
-    this.atomically(() => {
-      for (let k = 0; k < sids.length; k++) sids[k] = this.seriesFor(series.id[k]!, series.metric[k]!, KIND_BIT.nnt);
-    });
+    let known = true;
+    for (let k = 0; k < sids.length && known; k++) {
+      const c = this.seriesIds.get(series.id[k]! + series.metric[k]!);
+      if (c !== undefined && (c.kinds & KIND_BIT.nnt) !== 0) sids[k] = c.id;
+      else known = false;
+    }
+    // A transaction (which takes the write lock) only when a series is new to the cache.
+    if (!known) {
+      this.atomically(() => {
+        for (let k = 0; k < sids.length; k++) sids[k] = this.seriesFor(series.id[k]!, series.metric[k]!, KIND_BIT.nnt);
+      });
+    }
     for (let o = 0; o < entries.length; o += LOG_ENTRY) entries[o] = sids[entries[o]!]!;
     // New series are committed first, so the series ids the log holds always exist.
     try {
@@ -569,9 +569,8 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw this.storageError(err);
     }
-    this.pending.push({ entries, parts });
-    this.pendingRecords += n;
-    for (const sid of sids) this.pendingSeries.add(sid);
+    if (this.log) this.logDirty = true;
+    this.pendingRecords += enqueue(this.pending, entries, parts);
     // The write is durable from here: a flush that cannot start must not fail it.
     if (this.pendingRecords >= this.flushRecords) this.startFlushQuietly();
     return n;
@@ -583,7 +582,7 @@ export class SqliteStore implements Store {
     else this.startFlushQuietly();
     if (!this.db.open) return;
     if (this.diskFull) this.makeRoom();
-    const caughtUp = this.failure === null && this.job === null && this.pending.length === 0;
+    const caughtUp = this.failure === null && this.job === null && this.pending.size === 0 && !this.logDirty;
     if (this.diskFull && caughtUp) {
       // Room again: the reserve can be written back, with as much again free (or there is none to keep).
       if (this.reserve === null || this.reserve.ensure()) {
@@ -629,14 +628,15 @@ export class SqliteStore implements Store {
 
   /** Starts a flush of the waiting writes, applied in slices (see the top); no-op when one runs. */
   private startFlush(): void {
-    if (this.job !== null || this.pending.length === 0 || !this.db.open) return;
+    // A flush also runs for a log whose records reads or sweeps applied already: it marks them applied.
+    if (this.job !== null || (this.pending.size === 0 && !this.logDirty) || !this.db.open) return;
     const generation = this.log?.rotate() ?? 0;
-    const series = gather(this.pending);
+    this.logDirty = false;
+    const series = this.pending;
     this.job = { generation, series, sids: [...series.keys()].sort((x, y) => x - y), next: 0, started: performance.now() };
     this.onFlush({ event: 'start', generation, records: this.pendingRecords, series: series.size });
-    this.pending = [];
+    this.pending = new Map();
     this.pendingRecords = 0;
-    this.pendingSeries.clear();
     this.nextSlice();
   }
 
@@ -676,7 +676,7 @@ export class SqliteStore implements Store {
     const e = err instanceof Error ? err : new Error(String(err));
     if (isDiskFull(e)) this.enterDiskFull(e);
     if (this.failure === null || this.failure.message !== e.message) {
-      this.onError(new Error(`flush failed, writes are refused until it works again (retried every ${FLUSH_INTERVAL_MS / 1000} s): ${e.message}`));
+      this.onError(new Error(`flush failed (retried every ${FLUSH_INTERVAL_MS / 1000} s; writes are refused while it fails on a full disk, or once a flush's worth waits): ${e.message}`));
       this.onFlush({ event: 'failed', error: e.message });
     }
     this.failure = e;
@@ -688,13 +688,24 @@ export class SqliteStore implements Store {
     const until = performance.now() + budgetMs;
     let next = job.next;
     const applied: number[] = [];
+    /** A series applied in part: what is left of it. */
+    let rest: [number, SeriesRecords] | null = null;
     this.db.transaction(() => {
       while (next < job.sids.length) {
         const sid = job.sids[next]!;
         const records = job.series.get(sid);
         // A sweep may have dealt with a series meanwhile.
         if (records) {
-          this.applySeries(sid, records);
+          const ordered = inTimeOrder(records);
+          const n = ordered.entries.length / ENTRY;
+          if (n > FLUSH_PIECE_RECORDS) {
+            // A large backlog of one series goes in pieces, each a slice's worth.
+            const [piece, left] = splitOrdered(ordered, FLUSH_PIECE_RECORDS);
+            this.applyOrdered(sid, piece);
+            rest = [sid, left];
+            break;
+          }
+          this.applyOrdered(sid, ordered);
           applied.push(sid);
         }
         next++;
@@ -704,9 +715,10 @@ export class SqliteStore implements Store {
         this.s.putMeta!.run('log_applied', String(job.generation));
         this.s.dropSkips!.run(job.generation);
       }
-    })();
+    }).immediate();
     job.next = next;
     for (const sid of applied) job.series.delete(sid);
+    if (rest !== null) job.series.set(rest[0], rest[1]);
     if (this.failure !== null) {
       this.failure = null;
       this.onNotice('flushes work again');
@@ -729,7 +741,7 @@ export class SqliteStore implements Store {
   /** The waiting records of one series (those of the flush under way first), or null. */
   private collect(sid: number): SeriesRecords | null {
     const fromJob = this.job?.series.get(sid);
-    const fromPending = this.pendingSeries.has(sid) ? gather(this.pending, sid).get(sid) : undefined;
+    const fromPending = this.pending.get(sid);
     if (fromJob === undefined) return fromPending ?? null;
     if (fromPending === undefined) return fromJob;
     return concatRecords(fromJob, fromPending);
@@ -737,26 +749,16 @@ export class SqliteStore implements Store {
 
   /** Forgets waiting records of a series with ts < before (all with Infinity): a sweep dealt with them. */
   private dropWaiting(sid: number, before: number): void {
-    const fromJob = this.job?.series.get(sid);
-    if (fromJob !== undefined) {
-      const kept = before === Infinity ? null : keepFrom(fromJob, before);
-      if (kept !== null && kept.n > 0) this.job!.series.set(sid, kept);
-      else this.job!.series.delete(sid);
-    }
-    if (!this.pendingSeries.has(sid)) return;
-    let left = 0;
-    for (const { entries: e } of this.pending) {
-      for (let o = 0; o < e.length; o += LOG_ENTRY) {
-        if (e[o] !== sid) continue;
-        if (e[o + 1]! < before) {
-          e[o] = GONE;
-          this.pendingRecords--;
-        } else {
-          left++;
-        }
-      }
-    }
-    if (left === 0) this.pendingSeries.delete(sid);
+    const drop = (queue: Map<number, SeriesRecords>): number => {
+      const q = queue.get(sid);
+      if (q === undefined) return 0;
+      const kept = before === Infinity ? null : keepFrom(q, before);
+      if (kept !== null && kept.n > 0) queue.set(sid, kept);
+      else queue.delete(sid);
+      return q.n - (kept?.n ?? 0);
+    };
+    if (this.job) drop(this.job.series);
+    this.pendingRecords -= drop(this.pending);
   }
 
   /**
@@ -764,8 +766,20 @@ export class SqliteStore implements Store {
    * waiting records, so the read sees every acknowledged write without writing anything.
    */
   private viewing<T>(sid: number, read: () => T): T {
-    const records = this.collect(sid);
+    let records = this.collect(sid);
     if (records === null) return read();
+    if (records.n > VIEW_RECORDS && !this.diskFull && this.failure === null) {
+      // Many waiting records (a hot series read again and again): applied for real, once, as the
+      // flush would (a replay applying them again changes nothing); the next read starts from here.
+      try {
+        this.db.transaction(() => this.applySeries(sid, records!)).immediate();
+        this.dropWaiting(sid, Infinity);
+        return read();
+      } catch {
+        records = this.collect(sid);
+        if (records === null) return read();
+      }
+    }
     this.shadow = { chunks: new Map(), parts: new Map() };
     try {
       this.applySeries(sid, records);
@@ -777,7 +791,11 @@ export class SqliteStore implements Store {
 
   /** Applies one series' waiting records: raw entries first, then every larger span. */
   private applySeries(sid: number, records: SeriesRecords): void {
-    const raw = inTimeOrder(records);
+    this.applyOrdered(sid, inTimeOrder(records));
+  }
+
+  /** applySeries on records already in time order. */
+  private applyOrdered(sid: number, raw: OrderedRecords): void {
     const replaced = this.applyRaw(sid, raw.entries, raw.parts);
     // Each span's bucket deltas come from the largest smaller span that divides it.
     const levels: Buckets[] = [rawBuckets(raw.entries, replaced)];
@@ -1013,12 +1031,12 @@ export class SqliteStore implements Store {
           this.s.putMeta!.run(`swept_before:${span}`, String(before));
         }
       }
-      if (waiting !== null) {
-        // Deleting the raw data too: the waiting records before the time need not be stored at
-        // all (a full disk is when this matters). Otherwise they are applied first, then swept.
-        if (!raw) this.applySeries(seriesId, waiting);
-        if (at !== undefined) this.s.putSkip!.run(seriesId, at.generation, at.offset, raw ? before : null);
-      }
+      // Deleting the raw data too: the waiting records before the time need not be stored at
+      // all (a full disk is when this matters). Otherwise they are applied first, then swept.
+      if (waiting !== null && !raw) this.applySeries(seriesId, waiting);
+      // Whatever the log still holds of the series (waiting, or applied early by a read) must not
+      // come back with a replay after a crash.
+      if (at !== undefined && (this.logDirty || this.job !== null)) this.s.putSkip!.run(seriesId, at.generation, at.offset, raw ? before : null);
       if (raw) {
         n += this.dropBefore(seriesId, this.smallest, before);
         this.s.sweepParts!.run(seriesId, before);
@@ -1029,7 +1047,7 @@ export class SqliteStore implements Store {
       const larger = spans.filter((span) => span !== this.smallest);
       for (const span of larger) n += this.dropBefore(seriesId, span, before);
       this.keepStraddling(seriesId, larger, before);
-    })();
+    }).immediate();
     if (waiting !== null) this.dropWaiting(seriesId, raw ? before : Infinity);
     return n;
   }
@@ -1101,7 +1119,7 @@ export class SqliteStore implements Store {
     let n = 0;
     this.db.transaction(() => {
       for (const period of periods) n += this.s.sweepHistogram!.run(seriesId, period, before).changes;
-    })();
+    }).immediate();
     return n;
   }
 
@@ -1147,30 +1165,35 @@ interface SeriesRecords {
   parts: Map<number, StoredParts> | null;
 }
 
-/** Each series' records from the waiting writes (or only `only`'s), in one array per series, in arrival order. */
-function gather(batches: readonly LoggedBatch[], only?: number): Map<number, SeriesRecords> {
-  // Count them, then copy them over.
-  const counts = new Map<number, number>();
-  for (const { entries: e } of batches) {
-    for (let o = 0; o < e.length; o += LOG_ENTRY) {
-      const sid = e[o]!;
-      if (sid === GONE || (only !== undefined && sid !== only)) continue;
-      counts.set(sid, (counts.get(sid) ?? 0) + 1);
+/**
+ * Appends the records of one logged write to the per-series queues (those `keep` accepts);
+ * returns how many. A queue's array grows by doubling: `n` says how much of it is records.
+ */
+function enqueue(queues: Map<number, SeriesRecords>, e: Float64Array, parts: Map<number, StoredParts> | null, keep?: (sid: number, ts: number) => boolean): number {
+  let added = 0;
+  let last = NaN;
+  let q: SeriesRecords | undefined;
+  for (let i = 0, o = 0; o < e.length; i++, o += LOG_ENTRY) {
+    const sid = e[o]!;
+    if (keep !== undefined && !keep(sid, e[o + 1]!)) continue;
+    if (sid !== last) {
+      q = queues.get(sid);
+      if (q === undefined) queues.set(sid, (q = { entries: new Float64Array(16 * ENTRY), n: 0, parts: null }));
+      last = sid;
     }
-  }
-  const series = new Map<number, SeriesRecords>();
-  for (const [sid, count] of counts) series.set(sid, { entries: new Float64Array(count * ENTRY), n: 0, parts: null });
-  for (const { entries: e, parts } of batches) {
-    for (let i = 0, o = 0; o < e.length; i++, o += LOG_ENTRY) {
-      const s = series.get(e[o]!);
-      if (s === undefined) continue;
-      const d = s.n * ENTRY;
-      for (let k = 0; k < ENTRY; k++) s.entries[d + k] = e[o + 1 + k]!;
-      if ((e[o + 3]! & FLAGS.parts) !== 0) (s.parts ??= new Map()).set(s.n, parts!.get(i)!);
-      s.n++;
+    const s = q!;
+    if ((s.n + 1) * ENTRY > s.entries.length) {
+      const grown = new Float64Array(s.entries.length * 2);
+      grown.set(s.entries.subarray(0, s.n * ENTRY));
+      s.entries = grown;
     }
+    const d = s.n * ENTRY;
+    for (let k = 0; k < ENTRY; k++) s.entries[d + k] = e[o + 1 + k]!;
+    if ((e[o + 3]! & FLAGS.parts) !== 0) (s.parts ??= new Map()).set(s.n, parts!.get(i)!);
+    s.n++;
+    added++;
   }
-  return series;
+  return added;
 }
 
 /** `b`'s records after `a`'s. */
@@ -1197,9 +1220,16 @@ function keepFrom(s: SeriesRecords, before: number): SeriesRecords {
   return { entries, n: keep.length, parts };
 }
 /** The records in ts order, the last write of a repeated ts winning; parts by ts. */
-function inTimeOrder(s: SeriesRecords): { entries: Float64Array; parts: Map<number, StoredParts> | null } {
-  const e = s.entries;
+/** Records in ts order, one per ts, with their parts by ts. */
+interface OrderedRecords {
+  entries: Float64Array;
+  parts: Map<number, StoredParts> | null;
+}
+
+function inTimeOrder(s: SeriesRecords): OrderedRecords {
   const n = s.n;
+  // A queue's array may be longer than its records.
+  const e = s.entries.length === n * ENTRY ? s.entries : s.entries.subarray(0, n * ENTRY);
   let sorted = true;
   for (let i = 1; i < n; i++) {
     if (e[i * ENTRY]! <= e[(i - 1) * ENTRY]!) {
@@ -1225,6 +1255,28 @@ function inTimeOrder(s: SeriesRecords): { entries: Float64Array; parts: Map<numb
     }
   }
   return { entries, parts };
+}
+
+/** The first `n` ordered records, and the rest as a queue (parts by index) for the next slice. */
+function splitOrdered(o: OrderedRecords, n: number): [OrderedRecords, SeriesRecords] {
+  const cut = n * ENTRY;
+  const first = o.entries.subarray(0, cut);
+  const rest = o.entries.subarray(cut);
+  const cutTs = rest[0]!;
+  let firstParts: Map<number, StoredParts> | null = null;
+  let restParts: Map<number, StoredParts> | null = null;
+  if (o.parts) {
+    const indexOf = new Map<number, number>();
+    for (let i = 0; i < rest.length / ENTRY; i++) indexOf.set(rest[i * ENTRY]!, i);
+    for (const [ts, p] of o.parts) {
+      if (ts < cutTs) (firstParts ??= new Map()).set(ts, p);
+      else (restParts ??= new Map()).set(indexOf.get(ts)!, p);
+    }
+  }
+  return [
+    { entries: first, parts: firstParts },
+    { entries: rest, n: rest.length / ENTRY, parts: restParts },
+  ];
 }
 
 /** Buckets of one span as entries (ts = bucket start, ascending) to merge in; `recompute`: from raw instead. */

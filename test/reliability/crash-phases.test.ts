@@ -101,7 +101,7 @@ describe('kills inside a flush, a replay and a sweep', () => {
 
     /** Writers streaming batches until `alive()` turns false or the node dies under them. */
     const write = (node: Node, alive: () => boolean) => {
-      const dispatcher = new Agent({ connections: WRITERS });
+      const dispatcher = new Agent({ connections: WRITERS + 1 });
       return {
         done: Promise.all(
           Array.from({ length: WRITERS }, async () => {
@@ -116,7 +116,19 @@ describe('kills inside a flush, a replay and a sweep', () => {
                 return; // the node died: never acknowledged
               }
             }
-          }),
+          }).concat(
+            // A reader of a hot series: reads apply its waiting records early (then sweeps and replays meet them).
+            (async () => {
+              while (alive()) {
+                try {
+                  const res = await request(`${node.url}/rollup/${UUID}/cp.s0?start_ts=${T0}.000&end_ts=${tsOf(next) + 60}.000&rollup_span=300s`, { dispatcher });
+                  await res.body.dump();
+                } catch {
+                  return;
+                }
+              }
+            })(),
+          ),
         ).finally(() => dispatcher.destroy()),
       };
     };
