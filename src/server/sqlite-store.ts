@@ -39,7 +39,7 @@
  * (An in-memory store has no log.)
  */
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ProtocolError, type DataType, type HistogramRecord, type NntRecord, type TextRecord } from '../protocol/index.js';
 import { Checkpointer } from './checkpointer.js';
@@ -222,10 +222,33 @@ export class SqliteStore implements Store {
         fresh = !existsSync(file) || statSync(file).size === 0;
         if (fresh) refuseStrayLog(dataDir);
       }
-      this.db = db = openDatabase(file);
+      // Checked before anything is written, on a read-only connection (a read-write one would
+      // checkpoint the WAL as it closes): a data dir this tsnode cannot use, or whose log is
+      // damaged, is left as it was.
+      let existing: 'new' | 'existing' = 'new';
+      // A read-only connection to a WAL database makes -wal and -shm files when there are none:
+      // removed again after it (the lock keeps any other node away meanwhile).
+      const made = [`${file}-wal`, `${file}-shm`].filter((f) => !existsSync(f));
+      const probe = fresh ? null : openDatabase(file, true);
+      try {
+        if (probe !== null) existing = this.checkCompatible(probe);
+        if (dataDir !== null) {
+          const applied = existing === 'new' ? 0 : Number(probe!.prepare("SELECT value FROM meta WHERE key = 'log_applied'").pluck().get() ?? 0);
+          try {
+            this.log = new IngestLog(dataDir, applied, { salvage: opts.salvageLog === true });
+          } catch (err) {
+            if (err instanceof LogDamageError) throw new StoreOpenError(damageMessage(err, probe));
+            throw new StoreOpenError(`cannot open the ingest log in ${dataDir}: ${(err as Error).message}`);
+          }
+        }
+      } finally {
+        if (probe !== null) {
+          probe.close();
+          for (const f of made) if (existsSync(f) && (f.endsWith('-shm') || statSync(f).size === 0)) rmSync(f, { force: true });
+        }
+      }
+      this.db = db = openDatabase(file, false);
       if (dataDir !== null && fresh) chmodSync(file, 0o600);
-      // Checked before anything is written: a data dir this tsnode cannot use is left as it was.
-      const existing = this.checkCompatible();
       configure(db, dataDir !== null, fresh);
       this.migrate(existing);
       this.s = this.prepare();
@@ -233,14 +256,7 @@ export class SqliteStore implements Store {
         const t = this.s.getMeta!.get(`swept_before:${span}`) as string | undefined;
         if (t !== undefined) this.sweptBefore.set(span, Number(t));
       }
-      if (dataDir !== null) {
-        const applied = Number(this.s.getMeta!.get('log_applied') ?? 0);
-        try {
-          this.log = new IngestLog(dataDir, applied, { salvage: opts.salvageLog === true });
-        } catch (err) {
-          if (err instanceof LogDamageError) throw new StoreOpenError(this.damageMessage(err));
-          throw new StoreOpenError(`cannot open the ingest log in ${dataDir}: ${(err as Error).message}`);
-        }
+      if (this.log !== null) {
         this.reportFindings(this.log);
         this.replay(this.log.pendingFrames.splice(0));
         this.walFile = `${file}-wal`;
@@ -276,18 +292,18 @@ export class SqliteStore implements Store {
    * What is in the database already, checked without writing: a data dir of another schema, of
    * other rollups, or not of tsnode at all is refused as it is. 'new' when it holds no tables.
    */
-  private checkCompatible(): 'new' | 'existing' {
+  private checkCompatible(db: Db): 'new' | 'existing' {
     let tables: string[];
     try {
-      tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+      tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
     } catch (err) {
-      throw new StoreOpenError(`cannot open database ${this.db.name}: ${(err as Error).message}`);
+      throw new StoreOpenError(`cannot open database ${db.name}: ${(err as Error).message}`);
     }
     if (tables.length === 0) return 'new';
     if (!tables.includes('meta')) {
-      throw new StoreOpenError(`${this.db.name} is not a tsnode database (it has tables but no meta table): use another --data-dir`);
+      throw new StoreOpenError(`${db.name} is not a tsnode database (it has tables but no meta table): use another --data-dir`);
     }
-    const get = this.db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
+    const get = db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
     const version = get.get('schema') as string | undefined;
     if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new StoreOpenError(
@@ -374,30 +390,6 @@ export class SqliteStore implements Store {
       sweepText: p('DELETE FROM text_data WHERE series_id = ? AND ts < ?'),
       sweepHistogram: p('DELETE FROM histogram_data WHERE series_id = ? AND period = ? AND ts < ?'),
     };
-  }
-
-  /** The refusal for a damaged log: which frame, which records, and how to salvage the rest. */
-  private damageMessage(err: LogDamageError): string {
-    const first = err.damage[0]!;
-    let records = 0;
-    const series = new Set<number>();
-    for (const f of err.framesAfter) {
-      const { entries } = decodeLog(f.payload);
-      records += entries.length / LOG_ENTRY;
-      for (let o = 0; o < entries.length; o += LOG_ENTRY) series.add(entries[o]!);
-    }
-    const names = [...series].slice(0, 3).map((sid) => {
-      const row = this.s.seriesById!.get(sid) as { uuid: string; metric: string } | undefined;
-      return row ? `${row.uuid}/${JSON.stringify(row.metric)}` : `series ${sid}`;
-    });
-    const more = series.size > names.length ? ` and ${series.size - names.length} more` : '';
-    return (
-      `the ingest log ${err.file} is damaged: bytes ${first.from}-${first.to - 1} (frame ${first.framesBefore + 1}) cannot be read, ` +
-      `and ${err.framesAfter.length} intact frame(s) after them hold ${records} acknowledged record(s) of ${series.size} series (${names.join(', ')}${more}) ` +
-      `that are not in the database yet${err.damage.length > 1 ? ` (${err.damage.length} damaged stretches in all)` : ''}. ` +
-      `Refusing to start so they are not lost; nothing was changed. To apply every intact frame and give up the unreadable ones, ` +
-      `copy the data directory somewhere safe, then start once with --salvage-log (a copy of the file is kept as ${err.file}.damaged)`
-    );
   }
 
   private reportFindings(log: IngestLog): void {
@@ -1322,10 +1314,40 @@ function groupBuckets(finer: Buckets, span: number): Buckets {
   return { n: m + 1, data, recompute };
 }
 
-/** Opens (or creates) the database file; nothing is written yet. */
-function openDatabase(file: string): Db {
+/** The refusal for a damaged log: which frame, which records, and how to salvage the rest. */
+function damageMessage(err: LogDamageError, db: Db | null): string {
+  const first = err.damage[0]!;
+  let records = 0;
+  const series = new Set<number>();
+  for (const f of err.framesAfter) {
+    const { entries } = decodeLog(f.payload);
+    records += entries.length / LOG_ENTRY;
+    for (let o = 0; o < entries.length; o += LOG_ENTRY) series.add(entries[o]!);
+  }
+  let byId: Database.Statement | undefined;
   try {
-    const db = new Database(file);
+    byId = db?.prepare('SELECT uuid, metric FROM series WHERE id = ?');
+  } catch {
+    // no series table: the numbers will do
+  }
+  const names = [...series].slice(0, 3).map((sid) => {
+    const row = byId?.get(sid) as { uuid: string; metric: string } | undefined;
+    return row ? `${row.uuid}/${JSON.stringify(row.metric)}` : `series ${sid}`;
+  });
+  const more = series.size > names.length ? ` and ${series.size - names.length} more` : '';
+  return (
+    `the ingest log ${err.file} is damaged: bytes ${first.from}-${first.to - 1} (frame ${first.framesBefore + 1}) cannot be read, ` +
+    `and ${err.framesAfter.length} intact frame(s) after them hold ${records} acknowledged record(s) of ${series.size} series (${names.join(', ')}${more}) ` +
+    `that are not in the database yet${err.damage.length > 1 ? ` (${err.damage.length} damaged stretches in all)` : ''}. ` +
+    `Refusing to start so they are not lost; nothing was changed. To apply every intact frame and give up the unreadable ones, ` +
+    `copy the data directory somewhere safe, then start once with --salvage-log (a copy of the file is kept as ${err.file}.damaged)`
+  );
+}
+
+/** Opens (or creates) the database file; nothing is written yet. */
+function openDatabase(file: string, readonly: boolean): Db {
+  try {
+    const db = new Database(file, readonly ? { readonly: true, fileMustExist: true } : {});
     db.pragma('busy_timeout = 5000');
     return db;
   } catch (err) {

@@ -130,6 +130,8 @@ describe('ingest log faults', () => {
     const damaged = Buffer.from(bytes);
     damaged[frames[2]! + 12 + 100]! ^= 0xff; // one byte inside frame 3's payload
     writeFileSync(log, damaged);
+    const files = (): Map<string, Buffer> => new Map(readdirSync(dir).filter((f) => f.endsWith('.log') || f === 'tsnode.db').map((f) => [f, readFileSync(join(dir, f))]));
+    const before = files();
     let err: unknown;
     try {
       open(dir);
@@ -144,6 +146,7 @@ describe('ingest log faults', () => {
     expect(msg).toContain(`${UUID}/"m"`);
     expect(msg).toContain('--salvage-log');
     expect(readFileSync(log).equals(damaged)).toBe(true); // kept as it was
+    expect(files()).toEqual(before); // and so is everything else: no table created, no log started
     // A second try says the same: nothing was applied, marked or deleted.
     expect(() => open(dir)).toThrow(/\(frame 3\)/);
   });

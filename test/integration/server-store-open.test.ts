@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +43,28 @@ const storeModule = pathToFileURL(join(process.cwd(), 'dist', 'server', 'sqlite-
 /** Every file of a directory and its bytes. */
 const snapshot = (dir: string): Map<string, Buffer> => new Map(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f))]));
 
+/**
+ * A zombie: a background sleep that exits once its parent has become `sleep 30`, which never
+ * reaps it. Tried again when the shell reaped it first (a busy machine).
+ */
+async function makeZombie(): Promise<{ parent: ChildProcess; zombie: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))));
+    const state = (): string => {
+      try {
+        return readFileSync(`/proc/${zombie}/stat`, 'utf8');
+      } catch {
+        return 'gone';
+      }
+    };
+    for (let i = 0; i < 250 && !state().includes(') Z ') && state() !== 'gone'; i++) await new Promise((r) => setTimeout(r, 20));
+    if (state().includes(') Z ')) return { parent, zombie };
+    parent.kill('SIGKILL');
+    if (attempt === 4) throw new Error(`could not make a zombie: /proc/${zombie}/stat is ${state()}`);
+  }
+}
+
 describe('the data directory lock', () => {
   it('is held by the OS: a second store in this process, or another process, is refused while the first lives', () => {
     const dir = tempDir();
@@ -73,12 +95,8 @@ describe('the data directory lock', () => {
   });
 
   it('an old-style lock file naming a live unrelated process, or a zombie, blocks nothing', async () => {
-    // A zombie: the background sleep exits once its parent has become `sleep 30`, which never reaps it.
-    const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))));
+    const { parent, zombie } = await makeZombie();
     try {
-      for (let i = 0; i < 100 && !readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(readFileSync(`/proc/${zombie}/stat`, 'utf8')).toContain(') Z ');
       for (const pid of [parent.pid!, zombie, process.pid, 1]) {
         const dir = tempDir();
         writeFileSync(join(dir, LOCK_FILE), `${pid}\n`);
