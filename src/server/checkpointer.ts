@@ -18,18 +18,22 @@ db.pragma('busy_timeout = 1000');
 let failing = null;
 let timer = null;
 let closed = false;
+let told = null;
 const tick = () => {
   timer = null;
   if (closed) return;
   let behind = false;
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    // Frames left to copy: go on at once. A WAL is only reused from its start when a writer
-    // begins while a checkpoint has caught up, which a stream of flush slices rarely meets:
-    // once it is large and caught up, RESTART makes that happen (it holds the writers back
-    // only for the few frames written since).
-    behind = r.busy === 0 && r.checkpointed < r.log;
+    // Frames left to copy: go on at once. The writer is told when this catches up or falls
+    // behind: a WAL is only reused from its start when a write begins while every frame is
+    // copied, so a writer that sees a large WAL waits for that (see SqliteStore).
+    behind = r.busy !== 0 || r.checkpointed < r.log;
+    // Caught up with a large WAL and writes still coming: RESTART makes the next write reuse it
+    // from its start (holding writers back only for the frames written since).
     if (!behind && r.log > workerData.restartFrames) db.pragma('wal_checkpoint(RESTART)');
+    if (told !== behind) parentPort.postMessage({ behind });
+    told = behind;
     failing = null;
   } catch (err) {
     const message = String(err && err.message || err);
@@ -53,12 +57,16 @@ export class Checkpointer {
   private readonly worker: Worker;
   private readonly done: Promise<void>;
 
+  /** Whether the last checkpoint left frames to copy (the WAL cannot be reused from its start yet). */
+  behind = false;
+
   constructor(file: string, intervalMs: number, onError: (err: unknown) => void) {
     const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
     // 4096 frames: 64 MiB of 16 KiB pages.
     this.worker = new Worker(WORKER, { eval: true, workerData: { file, intervalMs, sqlite, restartFrames: 4096 } });
-    this.worker.on('message', (m: { error?: string }) => {
+    this.worker.on('message', (m: { error?: string; behind?: boolean }) => {
       if (m.error) onError(new Error(`WAL checkpoint: ${m.error}`));
+      if (m.behind !== undefined) this.behind = m.behind;
     });
     this.worker.on('error', onError);
     this.done = new Promise((resolve) => this.worker.once('exit', () => resolve()));

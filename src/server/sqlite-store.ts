@@ -123,6 +123,9 @@ const CHECKPOINT_INTERVAL_MS = 500;
 const WAL_LIMIT_BYTES = 256 * 1024 * 1024;
 /** On a full disk, the WAL a flush or sweep may leave before it checkpoints. */
 const WAL_TIGHT_BYTES = 256 * 1024;
+/** A WAL this large makes flush slices wait for the checkpointer to copy every frame (at most WAL_WAIT_MS). */
+const WAL_WAIT_BYTES = 64 * 1024 * 1024;
+const WAL_WAIT_MS = 50;
 
 /** Records of one series a flush slice applies at most (a large backlog of one series is applied in pieces). */
 const FLUSH_PIECE_RECORDS = 2048;
@@ -174,6 +177,8 @@ export class SqliteStore implements Store {
   /** Per larger span, the latest delete time a sweep of it had (a missing bucket before it was swept). */
   private readonly sweptBefore = new Map<number, number>();
   private shadow: Shadow | null = null;
+  /** Since when flush slices wait for the checkpointer (see waitForCheckpoint). */
+  private walWaitSince: number | null = null;
   private readonly onError: (err: unknown) => void;
   private readonly onNotice: (message: string) => void;
   private readonly onFlush: (e: FlushEvent) => void;
@@ -646,9 +651,29 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * Whether flush slices should wait for the checkpointer: the WAL is large and frames are left
+   * to copy. A write that begins once every frame is copied reuses the WAL from its start; one
+   * that comes sooner makes it grow, and the blocking ways to cut it back (a TRUNCATE here, a
+   * RESTART there) held the event loop for 100-250 ms. Waits at most WAL_WAIT_MS at a time.
+   */
+  private waitForCheckpoint(): boolean {
+    if (this.diskFull || this.checkpointer === null || this.walFile === null) return false;
+    if (!this.checkpointer.behind || fileSize(this.walFile) < WAL_WAIT_BYTES) {
+      this.walWaitSince = null;
+      return false;
+    }
+    this.walWaitSince ??= performance.now();
+    return performance.now() - this.walWaitSince < WAL_WAIT_MS;
+  }
+
   /** One slice of the flush under way, then the next one after the event loop had its turn. */
   private sliceQuietly(): void {
     if (this.job === null || !this.db.open) return;
+    if (this.waitForCheckpoint()) {
+      setTimeout(() => this.sliceQuietly(), 5).unref();
+      return;
+    }
     try {
       // On a full disk the WAL must not outgrow what a checkpoint can copy into the database.
       if (this.diskFull) this.checkpointIfLarge();
@@ -760,7 +785,7 @@ export class SqliteStore implements Store {
   private viewing<T>(sid: number, read: () => T): T {
     let records = this.collect(sid);
     if (records === null) return read();
-    if (records.n > VIEW_RECORDS && !this.diskFull && this.failure === null) {
+    if (records.n > VIEW_RECORDS && !this.diskFull && this.failure === null && this.walWaitSince === null) {
       // Many waiting records (a hot series read again and again): applied for real, once, as the
       // flush would (a replay applying them again changes nothing); the next read starts from here.
       try {
