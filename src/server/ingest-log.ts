@@ -9,8 +9,16 @@
  * generation][frames...]`, a frame `[magic, payload bytes, crc32][payload]`. A flush starts a
  * new generation for the writes that arrive meanwhile, applies the ended one, records it as
  * applied in its last transaction, and then deletes its file; a crash between the two leaves a
- * file the next start skips. A torn last frame fails its length or checksum and is ignored: it
- * was never acknowledged.
+ * file the next start skips.
+ *
+ * Reading a file back tells two kinds of bad bytes apart. Bad bytes with no intact frame after
+ * them are a torn tail: an append a crash cut off, never acknowledged, dropped. Bad bytes with
+ * intact frames after them cannot come from a crash (appends only ever extend the end): that is
+ * damage, and the intact frames after it are acknowledged writes. Opening such a log throws
+ * LogDamageError and changes nothing, unless the caller asks to salvage: then every intact frame
+ * is read (the search resumes at the next frame magic with a valid length and checksum) and a copy
+ * of the damaged file is kept. Frames are found by position (generation, byte offset), which damage
+ * does not shift: the store's skip rows (nnt_skip) name positions.
  *
  * Payload: Float64 numbers `[n, n × LOG_ENTRY, then per record with parts: index, period,
  * pieces, 7 × pieces]`. A log entry is the series id followed by the raw chunk entry (chunks.ts).
