@@ -286,13 +286,6 @@ export class SqliteStore implements Store {
     return this.seriesIds.size;
   }
 
-  /** Records logged and not yet in the chunks. */
-  get waitingRecords(): number {
-    let n = this.pendingRecords;
-    if (this.job) for (const r of this.job.series.values()) n += r.n;
-    return n;
-  }
-
   /**
    * What is in the database already, checked without writing: a data dir of another schema, of
    * other rollups, or not of tsnode at all is refused as it is. 'new' when it holds no tables.
@@ -594,12 +587,12 @@ export class SqliteStore implements Store {
   /**
    * Copies the WAL into the database and cuts it to nothing when it holds more than WAL_TIGHT
    * bytes (disk-full mode: a WAL that grows while checkpoints fail fills the disk for good).
-   * Throws when even that fails: the caller stops writing until the next tick.
+   * Throws when that fails (no room, or in use): the caller stops writing until the next tick.
    */
   private checkpointIfLarge(): void {
     if (this.walFile !== null && fileSize(this.walFile) > WAL_TIGHT_BYTES) {
       const [busy] = this.db.pragma('wal_checkpoint(TRUNCATE)', { simple: false }) as Array<{ busy: number }>;
-      if (busy?.busy) throw Object.assign(new Error('database or disk is full (the WAL cannot be checkpointed)'), { code: 'SQLITE_FULL' });
+      if (busy?.busy) throw Object.assign(new Error('the WAL could not be checkpointed yet (in use)'), { code: 'SQLITE_BUSY' });
     }
   }
 
