@@ -1,6 +1,6 @@
 /** tsnode's library API: everything the CLI does, callable from scripts. */
 export * from './protocol/index.js';
-export { NodeClient, type NodeClientOptions, type RollupPoint, type RollupResult, type RollupColumns, type CallOptions } from './client/node-client.js';
+export { NodeClient, type NodeClientOptions, type RollupPoint, type RollupResult, type RollupColumns, type CallOptions, type WriteAck } from './client/node-client.js';
 export { Cluster, fanOut, type Outcome } from './client/cluster.js';
 export { createAgent, proxyFromEnv, type AgentOptions, type TlsOptions, type ProxySettings } from './client/agent.js';
 export {
@@ -11,13 +11,15 @@ export {
   buildHeaders,
   validateHeader,
   scrubSecrets,
+  redactUrlCredentials,
   HeaderError,
   REDACTED,
   ALWAYS_REDACTED,
 } from './client/headers.js';
 export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
 export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
-export { DEFAULT_TIMEOUTS, type Timeouts, type RequestLogEntry } from './client/http.js';
+export { DEFAULT_TIMEOUTS, DEFAULT_MAX_ANSWER_BYTES, type Timeouts, type RequestLogEntry } from './client/http.js';
+export { STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, rollupBuckets } from './client/answer-limits.js';
 export {
   runClusterSweep,
   preflightSweep,
@@ -26,6 +28,8 @@ export {
   pollUntilIdle,
   runningTypes,
   summarise,
+  baselineOf,
+  runPreflightChecks,
   systemClock,
   SweepRefusedError,
   SweepNotConfirmedError,
@@ -46,6 +50,37 @@ export {
   type ClusterSweepResult,
   type ClusterSweepOptions,
   type StartOptions,
+  type PreflightCheck,
+  type PreflightProblem,
 } from './client/sweep.js';
+export {
+  newEvidence,
+  observeStatus,
+  observeFailure,
+  settled,
+  classify,
+  classifyDeleteFailure,
+  type SweepEvidence,
+  type Verdict,
+  type PollVerdictState,
+  type PollFailureKind,
+} from './client/sweep-evidence.js';
 export * from './records/index.js';
 export * from './replay/index.js';
+export * from './ring/index.js';
+export {
+  discoverRing,
+  probeNode,
+  fetchTopology,
+  ringFromTopology,
+  selfFromState,
+  selfFromStats,
+  DiscoveryError,
+  type DiscoveryErrorCode,
+  type DiscoveredRing,
+  type DiscoveredNode,
+  type NodeSelf,
+} from './client/discovery.js';
+export { checkCoverage, type CoverageReport, type CoverageVerdict, type ListedNode } from './client/coverage.js';
+export { checkSpans, smallestSpan, type SpanCheck, type SpanFacts, type SpanProblem, type SmallestSpan } from './client/spans.js';
+export { inspectCluster, locateMetric, type ClusterView, type NodeReport, type NodeState, type LocateResult } from './client/cluster-view.js';

@@ -1,15 +1,30 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import type { Runner } from './action.js';
+import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { commands } from './commands/index.js';
+import { TsnodeError, UsageError } from './errors.js';
+import { commandPath, parseError } from './parse-errors.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 export interface GlobalOptions {
   color: boolean;
   verbose: boolean;
+  /** -q/--quiet: no progress or information on stderr, only results and errors. */
+  quiet?: boolean;
+  /** --no-progress: no spinners, bars or live tables (logs stay). */
+  progress?: boolean;
+  /** --profile <name>: the profile that names the target (see config/target.ts). */
+  profile?: string;
 }
+
+/**
+ * Options of the program itself. commander reads them anywhere on the command line (before or
+ * after the command), so no command may declare an option of the same name.
+ */
+export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '-V', '--version', '-h', '--help'] as const;
 
 /** Builds the program. Pure declaration: loading it must stay cheap (see bench/startup). */
 export function buildProgram(runner: Runner): Command {
@@ -18,7 +33,13 @@ export function buildProgram(runner: Runner): Command {
     .version(pkg.version, '-V, --version')
     .option('--no-color', 'disable colour (NO_COLOR and FORCE_COLOR are honoured too)')
     .option('-v, --verbose', 'log requests and show stack traces (also DEBUG=tsnode)', false)
-    .showHelpAfterError('(run with --help for usage)')
+    .option('-q, --quiet', 'print only results and errors: no progress, no information on stderr', false)
+    .option('--no-progress', 'no spinners, progress bars or live tables (logs and results stay)')
+    .addOption(
+      completeWith(new Option('--profile <name>', 'the profile (named cluster) to act on; default $TSNODE_PROFILE, else the current one (tsnode profile list)'), {
+        kind: 'profiles',
+      }),
+    )
     .addHelpText(
       'after',
       `
@@ -27,10 +48,12 @@ Examples:
   $ tsnode cluster up --detach                       3 local nodes on 8112-8114 (tsnode cluster down stops them)
   $ tsnode serve --port 8112                         run a local reference node
   $ tsnode status --nodes nodes.txt                  sweep status of every node
+  $ tsnode nodes --seed http://127.0.0.1:8112        every node of the ring, discovered from one
   $ tsnode sweep --before 90d --types nnt,histogram  delete data older than 90 days on every node
   $ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 6h
   $ tsnode write records.ndjson --nodes nodes.txt    replay records, with rejects and resume
-  $ source <(tsnode completion bash)                 tab completion (bash or zsh)
+  $ tsnode profile set prod --nodes db1:8112,db2:8112 then: tsnode status --profile prod
+  $ source <(tsnode completion bash)                 tab completion (bash, zsh or fish)
 
 ${EXIT_CODES_HELP}`,
     );
@@ -64,6 +87,11 @@ export async function run(argv: string[]): Promise<void> {
     let code: ExitCode;
     try {
       const action = await load();
+      // --seed: the ring's nodes become the command's node list before it runs (cli/node-source.ts).
+      if (typeof (opts as { seed?: unknown }).seed === 'string') {
+        const { applySeed, hasSeed } = await import('./node-source.js');
+        if (hasSeed(opts)) await applySeed(opts, ctx);
+      }
       code = await action(opts, ctx);
     } catch (err) {
       code = reportError(err, ctx);
@@ -73,19 +101,59 @@ export async function run(argv: string[]): Promise<void> {
     process.exitCode = code;
   };
   program = buildProgram(runner);
-  const override = (cmd: Command): void => {
-    cmd.exitOverride();
-    cmd.commands.forEach(override);
-  };
-  override(program);
+  program.hook('preAction', (_self, action) => refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env));
+  const parsing = prepareForParsing(program);
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // Help and version exit 0; every other parse error is a usage error.
+    // Help and version exit 0 (commander printed them); a parse error is reported like any usage error.
+    if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed')) {
       process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
       return;
     }
-    throw err;
+    const usage = err instanceof CommanderError ? parseError(err, parsing.failedIn() ?? program) : err;
+    if (!(usage instanceof TsnodeError)) throw err;
+    const { createContext, reportError } = await import('./runtime.js');
+    process.exitCode = reportError(usage, await createContext(program.opts<GlobalOptions>(), controller.signal));
   }
+}
+
+/**
+ * Commands that resolve their target through profiles (config/target.ts). Until a command is
+ * here, a profile given to it would be silently ignored and its nodes taken from --nodes,
+ * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is
+ * refused, unless the command has no target a profile could name (PROFILE_NOT_APPLICABLE).
+ */
+export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove']);
+export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
+
+export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {
+  const path = commandPath(action).replace(/^\S+ /, '');
+  if (PROFILE_AWARE_COMMANDS.has(path) || PROFILE_NOT_APPLICABLE.has(path)) return;
+  const via = globals.profile !== undefined ? `--profile ${globals.profile}` : env.TSNODE_PROFILE?.trim() ? `TSNODE_PROFILE=${env.TSNODE_PROFILE.trim()}` : undefined;
+  if (via === undefined) return;
+  throw new UsageError(
+    `tsnode ${path} does not read profiles yet, so ${via} would be ignored and the nodes taken from elsewhere (nothing was sent)`,
+    `give the nodes with --nodes (tsnode profile show lists a profile's nodes)${via.startsWith('TSNODE_PROFILE') ? ', and unset TSNODE_PROFILE for this command' : ''}`,
+  );
+}
+
+/**
+ * Makes every command throw instead of exiting and keeps commander's own error text off stderr:
+ * main.ts reports parse errors in tsnode's style (parse-errors.ts). Returns the command whose
+ * parse failed, for the "did you mean" candidates.
+ */
+export function prepareForParsing(program: Command): { failedIn(): Command | undefined } {
+  let failed: Command | undefined;
+  const visit = (cmd: Command): void => {
+    cmd.exitOverride((err) => {
+      failed ??= cmd;
+      throw err;
+    });
+    cmd.configureOutput({ outputError: () => {} });
+    cmd.showSuggestionAfterError(false);
+    cmd.commands.forEach(visit);
+  };
+  visit(program);
+  return { failedIn: () => failed };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
-import { buildHeaders, HeaderError, redactHeaders, splitHeaderList } from '../client/headers.js';
+import { buildHeaders, HeaderError, redactHeaders, redactUrlCredentials, splitHeaderList } from '../client/headers.js';
 import type { RequestLogEntry } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
@@ -30,6 +30,18 @@ export function parseCount(text: string, field: string, min = 0): number {
     throw new UsageError(`${field}: ${JSON.stringify(text)} is not a whole number >= ${min}`);
   }
   return Number(text);
+}
+
+const SIZE_UNITS: Record<string, number> = { b: 1, k: 1000, kb: 1000, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
+
+/** `4MiB`, `512KiB`, `1MB`, `65536`: a byte size. */
+export function parseSize(text: string, field: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = m ? SIZE_UNITS[(m[2] || 'b').toLowerCase()] : undefined;
+  if (!m || unit === undefined || Number(m[1]) <= 0) {
+    throw new UsageError(`${field}: ${JSON.stringify(text)} is not a size`, 'use bytes or a unit: 65536, 512KiB, 4MiB, 1MB');
+  }
+  return Math.round(Number(m[1]) * unit);
 }
 
 const PEM_HINT: Record<'certificate' | 'key', string> = {
@@ -79,9 +91,31 @@ export function tlsFromFlags(flags: NetworkFlags, ctx: Pick<CliContext, 'cwd' | 
   }
   if (flags.insecure) {
     tls.rejectUnauthorized = false;
-    ctx.log.warn('--insecure: node certificates are NOT verified; anyone on the path can read or change this traffic, headers included');
+    ctx.log.warn(`--insecure: ${UNVERIFIED}`);
   }
   return Object.keys(tls).length ? tls : undefined;
+}
+
+const UNVERIFIED = 'node certificates are NOT verified; anyone on the path can read or change this traffic, headers included';
+
+/**
+ * Node's TLS reads NODE_TLS_REJECT_UNAUTHORIZED=0 as "verify nothing" for every connection that
+ * does not say otherwise: the same hole as --insecure, so the same warning (also with --insecure:
+ * dropping the flag would not close it).
+ */
+export function warnUnverifiedEnv(env: NodeJS.ProcessEnv, log: CliContext['log']): void {
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') log.warn(`NODE_TLS_REJECT_UNAUTHORIZED=0 is set in the environment: ${UNVERIFIED}`);
+}
+
+/** Strings over this many UTF-16 units cannot be made in V8 (~512 MiB): an answer larger cannot be read as text anyway. */
+const MAX_ANSWER_LIMIT = 512 * 1024 * 1024;
+
+/** `--max-answer`: bytes, or undefined for the per-request defaults. */
+export function parseMaxAnswer(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const bytes = parseSize(text, '--max-answer');
+  if (bytes > MAX_ANSWER_LIMIT) throw new UsageError(`--max-answer: ${JSON.stringify(text)} is more than 512MiB`, 'no answer larger than that can be read as text');
+  return bytes;
 }
 
 /** The extra headers: TSNODE_HEADERS first, then each --header (a later one of the same name wins). */
@@ -100,7 +134,7 @@ export function headersFromFlags(flags: Pick<NetworkFlags, 'header'>, env: NodeJ
 
 /** A proxy URL for a log line, with any credentials in it hidden. */
 export function showProxy(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//[redacted]@');
+  return redactUrlCredentials(url);
 }
 
 function formatEntry(e: RequestLogEntry): string {
@@ -124,7 +158,9 @@ export function openNetwork(
   const deadlineMs = flags.deadline === undefined ? undefined : parseTimeout(flags.deadline, '--deadline');
   const headers = headersFromFlags(flags, ctx.env);
   const redact = (flags.redact ?? []).map((n) => n.trim()).filter(Boolean);
+  const maxAnswerBytes = parseMaxAnswer(flags.maxAnswer);
   const tls = tlsFromFlags(flags, ctx);
+  warnUnverifiedEnv(ctx.env, ctx.log);
   const proxy: ProxySettings | undefined = proxyFromEnv(ctx.env);
   if (proxy) {
     const shown = [
@@ -153,6 +189,7 @@ export function openNetwork(
         retry,
         signal,
         timeouts: { totalMs, headersMs, bodyMs: Math.min(totalMs, 30_000) },
+        ...(maxAnswerBytes !== undefined ? { maxAnswerBytes } : {}),
         ...(Object.keys(headers).length ? { headers } : {}),
         ...(redact.length ? { redact } : {}),
         ...(onRequest ? { onRequest } : {}),

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { DiscoveredRing } from '../client/discovery.js';
 import { DEFAULT_PORT } from '../protocol/index.js';
 import { UsageError } from './errors.js';
 
@@ -13,14 +14,26 @@ export interface NodeList {
 
 export const NODE_LINE_FORMS = 'http(s)://host:port[/prefix], host:port, or host (port 8112)';
 
-/** Quotes an entry for a message, shortened: a pasted blob must not flood the terminal. */
+/** Node list files larger than this are refused (a list of 20,000 nodes is under 1 MiB); also stops `--nodes /dev/zero`. */
+export const MAX_NODE_LIST_BYTES = 1024 * 1024;
+/** One entry longer than this is not a node address (a URL with a path prefix fits many times). */
+export const MAX_NODE_ENTRY_CHARS = 2048;
+/** DNS: a host name has at most 253 characters. */
+export const MAX_HOST_CHARS = 253;
+
+/**
+ * Quotes an entry for a message: credentials (`user:password@`, with or without a scheme) hidden,
+ * and shortened, since a pasted blob must not flood the terminal.
+ */
 function show(text: string): string {
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+  const hidden = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}[redacted]@`);
+  return JSON.stringify(hidden.length > 80 ? `${hidden.slice(0, 77)}...` : hidden);
 }
 
 /** Parses one node entry into a normalised base URL; throws a plain Error with the reason. */
 export function parseNodeEntry(entry: string): string {
   const text = entry.trim();
+  if (text.length > MAX_NODE_ENTRY_CHARS) throw new Error(`${show(text)} is longer than ${MAX_NODE_ENTRY_CHARS} characters: not a node address`);
   // The URL parser reads `\` as `/` in http(s) URLs, which would let a port be read out of the path (found by fuzzing).
   if (text.includes('\\')) throw new Error(`${show(text)} contains a backslash`);
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
@@ -34,6 +47,7 @@ export function parseNodeEntry(entry: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${show(text)}: only http and https nodes are supported`);
   if (!url.hostname) throw new Error(`${show(text)} has no host`);
+  if (url.hostname.length > MAX_HOST_CHARS) throw new Error(`${show(text)}: the host name is ${url.hostname.length} characters long (at most ${MAX_HOST_CHARS})`);
   if (url.username || url.password) throw new Error(`${show(text)}: put credentials in --header, not in the node address`);
   if (url.search || url.hash) throw new Error(`${show(text)}: a node address has no query or fragment`);
   if (/\s/.test(text)) throw new Error(`${show(text)} contains spaces`);
@@ -45,11 +59,26 @@ export function parseNodeEntry(entry: string): string {
   return `${url.protocol}//${url.hostname}:${Number(port)}${path}`;
 }
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * What makes two node addresses the same node: host case, a trailing dot, the scheme and the
+ * loopback spellings (`localhost`, `127.0.0.1`, `::1`) do not count; port and path prefix do.
+ * Two DELETEs to one node would cancel each other, so a sweep must see one node once. (Node
+ * identities from `GET /state` can refine this later, when nodes offer them.)
+ */
+export function sameNodeKey(url: string): string {
+  const u = new URL(url);
+  const host = u.hostname.toLowerCase().replace(/\.$/, '');
+  const port = u.port || String(DEFAULT_PORT);
+  return `${LOOPBACK.has(host) ? 'loopback' : host}:${port}${u.pathname.replace(/\/+$/, '')}`;
+}
+
 /** Parses a node list text (file or comma list), dropping duplicates with a warning. */
 export function parseNodeList(text: string, source: string, opts: { separator: 'lines' | 'commas' }): NodeList {
   const nodes: string[] = [];
   const warnings: string[] = [];
-  const seen = new Map<string, number>();
+  const seen = new Map<string, { at: number; node: string }>();
   // A byte-order mark (files saved by some Windows editors) is not part of the first node's address.
   const body = text.replace(/^\uFEFF/, '');
   const entries = opts.separator === 'lines' ? body.split(/\r?\n/) : body.split(',');
@@ -63,12 +92,18 @@ export function parseNodeList(text: string, source: string, opts: { separator: '
     } catch (err) {
       throw new UsageError(`${where}: ${(err as Error).message}`, `each node is ${NODE_LINE_FORMS}`);
     }
-    const first = seen.get(node);
+    const key = sameNodeKey(node);
+    const first = seen.get(key);
     if (first !== undefined) {
-      warnings.push(`${where}: ${node} is listed twice (first at ${opts.separator === 'lines' ? `line ${first}` : `item ${first}`}); using it once`);
+      const at = opts.separator === 'lines' ? `line ${first.at}` : `item ${first.at}`;
+      warnings.push(
+        first.node === node
+          ? `${where}: ${node} is listed twice (first at ${at}); using it once`
+          : `${where}: ${node} is the same node as ${first.node} (${at}) under another spelling; using it once, as ${first.node}`,
+      );
       return;
     }
-    seen.set(node, i + 1);
+    seen.set(key, { at: i + 1, node });
     nodes.push(node);
   });
   if (nodes.length === 0) throw new UsageError(`${source} lists no nodes`, `list one node per line: ${NODE_LINE_FORMS}`);
@@ -76,6 +111,34 @@ export function parseNodeList(text: string, source: string, opts: { separator: '
 }
 
 export const DEFAULT_NODE = `http://127.0.0.1:${DEFAULT_PORT}`;
+
+/** A node list file, read up to MAX_NODE_LIST_BYTES (a device or an endless pipe is refused, not read forever). */
+function readNodeListFile(path: string, shown: string, label: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw new UsageError(`${label}: cannot read ${shown}: ${(err as Error).message}`);
+  }
+  try {
+    const buf = Buffer.alloc(MAX_NODE_LIST_BYTES + 1);
+    let size = 0;
+    while (size < buf.length) {
+      const n = readSync(fd, buf, size, buf.length - size, null);
+      if (n === 0) break;
+      size += n;
+    }
+    if (size > MAX_NODE_LIST_BYTES) {
+      throw new UsageError(`${label}: ${shown} is larger than ${MAX_NODE_LIST_BYTES / 1024 / 1024} MiB: not a node list`, `list one node per line: ${NODE_LINE_FORMS}`);
+    }
+    return buf.toString('utf8', 0, size);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`${label}: cannot read ${shown}: ${(err as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * Resolves the node list: `--nodes` (a file, else a comma list), then TSNODE_NODES (same), then
@@ -85,12 +148,7 @@ export function resolveNodes(opts: { flag?: string | undefined; env: NodeJS.Proc
   const fromValue = (value: string, label: string): NodeList => {
     const path = resolve(opts.cwd, value);
     if (existsSync(path)) {
-      let text: string;
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch (err) {
-        throw new UsageError(`${label}: cannot read ${value}: ${(err as Error).message}`);
-      }
+      const text = readNodeListFile(path, value, label);
       return parseNodeList(text, value, { separator: 'lines' });
     }
     if (/\.(txt|list|conf)$/i.test(value) || (value.includes('/') && !value.includes('://') && !value.includes(','))) {
@@ -103,4 +161,30 @@ export function resolveNodes(opts: { flag?: string | undefined; env: NodeJS.Proc
   if (env !== undefined && env.trim() !== '') return fromValue(env.trim(), 'TSNODE_NODES');
   if (existsSync(resolve(opts.cwd, 'nodes.txt'))) return fromValue('nodes.txt', 'nodes.txt');
   return { nodes: [DEFAULT_NODE], source: 'default', warnings: [] };
+}
+
+/** `--seed <url>`: the nodes of the ring one node runs, in topology order. */
+export interface SeedNodes extends NodeList {
+  ring: DiscoveredRing;
+}
+
+/**
+ * Resolves `--seed`: discovers the ring from the seed and lists its nodes. A seed goes with no
+ * other node source: combining it with --nodes or --node is a usage error (nothing is sent).
+ */
+export async function resolveSeed(
+  opts: { seed: string; nodes?: string | undefined; node?: string | undefined },
+  discover: (seedUrl: string) => Promise<DiscoveredRing>,
+): Promise<SeedNodes> {
+  if (opts.nodes !== undefined) throw new UsageError('--seed and --nodes both given', 'use one: --seed discovers the nodes, --nodes lists them');
+  if (opts.node !== undefined) throw new UsageError('--seed and --node both given', 'use one: --seed discovers the ring, --node names a single node');
+  let seed: string;
+  try {
+    seed = parseNodeEntry(opts.seed);
+  } catch (err) {
+    throw new UsageError(`--seed: ${(err as Error).message}`, `a node is ${NODE_LINE_FORMS}`);
+  }
+  const ring = await discover(seed);
+  const short = ring.hash.slice(0, 12);
+  return { nodes: ring.nodes.map((n) => n.url), source: `--seed ${seed} (topology ${short}, write_copies ${ring.topology.writeCopies})`, warnings: [], ring };
 }

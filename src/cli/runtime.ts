@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CodecError, formatIssues } from '../protocol/index.js';
 import { NodeRequestError } from '../client/errors.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
-import { UsageError } from './errors.js';
+import { TsnodeError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { GlobalOptions } from './main.js';
 
@@ -32,23 +32,37 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal)
     colour,
     colourErr,
     verbose,
+    quiet: globals.quiet === true,
+    progress: globals.progress !== false && globals.quiet !== true,
+    profile: globals.profile,
     signal,
     now,
     log: makeLogger({
       stderr: process.stderr,
       interactive,
       verbose,
+      quiet: globals.quiet === true,
       now,
+      colour: colourErr,
       paint: { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) },
     }),
   };
 }
 
+/** A stack trace, one log line per frame (the logger shows a line break inside a message as `\n`). */
+function debugStack(ctx: CliContext, stack: string): void {
+  for (const line of stack.split('\n')) ctx.log.debug(line);
+}
+
 /** Maps an error escaping a command to a message on stderr and an exit code. */
 export function reportError(err: unknown, ctx: CliContext): ExitCode {
-  if (err instanceof UsageError) {
-    ctx.log.error(err.message);
-    if (err.hint) ctx.log.info(`  hint: ${err.hint}`);
+  if (err instanceof TsnodeError) {
+    // Our own words, sometimes several lines (a node's start-up log quoted under them): one log line each.
+    const [first, ...more] = err.message.split('\n');
+    ctx.log.error(first!);
+    for (const line of more) ctx.log.info(line);
+    if (err.hint) ctx.log.hint(err.hint);
+    ctx.log.debug(`error code: ${err.code}`);
     return err.exitCode;
   }
   if (err instanceof CodecError) {
@@ -62,14 +76,14 @@ export function reportError(err: unknown, ctx: CliContext): ExitCode {
   }
   if (err instanceof NodeRequestError) {
     ctx.log.error(err.message);
-    if (err.hint) ctx.log.info(`  hint: ${err.hint}`);
-    if (ctx.verbose && err.stack) ctx.log.debug(err.stack);
+    if (err.hint) ctx.log.hint(err.hint);
+    if (ctx.verbose && err.stack) debugStack(ctx, err.stack);
     return EXIT.failed;
   }
   if (ctx.signal.aborted) return EXIT.interrupted;
   const e = err instanceof Error ? err : new Error(String(err));
   ctx.log.error(`internal error: ${e.message}`);
-  if (ctx.verbose && e.stack) ctx.log.debug(e.stack);
+  if (ctx.verbose && e.stack) debugStack(ctx, e.stack);
   else ctx.log.info('  (run with --verbose for details, and please report it)');
   return EXIT.failed;
 }

@@ -28,7 +28,7 @@ export async function fanOut<T>(
         const error =
           err instanceof NodeRequestError
             ? err
-            : new NodeRequestError(client.url, 'bad_response', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+            : new NodeRequestError(client.url, 'bad_answer', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
         outcomes[i] = { node: client.url, ok: false, error, ms: now() - started };
       }
     }

@@ -1,5 +1,11 @@
-/** Why a request to a node did not produce a usable answer. */
-export type NodeErrorCode = 'unreachable' | 'timeout' | 'http' | 'bad_response' | 'tls' | 'aborted';
+/**
+ * Why a request to a node did not produce a usable answer. Only `unreachable` and `timeout` mean
+ * no answer came; a node that answered something unexpected is `http` (an error status),
+ * `bad_answer` (a 2xx the client cannot understand; the message says what was expected) or
+ * `no_sweep_api` (a 404 on /sweep_delete: the store removed that API in version 0.19.23) or
+ * `too_large` (more bytes than any legitimate answer to that request holds; reading stopped at the cap).
+ */
+export type NodeErrorCode = 'unreachable' | 'timeout' | 'http' | 'bad_answer' | 'no_sweep_api' | 'too_large' | 'tls' | 'aborted';
 
 /** Base of every client failure: which node, what happened, whether trying again can help. */
 export class NodeRequestError extends Error {

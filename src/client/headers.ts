@@ -128,3 +128,11 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
   return out;
 }
+
+// `//user:password@`: the authority's userinfo, up to the last `@` before the host (a password may hold an `@`).
+const URL_USERINFO = /\/\/[^\s/?#]*@/g;
+
+/** `text` with the credentials of every URL in it (`https://user:pass@host`) replaced by `[redacted]`. */
+export function redactUrlCredentials(text: string): string {
+  return text.includes('@') ? text.replace(URL_USERINFO, `//${REDACTED}@`) : text;
+}

@@ -142,9 +142,75 @@ export function httpError(node: string, res: HttpResponse, secrets: readonly str
   });
 }
 
+/**
+ * The largest answer `send` reads when the caller names no cap. Every answer is bounded: an
+ * endless body from a broken or hostile node must not grow the heap until the process dies.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+/** Of an error answer (non-2xx) only this much is read: enough for any message, and the status says the rest. */
+export const ERROR_BODY_BYTES = 64 * 1024;
+
+/** `1.5 MiB`: a byte count for a message. */
+export function describeBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${Number(v.toFixed(1))} ${units[u]}`;
+}
+
+/** The answer was larger than the caller's cap: reading stopped there and the connection was dropped. */
+export function tooLargeError(node: string, capBytes: number, announcedBytes?: number): NodeRequestError {
+  const limit = `the limit for this request is ${describeBytes(capBytes)}`;
+  const what = announcedBytes !== undefined ? `it announced ${describeBytes(announcedBytes)}, ${limit}; not read` : `${limit}, and more arrived; stopped reading`;
+  return new NodeRequestError(node, 'too_large', `answer too large: ${what}`, {
+    retryable: false,
+    hint: 'no legitimate answer to this request is that large: is the address a node of the store? (raise the limit with --max-answer if it is)',
+  });
+}
+
+type Body = Dispatcher.ResponseData['body'];
+
+/**
+ * Reads a body as UTF-8 text, at most `cap` bytes. Over the cap: with `truncate` the first `cap`
+ * bytes are kept, otherwise `onOver` is thrown; either way the rest is never read (the stream
+ * is destroyed, which drops the connection), so memory stays bounded by the cap.
+ */
+async function readCapped(body: Body, cap: number, truncate: boolean, onOver: () => Error): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size + chunk.length > cap) {
+        if (!truncate) throw onOver();
+        chunks.push(chunk.subarray(0, cap - size));
+        size = cap;
+        break;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  } finally {
+    if (!body.destroyed && !body.readableEnded) body.destroy();
+  }
+  const text = Buffer.concat(chunks, size).toString('utf8');
+  // undici's text() drops a byte-order mark; so do we.
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** Options of one exchange beyond the request itself. */
 export interface SendOptions {
   timeouts: Timeouts;
+  /**
+   * The largest answer accepted, in bytes (default DEFAULT_MAX_ANSWER_BYTES). A bigger 2xx answer
+   * fails with code `too_large` as soon as the cap is passed; an error answer is cut at
+   * ERROR_BODY_BYTES and reported by its status.
+   */
+  maxBytes?: number;
   /** The run's signal (Ctrl-C, overall deadline). */
   signal?: AbortSignal;
   /** Sent with every request; the request's own headers win. */
@@ -157,8 +223,8 @@ export interface SendOptions {
 }
 
 /**
- * One HTTP exchange with a node: bounded by header, body and total timeouts and by the run's
- * signal; the body is always consumed. Non-2xx answers become NodeHttpError. Secret header
+ * One HTTP exchange with a node: bounded by header, body and total timeouts, by the run's
+ * signal, and in size (`maxBytes`); the body is always consumed or dropped. Non-2xx answers become NodeHttpError. Secret header
  * values never reach the log callback or an error message.
  */
 export async function send(dispatcher: Dispatcher, node: string, req: HttpRequest, opts: SendOptions): Promise<HttpResponse> {
@@ -196,10 +262,25 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
       bodyTimeout: opts.timeouts.bodyMs,
       signal,
     });
-    const text = await res.body.text();
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    const cap = ok ? (opts.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES) : Math.min(ERROR_BODY_BYTES, opts.maxBytes ?? ERROR_BODY_BYTES);
+    const declared = Number(res.headers['content-length']);
+    if (ok && Number.isFinite(declared) && declared > cap) {
+      // Announced too big: not a byte of it is read.
+      res.body.destroy();
+      log(res.statusCode, 'too_large');
+      throw tooLargeError(node, cap, declared);
+    }
+    let text: string;
+    try {
+      text = await readCapped(res.body, cap, !ok, () => tooLargeError(node, cap));
+    } catch (err) {
+      if (err instanceof NodeRequestError) log(res.statusCode, err.code);
+      throw err;
+    }
     const out: HttpResponse = { status: res.statusCode, headers: res.headers, text };
     log(res.statusCode);
-    if (res.statusCode < 200 || res.statusCode >= 300) throw httpError(node, out, secretValues(headers, opts.redact));
+    if (!ok) throw httpError(node, out, secretValues(headers, opts.redact));
     return out;
   } catch (err) {
     const classified = classifyError(node, err, { runSignal: opts.signal, timedOut: total.aborted, timeouts: opts.timeouts });

@@ -10,6 +10,7 @@ import {
   formatTimestamp,
   msFromSeconds,
   normaliseStatus,
+  parseJsonAllowingTrailingCommas,
   rollupAllRowsSchema,
   rollupRowsSchema,
   wireSweepStatusSchema,
@@ -23,7 +24,10 @@ import {
   type SweepStatus,
   type TextRecord,
 } from '../protocol/index.js';
-import { NodeRequestError } from './errors.js';
+import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
+import { READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes } from './answer-limits.js';
+import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
 
@@ -49,6 +53,12 @@ export interface NodeClientOptions {
   headerPrefix?: HeaderPrefix;
   /** Told about every retry, e.g. to count or log them. */
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
+  /**
+   * One cap, in bytes, for every answer instead of the per-request ones (see answer-limits.ts:
+   * 256 KiB for status and writes, a rollup read's from its range). A larger answer fails with
+   * code `too_large`.
+   */
+  maxAnswerBytes?: number;
 }
 
 export interface CallOptions {
@@ -92,7 +102,8 @@ export class NodeClient {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   }
 
-  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY): Promise<HttpResponse> {
+  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY, maxBytes?: number): Promise<HttpResponse> {
+    const cap = this.opts.maxAnswerBytes ?? maxBytes;
     const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const o = this.opts;
@@ -109,6 +120,7 @@ export class NodeClient {
       () =>
         send(o.dispatcher, this.url, req, {
           timeouts: this.timeouts,
+          ...(cap !== undefined ? { maxBytes: cap } : {}),
           ...(signal ? { signal } : {}),
           ...(o.headers ? { headers: o.headers } : {}),
           ...(o.redact ? { redact: o.redact } : {}),
@@ -119,12 +131,17 @@ export class NodeClient {
     );
   }
 
-  private parse<S extends z.ZodType>(res: HttpResponse, schema: S, what: string): z.infer<S> {
+  /**
+   * Parses a 2xx answer against `schema`. Anything else is `bad_answer`, never "unreachable": the
+   * node did answer. `expected` says in words what would have been understood.
+   */
+  private parse<S extends z.ZodType>(res: HttpResponse, schema: S, what: string, expected: string, opts: { trailingCommas?: boolean } = {}): z.infer<S> {
     let json: unknown;
     try {
-      json = JSON.parse(res.text);
+      json = opts.trailingCommas ? parseJsonAllowingTrailingCommas(res.text) : JSON.parse(res.text);
     } catch {
-      throw new NodeRequestError(this.url, 'bad_response', `${what}: the answer is not JSON (${JSON.stringify(res.text.slice(0, 80))})`, {
+      const shown = res.text.trim() === '' ? 'an empty body' : JSON.stringify(res.text.slice(0, 80));
+      throw new NodeRequestError(this.url, 'bad_answer', `${what}: the answer is not JSON (${shown}); expected ${expected}`, {
         retryable: false,
         hint: 'is this address a node of the store, and not a proxy or another service?',
       });
@@ -134,15 +151,38 @@ export class NodeClient {
       // A node (or proxy) that answers 200 with its error object: show its own words.
       if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { error?: unknown }).error === 'string') {
         const code = (json as { code?: unknown }).code;
-        throw new NodeRequestError(this.url, 'bad_response', `${what}: the node answered with an error: ${(json as { error: string }).error}${typeof code === 'string' ? ` (${code})` : ''}`, {
-          retryable: false,
-        });
+        throw new NodeRequestError(
+          this.url,
+          'bad_answer',
+          `${what}: the node answered with an error: ${(json as { error: string }).error}${typeof code === 'string' ? ` (${code})` : ''}; expected ${expected}`,
+          { retryable: false },
+        );
       }
       const issues = parsed.error.issues;
       const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
-      throw new NodeRequestError(this.url, 'bad_response', `${what}: unexpected answer: ${formatIssues(issues.slice(0, 3))}${more}`, { retryable: false });
+      throw new NodeRequestError(this.url, 'bad_answer', `${what}: unexpected answer: ${formatIssues(issues.slice(0, 3))}${more}; expected ${expected}`, { retryable: false });
     }
     return parsed.data;
+  }
+
+  /**
+   * A call to the sweep API. A 404 there means the node has none (the store removed
+   * /sweep_delete in version 0.19.23): a `no_sweep_api` error, not "unreachable" or a bare HTTP 404.
+   */
+  private async sweepCall(req: HttpRequest, call: CallOptions, retry?: RetryPolicy): Promise<HttpResponse> {
+    try {
+      return await this.call(req, call, retry, STATUS_ANSWER_BYTES);
+    } catch (err) {
+      if (err instanceof NodeHttpError && err.status === 404) {
+        throw new NodeRequestError(
+          this.url,
+          'no_sweep_api',
+          `the node has no sweep API: ${req.method} ${req.path} answered 404 (the store removed /sweep_delete in version 0.19.23)`,
+          { retryable: false, hint: 'sweeps need a node from version 0.11.6 to 0.19.22 of the store, or a tsnode reference node', cause: err },
+        );
+      }
+      throw err;
+    }
   }
 
   /**
@@ -151,19 +191,22 @@ export class NodeClient {
    */
   async sweepDelete(req: SweepRequest, call: CallOptions = {}): Promise<void> {
     const headers = buildSweepHeaders(req, this.opts.headerPrefix ?? DEFAULT_HEADER_PREFIX);
-    await this.call({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
+    const res = await this.sweepCall({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
+    // Only `[]` means "started": a 2xx with anything else (a proxy's HTML page, an error object)
+    // is not evidence that the node began this sweep.
+    this.parse(res, startedAck, 'sweep delete', '[] (the sweep started)');
   }
 
   /** `retry` overrides the client's policy for this call (a poll loop is its own retry: it passes NO_RETRY). */
   async sweepStatus(call: CallOptions & { retry?: RetryPolicy } = {}): Promise<SweepStatus> {
-    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call, call.retry);
-    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep status'));
+    const res = await this.sweepCall({ method: 'GET', path: '/sweep_delete' }, call, call.retry);
+    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep status', STATUS_SHAPE, { trailingCommas: true }));
   }
 
   /** The production store's `GET /sweep_delete/cancel`; returns the status after cancelling. */
   async cancelSweep(call: CallOptions = {}): Promise<SweepStatus> {
-    const res = await this.call({ method: 'GET', path: '/sweep_delete/cancel' }, call);
-    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep cancel'));
+    const res = await this.sweepCall({ method: 'GET', path: '/sweep_delete/cancel' }, call);
+    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep cancel', STATUS_SHAPE, { trailingCommas: true }));
   }
 
   /** The request path of a rollup read, exactly as sent (exported for --dry-run and tests). */
@@ -183,11 +226,11 @@ export class NodeClient {
   async readRollup(q: RollupQuery, call: CallOptions & { limit?: number | 'none' } = {}): Promise<RollupResult<unknown>> {
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
-    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call);
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q));
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     if (q.type === 'all') {
-      const rows = this.parse(res, rollupAllRowsSchema, 'rollup read');
+      const rows = this.parse(res, rollupAllRowsSchema, 'rollup read', ROLLUP_ALL_SHAPE);
       return {
         limited,
         points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v === null ? null : fillAll(v) })),
@@ -197,7 +240,7 @@ export class NodeClient {
     // explain an answer that does not fit it.
     const fast = numericPoints(res.text);
     if (fast) return { limited, points: fast };
-    const rows = this.parse(res, rollupRowsSchema, 'rollup read');
+    const rows = this.parse(res, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     return { limited, points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v })) };
   }
 
@@ -210,12 +253,12 @@ export class NodeClient {
     if (q.type === 'all') throw new TypeError('readRollupColumns reads one value type; use readRollup for type all');
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
-    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call);
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q));
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     const fast = scanNumericRows(res.text);
     if (fast) return { ...fast, limited };
-    const rows = this.parse(res, rollupRowsSchema, 'rollup read');
+    const rows = this.parse(res, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     const timestampsMs = new Float64Array(rows.length);
     const values = new Float64Array(rows.length);
     rows.forEach(([ts, v], i) => {
@@ -228,40 +271,91 @@ export class NodeClient {
   /**
    * Writes numeric records. `body` may be the records or an already serialised JSON array,
    * as a string or UTF-8 bytes (the replay path serialises once, straight into bytes). Retried: a rewrite of the same id/metric/offset replaces.
+   * Any 2xx is the node's acknowledgement; see {@link WriteAck} for what it says about the count.
    */
-  async writeNnt(body: readonly NntRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<{ records: number }> {
+  async writeNnt(body: readonly NntRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<WriteAck> {
     return this.write('/write/nnt', body, call);
   }
 
-  async writeText(body: readonly TextRecord[] | string, call: CallOptions = {}): Promise<{ records: number }> {
+  async writeText(body: readonly TextRecord[] | string, call: CallOptions = {}): Promise<WriteAck> {
     return this.write('/write/text', body, call);
   }
 
-  async writeHistogram(body: readonly HistogramRecord[] | string, call: CallOptions = {}): Promise<{ records: number }> {
+  async writeHistogram(body: readonly HistogramRecord[] | string, call: CallOptions = {}): Promise<WriteAck> {
     return this.write('/histogram/write', body, call);
   }
 
   /**
-   * Reads text records back (reference-node extension, `GET /read/<start>/<end>/<uuid>/<metric>`):
-   * `[offset seconds, value]` pairs, start inclusive, end exclusive. Times in epoch ms, whole seconds sent.
+   * Reads text records back (`GET /read/<start>/<end>/<uuid>/<metric>`): `[epoch milliseconds,
+   * value]` change points, as the store's api/read-text.md gives them (the reference node stores
+   * whole seconds, so its timestamps end in 000). Start inclusive, end exclusive; whole seconds
+   * are sent, the start rounded down and the end up.
    */
   async readText(q: { uuid: string; metric: string; startMs: number; endMs: number }, call: CallOptions = {}): Promise<Array<[number, string]>> {
     const path = `/read/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
-    const res = await this.call({ method: 'GET', path }, call);
-    return this.parse(res, textRows, 'text read');
+    const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
+    return this.parse(res, textRows, 'text read', 'a JSON array of [milliseconds, text] pairs');
   }
 
-  /** Reads histogram records back (reference-node extension, `GET /histogram/<start>/<end>/<period>/<uuid>/<metric>`). */
+  /**
+   * Reads histogram records back (`GET /histogram/<start>/<end>/<period>/<uuid>/<metric>`):
+   * `[epoch seconds, period, histogram]` rows with `startMs <= ts < endMs`. The node's end is
+   * inclusive (api/read-histogram.md), so the last whole second before endMs is sent.
+   */
   async readHistogram(
     q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number },
     call: CallOptions = {},
   ): Promise<Array<[number, number, string]>> {
-    const path = `/histogram/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
-    const res = await this.call({ method: 'GET', path }, call);
-    return this.parse(res, histogramRows, 'histogram read');
+    const start = Math.ceil(q.startMs / 1000);
+    const end = Math.max(start, Math.ceil(q.endMs / 1000) - 1);
+    const path = `/histogram/${start}/${end}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
+    const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
+    return this.parse(res, histogramRows, 'histogram read', 'a JSON array of [seconds, period, histogram] rows');
   }
 
-  private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<{ records: number }> {
+
+  /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
+  async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
+    const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
+    return this.parse(res, nodeStateSchema, 'node state', 'a JSON object with the node\'s identity, topology hashes (current, next) and spans');
+  }
+
+  /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
+  async nodeStats(call: CallOptions = {}): Promise<WireNodeStats> {
+    const res = await this.call({ method: 'GET', path: '/stats.json' }, call, undefined, STATUS_ANSWER_BYTES);
+    return this.parse(res, nodeStatsSchema, 'node stats', 'a JSON stats tree with identity and topology leaves');
+  }
+
+  /**
+   * `GET /topology/json/<hash>` or `GET /topology/xml/<hash>`: the ring's nodes and copies, validated
+   * (ids kept byte for byte: the hash covers them). A 404 means the node has no topology of that hash.
+   */
+  async topology(hash: string, format: 'json' | 'xml' = 'json', call: CallOptions = {}): Promise<Topology> {
+    const res = await this.call({ method: 'GET', path: `/topology/${format}/${encodePathSegment(hash)}` }, call);
+    try {
+      if (format === 'xml') return topologyFromXml(res.text);
+      let json: unknown;
+      try {
+        json = JSON.parse(res.text);
+      } catch {
+        throw new TopologyError('', `the answer is not JSON (${JSON.stringify(res.text.slice(0, 80))})`, 'a JSON array of nodes');
+      }
+      return topologyFromJson(json);
+    } catch (err) {
+      if (err instanceof TopologyError) {
+        throw new NodeRequestError(this.url, 'bad_answer', `topology ${hash.slice(0, 12)} (${format}): ${err.message}`, { retryable: false, hint: `expected ${err.expected}` });
+      }
+      throw err;
+    }
+  }
+
+  /** `GET /locate/json/<uuid>/<metric>`: the owners of a metric as the node places it, primary first. */
+  async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
+    const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
+    return this.parse(res, locateSchema, 'locate', 'a JSON array of the owner nodes');
+  }
+
+  private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {
     const res = await this.call(
       {
         method: call.method ?? 'POST',
@@ -270,11 +364,59 @@ export class NodeClient {
         body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
       },
       call,
+      undefined,
+      WRITE_ANSWER_BYTES,
     );
-    const json = this.parse(res, recordsAck, 'write');
-    return { records: json.records };
+    return writeAck(this.url, res.text);
   }
 }
+
+/**
+ * A write's acknowledgement. Any 2xx means the node took the request; `records` is its count of
+ * stored records, present only when the answer carried one. The production store's answer body
+ * is not documented (the production Go client's test node answers 200 with no body at all), so
+ * an answer without a count is an acknowledgement without a count, never a failure.
+ */
+export interface WriteAck {
+  records?: number;
+}
+
+/**
+ * Reads the count out of a 2xx write answer: a JSON object with a whole `records` >= 0 gives it;
+ * an empty body or one without `records` gives `{}`; a `records` that is not a count is
+ * `bad_answer` (the node claims a count the client cannot read), and so is a JSON object that
+ * carries only an `error` (a 2xx that says it failed).
+ */
+function writeAck(node: string, text: string): WriteAck {
+  if (text.trim() === '') return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return {};
+  const o = json as Record<string, unknown>;
+  if (!('records' in o)) {
+    if (typeof o.error === 'string') {
+      throw new NodeRequestError(node, 'bad_answer', `write: the node answered 2xx with an error: ${o.error}; expected an acknowledgement`, { retryable: false });
+    }
+    return {};
+  }
+  const n = o.records;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+    const shown = JSON.stringify(n) ?? String(n);
+    throw new NodeRequestError(node, 'bad_answer', `write: the answer's records is ${shown.slice(0, 40)}; expected a whole number >= 0 (or no records member)`, {
+      retryable: false,
+    });
+  }
+  return { records: n };
+}
+
+/** What each answer should look like, for `bad_answer` messages. */
+const STATUS_SHAPE = 'a JSON object with nnt, text and histogram members, each holding string attributes with running "true" or "false"';
+const ROLLUP_SHAPE = 'a JSON array of [seconds, number or null] rows';
+const ROLLUP_ALL_SHAPE = 'a JSON array of [seconds, object of numbers or null] rows';
 
 const textRows = z.array(z.tuple([z.number(), z.string()]));
 const histogramRows = z.array(z.tuple([z.number(), z.number(), z.string()]));
@@ -288,7 +430,8 @@ export function encodePathSegment(text: string): string {
   return enc === '.' || enc === '..' ? enc.replace(/\./g, '%2E') : enc;
 }
 
-const recordsAck = z.looseObject({ records: z.number().int().nonnegative() });
+/** The only answer that means a DELETE started a sweep. */
+const startedAck = z.array(z.unknown()).length(0, { message: 'expected [] (the sweep started)' });
 
 /** `[[ts, number|null], ...]` as points, or undefined when the text is anything else. */
 function numericPoints(text: string): RollupPoint<number | null>[] | undefined {

@@ -16,6 +16,7 @@ export class CodecError extends Error {
 }
 
 const TIMESTAMP_RE = /^(\d{1,15})\.(\d{3})$/;
+const BARE_SECONDS_RE = /^\d{1,15}$/;
 export const TIMESTAMP_FORMAT = '<seconds>.<3 digits>, e.g. 1529509020.000';
 
 /** Formats epoch milliseconds as the rollup read's `<seconds>.<mmm>` (C's `%lu.%03lu`). */
@@ -27,11 +28,25 @@ export function formatTimestamp(ms: number): string {
   return `${seconds}.${String(ms % 1000).padStart(3, '0')}`;
 }
 
+export interface TimestampOptions {
+  /**
+   * Also read a bare integer (`1529509020`) as `.000`, as the production Go client sends it.
+   * One, two or four-plus fraction digits stay illegal either way.
+   */
+  bareSeconds?: boolean;
+}
+
+/** Whether a text is a bare integer of seconds (what `bareSeconds` would accept). */
+export function isBareSeconds(text: string): boolean {
+  return BARE_SECONDS_RE.test(text);
+}
+
 /** Parses a strict `<seconds>.<mmm>` timestamp into epoch milliseconds. */
-export function parseTimestamp(text: string): number {
+export function parseTimestamp(text: string, opts: TimestampOptions = {}): number {
   const m = TIMESTAMP_RE.exec(text);
-  if (!m) throw new CodecError(`illegal timestamp ${JSON.stringify(text)}`, text, TIMESTAMP_FORMAT);
-  return Number(m[1]) * 1000 + Number(m[2]);
+  if (m) return Number(m[1]) * 1000 + Number(m[2]);
+  if (opts.bareSeconds && BARE_SECONDS_RE.test(text)) return Number(text) * 1000;
+  throw new CodecError(`illegal timestamp ${JSON.stringify(text)}`, text, TIMESTAMP_FORMAT);
 }
 
 const SPAN_RE = /^(\d{1,12})(s|ms)$/;

@@ -11,7 +11,6 @@ export type ProtocolErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'body_too_large'
-  | 'unsupported_media_type'
   | 'too_many_buckets'
   | 'request_timeout'
   | 'disk_full'

@@ -63,17 +63,32 @@ export function readPrefixedHeader(
 }
 
 /**
+ * The prefix a request spelled its sweep headers with: the production store's `X-Snowth` when
+ * any sweep header came that way, else ours. Errors about a header then use the request's words.
+ */
+export function requestHeaderPrefix(headers: Readonly<Record<string, string | string[] | undefined>>): HeaderPrefix {
+  for (const key of Object.keys(SWEEP_HEADER) as SweepHeaderKey[]) {
+    if (headers[sweepHeaderName('X-Snowth', key).toLowerCase()] !== undefined) return 'X-Snowth';
+  }
+  return DEFAULT_HEADER_PREFIX;
+}
+
+/** Each sweep header's name as the request spelled it (ours when it did not send that one). */
+export function sweepHeaderNamesUsed(headers: Readonly<Record<string, string | string[] | undefined>>): Record<SweepHeaderKey, string> {
+  const fallback = requestHeaderPrefix(headers);
+  const out = {} as Record<SweepHeaderKey, string>;
+  for (const key of Object.keys(SWEEP_HEADER) as SweepHeaderKey[]) out[key] = readPrefixedHeader(headers, key)?.name ?? sweepHeaderName(fallback, key);
+  return out;
+}
+
+/**
  * Parses and validates the format of sweep headers (not the node's configuration: whether a
  * span is configured is the node's business). Throws CodecError naming the header.
  */
 export function parseSweepHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): SweepRequest {
   const time = readPrefixedHeader(headers, 'deleteTime');
   if (!time) {
-    throw new CodecError(
-      `missing header ${sweepHeaderName(DEFAULT_HEADER_PREFIX, 'deleteTime')}`,
-      '',
-      'integer epoch seconds',
-    );
+    throw new CodecError(`missing header ${sweepHeaderName(requestHeaderPrefix(headers), 'deleteTime')}`, '', 'integer epoch seconds');
   }
   const t = time.value.trim();
   if (!/^\d{1,12}$/.test(t)) {

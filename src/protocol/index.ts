@@ -6,3 +6,5 @@ export * from './status.js';
 export * from './rollup.js';
 export * from './records.js';
 export * from './record-scan.js';
+export * from './cluster.js';
+export * from './trailing-commas.js';

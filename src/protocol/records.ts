@@ -19,7 +19,7 @@ export interface NntRecord extends Aggregate {
   id: string;
   /** Epoch seconds. */
   offset: number;
-  /** Finer raw pieces: `[period seconds, pieces]`. */
+  /** Finer raw pieces: `[period seconds, pieces]`; absent when the record has none (see isNoParts). */
   parts?: [number, Aggregate[]];
 }
 
@@ -208,6 +208,18 @@ export function isUuid(s: string): boolean {
   return true;
 }
 
+/**
+ * The spellings of "no parts" besides leaving the field out: `null`, and a period of 0 with no
+ * pieces, `[0,null]` or `[0,[]]`. The production Go client sends `[0,null]` (the zero value of
+ * its Parts type) for every record it has no parts for.
+ */
+export function isNoParts(parts: unknown): boolean {
+  if (parts === null) return true;
+  if (!Array.isArray(parts) || parts.length !== 2 || parts[0] !== 0) return false;
+  const pieces: unknown = parts[1];
+  return pieces === null || (Array.isArray(pieces) && pieces.length === 0);
+}
+
 /** An optional numeric field is fine: absent, or a finite number. */
 const optionalFinite = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v));
 /** An optional standard deviation is fine: absent, or a finite number >= 0. */
@@ -222,7 +234,7 @@ const optionalDeviation = (v: unknown): boolean => v === undefined || (typeof v 
 function plainValid(o: Record<string, unknown>, span: number | undefined): boolean {
   const { metric, id, offset, count, value } = o;
   return (
-    (o.parts === undefined || o.parts === null) &&
+    (o.parts === undefined || isNoParts(o.parts)) &&
     typeof metric === 'string' &&
     metric.length > 0 &&
     metric.length <= MAX_METRIC_LENGTH &&
@@ -303,9 +315,20 @@ function validateNntRecordFieldByField(input: unknown, opts: ValidateOptions): V
       derivative_stddev: deviation(o, 'derivative_stddev', 'derivative_stddev'),
       counter_stddev: deviation(o, 'counter_stddev', 'counter_stddev'),
     };
-    if (o.parts !== undefined && o.parts !== null) rec.parts = partsOf(o.parts, opts.smallestSpan);
+    if (o.parts !== undefined && !isNoParts(o.parts)) rec.parts = partsOf(o.parts, opts.smallestSpan);
     return rec;
   });
+}
+
+/**
+ * A text record's offset: a whole number >= 0, or the same written as a decimal string, as the
+ * store's write-text example and the production Go client (whose TextData.Offset is a string) send it.
+ */
+function textOffsetOf(o: Record<string, unknown>): number {
+  const v = o.offset;
+  if (typeof v === 'string' && /^(0|[1-9]\d{0,14})$/.test(v)) return Number(v);
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  return fail('offset', `must be a whole number >= 0, or one written as a string like "1408724400" (${describe(v)})`);
 }
 
 export function validateTextRecord(input: unknown): Validated<TextRecord> {
@@ -314,7 +337,7 @@ export function validateTextRecord(input: unknown): Validated<TextRecord> {
     if (typeof value !== 'string') fail('value', `must be a string (${describe(value)})`);
     const lone = loneSurrogate(value as string);
     if (lone >= 0) fail('value', nameCharReason(value as string, lone));
-    return { metric: metricOf(o), id: idOf(o), offset: nonNegativeInt(o, 'offset'), value: value as string };
+    return { metric: metricOf(o), id: idOf(o), offset: textOffsetOf(o), value: value as string };
   });
 }
 

@@ -144,19 +144,27 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
   const splitterStart = canSeek ? start : undefined;
   const splitter: Splitter = format === 'json' ? new JsonArraySplitter(info.name, splitterStart) : new NdjsonSplitter(info.name, splitterStart);
   const skipThrough = canSeek ? 0 : (start?.record ?? 0);
+  // The last record number the input held, to tell a resume position past its end.
+  let seen = 0;
+  const skipping = (recs: RawRecord[]): RawRecord[] => {
+    if (recs.length > 0) seen = recs[recs.length - 1]!.record;
+    return skipThrough > 0 && recs.length > 0 && recs[0]!.record <= skipThrough ? recs.filter((r) => r.record > skipThrough) : recs;
+  };
   const groups = (async function* (): AsyncGenerator<RawRecord[], void, undefined> {
     try {
       let chunk = first;
       while (chunk !== undefined) {
         if (opts.signal?.aborted) return;
-        let recs = splitter.push(chunk);
-        if (skipThrough > 0 && recs.length > 0 && recs[0]!.record <= skipThrough) recs = recs.filter((r) => r.record > skipThrough);
+        const recs = skipping(splitter.push(chunk));
         if (recs.length > 0) yield recs;
         chunk = await next();
       }
-      let last = splitter.end();
-      if (skipThrough > 0) last = last.filter((r) => r.record > skipThrough);
+      const last = skipping(splitter.end());
       if (last.length > 0) yield last;
+      if (seen < skipThrough) {
+        // Skipping "everything" would report a complete run that wrote nothing.
+        throw new SourceError(info.name, `the resume position is after record ${skipThrough}, but the input holds only ${seen} record${seen === 1 ? '' : 's'}: the state file belongs to another input`);
+      }
     } finally {
       await chunks.close();
     }

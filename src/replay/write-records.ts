@@ -1,11 +1,13 @@
-import { closeSync, existsSync, ftruncateSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, ftruncateSync, fstatSync, lstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import type { NodeClient } from '../client/node-client.js';
+import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import { Batcher, BodyPool, batchBody, batchTexts, rejectInput, type Batch, type Position, type RejectEntry } from '../records/batch.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
-import { checkInput, loadState, LowWater, removeState, saveState, type ReplayState } from './state.js';
+import { openPrivate } from './private-file.js';
+import { addCounts, checkInput, checkPosition, loadState, LowWater, noCounts, rejectedOf, removeState, saveState, type ReplayState, type SettledCounts } from './state.js';
 
 export type Target = 'any' | 'all';
 
@@ -47,6 +49,11 @@ export interface ReplayOptions {
   stateIntervalMs?: number;
   /** How long a node that failed a batch is left alone before it gets batches again. */
   unhealthyMs?: number;
+  /**
+   * Resending a batch whose acknowledgement counted fewer (or more) records than it held
+   * (default: 3 more tries with backoff). Other failures are retried by the clients' own policy.
+   */
+  ackRetry?: RetryPolicy;
   now?: () => number;
 }
 
@@ -76,6 +83,9 @@ export interface NodeReport {
   node: string;
   batches: number;
   records: number;
+  /** Of `records`: acknowledged by the node's own count (`{"records": N}`), and by a 2xx that carried no count. */
+  ackedByCount: number;
+  ackedBare: number;
   failedBatches: number;
   failedRecords: number;
   /** Records this node refused with a 400. */
@@ -104,7 +114,17 @@ export type StopReason = 'done' | 'strict' | 'max-errors' | 'interrupted' | 'inp
 export interface ReplayResult {
   stopped: StopReason;
   read: number;
+  /** Records acknowledged; with `--to all`, by every node. */
   written: number;
+  /** `--to all`: records acknowledged by some nodes but not by every node (0 for `--to any`). */
+  writtenToSome: number;
+  /** Record acknowledgements (per node with `--to all`): by the node's count, and by a bare 2xx without one. */
+  acknowledged: { byCount: number; bare: number };
+  /**
+   * A resumed run: what the earlier run(s) settled before the saved position (written, and in the
+   * rejects file). This run's own counts do not include it; the exit code does.
+   */
+  earlier?: SettledCounts;
   rejected: number;
   /** Of `rejected`: records a node refused (400), and records of batches that failed after retries. */
   rejectedByNode: number;
@@ -142,7 +162,8 @@ export class ReplayUsageError extends Error {
  * the resumed run writes it again, whole.
  */
 function dropTornTail(path: string): void {
-  const fd = openSync(path, 'r+');
+  // Never through a link planted at the path (see private-file.ts).
+  const fd = openSync(path, constants.O_RDWR | constants.O_NOFOLLOW);
   try {
     const size = fstatSync(fd).size;
     const buf = Buffer.alloc(64 * 1024);
@@ -203,7 +224,7 @@ class RejectsFile {
     this.count++;
     if (this.path === undefined) return;
     if (this.seen.size > 0 && this.seen.has(RejectsFile.key(entry.file, entry.record, entry.node))) return;
-    if (this.fd === undefined) this.fd = openSync(this.path, this.append ? 'a' : 'w');
+    if (this.fd === undefined) this.fd = openPrivate(this.path, this.append ? 'append' : 'truncate', 'rejects file');
     const line: Record<string, unknown> = { file: entry.file, record: entry.record };
     if (entry.line !== undefined) line.line = entry.line;
     line.error = entry.error;
@@ -221,6 +242,15 @@ class RejectsFile {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/** Whether `path` is a symbolic link (a missing path is not). */
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
@@ -277,6 +307,26 @@ class NodePool {
       this.downUntil[i] = 0;
       this.onEvent({ type: 'node-up', node: this.clients[i]!.url });
     }
+  }
+}
+
+/**
+ * A node acknowledged a number of records other than the batch held. Writes are atomic and a
+ * resend replaces, so the batch is sent again; if the count stays wrong it is not written.
+ */
+export class AckCountError extends NodeRequestError {
+  constructor(
+    node: string,
+    readonly acknowledged: number,
+    readonly sent: number,
+  ) {
+    super(
+      node,
+      'bad_answer',
+      acknowledged < sent ? `acknowledged ${acknowledged} of the ${sent} records sent (a short acknowledgement)` : `acknowledged ${acknowledged} records for the ${sent} sent`,
+      { retryable: true, hint: "the node's count does not match the request: check the node, or a proxy in front of it" },
+    );
+    this.name = 'AckCountError';
   }
 }
 
@@ -356,6 +406,14 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     throw new ReplayUsageError('--strict reads every input twice, and standard input can be read only once', 'save the records to a file first, or drop --strict');
   }
   if (options.rate !== undefined && !(options.rate > 0)) throw new ReplayUsageError(`rate: ${options.rate} must be > 0 records/s`);
+  if (!dryRun) {
+    // Refused before anything is sent; the opens themselves refuse links too (O_NOFOLLOW, rename), should one appear later.
+    for (const [what, path] of [['rejects file', options.rejectsPath], ['state file', options.statePath]] as const) {
+      if (path !== undefined && isSymlink(path)) {
+        throw new ReplayUsageError(`${what} ${path} is a symbolic link: refusing to write through it`, `remove it, or name another path with --${what === 'state file' ? 'state' : 'rejects'}`);
+      }
+    }
+  }
 
   // Saved position per input.
   const statePath = dryRun ? undefined : options.statePath;
@@ -370,14 +428,19 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     saved = loadState(statePath);
     if (saved === undefined) emit({ type: 'warning', message: `no state file at ${statePath}: starting from the beginning` });
   }
-  const starts = new Map<string, { pos: Position; format: RecordFormat; done: boolean }>();
+  const starts = new Map<string, { pos: Position; format: RecordFormat; done: boolean; settled: SettledCounts }>();
+  let earlier: SettledCounts | undefined;
   if (saved) {
+    earlier = noCounts();
     for (const info of infos) {
       const s = saved.inputs[info.name];
       if (!s) continue;
       const warning = checkInput(s, info, options.force ?? false);
       if (warning) emit({ type: 'warning', message: warning });
-      starts.set(info.name, { pos: { record: s.record, byte: s.byte, line: s.line }, format: s.format, done: s.done });
+      checkPosition(s, info);
+      const settled = { ...noCounts(), ...s.settled };
+      addCounts(earlier, settled);
+      starts.set(info.name, { pos: { record: s.record, byte: s.byte, line: s.line }, format: s.format, done: s.done, settled });
     }
     for (const name of Object.keys(saved.inputs)) {
       if (!infos.some((i) => i.name === name)) emit({ type: 'warning', message: `the state file also lists ${name}, which is not an input of this run` });
@@ -388,8 +451,9 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   await rejects.loadExisting();
   const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
   const pool = new NodePool(options.clients, now, options.unhealthyMs ?? 10_000, emit);
-  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
-  const counters = { read: 0, written: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0 };
+  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
+  const counters = { read: 0, written: 0, writtenToSome: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0 };
+  const ackRetry = options.ackRetry ?? DEFAULT_RETRY;
   const inputs: InputReport[] = [];
   const bytesTotal = infos.every((i) => i.size !== undefined) ? infos.reduce((a, i) => a + (i.size ?? 0), 0) : undefined;
   let bytesDone = 0;
@@ -440,19 +504,64 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     counters.retries++;
   };
 
+  /** What became of one batch's records: counted into the acknowledged prefix (see LowWater). */
+  interface Tally {
+    refused: number;
+    notWritten: number;
+  }
+  /** Records a node acknowledged in one sendTo call, and how. */
+  interface Sent {
+    written: number;
+    byCount: number;
+    bare: number;
+  }
+  const sentNothing = (): Sent => ({ written: 0, byCount: 0, bare: 0 });
+
+  /**
+   * One request: the slice to node i, acknowledged for every record it held. A 2xx without a
+   * count acknowledges the whole slice (the production store answers an empty 200); a count that
+   * differs is resent (the rewrite replaces) and, if it stays wrong, throws AckCountError.
+   */
+  const writeAcknowledged = async (i: number, slice: Slice): Promise<'count' | 'bare'> => {
+    const client = options.clients[i]!;
+    for (let attempt = 0; ; attempt++) {
+      const ack = await client.writeNnt(slice.body, { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
+      if (ack.records === undefined) return 'bare';
+      if (ack.records === slice.count) return 'count';
+      const err = new AckCountError(client.url, ack.records, slice.count);
+      if (attempt >= ackRetry.retries || signal?.aborted) throw err;
+      counters.retries++;
+      try {
+        await sleep(backoffDelay(ackRetry, attempt, err), undefined, signal ? { signal } : undefined);
+      } catch {
+        throw err; // interrupted while waiting
+      }
+    }
+  };
+
   /**
    * Sends one slice to one node, handling 400 (drop the named record, resend the rest) and 413
-   * (halve). Returns the written count or throws the error that made the node fail. Every record
-   * it puts in the rejects file is added to `refused`, so a resend elsewhere leaves it out.
+   * (halve). Returns what was acknowledged or throws the error that made the node fail. Every
+   * record it puts in the rejects file is added to `refused`, so a resend elsewhere leaves it out.
    */
-  const sendTo = async (i: number, slice: Slice, source: string, refused: Set<number>): Promise<number> => {
+  const sendTo = async (i: number, slice: Slice, source: string, refused: Set<number>, tally: Tally): Promise<Sent> => {
     const client = options.clients[i]!;
     let current = slice;
-    let written = 0;
+    const sent = sentNothing();
+    const refuse = (k: number, error: string, s: Slice): void => {
+      reject({ file: source, record: s.records[k]!, line: s.lines[k]!, error, ...rejectInput(textsOf(s)[k]!), node: client.url });
+      refused.add(s.records[k]!);
+      counters.rejectedByNode++;
+      nodes[i]!.rejected++;
+      tally.refused++;
+    };
     while (current.count > 0) {
       try {
-        const ack = await client.writeNnt(current.body, { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
-        return written + (ack.records || current.count);
+        const how = await writeAcknowledged(i, current);
+        sent.written += current.count;
+        if (how === 'count') sent.byCount += current.count;
+        else sent.bare += current.count;
+        return sent;
       } catch (err) {
         if (err instanceof NodeHttpError && err.status === 400) {
           const idx = rejectedIndex(err, current.count);
@@ -460,41 +569,36 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           if (idx === undefined) {
             // The node refused the batch without saying which record: none of it is stored (writes are atomic).
             const all = current;
-            textsOf(all).forEach((t, k) => reject({ file: source, record: all.records[k]!, line: all.lines[k]!, error: `node: ${reason}`, ...rejectInput(t), node: client.url }));
-            all.records.forEach((r) => refused.add(r));
-            counters.rejectedByNode += all.count;
-            nodes[i]!.rejected += all.count;
-            return written;
+            for (let k = 0; k < all.count; k++) refuse(k, `node: ${reason}`, all);
+            return sent;
           }
-          reject({ file: source, record: current.records[idx]!, line: current.lines[idx]!, error: reason, ...rejectInput(textsOf(current)[idx]!), node: client.url });
-          refused.add(current.records[idx]!);
-          counters.rejectedByNode++;
-          nodes[i]!.rejected++;
+          refuse(idx, reason, current);
           current = excluding(current, refused);
           continue;
         }
         if (err instanceof NodeHttpError && err.status === 413 && current.count === 1) {
           // One record larger than the node's body limit: that record is refused, not the node broken.
-          reject({ file: source, record: current.records[0]!, line: current.lines[0]!, error: `(record): larger than the node accepts: ${nodeReason(err)}`, ...rejectInput(textsOf(current)[0]!), node: client.url });
-          refused.add(current.records[0]!);
-          counters.rejectedByNode++;
-          nodes[i]!.rejected++;
-          return written;
+          refuse(0, `(record): larger than the node accepts: ${nodeReason(err)}`, current);
+          return sent;
         }
         if (err instanceof NodeHttpError && err.status === 413 && current.count > 1) {
           const mid = Math.ceil(current.count / 2);
-          written += await sendTo(i, half(current, 0, mid), source, refused);
-          written += await sendTo(i, half(current, mid, current.count), source, refused);
-          return written;
+          for (const part of [half(current, 0, mid), half(current, mid, current.count)]) {
+            const more = await sendTo(i, part, source, refused, tally);
+            sent.written += more.written;
+            sent.byCount += more.byCount;
+            sent.bare += more.bare;
+          }
+          return sent;
         }
         throw err;
       }
     }
-    return written;
+    return sent;
   };
 
   /** A batch that failed on node i: every record of it not already refused goes to the rejects file. */
-  const failBatch = (batch: Batch, i: number, err: unknown, refused: ReadonlySet<number>): void => {
+  const failBatch = (batch: Batch, i: number, err: unknown, refused: ReadonlySet<number>, tally: Tally): void => {
     const message = err instanceof Error ? err.message : String(err);
     const n = batch.count - refused.size;
     counters.failedBatches++;
@@ -502,6 +606,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     nodes[i]!.failedBatches++;
     nodes[i]!.failedRecords += n;
     nodes[i]!.lastError = message;
+    tally.notWritten += n;
     emit({ type: 'batch-failed', node: options.clients[i]!.url, source: batch.source, firstRecord: batch.records[0]!, lastRecord: batch.records[n - 1]!, error: message });
     batchTexts(batch.body).forEach((t, k) => {
       if (refused.has(batch.records[k]!)) return;
@@ -509,9 +614,21 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     });
   };
 
-  /** Sends a batch; resolves true when it is settled (written, rejected or failed into the rejects file), false when interrupted. */
-  const sendBatch = async (batch: Batch): Promise<boolean> => {
-    if (batch.count === 0) return true;
+  /** Counts a node's acknowledgement of (part of) a batch into its report. */
+  const credit = (i: number, sent: Sent): void => {
+    nodes[i]!.batches++;
+    nodes[i]!.records += sent.written;
+    nodes[i]!.ackedByCount += sent.byCount;
+    nodes[i]!.ackedBare += sent.bare;
+  };
+
+  /**
+   * Sends a batch; resolves to what became of it once it is settled (written, rejected or failed
+   * into the rejects file), or undefined when interrupted.
+   */
+  const sendBatch = async (batch: Batch): Promise<Omit<SettledCounts, 'invalid'> | undefined> => {
+    const tally: Tally = { refused: 0, notWritten: 0 };
+    if (batch.count === 0) return { written: 0, writtenToSome: 0, ...tally };
     const slice: Slice = { body: batch.body, count: batch.count, records: batch.records, lines: batch.lines };
     if (to === 'all') {
       const results = await Promise.all(
@@ -519,24 +636,27 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           // Each node refuses for itself: its rejects are its own.
           const refused = new Set<number>();
           try {
-            const w = await sendTo(i, slice, batch.source, refused);
-            nodes[i]!.batches++;
-            nodes[i]!.records += w;
-            return w;
+            const sent = await sendTo(i, slice, batch.source, refused, tally);
+            credit(i, sent);
+            return sent.written;
           } catch (err) {
             if (signal?.aborted) return 'interrupted';
-            failBatch(batch, i, err, refused);
+            failBatch(batch, i, err, refused, tally);
             return 'failed';
           }
         }),
       );
-      if (results.includes('interrupted')) return false;
+      if (results.includes('interrupted')) return undefined;
       // This batch failed on every node: stop reading (see StopReason).
       if (results.every((w) => w === 'failed')) stop ??= 'nodes-down';
       counters.batches++;
-      // Written means written everywhere: the least any node took.
-      counters.written += Math.min(...results.map((w) => (typeof w === 'number' ? w : 0)));
-      return true;
+      // Written means written everywhere: the least any node took; the rest of what some took is "to some".
+      const took = results.map((w) => (typeof w === 'number' ? w : 0));
+      const everywhere = Math.min(...took);
+      const somewhere = Math.max(...took) - everywhere;
+      counters.written += everywhere;
+      counters.writtenToSome += somewhere;
+      return { written: everywhere, writtenToSome: somewhere, ...tally };
     }
     const tried = new Set<number>();
     // What a node refused (400) is in the rejects file: the next node gets the rest only.
@@ -548,24 +668,23 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       if (i === undefined) break;
       tried.add(i);
       try {
-        const w = await sendTo(i, refused.size === 0 ? slice : excluding(slice, refused), batch.source, refused);
+        const sent = await sendTo(i, refused.size === 0 ? slice : excluding(slice, refused), batch.source, refused, tally);
         pool.up(i);
-        nodes[i]!.batches++;
-        nodes[i]!.records += w;
+        credit(i, sent);
         counters.batches++;
-        counters.written += w;
-        return true;
+        counters.written += sent.written;
+        return { written: sent.written, writtenToSome: 0, ...tally };
       } catch (err) {
-        if (signal?.aborted) return false;
+        if (signal?.aborted) return undefined;
         lastErr = err;
         lastNode = i;
         // A node that cannot take a batch after its retries is left alone for a while; the batch moves on.
         if (err instanceof NodeRequestError) pool.down(i, err.detail);
       }
     }
-    failBatch(batch, lastNode, lastErr, refused);
+    failBatch(batch, lastNode, lastErr, refused, tally);
     stop ??= 'nodes-down';
-    return true;
+    return { written: 0, writtenToSome: 0, ...tally };
   };
 
   // ---- the pipeline: read -> validate -> batch -> at most `concurrency` batches in flight
@@ -573,7 +692,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const bodies = new BodyPool(concurrency + 2);
   const dryCounts = options.clients.map(() => 0);
   let dryCursor = 0;
-  const dispatch = async (batch: Batch, water: LowWater, onAck: () => void): Promise<void> => {
+  /** `invalid`: records the local check rejected that this batch's position moves past. */
+  const dispatch = async (batch: Batch, water: LowWater, onAck: () => void, invalid: number): Promise<void> => {
     if (dryRun) {
       if (batch.count > 0) {
         counters.batches++;
@@ -602,22 +722,29 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       }
     }
     inFlight++;
+    const failed = (err: unknown): void => {
+      // An unexpected failure (not a node error; the rejects or state file unwritable): keep the batch unacknowledged and stop.
+      inputError ??= err instanceof Error ? err : new Error(String(err));
+      stop ??= 'input-error';
+    };
     const p = sendBatch(batch).then(
-      (settled) => {
+      (outcome) => {
         inFlight--;
         running.delete(p);
-        if (!settled) return;
+        if (!outcome) return;
         // Every request with this body has finished (retries included): its buffer can carry another batch.
         bodies.give(batch.body);
-        if (water.ack(batch.seq, batch.end)) onAck();
+        try {
+          if (water.ack(batch.seq, batch.end, { ...outcome, invalid })) onAck();
+        } catch (err) {
+          failed(err);
+        }
         options.onProgress?.(progress());
       },
       (err: unknown) => {
         inFlight--;
         running.delete(p);
-        // An unexpected failure (not a node error): keep the batch unacknowledged and stop.
-        inputError ??= err instanceof Error ? err : new Error(String(err));
-        stop ??= 'input-error';
+        failed(err);
       },
     );
     running.add(p);
@@ -645,7 +772,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         ...(options.smallestSpan !== undefined ? { smallestSpan: options.smallestSpan } : {}),
         start,
       });
-      const water = new LowWater(start);
+      // The counts carried from the earlier run(s) keep adding up in the state file.
+      const water = new LowWater(start, resumed?.settled);
       const report: InputReport = { name: info.name, format: handle.format, read: 0, skipped: start.record, position: start, ...(resumed ? { resumedAt: resumed.pos } : {}) };
       inputs.push(report);
       const entry = {
@@ -660,19 +788,29 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         Object.assign(entry, water.position);
         report.position = water.position;
         if (send) {
-          state.inputs[info.name] = { ...entry };
+          state.inputs[info.name] = { ...entry, settled: { ...water.settled } };
           persist(false);
         }
       };
-      if (send) state.inputs[info.name] = { ...entry };
+      if (send) state.inputs[info.name] = { ...entry, settled: { ...water.settled } };
+      // Invalid records since the last batch: the next batch's position moves past them.
+      let invalid = 0;
+      const take = (): number => {
+        const n = invalid;
+        invalid = 0;
+        return n;
+      };
       try {
         outer: for await (const group of handle.groups) {
           for (const raw of group) {
             counters.read++;
             report.read++;
             const added = batcher.add(raw);
-            if (added.kind === 'reject') reject(added.reject);
-            if (added.full && send) await dispatch(added.full, water, onAck);
+            if (added.kind === 'reject') {
+              invalid++;
+              reject(added.reject);
+            }
+            if (added.full && send) await dispatch(added.full, water, onAck, take());
             if (stopped()) break outer;
           }
         }
@@ -683,7 +821,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       // What was validated still goes (after an input error or --max-errors too: those records were fine); only an interrupt drops it.
       if (send && !signal?.aborted) {
         const last = batcher.flush();
-        await dispatch(last, water, onAck);
+        await dispatch(last, water, onAck, take());
       }
       await Promise.all(running);
       bytesDone += handle.bytesRead();
@@ -693,8 +831,13 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         entry.done = complete;
         Object.assign(entry, water.position);
         report.position = water.position;
-        state.inputs[info.name] = { ...entry };
-        persist(true);
+        state.inputs[info.name] = { ...entry, settled: { ...water.settled } };
+        try {
+          persist(true);
+        } catch (err) {
+          inputError ??= err as Error;
+          stop ??= 'input-error';
+        }
       }
     }
   };
@@ -722,6 +865,9 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     stopped: stop ?? 'done',
     read: counters.read,
     written: counters.written,
+    writtenToSome: counters.writtenToSome,
+    acknowledged: { byCount: nodes.reduce((a, n) => a + n.ackedByCount, 0), bare: nodes.reduce((a, n) => a + n.ackedBare, 0) },
+    ...(earlier ? { earlier } : {}),
     rejected: rejects.count,
     rejectedByNode: counters.rejectedByNode,
     failedRecords: counters.failedRecords,
@@ -730,7 +876,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     retries: counters.retries,
     bytes: bytesDone,
     seconds: (now() - started) / 1000,
-    rejectsPath: rejects.count > 0 && !dryRun ? options.rejectsPath : undefined,
+    rejectsPath: (rejects.count > 0 || (earlier !== undefined && rejectedOf(earlier) > 0)) && !dryRun ? options.rejectsPath : undefined,
     statePath,
     ...(inputError ? { inputError } : {}),
     nodes: dryRun ? nodes.map((n, k) => ({ ...n, records: dryCounts[k]! })) : nodes,

@@ -76,6 +76,9 @@ export class Checkpointer {
 
   /** Stops it; resolves once its thread (and its connection) is gone. */
   close(): Promise<void> {
+    // Held while it closes: otherwise a process with nothing else to do (a node that failed to
+    // start right after opening its store) ends before the thread does, silently, with exit 0.
+    this.worker.ref();
     this.worker.postMessage('close');
     return this.done;
   }

@@ -4,7 +4,8 @@
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS } from '../protocol/index.js';
+import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS, UUID_RE } from '../protocol/index.js';
+import type { Topology } from '../ring/index.js';
 
 export interface ServerConfig {
   host: string;
@@ -21,11 +22,22 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** Largest number of buckets one rollup read may return. */
   maxBuckets: number;
+  /**
+   * Read a bare integer start_ts/end_ts as `.000` (the production Go client sends them so);
+   * off by default: the contract requires exactly three fraction digits.
+   */
+  lenientTimestamps: boolean;
   /** Whole-request deadline (node:http requestTimeout). */
   requestTimeoutMs: number;
   headersTimeoutMs: number;
   /** The node's clock, epoch ms (injectable for tests). */
   now: () => number;
+  /** `--node-id`: the node's identity (UUID); null: the one kept in the data dir, else a new one. */
+  nodeId?: string | null;
+  /** `--topology`: the ring this node belongs to; null: a node on its own. */
+  topology?: Topology | null;
+  /** Where the topology came from (the file), for messages. */
+  topologySource?: string;
   /** Apply the intact frames of a damaged ingest log instead of refusing to start. */
   salvageLog: boolean;
   /** Bytes kept back on the data dir's disk for sweeps and a restart when it fills up (0: none). */
@@ -66,6 +78,10 @@ export interface ServeFlags {
   sweepPace?: string;
   maxBody?: string;
   maxBuckets?: string;
+  nodeId?: string;
+  /** Path of the topology file; read by loadTopologyFile (this module stays free of file reads). */
+  topology?: string;
+  lenientTimestamps?: boolean;
   salvageLog?: boolean;
   diskReserve?: string;
   /** Hidden test knobs (see ServerConfig). */
@@ -173,14 +189,23 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     sweepPaceMs: flags.sweepPace === undefined ? 0 : parseNonNegativeInt(flags.sweepPace, '--sweep-pace', 'milliseconds, a whole number >= 0'),
     maxBodyBytes: flags.maxBody === undefined ? DEFAULT_MAX_BODY : parseSize(flags.maxBody),
     maxBuckets,
+    lenientTimestamps: flags.lenientTimestamps === true,
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),
+    nodeId: flags.nodeId === undefined ? null : parseNodeId(flags.nodeId),
     salvageLog: flags.salvageLog === true,
     diskReserveBytes: flags.diskReserve === undefined ? DEFAULT_DISK_RESERVE : flags.diskReserve.trim() === '0' ? 0 : parseSize(flags.diskReserve, '--disk-reserve'),
     ...(flags.flushRecords === undefined ? {} : { flushRecords: Math.max(1, parseNonNegativeInt(flags.flushRecords, '--flush-records', 'a whole number >= 1')) }),
     ...(flags.flushPause === undefined ? {} : { flushPauseMs: parseNonNegativeInt(flags.flushPause, '--flush-pause', 'milliseconds, a whole number >= 0') }),
   };
+}
+
+/** `--node-id`: a UUID, as the store's node identities are; kept lower case. */
+export function parseNodeId(text: string, field = '--node-id'): string {
+  const t = text.trim();
+  if (!UUID_RE.test(t)) throw new ConfigError(field, text, 'a UUID like 1f846f26-0cfd-4df5-b4f1-e0930604e577', 'is not a node identity');
+  return t.toLowerCase();
 }
 
 /** A complete config with defaults, for in-process servers (tests, library use). */
@@ -194,6 +219,7 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
     sweepPaceMs: 0,
     maxBodyBytes: DEFAULT_MAX_BODY,
     maxBuckets: DEFAULT_MAX_BUCKETS,
+    lenientTimestamps: false,
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ProtocolError } from '../protocol/index.js';
+import { ProtocolError, withoutTrailingCommas } from '../protocol/index.js';
 
 export interface Target {
   /** Raw (still percent-encoded) path segments after the leading slash. */
@@ -61,18 +61,6 @@ export function sendError(res: ServerResponse, err: unknown, onInternal?: (err: 
   sendJson(res, 500, JSON.stringify({ error: 'internal error in the node (see its log)', code: 'internal' }));
 }
 
-/** JSON bodies: application/json, any +json type, or no content type at all (curl --data-binary). */
-export function requireJson(req: IncomingMessage): void {
-  const raw = req.headers['content-type'];
-  if (raw === undefined || raw.trim() === '') return;
-  const type = raw.split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json' || type.endsWith('+json') || type === 'text/json') return;
-  throw new ProtocolError(415, 'unsupported_media_type', `content-type ${JSON.stringify(raw)} is not JSON; send a JSON array with content-type application/json`, {
-    value: raw,
-    expected: 'application/json',
-  });
-}
-
 /**
  * Reads a body up to `limit` bytes. Over the limit it stops collecting at once (413) and lets
  * the rest of the upload drain to nowhere, so memory never holds more than the limit.
@@ -122,14 +110,34 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** Parses a JSON body; anything unparsable (truncated, not UTF-8 JSON, too deep) is 400 invalid_json. */
+/**
+ * Parses a request body as JSON whatever its Content-Type says: the store's own examples post
+ * with `curl -d` (labelled application/x-www-form-urlencoded), fetch() labels a string
+ * text/plain, and the production Go client sends no type at all. Anything unparsable
+ * (empty, truncated, not UTF-8 JSON, too deep) is 400 invalid_json.
+ */
 export function parseJson(body: Buffer): unknown {
   const text = isUtf8(body) ? body.toString('utf8') : decodeMarkingInvalid(body);
+  if (text.trim() === '') {
+    throw new ProtocolError(400, 'invalid_json', 'the request body is empty, not JSON; send a JSON array of records', { bytes: body.length });
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
     const reason = err instanceof SyntaxError ? err.message : 'it is nested too deeply';
-    throw new ProtocolError(400, 'invalid_json', `the request body is not valid JSON: ${reason}`, { bytes: body.length });
+    // The store's write-text example has one; name it when it is the only thing wrong.
+    const fixed = withoutTrailingCommas(text);
+    const comma = fixed !== undefined && parsesAsJson(fixed) ? ' (it has a trailing comma before ] or }, which JSON does not allow)' : '';
+    throw new ProtocolError(400, 'invalid_json', `the request body is not JSON${comma}: ${reason}`, { bytes: body.length });
+  }
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -174,6 +182,12 @@ export function notFound(path: string): ProtocolError {
       'PUT|POST /histogram/write',
       'GET /read/<start>/<end>/<uuid>/<metric>',
       'GET /histogram/<start>/<end>/<period>/<uuid>/<metric>',
+      'GET /state',
+      'GET /stats.json',
+      'GET /topology/json/<hash>',
+      'GET /topology/xml/<hash>',
+      'GET /gossip/json',
+      'GET /locate/json/<uuid>/<metric>',
     ],
   });
 }

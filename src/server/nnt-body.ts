@@ -1,6 +1,7 @@
 /**
- * The fast path of `/write/nnt`: parses a body that is a JSON array of plain records straight
- * from its bytes into log entries (protocol/record-scan.ts scans each record). Anything else
+ * The fast path of `/write/nnt`: parses a body that is a JSON array of plain records (no parts,
+ * or a `parts` that says "no parts") straight from its bytes into log entries
+ * (protocol/record-scan.ts scans each record). Anything else
  * returns null and the caller takes the general path (JSON.parse and validateNntRecord), which
  * accepts the same records and words every error.
  */

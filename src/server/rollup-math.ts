@@ -129,22 +129,26 @@ export function mergeAll(aggs: readonly Agg[]): Agg | null {
   return acc;
 }
 
-/** The second-order members of one bucket (null when the bucket or its predecessor is empty). */
+/** The second-order members of one non-empty bucket: always numbers. */
 export interface SecondOrder {
-  derivative2: number | null;
-  derivative2_stddev: number | null;
-  counter2: number | null;
-  counter2_stddev: number | null;
+  derivative2: number;
+  derivative2_stddev: number;
+  counter2: number;
+  counter2_stddev: number;
 }
 
+const ZERO_SECOND_ORDER: Readonly<SecondOrder> = Object.freeze({ derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 });
+
 /**
- * derivative2 / counter2 of a bucket: the per-second rate of change of `derivative` / `counter`
- * from the immediately preceding bucket of the same span to this one,
+ * derivative2 / counter2 of a non-empty bucket: the per-second rate of change of `derivative` /
+ * `counter` from the immediately preceding bucket of the same span to this one,
  * `(x[t] − x[t − span]) / span_seconds`; the `_stddev` members are the same rate of change of
- * `derivative_stddev` / `counter_stddev`. Null when either bucket has no data.
+ * `derivative_stddev` / `counter_stddev`. When the preceding bucket is empty there is nothing to
+ * change from: all four are 0, as the store's read-rollup example shows for its first bucket.
+ * (An empty bucket itself has no members at all: the caller renders it as null.)
  */
-export function secondOrder(prev: Agg | null, cur: Agg | null, spanSeconds: number): SecondOrder {
-  if (!prev || !cur) return { derivative2: null, derivative2_stddev: null, counter2: null, counter2_stddev: null };
+export function secondOrder(prev: Agg | null, cur: Agg, spanSeconds: number): Readonly<SecondOrder> {
+  if (!prev) return ZERO_SECOND_ORDER;
   return {
     derivative2: (cur.derivative - prev.derivative) / spanSeconds,
     derivative2_stddev: (cur.derivative_stddev - prev.derivative_stddev) / spanSeconds,

@@ -226,12 +226,11 @@ export function renderRollup(buckets: ReadonlyArray<Agg | null>, plan: BucketPla
       const so = secondOrder(buckets[i - 1] ?? null, cur, spanSeconds);
       v = `{"count":${num(cur.count)},"value":${num(cur.value)},"stddev":${num(cur.stddev)},"derivative":${num(cur.derivative)},"derivative_stddev":${num(
         cur.derivative_stddev,
-      )},"counter":${num(cur.counter)},"counter_stddev":${num(cur.counter_stddev)},"derivative2":${so.derivative2 === null ? 'null' : num(so.derivative2)},"derivative2_stddev":${
-        so.derivative2_stddev === null ? 'null' : num(so.derivative2_stddev)
-      },"counter2":${so.counter2 === null ? 'null' : num(so.counter2)},"counter2_stddev":${so.counter2_stddev === null ? 'null' : num(so.counter2_stddev)}}`;
+      )},"counter":${num(cur.counter)},"counter_stddev":${num(cur.counter_stddev)},"derivative2":${num(so.derivative2)},"derivative2_stddev":${num(
+        so.derivative2_stddev,
+      )},"counter2":${num(so.counter2)},"counter2_stddev":${num(so.counter2_stddev)}}`;
     } else if (second) {
-      const x = secondOrder(buckets[i - 1] ?? null, cur, spanSeconds)[member as keyof SecondOrder];
-      v = x === null ? 'null' : num(x);
+      v = num(secondOrder(buckets[i - 1] ?? null, cur, spanSeconds)[member as keyof SecondOrder]);
     } else {
       v = num(cur[member as FirstOrderMember]);
     }

@@ -7,6 +7,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
+import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
+import { gossipJson, locateJson, nodeState, nodeStats, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
 import { rollupRead } from './routes/rollup.js';
@@ -26,6 +28,8 @@ export interface RunningNode {
   close(): Promise<void>;
   /** The node's parts, for in-process tests (e.g. waiting for a sweep to settle). */
   node: NodeContext;
+  /** Its identity and ring (also in `node`), for the ready line. */
+  identity: NodeIdentity;
 }
 
 /** Thrown when the node cannot start (port in use, bad data dir). */
@@ -55,6 +59,19 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: rollupRead } };
   if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: readText } };
   if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: readHistogram } };
+  return clusterRouteFor(segments);
+}
+
+/** The ring's endpoints (routes/cluster.ts); without a hash, /topology/* answers the current topology, as older clients ask. */
+function clusterRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [a, b] = segments;
+  const n = segments.length;
+  if (a === 'state' && n === 1) return { name: '/state', methods: { GET: nodeState } };
+  if (a === 'stats.json' && n === 1) return { name: '/stats.json', methods: { GET: nodeStats } };
+  if (a === 'topology' && (n === 2 || n === 3) && b === 'json') return { name: '/topology/json/<hash>', methods: { GET: topologyJson } };
+  if (a === 'topology' && (n === 2 || n === 3) && b === 'xml') return { name: '/topology/xml/<hash>', methods: { GET: topologyXml } };
+  if (a === 'gossip' && n === 2 && b === 'json') return { name: '/gossip/json', methods: { GET: gossipJson } };
+  if (a === 'locate' && n >= 4 && b === 'json') return { name: '/locate/json/<uuid>/<metric>', methods: { GET: locateJson } };
   return undefined;
 }
 
@@ -93,8 +110,22 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     flushRecords: config.flushRecords,
     flushPauseMs: config.flushPauseMs,
   });
+  // Settled once the store holds the data dir's lock, so two nodes never both write an identity.
+  let identity: NodeIdentity;
+  try {
+    identity = settleIdentity({
+      nodeId: config.nodeId ?? null,
+      dataDir: config.dataDir,
+      topology: config.topology ?? null,
+      ...(config.topologySource ? { topologySource: config.topologySource } : {}),
+    });
+  } catch (err) {
+    await store.close();
+    if (err instanceof IdentityError) throw new StartError(err.code, err.message);
+    throw err;
+  }
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
-  const node: NodeContext = { config, store, sweeper };
+  const node: NodeContext = { config, store, sweeper, identity };
   let closing = false;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -189,5 +220,5 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     })();
     return closed;
   };
-  return { url, host, port: address.port, config, close, node };
+  return { url, host, port: address.port, config, close, node, identity };
 }

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ describe('tsnode serve', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const deadline = Date.now() + 15_000;
     while (!stdout.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
-    expect(stdout).toMatch(new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)\\n$`));
+    expect(stdout).toMatch(new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, node id [0-9a-f-]{36}\\)\\n$`));
     expect(existsSync(data)).toBe(true);
     expect(stderr).not.toContain('warning');
     const code = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
@@ -55,7 +55,7 @@ describe('tsnode serve', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     const deadline = Date.now() + 15_000;
     while (!out.includes('\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(out).toMatch(/\(data: memory\)\n$/);
+    expect(out).toMatch(/\(data: memory, node id [0-9a-f-]{36}, new for this process\)\n$/);
     expect(err).toContain('no authentication');
     const code = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     child.kill('SIGINT');
@@ -89,6 +89,23 @@ describe('tsnode serve', () => {
       expect(r.stderr).toContain('already in use');
     } finally {
       blocker.close();
+    }
+  });
+
+  it('a port in use with a data dir is the same clear error, not a silent exit 0', async () => {
+    // The store opens (and starts its WAL checkpointer thread) before the port is bound; closing it
+    // again at once used to let the process run out of work and exit 0 without a word.
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-serve-busy-'));
+    try {
+      const r = await runCli(['serve', '--data-dir', dir, '--port', String(port)]);
+      expect(r.stderr).toContain('already in use');
+      expect(r.code).toBe(1);
+    } finally {
+      blocker.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -154,5 +171,45 @@ describe('tsnode serve', () => {
       await again.stop();
       rmSync(n.dataDir, { recursive: true, force: true });
     }
+  });
+
+  describe('--node-id and --topology', () => {
+    const ID = '1f846f26-0cfd-4df5-b4f1-e0930604e577';
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-serve-ring-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const file = (name: string, body: unknown): string => {
+      const path = join(dir, name);
+      writeFileSync(path, typeof body === 'string' ? body : JSON.stringify(body));
+      return path;
+    };
+    const ring = { write_copies: 1, nodes: [{ id: ID, address: '127.0.0.1', port: 8112, apiport: 8112, weight: 8 }] };
+
+    it('runs in the ring it is given (ids in any case) and answers /state with its identity and hash', async () => {
+      const n = await startNode({ memory: true, args: ['--node-id', ID.toUpperCase(), '--topology', file('ring.json', ring)] });
+      const state = await request(`${n.url}/state`);
+      const body = (await state.body.json()) as { identity: string; current: string };
+      expect(body.identity).toBe(ID);
+      expect(body.current).toMatch(/^[0-9a-f]{64}$/);
+      await n.stop();
+    });
+
+    it.each([
+      [['--node-id', 'node-1'], '--node-id: "node-1" is not a node identity'],
+      [['--topology', 'nope.json'], '--topology: "nope.json" does not exist'],
+      [['--node-id', ID, '--topology', 'BAD'], 'nodes[0].weight: 0 is not a weight'],
+      [['--node-id', ID, '--topology', 'XML'], 'line 1'],
+      [['--node-id', '765ac4cc-1929-4642-9ef1-d194d08f9538', '--topology', 'OK'], 'is not in the topology'],
+      [['--topology', 'OK'], 'pass the topology entry\'s id with --node-id'],
+    ])('refuses %j with exit 2 and a message naming the problem', async (args, message) => {
+      const paths: Record<string, string> = {
+        BAD: file('bad.json', { ...ring, nodes: [{ ...ring.nodes[0], weight: 0 }] }),
+        XML: file('bad.xml', '<nodes n="1"><host/></nodes>'),
+        OK: file('ok.json', ring),
+      };
+      const r = await runCli(['serve', '--port', '0', '--memory', ...args.map((a) => paths[a] ?? a)], { cwd: dir });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(message);
+    });
   });
 });

@@ -6,17 +6,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { startNode, stopAllNodes } from '../helpers/nodes.js';
 import { killMentioning, waitFor } from '../helpers/procs.js';
+import { requireTmux } from '../helpers/tmux.js';
 
 // `tsnode write` loads ora only when it shows a spinner: this runs it where it does, in a real
 // terminal (our own tmux server, never a user's), and watches the live line while it runs.
-const TMUX = '/usr/bin/tmux';
+// No tmux fails these tests (requireTmux throws): they are never skipped.
 const socket = `tsnode-write-tty-${process.pid}`;
 const tmp = mkdtempSync(join(tmpdir(), 'tsnode-write-tty-'));
-const tmux = (...args: string[]): string => execFileSync(TMUX, ['-L', socket, ...args], { encoding: 'utf8' });
+let tmuxBin: string | undefined;
+const tmux = (...args: string[]): string => execFileSync(tmuxBin ?? requireTmux(), ['-L', socket, ...args], { encoding: 'utf8' });
+const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 
 afterAll(async () => {
   try {
-    tmux('kill-server');
+    if (tmuxBin) tmux('kill-server');
   } catch {
     // already gone
   }
@@ -25,19 +28,28 @@ afterAll(async () => {
   await stopAllNodes();
 });
 
-describe.skipIf(!existsSync(TMUX))('tsnode write in a real terminal (tmux, 100x30)', () => {
+function recordsFile(name: string, n: number): string {
+  const file = join(tmp, name);
+  writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ metric: `m${i % 7}`, id: ID, offset: 60 * i, count: 1, value: i })).join('\n') + '\n');
+  return file;
+}
+
+/** Starts `inner` in a new 100x30 session of our tmux server, as a user's terminal would run it (no CI, colour allowed). */
+function session(name: string, inner: string): void {
+  tmuxBin = requireTmux();
+  const env = { ...process.env };
+  for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES']) delete env[k];
+  execFileSync(tmuxBin, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', name, 'sh', '-c', inner], { env });
+}
+
+describe('tsnode write in a real terminal (tmux, 100x30)', () => {
   it('shows the spinner with live progress, then the summary', async () => {
     const node = await startNode({ memory: true });
-    const file = join(tmp, 'records.ndjson');
-    const id = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
     const n = 3000;
-    writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ metric: `m${i % 7}`, id, offset: 60 * i, count: 1, value: i })).join('\n') + '\n');
+    const file = recordsFile('records.ndjson', n);
     const codeFile = join(tmp, 'exit-code');
     // --rate keeps the run going for ~3 s, long enough to see the live line; batches of 100 move it.
-    const inner = `${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`;
-    const env = { ...process.env };
-    for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES']) delete env[k];
-    execFileSync(TMUX, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', 'w', 'sh', '-c', inner], { env });
+    session('w', `${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`);
 
     let live = '';
     const done = await waitFor(() => {
@@ -53,5 +65,30 @@ describe.skipIf(!existsSync(TMUX))('tsnode write in a real terminal (tmux, 100x3
     expect(live, all).not.toBe('');
     expect(live).not.toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(all).toContain(`read ${n.toLocaleString('en-US')} records from 1 input, wrote ${n.toLocaleString('en-US')} in 30 batches to 1 node (--to any)`);
+  }, 60_000);
+
+  it('Ctrl-C typed in the terminal stops the write: exit 130, position saved, the command to continue shown', async () => {
+    const node = await startNode({ memory: true });
+    const n = 20_000;
+    const file = recordsFile('interrupt.ndjson', n);
+    const state = `${file}.tsnode-state.json`;
+    const codeFile = join(tmp, 'interrupt-exit-code');
+    // `trap : INT`: the shell survives the Ctrl-C to record the exit code. 20,000 records at
+    // 1,000/s: without a working Ctrl-C the run would go on for 20 s and end with 0.
+    session('c', `trap : INT; ${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`);
+    const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'c');
+    // Wait until batches are acknowledged (the state file holds a position), then type Ctrl-C.
+    const saving = await waitFor(() => existsSync(state) && /written/.test(screen()), 20_000);
+    expect(saving, screen()).toBe(true);
+    tmux('send-keys', '-t', 'c', 'C-c');
+    expect(await waitFor(() => existsSync(codeFile), 10_000), screen()).toBe(true);
+    const all = screen();
+    expect(readFileSync(codeFile, 'utf8').trim(), all).toBe('130');
+    expect(all).toContain('interrupted: acknowledged records are saved');
+    expect(all).toContain(`to continue: tsnode write ${file} --node ${node.url} --rate 1000 --batch-size 100 --resume`);
+    const saved = JSON.parse(readFileSync(state, 'utf8')).inputs[file];
+    expect(saved.done).toBe(false);
+    expect(saved.record).toBeGreaterThan(0);
+    expect(saved.record).toBeLessThan(n);
   }, 60_000);
 });

@@ -1,7 +1,20 @@
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/tsnode.js', import.meta.url));
+
+/**
+ * The user's own profiles must never steer a test: no TSNODE_CONFIG or TSNODE_PROFILE, and a
+ * config directory that does not exist (a test that wants a config passes its own env).
+ */
+export const NO_USER_CONFIG = {
+  TSNODE_CONFIG: undefined,
+  TSNODE_PROFILE: undefined,
+  TSNODE_HEADERS: undefined,
+  XDG_CONFIG_HOME: join(tmpdir(), 'tsnode-tests-no-config'),
+} as const;
 
 export interface CliResult {
   code: number | null;
@@ -19,7 +32,7 @@ export function runCli(
   opts: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TSNODE_NODES: undefined, CI: undefined, ...opts.env };
+    const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TSNODE_NODES: undefined, CI: undefined, ...NO_USER_CONFIG, ...opts.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -49,7 +62,7 @@ export interface RunningCli {
  * (kill a node, send SIGINT) once its stderr shows a given state.
  */
 export function startCli(args: string[], opts: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): RunningCli {
-  const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TSNODE_NODES: undefined, CI: undefined, ...opts.env };
+  const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TSNODE_NODES: undefined, CI: undefined, ...NO_USER_CONFIG, ...opts.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   const child = spawn(process.execPath, [BIN, ...args], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';

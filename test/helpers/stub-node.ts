@@ -1,10 +1,12 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
  * A plain node:http server that answers the node API's shapes (idle sweep status, rollup rows,
  * write acks), and can be told to answer the next requests with a given status. For fault tests
  * that need exact control over what the node says (503 then 200, a 400) or a big body to trickle.
+ * `answer` lets a test play a node no real node would be: one that lies in its acknowledgement,
+ * sends an endless body, or puts terminal escapes in its strings.
  */
 export interface StubNode {
   url: string;
@@ -18,7 +20,30 @@ export interface StubNode {
 
 const IDLE = JSON.stringify({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } });
 
-export async function startStubNode(opts: { rollupRows?: number } = {}): Promise<StubNode> {
+/** Answers a request itself (return true), or leaves it to the stub's normal answers (false). `body` is the request body. */
+export type StubAnswer = (req: IncomingMessage, res: ServerResponse, body: string) => boolean;
+
+/**
+ * Writes `chunk` to `res` for ever (until the client hangs up), as fast as the socket drains;
+ * resolves with the bytes written. For "an endless answer" tests.
+ */
+export function answerEndlessly(res: ServerResponse, chunk: string, contentType = 'application/json'): Promise<number> {
+  res.writeHead(200, { 'content-type': contentType });
+  const buf = Buffer.from(chunk);
+  let sent = 0;
+  return new Promise((resolve) => {
+    const pump = (): void => {
+      while (!res.destroyed && !res.writableEnded) {
+        sent += buf.length;
+        if (!res.write(buf)) return void res.once('drain', pump);
+      }
+    };
+    res.on('close', () => resolve(sent));
+    pump();
+  });
+}
+
+export async function startStubNode(opts: { rollupRows?: number; answer?: StubAnswer } = {}): Promise<StubNode> {
   const requests: StubNode['requests'] = [];
   const failures: number[] = [];
   const rows = JSON.stringify(Array.from({ length: opts.rollupRows ?? 200 }, (_, i) => [1_700_000_000 + i * 60, null]));
@@ -27,6 +52,7 @@ export async function startStubNode(opts: { rollupRows?: number } = {}): Promise
     req.setEncoding('utf8').on('data', (d: string) => (body += d));
     req.on('end', () => {
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
+      if (opts.answer?.(req, res, body)) return;
       const json = (status: number, payload: string, extra: Record<string, string> = {}): void => {
         res.writeHead(status, { 'content-type': 'application/json', ...extra });
         res.end(payload);

@@ -37,9 +37,13 @@ describe('errors are JSON with the right status', () => {
     expect((await call(url, 'DELETE', `/rollup/${UUID}/cpu`)).headers.allow).toBe('GET');
   });
 
-  it('415 for a body that is not JSON', async () => {
-    const r = await call(url, 'POST', '/write/nnt', { headers: { 'content-type': 'text/csv' }, body: 'a,b' });
-    expectError(r, 415, 'unsupported_media_type', 'text/csv');
+  it('400 for a body that is not JSON, whatever its content type says (and no 415 for a JSON body labelled otherwise)', async () => {
+    for (const path of ['/write/nnt', '/write/text', '/histogram/write']) {
+      expectError(await call(url, 'POST', path, { headers: { 'content-type': 'text/csv' }, body: 'a,b' }), 400, 'invalid_json', 'not JSON');
+      expectError(await call(url, 'POST', path, { headers: { 'content-type': 'application/json' }, body: '' }), 400, 'invalid_json', 'empty');
+      const labelled = await call(url, 'POST', path, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '[]' });
+      expect(labelled.status, labelled.text).toBe(200);
+    }
   });
 
   it('413 for a body over the limit, declared or streamed', async () => {
@@ -141,11 +145,13 @@ describe('text and histogram writes', () => {
       { metric: 'log', id: UUID, offset: 200, value: 'world' },
     ];
     expect((await write(url, recs, '/write/text')).json).toEqual({ records: 2 });
-    expect((await call(url, 'GET', `/read/100/200/${UUID}/log`)).json).toEqual([[100, 'hello']]);
+    // Change points in milliseconds (api/read-text.md); the end is exclusive.
+    expect((await call(url, 'GET', `/read/100/200/${UUID}/log`)).json).toEqual([[100_000, 'hello']]);
     expect((await call(url, 'GET', `/read/0/1000/${UUID.toUpperCase()}/log`)).json).toEqual([
-      [100, 'hello'],
-      [200, 'world'],
+      [100_000, 'hello'],
+      [200_000, 'world'],
     ]);
+    expectError(await call(url, 'GET', `/read/200/200/${UUID}/log`), 400, 'bad_request', 'after start');
     expectError(await write(url, [{ metric: 'log', id: UUID, offset: 1, value: 5 }], '/write/text'), 400, 'invalid_record', '[0]', 'value');
     expectError(await call(url, 'GET', `/read/abc/200/${UUID}/log`), 400, 'bad_request', 'start');
   });
@@ -161,6 +167,11 @@ describe('text and histogram writes', () => {
     expectError(await write(url, [{ ...recs[0], period: 300 }], '/histogram/write'), 400, 'invalid_record', 'period');
     expectError(await write(url, [{ ...recs[0], histogram: 'not base64!' }], '/histogram/write'), 400, 'invalid_record', 'histogram');
     expectError(await call(url, 'GET', `/histogram/0/7200/300/${UUID}/lat`), 400, 'bad_request', 'period');
+    // Start and end are both inclusive (api/read-histogram.md): a one-second range at the row finds it.
+    expect((await call(url, 'GET', `/histogram/3600/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
+    expect((await call(url, 'GET', `/histogram/0/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
+    expect((await call(url, 'GET', `/histogram/0/3599/60/${UUID}/lat`)).json).toEqual([]);
+    expectError(await call(url, 'GET', `/histogram/3601/3600/60/${UUID}/lat`), 400, 'bad_request', 'at or after start');
   });
 });
 
@@ -260,7 +271,12 @@ describe('sweep delete validation', () => {
 
   it('status has string values only', async () => {
     const s = await call(url, 'GET', '/sweep_delete');
-    expect(s.json).toEqual({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } });
+    expect(Object.keys(s.json)).toEqual(['nnt', 'text', 'histogram']);
+    for (const t of ['nnt', 'text', 'histogram']) {
+      expect(s.json[t].running).toBe('false');
+      // extension attributes (instance, last_*) are strings too
+      for (const v of Object.values(s.json[t])) expect(typeof v).toBe('string');
+    }
     const c = await call(url, 'GET', '/sweep_delete/cancel');
     expect(c.status).toBe(200);
     for (const t of ['nnt', 'text', 'histogram']) {

@@ -27,7 +27,7 @@ describe('rollup math over HTTP (hand-computed)', () => {
 
   it('stores each record at the smallest span as written', async () => {
     const rows = await rollup(url, { start: `${T}.000`, end: `${T + 120}.000`, span: '60s', type: 'all' }, 'm');
-    expect(rows[0]).toEqual([T, { count: 1, value: 1, stddev: 0, derivative: 2, derivative_stddev: 0, counter: 10, counter_stddev: 1, derivative2: null, derivative2_stddev: null, counter2: null, counter2_stddev: null }]);
+    expect(rows[0]).toEqual([T, { count: 1, value: 1, stddev: 0, derivative: 2, derivative_stddev: 0, counter: 10, counter_stddev: 1, derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 }]);
     // derivative2 = (6 - 2) / 60; counter2 = (30 - 10) / 60; stddevs likewise.
     expect(rows[1][1]).toMatchObject({ count: 3, value: 5, stddev: 2, derivative2: 4 / 60, derivative2_stddev: 2 / 60, counter2: 20 / 60, counter2_stddev: 0 });
   });
@@ -53,8 +53,8 @@ describe('rollup math over HTTP (hand-computed)', () => {
       expect(b.derivative2_stddev).toBeCloseTo((0.5 - Math.sqrt(6)) / 300, 12);
       expect(b.counter2).toBeCloseTo(15 / 300, 12);
       expect(b.counter2_stddev).toBeCloseTo((2 - Math.sqrt(76)) / 300, 12);
-      // the first bucket's predecessor is empty
-      expect(a.derivative2).toBeNull();
+      // the first bucket's predecessor is empty: nothing to change from, so 0 (never null in a non-empty bucket)
+      expect(a).toMatchObject({ derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 });
     }
   });
 
@@ -74,6 +74,26 @@ describe('rollup math over HTTP (hand-computed)', () => {
     expect(await one('derivative2_stddev')).toBeCloseTo((0.5 - Math.sqrt(6)) / 300, 12);
     // default type is average
     expect((await rollup(url, q, 'm'))[1][1]).toBeCloseTo(12, 12);
+  });
+
+  it('second order after an empty bucket is 0, for type=all and every single type; an empty bucket stays null', async () => {
+    // [T-300, T) is empty, [T, T+300) and [T+300, T+600) hold data, [T+600, T+900) is empty.
+    const q = { start: `${T - 300}.000`, end: `${T + 900}.000`, span: '300s' };
+    for (const engine of ['nnt', 'dispatch', 'recalc']) {
+      const all = await rollup(url, { ...q, type: 'all', engine }, 'm');
+      expect(all.map((r) => r[0])).toEqual([T - 300, T, T + 300, T + 600]);
+      expect(all[0][1]).toBeNull();
+      expect(all[3][1]).toBeNull();
+      for (const [, b] of all.slice(1, 3)) for (const v of Object.values(b as object)) expect(typeof v).toBe('number');
+      expect(all[1][1]).toMatchObject({ derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 });
+      for (const type of ['derive2', 'counter2', 'derive2_stddev', 'counter2_stddev', 'derivative2', 'derivative2_stddev']) {
+        const rows = await rollup(url, { ...q, type, engine }, 'm');
+        expect(rows[0], type).toEqual([T - 300, null]);
+        expect(rows[1], type).toEqual([T, 0]);
+        expect(typeof rows[2][1], type).toBe('number');
+        expect(rows[3], type).toEqual([T + 600, null]);
+      }
+    }
   });
 
   it('serves an unconfigured multiple of the smallest span by merging stored rollups', async () => {
@@ -234,7 +254,7 @@ describe('metric names arrive URL-encoded and are decoded exactly once', () => {
     const rows = await rollup(url, { start: `${T}.000`, end: `${T + 60}.000`, span: '60s' }, metric);
     expect(rows).toEqual([[T, 42]]);
     await write(url, [{ metric, id: UUID, offset: T, value: 'v' }], '/write/text');
-    expect((await call(url, 'GET', `/read/${T}/${T + 1}/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T, 'v']]);
+    expect((await call(url, 'GET', `/read/${T}/${T + 1}/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T * 1000, 'v']]);
     await write(url, [{ metric, id: UUID, offset: T, period: 60, histogram: 'AAAA' }], '/histogram/write');
     expect((await call(url, 'GET', `/histogram/${T}/${T + 1}/60/${UUID}/${encodeURIComponent(metric)}`)).json).toEqual([[T, 60, 'AAAA']]);
   });

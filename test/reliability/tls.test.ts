@@ -92,6 +92,16 @@ describe.skipIf(!hasOpenssl)('TLS to https:// nodes', () => {
     expect(r.stderr).toMatch(/warning: --insecure: node certificates are NOT verified/);
   });
 
+  it('NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment gets the --insecure warning too', async () => {
+    // It does switch verification off (the node's CA is not given): so tsnode says so, every run.
+    const r = await runCli(['status', '--nodes', front.url, '--retries', '0'], { env: { NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    expect(r.code).toBe(EXIT.ok);
+    expect(r.stderr).toMatch(/warning: NODE_TLS_REJECT_UNAUTHORIZED=0 is set in the environment: node certificates are NOT verified/);
+    const unset = await runCli(['status', '--nodes', front.url, '--retries', '0']);
+    expect(unset.code).toBe(EXIT.failed);
+    expect(unset.stderr).not.toMatch(/NOT verified/);
+  });
+
   it('mutual TLS: refused without a client certificate, accepted with --cert/--key', async () => {
     const without = await run({ cacert: pki.caCert }, (net) => net.client(mtls.url).sweepStatus());
     expect(without.error).toBeInstanceOf(NodeRequestError);

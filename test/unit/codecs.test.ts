@@ -16,6 +16,15 @@ describe('timestamp codec', () => {
     },
   );
 
+  it('with bareSeconds (a node started with --lenient-timestamps) reads a bare integer as .000, and nothing else more', () => {
+    expect(parseTimestamp('1529509020', { bareSeconds: true })).toBe(1_529_509_020_000);
+    expect(parseTimestamp('0', { bareSeconds: true })).toBe(0);
+    expect(parseTimestamp('1529509020.120', { bareSeconds: true })).toBe(1_529_509_020_120);
+    for (const text of ['123.4', '123.45', '123.4567', '123.', '-1', ' 1', '1 ', '1e3', '0x10', '', '1234567890123456']) {
+      expect(() => parseTimestamp(text, { bareSeconds: true }), text).toThrow(CodecError);
+    }
+  });
+
   it('round-trips every millisecond instant', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 4_102_444_800_000 }), (ms) => {

@@ -82,7 +82,22 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
   });
 
   it.each([
+    ['null', 'null'],
+    ['[0,null] (what the production Go client sends)', '[0,null]'],
+    ['[0,[]]', '[0,[]]'],
+    ['spaced out', ' [ 0 ,\n null ] '],
+  ])('takes a record whose parts say "no parts" (%s) on the fast path, as the general path reads it', (_what, parts) => {
+    const body = `[{"count":1,"value":10,"derivative":0,"counter":0,"stddev":0,"derivative_stddev":0,"counter_stddev":0,"metric":"m","id":"${UUID}","offset":60,"parts":${parts}}]\n`;
+    expect(checkAgainstOracle(body)).toBe('fast');
+  });
+
+  it.each([
     ['parts', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"parts":[30,[]]}]`],
+    ['parts of period 0 with a piece', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"parts":[0,[{"count":1,"value":1}]]}]`],
+    ['parts [0.0,null]', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"parts":[0.0,null]}]`],
+    ['parts [0,null,null]', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"parts":[0,null,null]}]`],
+    ['parts twice', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"parts":null,"parts":null}]`],
+    ['a key like parts', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"pârts":null}]`],
     ['an unknown field', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"x":1}]`],
     ['a repeated field', `[{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,"value":2}]`],
     ['an escape', `[{"metric":"a\\u0041","id":"${UUID}","offset":60,"count":1,"value":1}]`],
@@ -123,7 +138,7 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
         id,
         metric,
         nums: fc.array(numText, { minLength: 8, maxLength: 8 }),
-        extra: fc.constantFrom(null, null, null, '"x":1', '"parts":[60,[{"count":1,"value":1}]]', '"value":2'),
+        extra: fc.constantFrom(null, null, null, '"x":1', '"parts":[60,[{"count":1,"value":1}]]', '"value":2', '"parts":[0,null]', '"parts":null', '"parts":[0,[]]', '"parts":[0,[ ]', '"parts":[0,nul]', '"parts":[1,null]', '"pbrts":null'),
         w: ws,
       })
       .map(({ present, id, metric, nums, extra, w }) => {

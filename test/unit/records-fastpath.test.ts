@@ -139,7 +139,7 @@ const idValue = fc.oneof(
 );
 const metricValue = fc.oneof(fc.constantFrom<unknown>('cpu', '', 'x'.repeat(4096), 'x'.repeat(4097), 'température ✓', 7, undefined, null), fc.string({ maxLength: 8 }));
 const partsValue = fc.oneof(
-  fc.constantFrom<unknown>(undefined, null, 0, 'x', [], [60], [60, []], [30, [{ count: 1, value: 1 }, { count: 2, value: 2 }]], [60, [{ count: 1, value: 1 }]], [60, [{ count: -1, value: 1 }]], [0, []]),
+  fc.constantFrom<unknown>(undefined, null, 0, 'x', [], [60], [60, []], [30, [{ count: 1, value: 1 }, { count: 2, value: 2 }]], [60, [{ count: 1, value: 1 }]], [60, [{ count: -1, value: 1 }]], [0, []], [0, null], [0, [{ count: 1, value: 1 }]], [0, {}]),
 );
 const recordLike = fc.record(
   { metric: metricValue, id: idValue, offset: fieldValue, count: fieldValue, value: fieldValue, derivative: fieldValue, counter: fieldValue, stddev: fieldValue, derivative_stddev: fieldValue, counter_stddev: fieldValue, parts: partsValue, extra: fieldValue },
@@ -155,6 +155,13 @@ const nearlyValid = fc
       return rec;
     }),
   );
+
+/** The input as v0 should see it: a `parts` that says "no parts" left out. */
+function withoutNoParts(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input) || !('parts' in input)) return input;
+  const { parts, ...rest } = input as Record<string, unknown>;
+  return Array.isArray(parts) && parts.length === 2 && parts[0] === 0 && (parts[1] === null || (Array.isArray(parts[1]) && parts[1].length === 0)) ? rest : input;
+}
 
 /**
  * The deliberate changes since v0 (issue 13): a metric with a control character or half a
@@ -177,7 +184,8 @@ describe('validateNntRecord fast path', () => {
       fc.property(fc.oneof(recordLike, nearlyValid, fc.jsonValue({ maxDepth: 2 })), fc.constantFrom(undefined, 60, 1, 7), (input, span) => {
         const opts = span === undefined ? {} : { smallestSpan: span };
         const got = validateNntRecord(input, opts);
-        const want = v0r.validateNntRecord(input, opts);
+        // One intended change since v0: [0,null] and [0,[]] mean "no parts", as absent and null do.
+        const want = v0r.validateNntRecord(withoutNoParts(input), opts);
         if (hitsNewRules(input)) {
           // Refused, whatever v0 said (which field is named first is checked in the node's tests).
           expect(got.ok).toBe(false);
@@ -209,10 +217,12 @@ describe('validateNntRecord fast path', () => {
 // ---- batching: bodies written in place against the batcher that measured every text first
 
 const recordText = fc.oneof(
-  { weight: 6, arbitrary: nearlyValid.filter((r) => !hitsNewRules(r)).map((r) => JSON.stringify(r)) },
+  // (v0 refused the "no parts" spellings [0,null] and [0,[]]: left out of this comparison; so are
+  // the records issue 13's rules refuse.)
+  { weight: 6, arbitrary: nearlyValid.filter((r) => withoutNoParts(r) === r && !hitsNewRules(r)).map((r) => JSON.stringify(r)) },
   { weight: 2, arbitrary: fc.record({ metric: fc.string({ minLength: 1, maxLength: 30 }), n: fc.nat(50) }).map(({ metric, n }) => JSON.stringify({ metric, id: ID, offset: n * 60, count: 1, value: n })) },
   { weight: 1, arbitrary: fc.constantFrom(`{"metric":"température ✓ ${'é'.repeat(40)}","id":"${ID.toUpperCase()}","offset":0,"count":1,"value":1,"extra":[1,{"a":"\\u00e9"}]}`, 'not json', '[1]', '{}') },
-  { weight: 1, arbitrary: nearlyValid.filter((r) => !hitsNewRules(r)).map((input) => JSON.stringify({ file: 'old.ndjson', record: 3, line: 3, error: 'x: y', input })) },
+  { weight: 1, arbitrary: nearlyValid.filter((r) => withoutNoParts(r) === r && !hitsNewRules(r)).map((input) => JSON.stringify({ file: 'old.ndjson', record: 3, line: 3, error: 'x: y', input })) },
 );
 
 /**

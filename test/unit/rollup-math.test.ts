@@ -86,10 +86,9 @@ describe('second-order members', () => {
     expect(secondOrder(prev, cur, 60)).toEqual({ derivative2: 0.1, derivative2_stddev: 0.05, counter2: 0.5, counter2_stddev: -0.05 });
   });
 
-  it('are null when either bucket is empty', () => {
-    const cur = rec(1, 1);
-    expect(secondOrder(null, cur, 60).derivative2).toBeNull();
-    expect(secondOrder(cur, null, 60).counter2).toBeNull();
+  it('are all 0 when the previous bucket is empty (the store\'s read-rollup example), whatever the bucket holds', () => {
+    const cur = rec(3, 7, 1, { derivative: 8, derivative_stddev: 4, counter: 40, counter_stddev: 1 });
+    expect(secondOrder(null, cur, 60)).toEqual({ derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 });
   });
 });
 

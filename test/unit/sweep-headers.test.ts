@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeRequest, describeScope, parseHeaderPrefix, parseTypes, planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
-import { buildSweepHeaders, parseSweepHeaders, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
+import { buildSweepHeaders, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
 
 const TYPE_SETS: DataType[][] = [['nnt'], ['text'], ['histogram'], ['nnt', 'text'], ['nnt', 'histogram'], ['text', 'histogram'], ['nnt', 'text', 'histogram']];
 const NNT = [undefined, [60, 300]] as const;
@@ -58,7 +58,7 @@ describe('planSweep flags', () => {
       url: 'http://db1:8112/sweep_delete',
       headers: { 'X-Snowth-Delete-Time': '1787529600', 'X-Snowth-Delete-Data-Types': 'nnt,histogram', 'X-Snowth-NNT-Delete-Rollups': '60,300' },
     });
-    expect(describeScope(plan.request)).toBe('nnt (spans 60,300), histogram (all spans)');
+    expect(describeScope(plan.request)).toBe('nnt spans 60,300 only, histogram all spans');
   });
 
   it('parses types, deduplicated, case-insensitive, naming a bad one', () => {
@@ -88,5 +88,21 @@ describe('planSweep flags', () => {
     expect(() => planSweep({ ...base, concurrency: '0' }, NOW)).toThrow(/--concurrency: "0" is not a whole number >= 1/);
     expect(() => planSweep({ ...base, timeout: 'forever' }, NOW)).toThrow(/--timeout/);
     expect(() => planSweep({ ...base, output: 'yaml' }, NOW)).toThrow(/--output: "yaml"/);
+  });
+});
+
+describe('header names as the request spelled them (for the node\'s errors)', () => {
+  it('uses X-Snowth- for every header once the request used that prefix, and ours otherwise', () => {
+    expect(sweepHeaderNamesUsed({ 'x-snowth-delete-time': '1' })).toEqual({
+      deleteTime: 'X-Snowth-Delete-Time',
+      dataTypes: 'X-Snowth-Delete-Data-Types',
+      nntRollups: 'X-Snowth-NNT-Delete-Rollups',
+      histogramRollups: 'X-Snowth-Histogram-Delete-Rollups',
+    });
+    expect(sweepHeaderNamesUsed({ 'x-service-delete-time': '1' }).nntRollups).toBe('X-Service-NNT-Delete-Rollups');
+    expect(sweepHeaderNamesUsed({}).deleteTime).toBe('X-Service-Delete-Time');
+    // A missing delete time is named with the prefix of the headers that did come.
+    expect(() => parseSweepHeaders({ 'x-snowth-delete-data-types': 'nnt' })).toThrow(/missing header X-Snowth-Delete-Time/);
+    expect(() => parseSweepHeaders({})).toThrow(/missing header X-Service-Delete-Time/);
   });
 });

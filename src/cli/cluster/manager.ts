@@ -4,19 +4,27 @@
  * UI-free: returns data and throws typed errors; `tsnode cluster`, `tsnode demo` and the tests
  * share it. It lives under cli/ rather than server/ because it manages *processes* through the
  * public command line (exactly what a user would run), not the server's internals: the server
- * stays a plain library, and this module never imports it, so it cannot drift from `tsnode serve`.
+ * stays a plain library, and this module never starts it in-process, so it cannot drift from
+ * `tsnode serve`. (It reads a data dir's kept identity with the server's own reader, so a
+ * restarted ring keeps its node ids.)
  */
 import { spawn, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkTopology, topologyHash, topologyToFile, TopologyError, type Topology } from '../../ring/index.js';
+import { readStoredNodeId } from '../../server/identity.js';
 
 /** The CLI entry point; the same relative path from src/ (tests) and dist/ (built). */
 export const TSNODE_BIN = fileURLToPath(new URL('../../../bin/tsnode.js', import.meta.url));
 
 export const CLUSTER_FILE = 'cluster.json';
 export const NODES_FILE = 'nodes.txt';
+export const TOPOLOGY_FILE = 'topology.json';
+/** Ring slots per node in a local ring: enough for an even spread over a handful of nodes. */
+export const LOCAL_RING_WEIGHT = 64;
 
 export interface ClusterNode {
   /** 1-based, as shown to users. */
@@ -26,6 +34,15 @@ export interface ClusterNode {
   pid: number;
   dataDir: string;
   logFile: string;
+  /** The node's identity in the ring (when the cluster is a ring). */
+  id?: string;
+}
+
+/** The ring a cluster was started as: every node runs with `file`. */
+export interface ClusterRing {
+  file: string;
+  hash: string;
+  writeCopies: number;
 }
 
 export interface ClusterState {
@@ -37,6 +54,7 @@ export interface ClusterState {
   managerPid: number;
   detached: boolean;
   nodes: ClusterNode[];
+  ring?: ClusterRing;
 }
 
 export interface StartOptions {
@@ -46,6 +64,8 @@ export interface StartOptions {
   dir: string;
   host?: string;
   sweepPaceMs?: number;
+  /** Every node reads bare integer start_ts/end_ts as .000 (`tsnode serve --lenient-timestamps`). */
+  lenientTimestamps?: boolean;
   /** Extra `tsnode serve` arguments for every node. */
   serveArgs?: string[];
   /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
@@ -53,6 +73,11 @@ export interface StartOptions {
   /** How long one node may take to print its ready line. */
   startTimeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Start the nodes as one ring: each gets an identity (kept in its data dir across restarts),
+   * `<dir>/topology.json` lists them all, and every node is started with it.
+   */
+  ring?: { writeCopies: number; weight?: number };
   /** Told as each node comes up (for progress). */
   onNodeReady?: (node: ClusterNode) => void;
   env?: NodeJS.ProcessEnv;
@@ -68,7 +93,7 @@ export interface StopResult {
 
 export class ClusterError extends Error {
   readonly hint: string | undefined;
-  readonly code: 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted';
+  readonly code: 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted' | 'bad_ring';
   constructor(code: ClusterError['code'], message: string, hint?: string) {
     super(message);
     this.name = 'ClusterError';
@@ -97,6 +122,55 @@ export async function assertPortsFree(host: string, ports: readonly number[]): P
       `port${busy.length > 1 ? 's' : ''} ${list} on ${host} ${busy.length > 1 ? 'are' : 'is'} already in use; no node was started`,
       `stop what listens there (e.g. \`lsof -i :${busy[0]}\`), or pick other ports with --base-port, or --base-port 0 for free ones`,
     );
+  }
+}
+
+/**
+ * Free ports for `count` nodes, all held at once while picked (so none is handed out twice) and
+ * released together: a ring's topology must name each node's port before the node starts.
+ */
+export async function reservePorts(host: string, count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolveServer, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen({ host, port: 0, exclusive: true }, () => resolveServer(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  return ports;
+}
+
+/** The address other nodes and clients use for a node listening on `host` (a wildcard is reached on loopback). */
+export function reachableAddress(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '::1';
+  return host.replace(/^\[(.*)\]$/, '$1');
+}
+
+/** The ring topology of a local cluster: one node per port, identities kept from earlier runs. */
+export function localRing(opts: { dir: string; host: string; ports: readonly number[]; writeCopies: number; weight?: number }): Topology {
+  const address = reachableAddress(opts.host);
+  const nodes = opts.ports.map((port, i) => {
+    const dataDir = join(opts.dir, `node-${i + 1}`);
+    let id: string | undefined;
+    try {
+      id = readStoredNodeId(dataDir);
+    } catch (err) {
+      throw new ClusterError('node_start_failed', `node ${i + 1}: ${(err as Error).message}`);
+    }
+    return { id: id ?? randomUUID(), address, port, apiport: port, weight: opts.weight ?? LOCAL_RING_WEIGHT };
+  });
+  try {
+    return checkTopology({ writeCopies: opts.writeCopies, nodes });
+  } catch (err) {
+    if (err instanceof TopologyError) throw new ClusterError('bad_ring', err.message);
+    throw err;
   }
 }
 
@@ -226,6 +300,14 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
     await assertPortsFree(host, ports);
   }
   mkdirSync(dir, { recursive: true });
+  let ring: { topology: Topology; state: ClusterRing; ports: number[] } | undefined;
+  if (opts.ring) {
+    const ports = opts.basePort === 0 ? await reservePorts(host, opts.count) : Array.from({ length: opts.count }, (_, i) => opts.basePort + i);
+    const topology = localRing({ dir, host, ports, writeCopies: opts.ring.writeCopies, ...(opts.ring.weight !== undefined ? { weight: opts.ring.weight } : {}) });
+    const file = join(dir, TOPOLOGY_FILE);
+    writeAtomic(file, `${JSON.stringify(topologyToFile(topology), null, 2)}\n`);
+    ring = { topology, ports, state: { file, hash: topologyHash(topology), writeCopies: topology.writeCopies } };
+  }
   const started: Array<{ node: ClusterNode; exited: Promise<void>; child: ReturnType<typeof spawn> }> = [];
   let stopping = false;
   let reportExit: (e: { node: ClusterNode; code: number | null; signal: NodeJS.Signals | null }) => void = () => {};
@@ -275,9 +357,12 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       } catch (err) {
         throw new ClusterError('node_start_failed', `node ${index}: cannot create its data dir ${dataDir}: ${(err as Error).message}`);
       }
-      const port = opts.basePort === 0 ? 0 : opts.basePort + i;
+      const port = ring ? ring.ports[i]! : opts.basePort === 0 ? 0 : opts.basePort + i;
+      const id = ring?.topology.nodes[i]!.id;
       const args = [TSNODE_BIN, 'serve', '--host', host, '--port', String(port), '--data-dir', dataDir];
+      if (ring) args.push('--node-id', id!, '--topology', ring.state.file);
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
+      if (opts.lenientTimestamps) args.push('--lenient-timestamps');
       args.push(...(opts.serveArgs ?? []));
       const logFd = openSync(logFile, 'w');
       const child = spawn(process.execPath, args, {
@@ -297,7 +382,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
         await new Promise((r) => child.once('error', r));
         throw new ClusterError('node_start_failed', `node ${index} could not be started (${process.execPath} ${args.join(' ')})`);
       }
-      const node: ClusterNode = { index, url: '', port, pid, dataDir, logFile };
+      const node: ClusterNode = { index, url: '', port, pid, dataDir, logFile, ...(id ? { id } : {}) };
       started.push({ node, exited, child });
       child.once('exit', (code, signal) => {
         if (!stopping) reportExit({ node, code, signal });
@@ -328,6 +413,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
     managerPid: process.pid,
     detached,
     nodes: started.map((s) => s.node),
+    ...(ring ? { ring: ring.state } : {}),
   };
   const nodesFile = join(dir, NODES_FILE);
   writeAtomic(nodesFile, `# tsnode local cluster started ${state.startedAt}; stop it with: tsnode cluster down --dir ${dir}\n${state.nodes.map((n) => n.url).join('\n')}\n`);

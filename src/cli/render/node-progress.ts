@@ -4,6 +4,7 @@ import { DATA_TYPES } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { painter } from '../runtime.js';
 import { LiveLines, SPINNER } from './live.js';
+import { escapeText } from './terminal-text.js';
 
 /** How a state reads to a person (`timed_out` -> `timed out`). */
 export function stateLabel(state: NodeSweepState): string {
@@ -12,7 +13,10 @@ export function stateLabel(state: NodeSweepState): string {
 
 const ACTIVE: ReadonlySet<NodeSweepState> = new Set(['checking', 'sending', 'running', 'no_answer', 'started']);
 
-/** What a node is working on right now, from its status: `nnt 3f2a…` / `histogram <uuid>-<metric>`. */
+/**
+ * What a node is working on right now, from its status: `nnt 3f2a…` / `histogram <uuid>-<metric>`.
+ * The metric is the node's text: escaped here, since this line is redrawn in place on a terminal.
+ */
 export function currentWork(status: SweepStatus | undefined): string {
   if (!status) return '';
   const parts: string[] = [];
@@ -20,7 +24,7 @@ export function currentWork(status: SweepStatus | undefined): string {
     const s = status[t];
     if (!s.running) continue;
     const item = s.current_metric ?? s.current_uuid;
-    parts.push(item ? `${t} ${item}` : t);
+    parts.push(item ? `${t} ${escapeText(item)}` : t);
   }
   return parts.join(', ');
 }
@@ -81,7 +85,8 @@ export class NodeProgress {
     if (ACTIVE.has(e.state)) delete row.ended;
     else if (changed) row.ended = e.at;
     if (e.status) row.status = e.status;
-    if (e.error !== undefined) row.error = e.error;
+    // A node's words: escaped once here, for the live lines and the plain ones alike.
+    if (e.error !== undefined) row.error = escapeText(e.error);
     else if (e.state !== 'no_answer') delete row.error;
     if (changed && !this.live && !this.opts.quiet?.has(e.state)) this.ctx.log.info(this.plain(e.node, row, e.at));
   };
@@ -103,6 +108,9 @@ export class NodeProgress {
       case 'failed':
       case 'lost':
       case 'unreachable':
+      case 'replaced':
+      case 'cancelled':
+      case 'unconfirmed':
         return this.p.red(text);
       case 'no_answer':
       case 'timed_out':

@@ -5,6 +5,8 @@
  * cells) and stays linear.
  */
 
+import { escapeText } from './terminal-text.js';
+
 export type Align = 'left' | 'right';
 
 export interface TableColumn {
@@ -41,8 +43,10 @@ export function renderTable(columns: readonly TableColumn[], opts: TableOptions 
   const border = opts.paintBorder ?? ((s: string) => s);
   const head = opts.paintHeader ?? ((s: string) => s);
   const rows = columns.reduce((n, c) => Math.max(n, c.cells.length), 0);
-  const widths = columns.map((c) => {
-    let w = displayWidth(c.header);
+  // Headers may name a series or a node; the data cells are numbers and times this program formatted.
+  const headers = columns.map((c) => escapeText(c.header));
+  const widths = columns.map((c, i) => {
+    let w = displayWidth(headers[i]!);
     for (const cell of c.cells) {
       const len = cell.length; // data cells are ASCII or single-width symbols
       if (len > w) w = len;
@@ -54,7 +58,7 @@ export function renderTable(columns: readonly TableColumn[], opts: TableOptions 
   const SPACES = ' '.repeat(Math.max(0, ...widths));
   const out: string[] = [];
   out.push(rule('┌', '┬', '┐'));
-  out.push(bar + columns.map((c, i) => ` ${head(pad(c.header, widths[i]!, c.align))} `).join(bar) + bar);
+  out.push(bar + columns.map((c, i) => ` ${head(pad(headers[i]!, widths[i]!, c.align))} `).join(bar) + bar);
   out.push(rule('├', '┼', '┤'));
   for (let r = 0; r < rows; r++) {
     let line = bar;

@@ -1,4 +1,8 @@
-/** Read-backs of the node's extensions: `GET /read/...` (text) and `GET /histogram/...`. */
+/**
+ * Read-backs of text and histogram data: `GET /read/...` and `GET /histogram/...`. They follow
+ * the store's pages (api/read-text.md, api/read-histogram.md) where that is cheap: text change
+ * points in milliseconds with the end exclusive; histogram rows with the end inclusive.
+ */
 import { ProtocolError } from '../../protocol/index.js';
 import { decodePathPart, sendJson } from '../http.js';
 import { metricParam, uuidParam } from './rollup.js';
@@ -12,27 +16,36 @@ function timeParam(raw: string, field: string): number {
   return Number(m[1]) * 1000 + Number((m[2] ?? '').padEnd(3, '0'));
 }
 
-function range(rawStart: string, rawEnd: string): { fromTs: number; toTs: number } {
+/**
+ * The whole seconds a path range covers. Rows sit on whole seconds: [start, end) in ms covers ts
+ * in [ceil(start), ceil(end)); [start, end] covers ts in [ceil(start), floor(end)].
+ */
+function range(rawStart: string, rawEnd: string, end: 'exclusive' | 'inclusive'): { fromTs: number; toTs: number } {
   const startMs = timeParam(rawStart, 'start');
   const endMs = timeParam(rawEnd, 'end');
-  if (endMs <= startMs) throw new ProtocolError(400, 'bad_request', `end must be after start (got ${endMs / 1000} <= ${startMs / 1000})`, { field: 'end' });
-  // Rows sit on whole seconds: [start, end) in ms covers ts in [ceil(start), ceil(end)).
-  return { fromTs: Math.ceil(startMs / 1000), toTs: Math.ceil(endMs / 1000) };
+  if (end === 'exclusive' ? endMs <= startMs : endMs < startMs) {
+    const rule = end === 'exclusive' ? 'after start (the end is exclusive)' : 'at or after start (both are inclusive)';
+    throw new ProtocolError(400, 'bad_request', `end ${endMs / 1000} must be ${rule}; start is ${startMs / 1000}`, { field: 'end' });
+  }
+  const fromTs = Math.ceil(startMs / 1000);
+  return { fromTs, toTs: end === 'exclusive' ? Math.ceil(endMs / 1000) : Math.floor(endMs / 1000) + 1 };
 }
 
+/** `[[milliseconds, value], ...]`: the doc's change points are epoch milliseconds. */
 export const readText: Handler = (_req, res, target, node) => {
   const [, rawStart, rawEnd, rawUuid, ...rawMetric] = target.segments;
-  const { fromTs, toTs } = range(rawStart!, rawEnd!);
+  const { fromTs, toTs } = range(rawStart!, rawEnd!, 'exclusive');
   const uuid = uuidParam(rawUuid!);
   const metric = metricParam(rawMetric);
   const sid = node.store.findSeries(uuid, metric);
   const rows = sid === undefined ? [] : node.store.textRows(sid, fromTs, toTs);
-  sendJson(res, 200, JSON.stringify(rows));
+  sendJson(res, 200, JSON.stringify(rows.map(([ts, value]) => [ts * 1000, value])));
 };
 
+/** `[[seconds, period, histogram], ...]`, start and end inclusive. */
 export const readHistogram: Handler = (_req, res, target, node) => {
   const [, rawStart, rawEnd, rawPeriod, rawUuid, ...rawMetric] = target.segments;
-  const { fromTs, toTs } = range(rawStart!, rawEnd!);
+  const { fromTs, toTs } = range(rawStart!, rawEnd!, 'inclusive');
   const periodText = decodePathPart(rawPeriod!, 'period');
   const period = /^\d{1,9}$/.test(periodText) ? Number(periodText) : NaN;
   if (!node.store.histogramRollups.includes(period)) {

@@ -12,6 +12,7 @@ import {
   ROLLUP_TYPE_ALIASES,
   UUID_RE,
   canonicalRollupType,
+  isBareSeconds,
   parseSpan,
   parseTimestamp,
   type Engine,
@@ -28,13 +29,28 @@ function required(query: URLSearchParams, name: string): string {
   return v;
 }
 
-function codec<T>(field: string, parse: () => T): T {
+function codec<T>(field: string, parse: () => T, hint = ''): T {
   try {
     return parse();
   } catch (err) {
-    if (err instanceof CodecError) throw new ProtocolError(400, 'invalid_query', `${field}: ${err.message}; expected ${err.expected}`, { field, value: err.value, expected: err.expected });
+    if (err instanceof CodecError) {
+      throw new ProtocolError(400, 'invalid_query', `${field}: ${err.message}; expected ${err.expected}${hint}`, { field, value: err.value, expected: err.expected });
+    }
     throw err;
   }
+}
+
+/**
+ * A start_ts/end_ts in epoch ms. A bare integer is what the production Go client sends: a node
+ * started with --lenient-timestamps reads it as .000; a strict one says which flag would.
+ */
+function timestampParam(query: URLSearchParams, field: 'start_ts' | 'end_ts', lenient: boolean): number {
+  const text = required(query, field);
+  const hint =
+    !lenient && isBareSeconds(text)
+      ? ` (this node is strict: write ${text}.000, or start it with --lenient-timestamps to read a bare integer as .000)`
+      : '';
+  return codec(field, () => parseTimestamp(text, { bareSeconds: lenient }), hint);
 }
 
 /** Parses the uuid path segment (lower-cased) or throws 400 invalid_uuid. */
@@ -59,13 +75,30 @@ export function metricParam(rawParts: readonly string[]): string {
   return metric;
 }
 
+/**
+ * `x-snowth-advisory-limit`: a positive whole number caps the answer; `none` and `-1` (the
+ * store's docs give both for "no limit") and an absent header lift it. Undefined = no cap.
+ */
+function advisoryLimit(raw: string | string[] | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const a = (Array.isArray(raw) ? raw[0]! : raw).trim().toLowerCase();
+  if (a === 'none' || a === '-1') return undefined;
+  if (!/^\d{1,12}$/.test(a) || Number(a) === 0) {
+    throw new ProtocolError(400, 'invalid_header', `${ADVISORY_LIMIT_HEADER}: ${JSON.stringify(a)} is not a positive whole number, "none" or -1`, {
+      field: ADVISORY_LIMIT_HEADER,
+      value: a,
+    });
+  }
+  return Number(a);
+}
+
 export const rollupRead: Handler = (req, res, target, node) => {
   const [, rawUuid, ...rawMetric] = target.segments;
   const uuid = uuidParam(rawUuid!);
   const metric = metricParam(rawMetric);
   const q = target.query;
-  const startMs = codec('start_ts', () => parseTimestamp(required(q, 'start_ts')));
-  const endMs = codec('end_ts', () => parseTimestamp(required(q, 'end_ts')));
+  const startMs = timestampParam(q, 'start_ts', node.config.lenientTimestamps);
+  const endMs = timestampParam(q, 'end_ts', node.config.lenientTimestamps);
   const spanMs = codec('rollup_span', () => parseSpan(required(q, 'rollup_span')));
   if (endMs <= startMs) {
     throw new ProtocolError(400, 'invalid_query', `end_ts ${q.get('end_ts')} must be after start_ts ${q.get('start_ts')}`, { field: 'end_ts' });
@@ -92,21 +125,10 @@ export const rollupRead: Handler = (req, res, target, node) => {
   checkEngineSpan(engine, spanMs, node.store.rollups);
   const plan = planBuckets(startMs, endMs, spanMs);
   const headers: Record<string, string> = {};
-  const advisory = req.headers[ADVISORY_LIMIT_HEADER];
-  if (advisory !== undefined) {
-    const a = (Array.isArray(advisory) ? advisory[0]! : advisory).trim().toLowerCase();
-    if (a !== 'none') {
-      if (!/^\d{1,12}$/.test(a) || Number(a) === 0) {
-        throw new ProtocolError(400, 'invalid_header', `${ADVISORY_LIMIT_HEADER}: ${JSON.stringify(a)} is not a positive whole number or "none"`, {
-          field: ADVISORY_LIMIT_HEADER,
-          value: a,
-        });
-      }
-      if (Number(a) < plan.count) {
-        plan.count = Number(a);
-        headers[RESULTS_LIMITED_HEADER] = '1';
-      }
-    }
+  const advisory = advisoryLimit(req.headers[ADVISORY_LIMIT_HEADER]);
+  if (advisory !== undefined && advisory < plan.count) {
+    plan.count = advisory;
+    headers[RESULTS_LIMITED_HEADER] = '1';
   }
   if (plan.count > node.config.maxBuckets) {
     throw new ProtocolError(

@@ -1,17 +1,32 @@
 /** `DELETE|GET /sweep_delete` and `GET /sweep_delete/cancel`. */
-import { CodecError, ProtocolError, parseSweepHeaders, wireStatus, type SweepRequest } from '../../protocol/index.js';
+import {
+  CodecError,
+  DEFAULT_HEADER_PREFIX,
+  ProtocolError,
+  parseSweepHeaders,
+  sweepHeaderName,
+  sweepHeaderNamesUsed,
+  wireStatus,
+  type SweepHeaderKey,
+  type SweepRequest,
+} from '../../protocol/index.js';
 import { sendJson } from '../http.js';
 import type { SweepPlan } from '../sweeper.js';
 import type { Handler } from './context.js';
 
 /** Checks a parsed sweep request against the node's configuration and the clock. */
-export function planSweep(req: SweepRequest, cfg: { rollups: readonly number[]; histogramRollups: readonly number[]; nowMs: number }): SweepPlan {
+export function planSweep(
+  req: SweepRequest,
+  cfg: { rollups: readonly number[]; histogramRollups: readonly number[]; nowMs: number; headerNames?: Record<SweepHeaderKey, string> },
+): SweepPlan {
+  // Errors name each header as the request spelled it (X-Snowth-... from the production store's clients).
+  const name = (key: SweepHeaderKey): string => cfg.headerNames?.[key] ?? sweepHeaderName(DEFAULT_HEADER_PREFIX, key);
   if (req.before * 1000 > cfg.nowMs) {
     throw new ProtocolError(
       400,
       'invalid_header',
-      `X-Service-Delete-Time: ${req.before} is in the future (the node's clock says ${Math.floor(cfg.nowMs / 1000)}); a sweep deletes data before a past time`,
-      { field: 'X-Service-Delete-Time', value: String(req.before), now: Math.floor(cfg.nowMs / 1000) },
+      `${name('deleteTime')}: ${req.before} is in the future (the node's clock says ${Math.floor(cfg.nowMs / 1000)}); a sweep deletes data before a past time`,
+      { field: name('deleteTime'), value: String(req.before), now: Math.floor(cfg.nowMs / 1000) },
     );
   }
   const spans = (asked: number[] | undefined, configured: readonly number[], header: string): { spans: number[]; all: boolean } => {
@@ -28,8 +43,8 @@ export function planSweep(req: SweepRequest, cfg: { rollups: readonly number[]; 
     const sorted = [...asked].sort((a, b) => a - b);
     return { spans: sorted, all: configured.every((c) => sorted.includes(c)) };
   };
-  const nnt = spans(req.nntRollups, cfg.rollups, 'X-Service-NNT-Delete-Rollups');
-  const hist = spans(req.histogramRollups, cfg.histogramRollups, 'X-Service-Histogram-Delete-Rollups');
+  const nnt = spans(req.nntRollups, cfg.rollups, name('nntRollups'));
+  const hist = spans(req.histogramRollups, cfg.histogramRollups, name('histogramRollups'));
   return { before: req.before, types: req.types, nntSpans: nnt.spans, nntAll: nnt.all, histogramPeriods: hist.spans, histogramAll: hist.all };
 }
 
@@ -50,7 +65,8 @@ export const sweepDelete: Handler = (req, res, _target, node) => {
     }
     throw err;
   }
-  const plan = planSweep(parsed, { rollups: node.store.rollups, histogramRollups: node.store.histogramRollups, nowMs: node.config.now() });
+  const headerNames = sweepHeaderNamesUsed(req.headers);
+  const plan = planSweep(parsed, { rollups: node.store.rollups, histogramRollups: node.store.histogramRollups, nowMs: node.config.now(), headerNames });
   node.sweeper.start(plan);
   sendJson(res, 200, '[]');
 };

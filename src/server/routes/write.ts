@@ -1,4 +1,7 @@
-/** `PUT|POST /write/nnt`, `/write/text`, `/histogram/write`: validate every record, then store all in one transaction. */
+/**
+ * `PUT|POST /write/nnt`, `/write/text`, `/histogram/write`: validate every record, then store all
+ * in one transaction. Bodies are read as JSON whatever their Content-Type (see parseJson).
+ */
 import type { IncomingMessage } from 'node:http';
 import {
   ProtocolError,
@@ -7,12 +10,11 @@ import {
   validateTextRecord,
   type Validated,
 } from '../../protocol/index.js';
-import { parseJson, readBody, requireJson, sendJson } from '../http.js';
+import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
 import type { Handler, NodeContext } from './context.js';
 
 async function readRecords(req: IncomingMessage, node: NodeContext): Promise<unknown[]> {
-  requireJson(req);
   return recordsOf(await readBody(req, node.config.maxBodyBytes));
 }
 
@@ -42,11 +44,11 @@ function validateAll<T>(items: unknown[], validate: (item: unknown) => Validated
 }
 
 export const writeNnt: Handler = async (req, res, _target, node) => {
-  requireJson(req);
   const bytes = await readBody(req, node.config.maxBodyBytes);
   const smallestSpan = node.store.rollups[0]!;
-  // Plain records go straight from bytes to the store; anything else (parts, extra fields,
-  // escapes, an invalid record) takes the general path, which words the errors.
+  // Plain records (also those whose parts say "no parts", as the production Go client sends them)
+  // go straight from bytes to the store; anything else (real parts, extra fields, escapes, an
+  // invalid record) takes the general path, which words the errors.
   const packed = parseNntBody(bytes, smallestSpan);
   let n: number;
   if (packed) {

@@ -19,8 +19,18 @@ export function parseIntFlag(text: string, field: string, min: number, max: numb
 /** Turns the manager's typed errors into the CLI's: a message, a hint, and an exit code. */
 export function clusterErrorToUsage(err: unknown): unknown {
   if (!(err instanceof ClusterError)) return err;
-  const code = err.code === 'port_in_use' || err.code === 'already_running' || err.code === 'bad_cluster_file' ? EXIT.usage : err.code === 'interrupted' ? EXIT.interrupted : EXIT.failed;
+  const code = err.code === 'port_in_use' || err.code === 'already_running' || err.code === 'bad_cluster_file' || err.code === 'bad_ring' ? EXIT.usage : err.code === 'interrupted' ? EXIT.interrupted : EXIT.failed;
   return new UsageError(err.message, err.hint, code);
+}
+
+/** `--write-copies`: 1 to the node count; by default 2 (1 for a single node). */
+export function parseWriteCopies(text: string | undefined, count: number): number {
+  if (text === undefined) return Math.min(2, count);
+  const n = parseIntFlag(text, '--write-copies', 1, 255);
+  if (n > count) {
+    throw new UsageError(`--write-copies: ${n} copies need at least ${n} nodes, and --nodes is ${count}`, 'each copy of a metric lives on a different node: raise --nodes or lower --write-copies');
+  }
+  return n;
 }
 
 export function describeStop(r: StopResult): string {
@@ -32,6 +42,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
   const count = parseIntFlag(flags.nodes, '--nodes', 1, 64);
   const basePort = parseIntFlag(flags.basePort, '--base-port', 0, 65535);
   const sweepPaceMs = flags.sweepPace === undefined ? undefined : parseIntFlag(flags.sweepPace, '--sweep-pace', 0, 60_000);
+  const writeCopies = parseWriteCopies(flags.writeCopies, count);
   const paint = painter(ctx.colourErr);
   // SIGTERM (e.g. from a process supervisor) must stop the nodes too, like Ctrl-C.
   const stop = new AbortController();
@@ -50,7 +61,9 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         host: flags.host,
         detached: flags.detach,
         signal: stop.signal,
+        ring: { writeCopies },
         ...(sweepPaceMs !== undefined ? { sweepPaceMs } : {}),
+        ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {
@@ -58,6 +71,12 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
     }
     for (const n of cluster.state.nodes) ctx.stdout.write(`${n.url}\n`);
     const nodesFile = cluster.nodesFile;
+    const seed = cluster.state.nodes[0]!.url;
+    if (cluster.state.ring) {
+      const r = cluster.state.ring;
+      ctx.log.info(`ring of ${count} node${count > 1 ? 's' : ''}, write_copies ${r.writeCopies}, topology ${r.hash} (${r.file})`);
+      ctx.log.info(`seed: ${seed}   (discover the ring: tsnode nodes --seed ${seed})`);
+    }
     if (flags.detach) {
       ctx.log.info(paint.green(`cluster running in the background; node list in ${nodesFile}`));
       ctx.log.info(`  try:   tsnode status --nodes ${nodesFile}`);

@@ -288,8 +288,9 @@ export async function verifyNode(
       }
     }
     const texts = await client.readText({ uuid: check.id, metric: DEMO_TEXT_METRIC, startMs, endMs }, call);
-    v.textOld += texts.filter(([t]) => t * 1000 < opts.oldBeforeMs).length;
-    v.textRecent += texts.filter(([t]) => t * 1000 >= opts.recentFromMs).length;
+    // Text change points come back in milliseconds (as the store's read-text page shows them).
+    v.textOld += texts.filter(([ms]) => ms < opts.oldBeforeMs).length;
+    v.textRecent += texts.filter(([ms]) => ms >= opts.recentFromMs).length;
     const hists = await client.readHistogram({ uuid: check.id, metric: DEMO_HISTOGRAM_METRIC, startMs, endMs, periodS: HISTOGRAM_PERIOD_S }, call);
     v.histOld += hists.filter(([t]) => t * 1000 < opts.oldBeforeMs).length;
     v.histRecent += hists.filter(([t]) => t * 1000 >= opts.recentFromMs).length;

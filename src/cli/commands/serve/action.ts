@@ -1,15 +1,38 @@
+import { resolve } from 'node:path';
 import { ConfigError, isLoopback, parseServeFlags } from '../../../server/config.js';
-import { startServer, StartError } from '../../../server/server.js';
+import type { NodeIdentity } from '../../../server/identity.js';
+import { startServer, StartError, type RunningNode } from '../../../server/server.js';
+import { loadTopologyFile } from '../../../server/topology-file.js';
 import { StoreOpenError } from '../../../server/sqlite-store.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { ServeOptions } from './command.js';
 
+/** Start failures that are a mismatch of flags and files (exit 2), not a runtime failure. */
+const CONFIG_MISMATCH = new Set(['identity_mismatch', 'not_in_topology']);
+
+/** One stderr line about the node's ring, and a warning when the topology sends clients elsewhere. */
+function describeRing(node: RunningNode, ctx: CliContext): void {
+  const identity: NodeIdentity = node.identity;
+  if (!identity.ring) return;
+  const t = identity.ring.topology;
+  const me = t.nodes.find((n) => n.id.toLowerCase() === identity.id)!;
+  ctx.log.info(`ring: topology ${identity.current} (${t.nodes.length} node${t.nodes.length === 1 ? '' : 's'}, write_copies ${t.writeCopies}); this node has weight ${me.weight}`);
+  const wildcard = node.host === '0.0.0.0' || node.host === '::';
+  if (me.apiport !== node.port || (!wildcard && me.address.toLowerCase() !== node.host.toLowerCase() && !(isLoopback(me.address) && isLoopback(node.host)))) {
+    ctx.log.warn(`the topology puts this node's API at ${me.address}:${me.apiport}, but it listens on ${node.url}: clients that discover the ring will look for it there`);
+  }
+}
+
 export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<ExitCode> {
   let config;
   try {
     config = parseServeFlags(opts, ctx.cwd);
+    if (opts.topology !== undefined) {
+      config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
+      config.topologySource = opts.topology;
+    }
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message, `expected ${err.expected}`);
     throw err;
@@ -25,6 +48,7 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
       onFlush: opts.traceFlush ? (e) => ctx.log.info(`flush ${JSON.stringify(e)}`) : undefined,
     });
   } catch (err) {
+    if (err instanceof StartError && CONFIG_MISMATCH.has(err.code)) throw new UsageError(err.message);
     if (err instanceof StartError || err instanceof StoreOpenError) {
       ctx.log.error(err.message);
       return EXIT.failed;
@@ -42,7 +66,9 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (ctx.signal.aborted) stop();
     else ctx.signal.addEventListener('abort', stop);
   });
-  ctx.stdout.write(`tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'})\n`);
+  if (config.lenientTimestamps) ctx.log.info('--lenient-timestamps: a bare integer start_ts/end_ts is read as <seconds>.000');
+  ctx.stdout.write(`tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'}, node id ${node.identity.id}${node.identity.origin === 'memory' ? ', new for this process' : ''})\n`);
+  describeRing(node, ctx);
   await stopped;
   ctx.log.info('stopping: finishing in-flight requests');
   await node.close();

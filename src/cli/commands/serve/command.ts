@@ -19,6 +19,9 @@ export function serveCommand(program: Command, runner: Runner): void {
     .option('--sweep-pace <ms>', 'pause after each check/metric a sweep handles, so a running sweep can be watched (default: 0)')
     .option('--max-body <size>', 'largest request body: bytes or a size like 64MiB, 512KiB, 10MB (default: 64MiB)')
     .option('--max-buckets <n>', 'largest number of buckets one rollup read may return (default: 1000000)')
+    .option('--node-id <uuid>', "the node's identity in a ring (default: the one kept in the data dir, else a new one; --memory: new per process)")
+    .option('--topology <file>', 'the ring this node belongs to: JSON {"write_copies", "nodes": [{"id", "address", "port", "apiport", "weight"}]} or the store\'s topology XML')
+    .option('--lenient-timestamps', 'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)')
     .option('--salvage-log', 'start although the ingest log is damaged: apply its intact writes, give up the unreadable ones (copy the data dir first)')
     .option('--disk-reserve <size>', 'room kept back on the data dir\'s disk so a full disk can still be swept and restarted; 0 for none (default: 16MiB)')
     // Test knobs: frequent, slow, visible flushes (test/reliability/).
@@ -29,7 +32,9 @@ export function serveCommand(program: Command, runner: Runner): void {
       'after',
       `
 The node prints one line on stdout when it is ready:
-  tsnode node listening on http://HOST:PORT (data: DIR)
+  tsnode node listening on http://HOST:PORT (data: DIR, node id UUID)
+With --topology it answers the ring endpoints (/state, /stats.json, /topology/json|xml/<hash>,
+/gossip/json, /locate/json/<uuid>/<metric>); its identity must be one of the topology's nodes.
 SIGINT/SIGTERM stop it cleanly (in-flight requests finish, the database is closed; exit 0).
 A port already in use, or a data dir in use or damaged, exits 1; a bad flag exits 2.
 A full disk: writes are refused (507 disk_full), reads and sweeps go on.
@@ -37,7 +42,9 @@ A full disk: writes are refused (507 disk_full), reads and sweeps go on.
 Examples:
   $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data
   $ tsnode serve --port 0 --memory                   a throwaway node on a free port
-  $ tsnode serve --rollups 60,300 --sweep-pace 50    slow sweeps down to watch their status`,
+  $ tsnode serve --rollups 60,300 --sweep-pace 50    slow sweeps down to watch their status
+  $ tsnode serve --lenient-timestamps                for clients such as gosnowth (integer start_ts/end_ts)
+  $ tsnode serve --node-id 1f846f26-0cfd-4df5-b4f1-e0930604e577 --topology ring.json`,
     )
     .action((opts: ServeOptions) => runner(() => import('./action.js').then((m) => m.serveAction), opts));
 }

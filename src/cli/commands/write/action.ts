@@ -1,26 +1,27 @@
 import { resolve } from 'node:path';
 import type { Ora } from 'ora';
-import { SourceError, RecordSyntaxError } from '../../../records/index.js';
-import { writeRecords, ReplayUsageError, ReplayStateError, type ReplayEvent, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
+import { redactUrlCredentials } from '../../../client/headers.js';
+import { DEFAULT_RETRY } from '../../../client/retry.js';
+import { SourceError, RecordSyntaxError, type RejectEntry } from '../../../records/index.js';
+import {
+  writeRecords,
+  ReplayUsageError,
+  ReplayStateError,
+  UnsafeFileError,
+  type ReplayEvent,
+  type ReplayProgress,
+  type ReplayResult,
+} from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork, parseCount } from '../../network.js';
+import { openNetwork, parseCount, parseSize } from '../../network.js';
 import { parseNodeEntry, resolveNodes } from '../../nodes.js';
+import { escapeText } from '../../render/terminal-text.js';
 import { painter } from '../../runtime.js';
 import type { WriteFlags } from './command.js';
 
-const SIZE_UNITS: Record<string, number> = { b: 1, k: 1000, kb: 1000, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
-
-/** `4MiB`, `512KiB`, `1MB`, `65536`: a byte size. */
-export function parseSize(text: string, field: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
-  const unit = m ? SIZE_UNITS[(m[2] || 'b').toLowerCase()] : undefined;
-  if (!m || unit === undefined || Number(m[1]) <= 0) {
-    throw new UsageError(`${field}: ${JSON.stringify(text)} is not a size`, 'use bytes or a unit: 65536, 512KiB, 4MiB, 1MB');
-  }
-  return Math.round(Number(m[1]) * unit);
-}
+export { parseSize } from '../../network.js';
 
 function humanBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -56,6 +57,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   const concurrency = parseCount(opts.concurrency, '--concurrency', 1);
   const smallestSpan = parseCount(opts.smallestSpan, '--smallest-span', 1);
   const maxErrors = opts.maxErrors === undefined ? undefined : parseCount(opts.maxErrors, '--max-errors', 0);
+  const retries = parseCount(opts.retries, '--retries');
   let rate: number | undefined;
   if (opts.rate !== undefined) {
     rate = Number(opts.rate);
@@ -97,6 +99,8 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   let latest: ReplayProgress | undefined;
   let timer: NodeJS.Timeout | undefined;
   let shownRejects = 0;
+  // --strict names the first invalid records on stderr; the count is the result's.
+  const invalidShown: RejectEntry[] = [];
   const onEvent = (e: ReplayEvent): void => {
     const say = (m: string, warn = false): void => {
       if (spinner) spinner.clear();
@@ -118,8 +122,10 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
         say(e.message, true);
         break;
       case 'rejected':
-        if (opts.dryRun || ctx.verbose) {
-          if (shownRejects < 20) say(`${e.entry.file}: record ${e.entry.record}${e.entry.line !== undefined ? ` (line ${e.entry.line})` : ''}: ${e.entry.error}`, true);
+        if (opts.strict) {
+          if (invalidShown.length < STRICT_SHOWN) invalidShown.push(e.entry);
+        } else if (opts.dryRun || ctx.verbose) {
+          if (shownRejects < 20) say(describeReject(e.entry), true);
           shownRejects++;
         }
         break;
@@ -132,7 +138,9 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   // (columns 0) makes that count explode. The line is also cut to one row so nothing wraps.
   const columns = ctx.stderr.columns ?? 0;
   // ora (and what it pulls in) costs ~0.1 s to load: only a terminal that shows the spinner pays for it.
-  if (ctx.interactive && columns >= 20) spinner = (await import('ora')).default({ text: 'starting', stream: ctx.stderr, color: 'cyan' }).start();
+  // discardStdin off: ora's default puts the terminal in raw mode to swallow keystrokes, and
+  // then Ctrl-C (and Ctrl-\, Ctrl-Z) no longer make signals: the write could not be stopped.
+  if (ctx.interactive && columns >= 20) spinner = (await import('ora')).default({ text: 'starting', stream: ctx.stderr, color: 'cyan', discardStdin: false }).start();
   const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
   timer = setInterval(
     () => {
@@ -169,6 +177,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
       dryRun: opts.dryRun,
       signal: ctx.signal,
       stdin: ctx.stdin,
+      ackRetry: { ...DEFAULT_RETRY, retries },
       onProgress: (p) => (latest = p),
       onEvent,
       now: ctx.now,
@@ -176,6 +185,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   } catch (err) {
     spinner?.stop();
     if (err instanceof ReplayUsageError || err instanceof ReplayStateError) throw new UsageError(err.message, err.hint);
+    if (err instanceof UnsafeFileError) throw new UsageError(err.message);
     if (err instanceof SourceError || err instanceof RecordSyntaxError) throw new UsageError(err.message);
     throw err;
   } finally {
@@ -183,14 +193,44 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
     await net.close();
   }
   spinner?.stop();
-  return report(result, opts, ctx, paint, nodes);
+  return report(result, opts, ctx, paint, nodes, invalidShown);
 }
 
-/** The command line that continues this run: the same arguments plus --resume. */
-function resumeCommand(): string {
-  const args = process.argv.slice(2);
+/** How many invalid records --strict names on stderr. */
+const STRICT_SHOWN = 10;
+
+function describeReject(e: RejectEntry): string {
+  return `${e.file}: record ${e.record}${e.line !== undefined ? ` (line ${e.line})` : ''}: ${e.error}`;
+}
+
+/**
+ * The command line that continues this run: the same arguments plus --resume, with no secret
+ * in it. Every `--header` value is replaced by a placeholder naming the header (`headers` lists
+ * them, so the hint can say what to put back), and credentials in URLs are hidden.
+ */
+export function resumeCommand(args: readonly string[]): { command: string; headers: string[] } {
   const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  return ['tsnode', ...args.map(quote), ...(args.includes('--resume') ? [] : ['--resume'])].join(' ');
+  const headers: string[] = [];
+  const placeholder = (line: string): string => {
+    const name = line.includes(':') ? line.slice(0, line.indexOf(':')).trim() : '';
+    const shown = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,60}$/.test(name) ? name : 'header';
+    headers.push(shown);
+    return `${shown}: <${shown} value>`;
+  };
+  const out: string[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const a = args[k]!;
+    if (a === '--header' && k + 1 < args.length) out.push(a, placeholder(args[++k]!));
+    else if (a.startsWith('--header=')) out.push(`--header=${placeholder(a.slice('--header='.length))}`);
+    else out.push(redactUrlCredentials(a));
+  }
+  const command = ['tsnode', ...out.map(quote), ...(args.includes('--resume') ? [] : ['--resume'])].join(' ');
+  return { command, headers };
+}
+
+/** Records in the rejects file from the earlier run(s) of a resumed run (0 otherwise). */
+function earlierRejected(r: ReplayResult): number {
+  return r.earlier ? r.earlier.invalid + r.earlier.refused + r.earlier.notWritten : 0;
 }
 
 function exitCodeOf(r: ReplayResult): ExitCode {
@@ -211,21 +251,35 @@ function exitCodeOf(r: ReplayResult): ExitCode {
     case 'done':
       if (r.dryRun) return r.rejected > 0 ? EXIT.partial : EXIT.ok;
       if (nothingWritten) return EXIT.failed;
-      return r.rejected > 0 || r.failedBatches > 0 ? EXIT.partial : EXIT.ok;
+      // Records an earlier run left in the rejects file are not written either: partial until they are replayed.
+      return r.rejected > 0 || r.failedBatches > 0 || earlierRejected(r) > 0 ? EXIT.partial : EXIT.ok;
   }
 }
 
-function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: ReturnType<typeof painter>, nodes: string[]): ExitCode {
+function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: ReturnType<typeof painter>, nodes: string[], invalidShown: readonly RejectEntry[]): ExitCode {
   const code = exitCodeOf(r);
   const rate = r.seconds > 0 ? Math.round(r.read / r.seconds) : r.read;
   const invalid = r.rejected - r.rejectedByNode - r.failedRecords;
-  const resumeHint =
-    r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error' || r.stopped === 'nodes-down') ? `to continue: ${resumeCommand()} (state: ${r.statePath})` : undefined;
+  const resume =
+    r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error' || r.stopped === 'nodes-down') ? resumeCommand(process.argv.slice(2)) : undefined;
+  const resumeHint = resume ? `to continue: ${resume.command} (state: ${r.statePath})` : undefined;
+  const headerNote = resume?.headers.length
+    ? `  (header values are not repeated: put back the value of ${[...new Set(resume.headers)].join(', ')} where it says <... value>)`
+    : undefined;
+  if (r.stopped === 'strict') {
+    // The records that stopped it, where a person looks for errors: stderr, first ones named.
+    ctx.log.error(`--strict: ${r.rejected.toLocaleString('en-US')} invalid record${r.rejected === 1 ? '' : 's'}, nothing was sent`);
+    for (const e of invalidShown) ctx.log.info(`  ${describeReject(e)}`);
+    if (r.rejected > invalidShown.length) ctx.log.info(`  ... and ${(r.rejected - invalidShown.length).toLocaleString('en-US')} more`);
+    if (r.rejectsPath) ctx.log.info(`  every one of them is in ${r.rejectsPath}`);
+  }
   if (opts.output === 'json') {
     const doc: Record<string, unknown> = {
       status: r.stopped,
       read: r.read,
       written: r.written,
+      ...(opts.to === 'all' ? { writtenToSome: r.writtenToSome } : {}),
+      acknowledged: r.acknowledged,
       rejected: r.rejected,
       invalid,
       refused: r.rejectedByNode,
@@ -240,39 +294,84 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
       state: r.stopped === 'done' ? null : (r.statePath ?? null),
       dryRun: r.dryRun,
       inputs: r.inputs.map((i) => ({ file: i.name, format: i.format, read: i.read, skipped: i.skipped, position: i.position })),
+      earlier: r.earlier ? { ...r.earlier, rejected: earlierRejected(r) } : null,
     };
-    if (opts.to === 'all' || r.dryRun) doc.nodes = r.nodes.map((n) => ({ node: n.node, batches: n.batches, records: n.records, failedBatches: n.failedBatches, refused: n.rejected, ...(n.lastError ? { error: n.lastError } : {}) }));
+    if (opts.to === 'all' || r.dryRun) {
+      doc.nodes = r.nodes.map((n) => ({
+        node: n.node,
+        batches: n.batches,
+        records: n.records,
+        acknowledged: { byCount: n.ackedByCount, bare: n.ackedBare },
+        failedBatches: n.failedBatches,
+        refused: n.rejected,
+        ...(n.lastError ? { error: n.lastError } : {}),
+      }));
+    }
+    if (r.stopped === 'strict') doc.invalidRecords = invalidShown.map((e) => ({ file: e.file, record: e.record, ...(e.line !== undefined ? { line: e.line } : {}), error: e.error }));
     if (r.inputError) doc.error = r.inputError.message;
     if (resumeHint) doc.resume = resumeHint;
     if (ctx.verbose) doc.maxRssBytes = process.resourceUsage().maxRSS * 1024;
     ctx.stdout.write(`${JSON.stringify(doc)}\n`);
-  } else {
+  } else if (r.stopped !== 'strict') {
     const n = (x: number): string => x.toLocaleString('en-US');
+    // The summary quotes nodes and inputs (a node's error text among them): every line is escaped
+    // before it is painted, as in a table.
     const out: string[] = [];
-    const verb = r.dryRun ? 'would write' : 'wrote';
-    out.push(
-      `${r.dryRun ? 'dry run: ' : ''}read ${n(r.read)} records from ${r.inputs.length} input${r.inputs.length === 1 ? '' : 's'}, ${verb} ${n(r.dryRun ? r.read - r.rejected : r.written)} in ${n(r.batches)} batch${r.batches === 1 ? '' : 'es'} to ${nodes.length} node${nodes.length === 1 ? '' : 's'} (--to ${opts.to})`,
-    );
-    for (const i of r.inputs) if (i.skipped > 0) out.push(`  ${i.name}: resumed after record ${n(i.skipped)}`);
+    const say = (text: string, colour?: (s: string) => string, tail?: { text: string; colour: (s: string) => string }): void => {
+      const line = colour ? colour(escapeText(text)) : escapeText(text);
+      out.push(tail ? line + tail.colour(escapeText(tail.text)) : line);
+    };
+    const inputs = `${n(r.read)} records from ${r.inputs.length} input${r.inputs.length === 1 ? '' : 's'}`;
+    const batches = `${n(r.batches)} batch${r.batches === 1 ? '' : 'es'}`;
+    if (r.dryRun) {
+      say(`dry run: read ${inputs}, would write ${n(r.read - r.rejected)} in ${batches} to ${nodes.length} node${nodes.length === 1 ? '' : 's'} (--to ${opts.to})`);
+    } else if (opts.to === 'all') {
+      // "Written" with --to all is what every node took; a node that took less must not turn the headline into "wrote 0".
+      const complete = r.writtenToSome === 0 && r.nodes.every((x) => x.failedBatches === 0);
+      const where =
+        complete
+          ? `wrote ${n(r.written)} to every node`
+          : r.written > 0
+            ? `wrote ${n(r.written)} to every node and ${n(r.writtenToSome)} more to some nodes only`
+            : `wrote ${n(r.writtenToSome)} to some nodes only, none to every node`;
+      say(`read ${inputs}, ${where}, in ${batches} to ${nodes.length} nodes (--to all)`, complete ? undefined : paint.yellow);
+    } else {
+      say(`read ${inputs}, wrote ${n(r.written)} in ${batches} to ${nodes.length} node${nodes.length === 1 ? '' : 's'} (--to any)`);
+    }
+    for (const i of r.inputs) if (i.skipped > 0) say(`  ${i.name}: resumed after record ${n(i.skipped)}`);
     if (r.rejected > 0) {
       const parts = [invalid > 0 ? `${n(invalid)} invalid` : '', r.rejectedByNode > 0 ? `${n(r.rejectedByNode)} refused by a node` : '', r.failedRecords > 0 ? `${n(r.failedRecords)} in ${n(r.failedBatches)} batch(es) that failed after retries` : '']
         .filter(Boolean)
         .join(', ');
-      out.push(paint.yellow(`rejected ${n(r.rejected)} (${parts})${r.rejectsPath ? `: see ${r.rejectsPath}` : ''}`));
-    } else out.push('rejected 0');
+      say(`rejected ${n(r.rejected)} (${parts})${r.rejectsPath ? `: see ${r.rejectsPath}` : ''}`, paint.yellow);
+    } else say('rejected 0');
+    if (r.earlier) {
+      const e = r.earlier;
+      const before = earlierRejected(r);
+      const parts = [e.invalid ? `${n(e.invalid)} invalid` : '', e.refused ? `${n(e.refused)} refused by a node` : '', e.notWritten ? `${n(e.notWritten)} not written` : ''].filter(Boolean).join(', ');
+      say(
+        `earlier run(s), up to where this one resumed: wrote ${n(e.written)}${opts.to === 'all' && e.writtenToSome ? ` (and ${n(e.writtenToSome)} to some nodes only)` : ''}, rejected ${n(before)}${before ? ` (${parts})${r.rejectsPath ? `: in ${r.rejectsPath}` : ''}` : ''}`,
+        before ? paint.yellow : undefined,
+      );
+      if (before && r.stopped === 'done') say(`  fix them, then replay the rejects file: tsnode write ${r.rejectsPath ?? '<rejects file>'} (with the same node flags)`);
+    }
+    if (!r.dryRun && r.acknowledged.byCount + r.acknowledged.bare > 0) {
+      say(`acknowledged: ${n(r.acknowledged.byCount)} records by the node's count, ${n(r.acknowledged.bare)} by a 2xx that carried no count`);
+    }
     if (opts.to === 'all' || r.dryRun) {
       for (const node of r.nodes) {
-        out.push(`  ${node.node}: ${n(node.records)} records${r.dryRun ? '' : ` in ${n(node.batches)} batches`}${node.failedBatches ? paint.red(`, ${node.failedBatches} batches failed (${node.lastError ?? ''})`) : ''}`);
+        const base = `  ${node.node}: ${n(node.records)} records${r.dryRun ? '' : ` in ${n(node.batches)} batches`}`;
+        say(base, undefined, node.failedBatches ? { text: `, ${node.failedBatches} batches failed (${node.lastError ?? ''})`, colour: paint.red } : undefined);
       }
     }
-    out.push(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(rate)} records/s`);
-    if (ctx.verbose) out.push(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
-    if (r.stopped === 'strict') out.push(paint.red(`--strict: ${n(r.rejected)} invalid record(s), nothing was sent`));
-    if (r.stopped === 'max-errors') out.push(paint.red(`stopped: more than ${opts.maxErrors} records rejected`));
-    if (r.stopped === 'nodes-down') out.push(paint.red(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`));
-    if (r.stopped === 'interrupted') out.push(paint.yellow(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over'));
-    if (r.inputError) out.push(paint.red(`stopped: ${r.inputError.message}`));
-    if (resumeHint) out.push(resumeHint);
+    say(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(rate)} records/s`);
+    if (ctx.verbose) say(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
+    if (r.stopped === 'max-errors') say(`stopped: more than ${opts.maxErrors} records rejected`, paint.red);
+    if (r.stopped === 'nodes-down') say(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
+    if (r.stopped === 'interrupted') say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
+    if (r.inputError) say(`stopped: ${r.inputError.message}`, paint.red);
+    if (resumeHint) say(resumeHint);
+    if (headerNote) say(headerNote);
     ctx.stdout.write(`${out.join('\n')}\n`);
   }
   if (r.inputError) ctx.log.error(r.inputError.message);

@@ -58,9 +58,12 @@ Examples:
   $ tsnode write records.ndjson.rejects.ndjson            replay the rejects after fixing them
 
 Invalid records go to the rejects file (one JSON object per line: file, record, line, error,
-input) and the run goes on; that file is itself valid input. Exit 0: all written; 3: some
-records rejected or batches failed; 2: bad usage, unreadable input or --strict with invalid
-records; 1: nothing could be written; 130: interrupted (position saved, use --resume).`,
+input) and the run goes on; that file is itself valid input. A batch counts as written only
+when a node acknowledges all of it (a 2xx without a count acknowledges the whole batch).
+Exit 0: all written; 3: some records rejected or batches failed (a resumed run: also in an
+earlier run, until the rejects file is replayed); 2: bad usage, unreadable input, a bad saved
+position or --strict with invalid records; 1: nothing could be written; 130: interrupted
+(position saved, use --resume).`,
   );
   cmd.action((files: string[], opts: WriteFlags) => runner(() => import('./action.js').then((m) => m.writeAction), { ...opts, files }));
 }

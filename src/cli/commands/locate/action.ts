@@ -1,0 +1,72 @@
+import { DiscoveryError } from '../../../client/discovery.js';
+import { locateMetric, type LocateResult } from '../../../client/cluster-view.js';
+import { UUID_RE } from '../../../protocol/index.js';
+import type { CliContext } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { openNetwork } from '../../network.js';
+import { resolveNodes } from '../../nodes.js';
+import { printable } from '../../render/printable.js';
+import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
+import { parseOutput } from '../sweep/plan.js';
+import type { LocateOptions } from './command.js';
+
+/** `--output json`: the key, the ring, the owners primary first, and what the node said. */
+export function locateJson(r: LocateResult): unknown {
+  return {
+    key: r.key,
+    ring: { hash: r.ring.hash, writeCopies: r.ring.topology.writeCopies, from: r.ring.seed.url, verified: r.ring.verified },
+    owners: r.owners.map((n, i) => ({ rank: i + 1, id: n.id, url: n.url, address: n.address, apiport: n.apiport, weight: n.weight })),
+    check: r.check,
+  };
+}
+
+export const LOCATE_CSV_HEADERS = ['rank', 'id', 'url', 'address', 'apiport', 'weight'] as const;
+
+function print(ctx: CliContext, output: 'table' | 'json' | 'csv', r: LocateResult): void {
+  if (output === 'json') return void ctx.stdout.write(renderJson(locateJson(r)));
+  const rows: CellValue[][] = r.owners.map((n, i) => [i + 1, n.id, n.url, n.address, n.apiport, n.weight]);
+  if (output === 'csv') return void ctx.stdout.write(renderCsv(LOCATE_CSV_HEADERS, rows));
+  ctx.stdout.write(renderTable(['copy', 'id', 'url', 'address', 'apiport', 'weight'], rows, { colour: ctx.colour, align: ['right', undefined, undefined, undefined, 'right', 'right'] }));
+}
+
+export async function locateAction(opts: LocateOptions & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
+  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
+  if (!UUID_RE.test(opts.uuid)) throw new UsageError(`uuid: ${JSON.stringify(opts.uuid)} is not a UUID`, 'the check UUID, e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f');
+  if (opts.metric === '') throw new UsageError('metric: the metric name is empty');
+  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
+  for (const w of list.warnings) ctx.log.warn(w);
+  const net = openNetwork(opts, ctx);
+  let result: LocateResult;
+  try {
+    result = await locateMetric(
+      list.nodes.map((n) => net.client(n)),
+      opts.uuid,
+      opts.metric,
+      { signal: net.signal },
+    );
+  } catch (err) {
+    if (err instanceof DiscoveryError) throw new UsageError(`locate needs a ring topology: ${err.message}`, err.hint);
+    throw err;
+  } finally {
+    await net.close();
+  }
+  print(ctx, output, result);
+  const { check, ring } = result;
+  const where = `ring ${ring.hash.slice(0, 12)} from ${ring.seed.url}, write_copies ${ring.topology.writeCopies}`;
+  if (check.result === 'agrees') {
+    ctx.log.info(`key ${printable(result.key)} (${where}); ${check.node} places it on the same nodes`);
+    return EXIT.ok;
+  }
+  if (check.result === 'differs') {
+    ctx.log.error(`${check.node} places ${printable(result.key)} on ${check.nodeOwners!.join(', ')}, not on ${result.owners.map((n) => n.id).join(', ')} as computed here from its topology`);
+    return EXIT.failed;
+  }
+  const why = check.result === 'unavailable' ? `${check.node} has no /locate/json to check against` : `checking with ${check.node} failed: ${printable(check.error ?? '')}`;
+  if (ring.verified && check.result === 'unavailable') {
+    ctx.log.info(`key ${printable(result.key)} (${where}); computed from the topology (${why}; its hash checks out)`);
+    return EXIT.ok;
+  }
+  ctx.log.warn(`unconfirmed: ${why}${ring.verified ? '' : `, and the topology hashes to ${ring.computedHash} here, not ${ring.hash}`}`);
+  return EXIT.failed;
+}

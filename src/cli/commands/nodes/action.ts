@@ -1,0 +1,120 @@
+import { inspectCluster, type ClusterView, type NodeReport } from '../../../client/cluster-view.js';
+import type { CliContext } from '../../context.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { openNetwork } from '../../network.js';
+import { resolveNodes } from '../../nodes.js';
+import { printable } from '../../render/printable.js';
+import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
+import { parseOutput } from '../sweep/plan.js';
+import type { NodesOptions } from './command.js';
+
+const spans = (xs: readonly number[] | null | undefined): string => (xs ? xs.join(',') : '');
+
+function stateText(r: NodeReport): string {
+  return r.state === 'ok' ? 'yes' : r.state === 'unreachable' ? 'unreachable' : 'unexpected answer';
+}
+
+function ringText(r: NodeReport, view: ClusterView): string {
+  if (!view.ring) return r.topology === 'none' ? '-' : '';
+  if (!r.inRing) return 'not in ring';
+  return r.topology === 'same' ? 'yes' : r.topology === 'other' ? `other: ${r.self!.current!.slice(0, 12)}` : r.topology === 'none' ? 'none' : '?';
+}
+
+/** `--output json`: the ring (or null) and one object per node; stable member names. */
+export function nodesJson(view: ClusterView): unknown {
+  const ring = view.ring;
+  return {
+    ring: ring
+      ? { hash: ring.hash, writeCopies: ring.topology.writeCopies, nodes: ring.nodes.length, from: ring.seed.url, format: ring.format, verified: ring.verified, next: ring.next }
+      : null,
+    nodes: view.nodes.map((r) => ({
+      id: r.id,
+      url: r.url,
+      weight: r.weight,
+      inRing: r.inRing,
+      listed: r.listed,
+      state: r.state,
+      reachable: r.state !== 'unreachable',
+      topology: r.self?.current ?? null,
+      version: r.self?.version ?? null,
+      baseRollup: r.self?.baseRollup ?? null,
+      nntRollups: r.self?.nntRollups ?? null,
+      histogramRollups: r.self?.histogramRollups ?? null,
+      error: r.error,
+    })),
+  };
+}
+
+export const NODES_CSV_HEADERS = ['id', 'url', 'weight', 'in_ring', 'listed', 'state', 'topology', 'version', 'base_rollup', 'nnt_rollups', 'histogram_rollups', 'error'] as const;
+
+function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterView): void {
+  if (output === 'json') {
+    ctx.stdout.write(renderJson(nodesJson(view)));
+    return;
+  }
+  if (output === 'csv') {
+    const rows: CellValue[][] = view.nodes.map((r) => [
+      r.id,
+      r.url,
+      r.weight,
+      String(r.inRing),
+      String(r.listed),
+      r.state,
+      r.self?.current ?? '',
+      r.self?.version ?? '',
+      r.self?.baseRollup ?? '',
+      spans(r.self?.nntRollups),
+      spans(r.self?.histogramRollups),
+      r.error ?? '',
+    ]);
+    ctx.stdout.write(renderCsv(NODES_CSV_HEADERS, rows));
+    return;
+  }
+  const rows: CellValue[][] = view.nodes.map((r) => [
+    printable(r.id ?? '?'),
+    r.url,
+    r.weight ?? '-',
+    stateText(r),
+    ringText(r, view),
+    printable(r.self?.version ?? ''),
+    spans(r.self?.nntRollups),
+    spans(r.self?.histogramRollups),
+    printable(r.error ?? (r.listed ? '' : 'not in the node list')),
+  ]);
+  ctx.stdout.write(
+    renderTable(['id', 'url', 'weight', 'reachable', 'ring', 'version', 'spans', 'histogram spans', 'note'], rows, {
+      colour: ctx.colour,
+      align: [undefined, undefined, 'right'],
+      paint: (cell, col, _r, p) => (col === 3 ? (cell === 'yes' ? p.green(cell) : p.red(cell)) : cell),
+    }),
+  );
+}
+
+export async function nodesAction(opts: NodesOptions, ctx: CliContext): Promise<ExitCode> {
+  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
+  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
+  for (const w of list.warnings) ctx.log.warn(w);
+  const net = openNetwork(opts, ctx);
+  let view: ClusterView;
+  try {
+    view = await inspectCluster(
+      list.nodes.map((n) => net.client(n)),
+      (url) => net.client(url),
+      { signal: net.signal },
+    );
+  } finally {
+    await net.close();
+  }
+  print(ctx, output, view);
+  const ring = view.ring;
+  if (ring) {
+    ctx.log.info(`ring ${ring.hash} from ${ring.seed.url}: ${ring.nodes.length} node${ring.nodes.length === 1 ? '' : 's'}, write_copies ${ring.topology.writeCopies}`);
+    if (!ring.verified) ctx.log.warn(`that topology hashes to ${ring.computedHash} here: metric owners computed by tsnode may differ from the store's`);
+  } else {
+    ctx.log.info('no listed node runs with a topology: these are the listed nodes as they are (features that need a ring, such as locate, will refuse)');
+  }
+  for (const p of view.coverage.problems) if (!/not in the list/.test(p)) ctx.log.warn(p);
+  if (ctx.signal.aborted) return EXIT.interrupted;
+  const bad = view.nodes.filter((r) => r.state !== 'ok' || (ring && (!r.inRing || r.topology !== 'same'))).length;
+  return bad === 0 ? EXIT.ok : bad === view.nodes.length ? EXIT.failed : EXIT.partial;
+}

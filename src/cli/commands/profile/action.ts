@@ -1,0 +1,185 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { CliContext } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { parseNodeEntry, parseNodeList } from '../../nodes.js';
+import { renderJson, renderTable } from '../../render/table.js';
+import type { ConfigFile, Profile } from '../../config/file.js';
+import { loadConfig, profileNotFound, type LoadedConfig } from '../../config/load.js';
+import { resolveConfigRelative, showPath } from '../../config/paths.js';
+import { hasLiteralSecret, redactTemplate } from '../../config/secrets.js';
+import { removeProfileText, setProfileText, useProfileText, writeConfigFile, type ProfileChanges } from '../../config/write.js';
+import { didYouMean } from '../../suggest.js';
+import { parseHeaderLine, HeaderError } from '../../../client/headers.js';
+import type { ProfileListFlags, ProfileSetFlags, ProfileShowFlags } from './command.js';
+
+function load(ctx: CliContext): LoadedConfig {
+  const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
+  for (const w of loaded.warnings) ctx.log.warn(w);
+  return loaded;
+}
+
+/** One profile as `show --output json` and `list --output json` print it: the file's keys, secrets redacted. */
+export function profileJson(p: Profile, config: ConfigFile, home: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: p.name, current: config.current?.name === p.name };
+  if (p.nodes) out.nodes = p.nodes;
+  if (p.nodesFile) out.nodes_file = p.nodesFile;
+  if (p.seed) out.seed = p.seed;
+  if (p.headerPrefix) out.header_prefix = p.headerPrefix;
+  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) out[k] = p[k];
+  if (p.headers.length) out.headers = Object.fromEntries(p.headers.map((h) => [h.name, redactTemplate(h.template)]));
+  if (p.smallestSpan !== undefined) out.smallest_span = p.smallestSpan;
+  if (p.nntRollups) out.nnt_rollups = p.nntRollups;
+  if (p.histogramRollups) out.histogram_rollups = p.histogramRollups;
+  // Paths as they will be read (relative ones from the config file's directory, ~ expanded).
+  const resolved: Record<string, string> = {};
+  if (p.nodesFile) resolved.nodes_file = resolveConfigRelative(p.nodesFile, config.path, home);
+  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) resolved[k] = resolveConfigRelative(p[k]!, config.path, home);
+  if (Object.keys(resolved).length) out.resolved_paths = resolved;
+  return out;
+}
+
+function nodesSummary(p: Profile, config: ConfigFile, home: string): string {
+  if (p.nodes) return `${p.nodes.length} node${p.nodes.length === 1 ? '' : 's'}: ${p.nodes.join(', ')}`;
+  if (p.nodesFile) return `file ${showPath(resolveConfigRelative(p.nodesFile, config.path, home), home)}`;
+  if (p.seed) return `seed ${p.seed}`;
+  return '(none)';
+}
+
+export async function profileListAction(flags: ProfileListFlags, ctx: CliContext): Promise<ExitCode> {
+  const { config, home } = load(ctx);
+  const profiles = [...config.profiles.values()];
+  if (flags.names) {
+    ctx.stdout.write(profiles.map((p) => `${p.name}\n`).join(''));
+    return EXIT.ok;
+  }
+  if (flags.output === 'json') {
+    ctx.stdout.write(renderJson({ config_file: config.path, current: config.current?.name ?? null, profiles: profiles.map((p) => profileJson(p, config, home)) }));
+    return EXIT.ok;
+  }
+  if (profiles.length === 0) {
+    ctx.log.info(`no profiles in ${config.shown}${config.exists ? '' : ' (the file does not exist yet)'}; create one: tsnode profile set <name> --nodes <file|list>`);
+    return EXIT.ok;
+  }
+  const rows = profiles.map((p) => [config.current?.name === p.name ? '*' : '', p.name, nodesSummary(p, config, home), p.headerPrefix ?? '', p.headers.map((h) => h.name).join(', ')]);
+  ctx.stdout.write(renderTable(['', 'profile', 'nodes', 'header prefix', 'headers'], rows, { colour: ctx.colour }));
+  ctx.log.info(`config: ${config.shown}`);
+  if (config.current && !config.profiles.has(config.current.name)) ctx.log.warn(`current names ${config.current.name}, which is not a profile here`);
+  return EXIT.ok;
+}
+
+/** The profile `show` describes: the argument, else --profile, TSNODE_PROFILE, current. */
+function chosenName(name: string | undefined, ctx: CliContext, config: ConfigFile): { name: string; via: string } {
+  if (name !== undefined) return { name, via: 'profile show' };
+  if (ctx.profile !== undefined) return { name: ctx.profile, via: '--profile' };
+  const env = ctx.env.TSNODE_PROFILE;
+  if (env !== undefined && env.trim() !== '') return { name: env.trim(), via: 'TSNODE_PROFILE' };
+  if (config.current) return { name: config.current.name, via: `current (${config.shown}:${config.current.line})` };
+  throw new UsageError(`no profile to show: none named, and ${config.shown} has no current profile`, 'name one: tsnode profile show <name> (tsnode profile list shows them)');
+}
+
+export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext): Promise<ExitCode> {
+  const { config, home } = load(ctx);
+  const { name, via } = chosenName(flags.name, ctx, config);
+  const p = config.profiles.get(name);
+  if (!p) throw profileNotFound(config, name, via, didYouMean(name, [...config.profiles.keys()]));
+  const json = profileJson(p, config, home);
+  if (flags.output === 'json') {
+    ctx.stdout.write(renderJson({ config_file: config.path, ...json }));
+    return EXIT.ok;
+  }
+  const rows: string[][] = [];
+  const resolved = (json.resolved_paths ?? {}) as Record<string, string>;
+  const withResolved = (k: string, v: string): string => (resolved[k] && resolved[k] !== v ? `${v} (${showPath(resolved[k], home)})` : v);
+  rows.push(['profile', `${p.name}${json.current ? ' (current)' : ''}`]);
+  if (p.nodes) rows.push(['nodes', p.nodes.join('\n')]);
+  if (p.nodesFile) rows.push(['nodes_file', withResolved('nodes_file', p.nodesFile)]);
+  if (p.seed) rows.push(['seed', p.seed]);
+  if (!p.nodes && !p.nodesFile && !p.seed) rows.push(['nodes', '(none: give --nodes or --seed, or TSNODE_NODES)']);
+  if (p.headerPrefix) rows.push(['header_prefix', p.headerPrefix]);
+  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) rows.push([k, withResolved(k, p[k]!)]);
+  for (const h of p.headers) rows.push([`headers.${h.name}`, redactTemplate(h.template)]);
+  if (p.smallestSpan !== undefined) rows.push(['smallest_span', String(p.smallestSpan)]);
+  if (p.nntRollups) rows.push(['nnt_rollups', p.nntRollups.join(', ')]);
+  if (p.histogramRollups) rows.push(['histogram_rollups', p.histogramRollups.join(', ')]);
+  ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour }));
+  ctx.log.info(`config: ${config.shown}:${p.line}`);
+  return EXIT.ok;
+}
+
+export async function profileUseAction(opts: { name: string }, ctx: CliContext): Promise<ExitCode> {
+  const { config } = load(ctx);
+  if (!config.profiles.has(opts.name)) throw profileNotFound(config, opts.name, 'profile use', didYouMean(opts.name, [...config.profiles.keys()]));
+  writeConfigFile(config.path, useProfileText(config, opts.name));
+  ctx.log.info(`current profile: ${opts.name} (${config.shown})`);
+  return EXIT.ok;
+}
+
+export async function profileRemoveAction(opts: { name: string }, ctx: CliContext): Promise<ExitCode> {
+  const { config } = load(ctx);
+  if (!config.profiles.has(opts.name)) throw profileNotFound(config, opts.name, 'profile remove', didYouMean(opts.name, [...config.profiles.keys()]));
+  const { text, wasCurrent } = removeProfileText(config, opts.name);
+  writeConfigFile(config.path, text);
+  ctx.log.info(`removed profile ${opts.name} from ${config.shown}${wasCurrent ? '; it was the current profile, so there is none now (tsnode profile use <name>)' : ''}`);
+  return EXIT.ok;
+}
+
+/** An absolute path for a file named on the command line (a `~` path is kept as written: it means the same anywhere). */
+function absolute(path: string, cwd: string): string {
+  return path === '~' || path.startsWith('~/') ? path : resolve(cwd, path);
+}
+
+/** What `profile set`'s flags change; validates what can be checked now (nodes, header syntax). */
+export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileChanges {
+  const changes: ProfileChanges = {};
+  if (flags.nodes !== undefined) {
+    const value = flags.nodes.trim();
+    const path = resolve(cwd, value);
+    if (existsSync(path) && statSync(path).isFile()) changes.nodesFile = path;
+    else if (/\.(txt|list|conf)$/i.test(value) || (value.includes('/') && !value.includes('://') && !value.includes(','))) {
+      throw new UsageError(`--nodes: node list file ${value} does not exist`, 'pass an existing file, or a comma list of nodes (or --nodes-file to name a file that will exist later)');
+    } else changes.nodes = parseNodeList(value, '--nodes', { separator: 'commas' }).nodes;
+  }
+  if (flags.nodesFile !== undefined) changes.nodesFile = absolute(flags.nodesFile.trim(), cwd);
+  if (flags.seed !== undefined) {
+    try {
+      changes.seed = parseNodeEntry(flags.seed);
+    } catch (err) {
+      throw new UsageError(`--seed: ${(err as Error).message}`, 'the seed is one node of the ring, e.g. https://db1.example.net:8443');
+    }
+  }
+  if (flags.headerPrefix !== undefined) changes.headerPrefix = flags.headerPrefix;
+  for (const k of ['cacert', 'cert', 'key'] as const) if (flags[k] !== undefined) changes[k] = absolute(flags[k]!.trim(), cwd);
+  if (flags.header.length) {
+    changes.headers = flags.header.map((line) => {
+      try {
+        return parseHeaderLine(line, '--header');
+      } catch (err) {
+        if (err instanceof HeaderError) throw new UsageError(err.message, "write a header as 'Name: value', e.g. --header 'Authorization: Bearer ${TOKEN}'");
+        throw err;
+      }
+    });
+  }
+  if (flags.smallestSpan !== undefined) changes.smallestSpan = flags.smallestSpan;
+  if (flags.nntRollups !== undefined) changes.nntRollups = flags.nntRollups;
+  if (flags.histogramRollups !== undefined) changes.histogramRollups = flags.histogramRollups;
+  if (flags.unset.length) changes.unset = flags.unset;
+  return changes;
+}
+
+export async function profileSetAction(flags: ProfileSetFlags, ctx: CliContext): Promise<ExitCode> {
+  const { config } = load(ctx);
+  const changes = changesFromFlags(flags, ctx.cwd);
+  const existed = config.profiles.has(flags.name);
+  if (!existed && Object.keys(changes).length === 0) {
+    throw new UsageError(`profile set ${flags.name}: nothing to set`, 'give at least one setting, e.g. --nodes db1:8112,db2:8112 (tsnode profile set --help lists them)');
+  }
+  writeConfigFile(config.path, setProfileText(config, flags.name, changes));
+  ctx.log.info(`${existed ? 'updated' : 'created'} profile ${flags.name} in ${config.shown}`);
+  for (const [name, value] of changes.headers ?? []) {
+    if (hasLiteralSecret(value)) ctx.log.warn(`headers.${name} is stored as a literal value (the file is mode 0600); a \${VAR} reference keeps the secret out of the file`);
+  }
+  if (!existed && !config.current) ctx.log.info(`make it the default target with: tsnode profile use ${flags.name}`);
+  return EXIT.ok;
+}

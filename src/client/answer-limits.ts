@@ -1,0 +1,48 @@
+/**
+ * How large an answer to each request may be. A node (or whatever answers at its address) that
+ * sends more is cut off with code `too_large` instead of growing the client's memory without
+ * end. The caps are sized from the largest answer a correct node can give to that request.
+ */
+import type { RollupQuery } from '../protocol/index.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/**
+ * Sweep status (and cancel): three small objects of strings. The longest legitimate one carries
+ * two `<uuid>-<metric>` names; 256 KiB holds metric names of tens of KiB each many times over.
+ */
+export const STATUS_ANSWER_BYTES = 256 * KiB;
+
+/** A write acknowledgement: `{"records": N}` or an empty body; an error object naming a record. */
+export const WRITE_ANSWER_BYTES = 256 * KiB;
+
+/** Text and histogram read-backs (reference-node extensions, used by tests and the demo). */
+export const READ_BACK_ANSWER_BYTES = 256 * MiB;
+
+/**
+ * One row of a rollup answer at its longest: `[1700000000.125,-1.2345678901234567e-300]` is 45
+ * bytes, a `type=all` row with eleven such members about 520, and a node may pretty-print (an
+ * indented row of `all` is under 640 bytes). The allowance is generous on purpose: it only has
+ * to stop an answer that is not a rollup of this range at all.
+ */
+const ROLLUP_ROW_BYTES = 96;
+const ROLLUP_ALL_ROW_BYTES = 640;
+/** Room for whatever surrounds the rows (whitespace, a header-less wrapper): fixed. */
+const ROLLUP_SLACK_BYTES = 1 * MiB;
+
+/** Buckets a correct node returns for this read: every bucket from the floored start to the (exclusive) end. */
+export function rollupBuckets(q: Pick<RollupQuery, 'startMs' | 'endMs' | 'spanMs'>): number {
+  if (!(q.spanMs > 0) || !(q.endMs > q.startMs)) return 1;
+  return Math.floor((q.endMs - 1) / q.spanMs) - Math.floor(q.startMs / q.spanMs) + 1;
+}
+
+/**
+ * The largest answer accepted for a rollup read: its buckets at the longest row, plus slack.
+ * A year of 60 s buckets (525,600 rows) may take 49 MiB, of `type=all` 322 MiB; a day of 60 s
+ * buckets 1.1 MiB.
+ */
+export function rollupAnswerBytes(q: Pick<RollupQuery, 'startMs' | 'endMs' | 'spanMs' | 'type'>): number {
+  const perRow = q.type === 'all' ? ROLLUP_ALL_ROW_BYTES : ROLLUP_ROW_BYTES;
+  return ROLLUP_SLACK_BYTES + rollupBuckets(q) * perRow;
+}

@@ -1,0 +1,47 @@
+/**
+ * Wire shapes of the cluster endpoints as the client reads them: `GET /state`, `GET /stats.json`
+ * and `GET /locate/json/<uuid>/<metric>` (circonus/irondb-docs api/state, locate-json; the
+ * stats tree as gosnowth reads it). Loose: a production node reports far more than these
+ * members, and only what is read here is checked.
+ */
+import { z } from 'zod';
+
+const spans = z.array(z.number().int().positive());
+
+/** `GET /state`: the members tsnode uses. `current`/`next` are a topology hash or "-". */
+export const nodeStateSchema = z.looseObject({
+  identity: z.string().min(1),
+  current: z.string().optional(),
+  next: z.string().optional(),
+  base_rollup: z.number().int().positive().optional(),
+  rollups: spans.optional(),
+  nnt: z.looseObject({ rollups: spans.optional() }).optional(),
+  histogram: z.looseObject({ rollups: spans.optional() }).optional(),
+  features: z.record(z.string(), z.unknown()).optional(),
+  version: z.string().optional(),
+  application: z.string().optional(),
+});
+export type WireNodeState = z.infer<typeof nodeStateSchema>;
+
+/** A libmtev stats leaf: `{"_type": "s", "_value": "..."}`. */
+const leaf = z.looseObject({ _type: z.string().optional(), _value: z.unknown() });
+
+/** `GET /stats.json`: the tree's leaves the production client reads. */
+export const nodeStatsSchema = z.looseObject({
+  identity: leaf.optional(),
+  semver: leaf.optional(),
+  version: leaf.optional(),
+  application: leaf.optional(),
+  topology: z.looseObject({ current: leaf.optional(), next: leaf.optional() }).optional(),
+});
+export type WireNodeStats = z.infer<typeof nodeStatsSchema>;
+
+/** `GET /locate/json/<uuid>/<metric>`: the key and the owner nodes, primary first. */
+export const locateSchema = z.looseObject({
+  key: z.string(),
+  location: z.array(z.looseObject({ id: z.string(), address: z.string().optional(), port: z.number().optional(), apiport: z.number().optional(), weight: z.number().optional() })),
+});
+export type WireLocate = z.infer<typeof locateSchema>;
+
+/** The hash a node reports when it has no topology (or no rebalance in progress, for `next`). */
+export const NO_TOPOLOGY = '-';

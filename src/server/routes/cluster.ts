@@ -1,0 +1,130 @@
+/**
+ * The node's cluster endpoints, shaped as the store answers them (circonus/irondb-docs api/state,
+ * topology-json, topology-xml, gossip-json, locate-json) and as its production client reads them
+ * (gosnowth: /stats.json first, then /topology/xml/<hash>; /gossip/json to judge liveness):
+ *
+ * - `GET /state`: identity, topology hashes, rollup spans, features, version.
+ * - `GET /stats.json`: the same facts as a libmtev stats tree (`{"_type": "s", "_value": ...}` leaves).
+ * - `GET /topology/json/<hash>`, `GET /topology/xml/<hash>` (and without a hash: the current one).
+ * - `GET /gossip/json`: this node's own gossip entry (the reference node does not gossip).
+ * - `GET /locate/json/<uuid>/<metric>`: the metric's owners on the ring.
+ *
+ * Numbers the store reports as strings (gossip times, feature flags) are strings here too: the
+ * production client decodes them as strings and fails on anything else.
+ */
+import type { ServerResponse } from 'node:http';
+import { ProtocolError } from '../../protocol/index.js';
+import { metricKey, topologyToNodeArray, topologyToXml } from '../../ring/index.js';
+import { decodePathPart, sendJson } from '../http.js';
+import { NODE_VERSION } from '../identity.js';
+import type { Handler, NodeContext } from './context.js';
+import { metricParam, uuidParam } from './rollup.js';
+
+export const APPLICATION = 'tsnode';
+
+/** Features as the store lists them: every value the string "1". */
+const FEATURES = { 'nnt:store': '1', 'text:store': '1', 'histogram:store': '1', 'nnt:second_order': '1', features: '1' } as const;
+
+/** GET /state */
+export const nodeState: Handler = (_req, res, _target, node) => {
+  const { id, current } = node.identity;
+  const rollups = node.store.rollups;
+  const body = {
+    identity: id,
+    current,
+    next: '-',
+    base_rollup: rollups[0],
+    rollups,
+    nnt: { rollups },
+    histogram: { rollups: node.store.histogramRollups },
+    features: FEATURES,
+    version: `${APPLICATION} ${NODE_VERSION}`,
+    application: APPLICATION,
+  };
+  sendJson(res, 200, JSON.stringify(body));
+};
+
+const leaf = (value: string): { _type: 's'; _value: string } => ({ _type: 's', _value: value });
+
+/** GET /stats.json: the leaves gosnowth reads (identity, semver, topology.current/next) and a few more. */
+export const nodeStats: Handler = (_req, res, _target, node) => {
+  const { id, current } = node.identity;
+  const body = {
+    application: leaf(APPLICATION),
+    identity: leaf(id),
+    version: leaf(`${APPLICATION} ${NODE_VERSION}`),
+    semver: leaf(NODE_VERSION),
+    topology: { current: leaf(current), next: leaf('-') },
+  };
+  sendJson(res, 200, JSON.stringify(body));
+};
+
+/** The topology the path names (or the current one when it names none); 404 JSON otherwise. */
+function requestedRing(node: NodeContext, rawHash: string | undefined, path: string): NonNullable<NodeContext['identity']['ring']> {
+  const ring = node.identity.ring;
+  if (!ring) {
+    throw new ProtocolError(404, 'not_found', `this node runs without a topology (it was started without --topology), so it has no ${path}`, {
+      current: '-',
+      hint: 'start the node with `tsnode serve --topology <file>` (tsnode cluster up does)',
+    });
+  }
+  if (rawHash === undefined) return ring;
+  const hash = decodePathPart(rawHash, 'hash').toLowerCase();
+  if (hash !== ring.hash) {
+    throw new ProtocolError(404, 'not_found', `no topology ${JSON.stringify(hash.slice(0, 80))} on this node; its current topology is ${ring.hash}`, {
+      field: 'hash',
+      current: ring.hash,
+    });
+  }
+  return ring;
+}
+
+/** GET /topology/json[/<hash>] */
+export const topologyJson: Handler = (_req, res, target, node) => {
+  const ring = requestedRing(node, target.segments[2], '/topology/json');
+  sendJson(res, 200, JSON.stringify(topologyToNodeArray(ring.topology)));
+};
+
+function sendXml(res: ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+/** GET /topology/xml[/<hash>] */
+export const topologyXml: Handler = (_req, res, target, node) => {
+  const ring = requestedRing(node, target.segments[2], '/topology/xml');
+  sendXml(res, topologyToXml(ring.topology));
+};
+
+/**
+ * GET /gossip/json: only this node's entry. Entries about the other ring nodes would claim a
+ * freshness the reference node cannot know (it exchanges no gossip); the production client looks
+ * for the entry of the node it asks, with a `gossip_age` of at most 10 seconds.
+ */
+export const gossipJson: Handler = (_req, res, _target, node) => {
+  const { id, current } = node.identity;
+  const now = node.config.now() / 1000;
+  const entry = {
+    id,
+    gossip_time: now.toFixed(6),
+    gossip_age: '0.000000',
+    topo_current: current,
+    topo_next: '-',
+    topo_state: 'n/a',
+    latency: {},
+  };
+  sendJson(res, 200, JSON.stringify([entry]));
+};
+
+/** GET /locate/json/<uuid>/<metric> */
+export const locateJson: Handler = (_req, res, target, node) => {
+  const [, , rawUuid, ...rawMetric] = target.segments;
+  const uuid = uuidParam(rawUuid!);
+  const metric = metricParam(rawMetric);
+  const ring = requestedRing(node, undefined, '/locate/json');
+  const owners = new Set(ring.ownersOf(uuid, metric).map((n) => n.id));
+  // Primary first, as placement orders them; each node object as /topology/json shows it.
+  const byId = new Map(topologyToNodeArray(ring.topology).map((n) => [n.id, n]));
+  const location = [...owners].map((owner) => byId.get(owner)!);
+  sendJson(res, 200, JSON.stringify({ key: metricKey(uuid, metric), location }));
+};

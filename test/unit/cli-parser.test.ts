@@ -1,0 +1,190 @@
+/**
+ * The parser contract: argv -> the command that runs and exactly the options it receives, through
+ * the real program with the actions stubbed (nothing loaded, nothing sent). A change to a flag's
+ * name, default or parsing shows up here as a one-line diff. To extend: add the command's defaults
+ * to DEFAULTS and its rows to CONTRACT; every command of the program must have at least one row.
+ */
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram, GLOBAL_FLAGS, PROFILE_AWARE_COMMANDS, PROFILE_NOT_APPLICABLE, refuseUnreadProfile } from '../../src/cli/main.js';
+import { parseArgv } from '../helpers/parse.js';
+
+const NETWORK = { connectTimeout: '3s', headersTimeout: '10s', requestTimeout: '30s', retries: '3' };
+
+/** What each command receives when given nothing but its required arguments. */
+const DEFAULTS: Record<string, Record<string, unknown>> = {
+  serve: { host: '127.0.0.1' },
+  write: {
+    to: 'any',
+    format: 'auto',
+    batchSize: '5000',
+    batchBytes: '4MiB',
+    concurrency: '4',
+    method: 'post',
+    smallestSpan: '60',
+    strict: false,
+    resume: false,
+    force: false,
+    dryRun: false,
+    output: 'text',
+    ...NETWORK,
+  },
+  read: { engine: 'dispatch', type: 'average', compare: false, output: 'table', ...NETWORK },
+  sweep: {
+    types: 'nnt',
+    headerPrefix: 'X-Service',
+    concurrency: '32',
+    pollInterval: '2s',
+    timeout: '6h',
+    wait: true,
+    dryRun: false,
+    yes: false,
+    force: false,
+    skipUnreachable: false,
+    output: 'table',
+    ...NETWORK,
+  },
+  status: { lostAfter: '30s', output: 'table', ...NETWORK },
+  history: { output: 'table' },
+  'cluster up': { nodes: '3', basePort: '8112', dir: './tsnode-cluster', host: '127.0.0.1', detach: false },
+  'cluster down': { dir: './tsnode-cluster', grace: '5s' },
+  demo: { keep: false, nodes: '3', pace: '250', days: '14', checks: '3' },
+  nodes: { output: 'table', ...NETWORK },
+  locate: { output: 'table', ...NETWORK },
+  'profile list': { output: 'table', names: false },
+  'profile show': { output: 'table' },
+  'profile set': { header: [], unset: [] },
+};
+// `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand).
+DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
+
+const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
+
+type Row = [argv: string[], command: string, options: Record<string, unknown>, globals?: Record<string, unknown>];
+
+const CONTRACT: Row[] = [
+  [['serve'], 'serve', {}],
+  [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: '0', memory: true, rollups: '60,300', maxBody: '4m' }],
+  [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
+  [['write', '-', '--nodes', 'n.txt', '--to', 'all', '--batch-bytes', '1MiB', '--resume', '--header', 'A: 1', '--header', 'B: 2'], 'write', { files: ['-'], nodes: 'n.txt', to: 'all', batchBytes: '1MiB', resume: true, header: ['A: 1', 'B: 2'] }],
+  [['read', 'U', 'M'], 'read', { uuid: 'U', metric: 'M' }],
+  [['read', 'U', 'disk|ST[dev:sda]', '-o', 'csv', '--type', 'all', '--span', '1h', '--start', '6h'], 'read', { uuid: 'U', metric: 'disk|ST[dev:sda]', output: 'csv', type: 'all', span: '1h', start: '6h' }],
+  [['read', 'U', 'M', '--compare', '--tolerance', '1e-9', '--node', 'http://a:1'], 'read', { uuid: 'U', metric: 'M', compare: true, tolerance: '1e-9', node: 'http://a:1' }],
+  [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: 'nnt,histogram', yes: true, wait: false }],
+  [['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'X-Snowth', '--nnt-rollups', '60,300', '-y'], 'sweep', { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: '60,300', yes: true }],
+  [['sweep', 'cancel'], 'sweep cancel', {}],
+  [['sweep', 'cancel', '--nodes', 'a:1,b:2', '--yes', '--output', 'json'], 'sweep cancel', { nodes: 'a:1,b:2', yes: true, output: 'json' }],
+  [['history'], 'history', {}],
+  [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
+  [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
+  [['status'], 'status', {}],
+  [['status', '--watch', '--output', 'csv'], 'status', { watch: true, output: 'csv' }],
+  [['status', '--watch', '5s', '--cacert', 'ca.pem', '--insecure'], 'status', { watch: '5s', cacert: 'ca.pem', insecure: true }],
+  [['nodes', '--seed', 'http://db1:8112', '--output', 'csv'], 'nodes', { seed: 'http://db1:8112', output: 'csv' }],
+  [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--nodes', 'a:1'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', nodes: 'a:1' }],
+  [['cluster', 'up'], 'cluster up', {}],
+  [['cluster', 'up', '--nodes', '5', '--base-port', '0', '--detach'], 'cluster up', { nodes: '5', basePort: '0', detach: true }],
+  [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: '1s' }],
+  [['demo', '--keep', '--pace', '0'], 'demo', { keep: true, pace: '0' }],
+  [['completion', 'fish'], 'completion', { shell: 'fish', program: expect.any(Command) }],
+  [['profile', 'list'], 'profile list', {}],
+  [['profile', 'list', '--names'], 'profile list', { names: true }],
+  [['profile', 'show'], 'profile show', { name: undefined }],
+  [['profile', 'show', 'prod', '-o', 'json'], 'profile show', { name: 'prod', output: 'json' }],
+  [['profile', 'use', 'lab'], 'profile use', { name: 'lab' }],
+  [['profile', 'remove', 'lab'], 'profile remove', { name: 'lab' }],
+  [
+    ['profile', 'set', 'prod', '--nodes', 'a,b', '--header-prefix', 'x-snowth', '--smallest-span', '1m', '--nnt-rollups', '300,60', '--header', 'Authorization: Bearer ${T}', '--unset', 'cacert'],
+    'profile set',
+    { name: 'prod', nodes: 'a,b', headerPrefix: 'X-Snowth', smallestSpan: 60, nntRollups: [60, 300], header: ['Authorization: Bearer ${T}'], unset: ['cacert'] },
+  ],
+  // Global flags, before or after the command.
+  [['--profile', 'prod', 'status'], 'status', {}, { profile: 'prod' }],
+  [['status', '--profile', 'prod', '-q'], 'status', {}, { profile: 'prod', quiet: true }],
+  [['sweep', 'cancel', '--no-progress', '--no-color', '-v'], 'sweep cancel', {}, { progress: false, color: false, verbose: true }],
+];
+
+describe('parser contract: argv -> command and options', () => {
+  it.each(CONTRACT)('%j', async (argv, command, options, globals = {}) => {
+    const r = await parseArgv(argv);
+    if (!r.ok) throw new Error(`expected ${JSON.stringify(argv)} to parse, got ${'error' in r ? r.error.message : 'help'}`);
+    expect(r.command).toBe(command);
+    expect(r.options).toEqual({ ...DEFAULTS[command], ...options });
+    expect(r.globals).toEqual({ ...GLOBAL_DEFAULTS, ...globals });
+  });
+
+  it('every command of the program has a row', () => {
+    const paths: string[] = [];
+    const visit = (cmd: Command, path: string): void => {
+      if (cmd.commands.length === 0) paths.push(path);
+      for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
+    };
+    visit(buildProgram(async () => {}), '');
+    const covered = new Set(CONTRACT.map((row) => row[1]));
+    const missing = paths.filter((p) => !covered.has(p));
+    expect(missing, `no parser contract row for: ${missing.join(', ')} (add one to CONTRACT in test/unit/cli-parser.test.ts)`).toEqual([]);
+  });
+
+  it('no command declares an option the program reads globally (the program would take it first)', () => {
+    const clashes: string[] = [];
+    const visit = (cmd: Command, path: string): void => {
+      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && (GLOBAL_FLAGS as readonly string[]).includes(f)) clashes.push(`${path} ${f}`);
+      for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
+    };
+    visit(buildProgram(async () => {}), '');
+    expect(clashes).toEqual([]);
+  });
+});
+
+/** argv -> the usage error (code, message, hint) the user sees; exit 2 for all of them. */
+const ERRORS: Array<[string[], string, RegExp, RegExp]> = [
+  [['swep'], 'unknown_command', /^unknown command "swep" for tsnode$/, /^did you mean sweep\? \(tsnode --help lists the commands\)$/],
+  [['cluster', 'upp'], 'unknown_command', /^unknown command "upp" for tsnode cluster$/, /did you mean up\?/],
+  [['sweep', '--befor', '1d'], 'unknown_option', /^unknown option --befor for tsnode sweep$/, /^did you mean --before\? \(tsnode sweep --help lists the options\)$/],
+  [['sweep', 'cancel', '--yse'], 'unknown_option', /^unknown option --yse for tsnode sweep cancel$/, /did you mean --yes\?/],
+  [['status', '--outptu', 'json'], 'unknown_option', /^unknown option --outptu/, /did you mean --output\?/],
+  [['serve', '--bogus'], 'unknown_option', /^unknown option --bogus for tsnode serve$/, /^tsnode serve --help lists the options$/],
+  [['-x'], 'unknown_option', /^unknown option -x for tsnode$/, /^tsnode --help lists the options$/],
+  [['status', '--output', 'jsno'], 'invalid_value', /^--output: "jsno" is not one of table, json, csv$/, /^did you mean json\?$/],
+  [['sweep', '--output', 'csv'], 'invalid_value', /^--output: "csv" is not one of table, json$/, /^use one of: table, json$/],
+  [['completion', 'pwsh'], 'invalid_value', /^tsnode completion: "pwsh" is not one of bash, zsh, fish$/, /use one of: bash, zsh, fish/],
+  [['profile', 'list', '-o', 'csv'], 'invalid_value', /^--output: "csv" is not one of table, json$/, /use one of/],
+  [['profile', 'set', 'p', '--smallest-span', '0'], 'invalid_value', /^--smallest-span: "0" is not a span$/, /whole seconds/],
+  [['profile', 'set', 'p', '--header-prefix', 'X-Snoth'], 'invalid_value', /^--header-prefix: "X-Snoth" is not one of X-Service, X-Snowth$/, /did you mean X-Snowth\?/],
+  [['read', 'U'], 'missing_argument', /^tsnode read: the <metric> argument is missing$/, /^usage: tsnode read \[options\] <uuid> <metric>$/],
+  [['profile', 'use'], 'missing_argument', /^tsnode profile use: the <name> argument is missing$/, /usage: tsnode profile use/],
+  [['sweep', '--before'], 'missing_argument', /^--before needs a value$/, /^--before <time>: delete everything strictly before/],
+  [['completion', 'bash', 'zsh'], 'too_many_arguments', /^tsnode completion takes 1 argument, got 2 \("zsh"\)$/, /usage: tsnode completion/],
+];
+
+describe('parser contract: argv -> usage error', () => {
+  it.each(ERRORS)('%j', async (argv, code, message, hint) => {
+    const r = await parseArgv(argv);
+    if (r.ok || !('error' in r)) throw new Error(`expected ${JSON.stringify(argv)} to be refused`);
+    expect(r.error.code).toBe(code);
+    expect(r.error.exitCode).toBe(2);
+    expect(r.error.message).toMatch(message);
+    expect(r.error.hint).toMatch(hint);
+  });
+
+  it('help is help, not an error', async () => {
+    expect(await parseArgv(['--help'])).toEqual({ ok: false, help: true });
+    expect(await parseArgv(['sweep', 'cancel', '--help'])).toEqual({ ok: false, help: true });
+  });
+});
+
+describe('profiles given to commands that do not read them yet', () => {
+  const program = buildProgram(async () => {});
+  const find = (path: string): Command => path.split(' ').reduce((cmd, name) => cmd.commands.find((c) => c.name() === name)!, program);
+
+  it('are refused where a profile would name the nodes, ignored where there are none to name', () => {
+    for (const path of ['sweep', 'sweep cancel', 'status', 'read', 'write', 'cluster up']) {
+      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, {}), path).toThrow(/does not read profiles yet/);
+      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, { TSNODE_PROFILE: 'prod' }), path).toThrow(/TSNODE_PROFILE=prod would be ignored/);
+      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, {}), path).not.toThrow();
+    }
+    for (const path of [...PROFILE_NOT_APPLICABLE, ...PROFILE_AWARE_COMMANDS]) {
+      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, { TSNODE_PROFILE: 'x' }), path).not.toThrow();
+    }
+  });
+});
