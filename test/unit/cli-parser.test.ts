@@ -15,7 +15,7 @@ const NETWORK_TYPED = { connectTimeout: 3000, headersTimeout: 10_000, requestTim
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false },
   write: {
     to: 'any',
     format: 'auto',
@@ -68,6 +68,7 @@ const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: 0, memory: true, rollups: [60, 300], maxBody: 4 * 1024 ** 2 }],
   [['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'], 'serve', { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 }],
+  [['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'], 'serve', { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true }],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
   [['write', '-', '--nodes', 'n.txt', '--to', 'all', '--batch-bytes', '1MiB', '--resume', '--header', 'A: 1', '--header', 'B: 2'], 'write', { files: ['-'], nodes: 'n.txt', to: 'all', batchBytes: '1MiB', resume: true, header: ['A: 1', 'B: 2'] }],
   [['read', 'U', 'M'], 'read', { uuid: 'U', metric: 'M' }],

@@ -39,6 +39,7 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
         ...(opts.histogramRollups !== undefined ? { histogramRollups: opts.histogramRollups.join(',') } : {}),
         ...(opts.nodeId !== undefined ? { nodeId: opts.nodeId } : {}),
         lenientTimestamps: opts.lenientTimestamps,
+        salvageLog: opts.salvageLog,
       },
       ctx.cwd,
     );
@@ -46,6 +47,9 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.sweepPace !== undefined) config.sweepPaceMs = opts.sweepPace;
     if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
     if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
+    if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+    if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
+    if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
     if (opts.topology !== undefined) {
       config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
       config.topologySource = opts.topology;
@@ -59,7 +63,11 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
   }
   let node;
   try {
-    node = await startServer(config, { onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`) });
+    node = await startServer(config, {
+      onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`),
+      onNotice: (message) => ctx.log.warn(message),
+      onFlush: opts.traceFlush ? (e) => ctx.log.info(`flush ${JSON.stringify(e)}`) : undefined,
+    });
   } catch (err) {
     if (err instanceof StartError && CONFIG_MISMATCH.has(err.code)) throw new UsageError(err.message);
     if (err instanceof StartError || err instanceof StoreOpenError) {

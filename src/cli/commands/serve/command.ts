@@ -23,6 +23,15 @@ export function serveFlags() {
       complete: { kind: 'files' },
     }),
     lenientTimestamps: flag.boolean('--lenient-timestamps', 'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)'),
+    salvageLog: flag.boolean('--salvage-log', 'start although the ingest log is damaged: apply its intact writes, give up the unreadable ones (copy the data dir first)'),
+    diskReserve: flag.size('--disk-reserve <size>', "room kept back on the data dir's disk so a full disk can still be swept and restarted; 0 for none (default: 16MiB)", {
+      min: 0,
+      complete: { kind: 'none' },
+    }),
+    // Test knobs: frequent, slow, visible flushes (test/reliability/).
+    flushRecords: flag.count('--flush-records <n>', 'logged records that start a flush', { min: 1, hidden: true }),
+    flushPause: flag.duration('--flush-pause <ms>', 'a pause before each series a flush applies', { bareUnit: 'ms', min: 0, max: 3_600_000, hidden: true }),
+    traceFlush: flag.boolean('--trace-flush', 'log every flush', { hidden: true }),
   };
 }
 export type ServeOptions = FlagValues<ReturnType<typeof serveFlags>>;
@@ -38,7 +47,8 @@ The node prints one line on stdout when it is ready:
 With --topology it answers the ring endpoints (/state, /stats.json, /topology/json|xml/<hash>,
 /gossip/json, /locate/json/<uuid>/<metric>); its identity must be one of the topology's nodes.
 SIGINT/SIGTERM stop it cleanly (in-flight requests finish, the database is closed; exit 0).
-A port already in use exits 1; a bad flag exits 2.
+A port already in use, or a data dir in use or damaged, exits 1; a bad flag exits 2.
+A full disk: writes are refused (507 disk_full), reads and sweeps go on.
 
 Examples:
   $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data
