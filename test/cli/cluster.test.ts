@@ -210,6 +210,18 @@ describe('tsnode cluster up/down', () => {
     expect(processesMentioning(dir)).toEqual([]);
   });
 
+  it('cluster up --profile that cannot write the config stops its nodes again (exit 1): no cluster nobody can name', async () => {
+    const dir = freshDir();
+    // A config path under a file: reading it finds nothing (an empty config), writing it fails.
+    const up = await runCli(['--profile', 'lab', 'cluster', 'up', '--count', '1', '--base-port', '0', '--dir', dir, '--detach'], { env: { TSNODE_CONFIG: '/dev/null/config.yaml' } });
+    expect(up.code).toBe(1);
+    expect(up.stderr).toContain('error: cannot write /dev/null/config.yaml');
+    expect(up.stderr).toContain('stopped the 1 node again: the cluster could not be registered as profile lab');
+    expect(up.stdout).toBe('');
+    expect(existsSync(join(dir, 'cluster.json'))).toBe(false);
+    expect(processesMentioning(dir)).toEqual([]);
+  });
+
   it('rejects a bad node count or port with exit 2 naming the flag', async () => {
     const a = await runCli(['cluster', 'up', '--count', 'three', '--dir', freshDir()]);
     expect(a.code).toBe(2);
