@@ -32,7 +32,7 @@ export function statusFlags() {
   return {
     watch: flag.parsed('--watch [interval]', 'keep polling each node every interval (100ms to 1h) until every node is idle', parseWatchInterval, { preset: '2s' }),
     lostAfter: flag.duration('--lost-after <duration>', 'with --watch: a node without a usable answer for this long is reported lost', { default: '30s', max: MAX_LOST_AFTER }),
-    perType: flag.boolean('--per-type', 'table: one row per node and data type (default: one row per node, every type in it)'),
+    perType: flag.boolean('--per-type', 'table: a row per node and data type, instead of one row per node with every type in it'),
     output: flag.output(),
     ...networkFlags(),
   };
