@@ -6,16 +6,24 @@ import type { NodeClient } from '../client/node-client.js';
 import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import { Batcher, BodyPool, batchBody, batchTexts, rejectInput, type Batch, type Position, type RejectEntry } from '../records/batch.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
+import type { Ring } from '../ring/index.js';
+import { OwnerRouter, type OwnerSlice } from './owners.js';
 import { openPrivate } from './private-file.js';
 import { addCounts, checkInput, checkPosition, loadState, LowWater, noCounts, rejectedOf, removeState, saveState, type ReplayState, type SettledCounts } from './state.js';
 
-export type Target = 'any' | 'all';
+export type Target = 'any' | 'all' | 'owners';
 
 export interface ReplayOptions {
   /** One client per node (sharing the run's dispatcher). */
   clients: readonly NodeClient[];
-  /** `any`: each batch to one node, round-robin with failover. `all`: every batch to every node. */
+  /**
+   * `any`: each batch to one node, round-robin with failover. `all`: every batch to every node.
+   * `owners`: each record to its `write_copies` owners on `ring`, batched per node, never to
+   * another node (an owner that fails gets its records in the rejects file, naming it).
+   */
   to?: Target;
+  /** With `to: 'owners'`: the ring; `clients[k]` must reach the ring's node k (topology order). */
+  ring?: Ring;
   format?: FormatChoice;
   batchSize?: number;
   batchBytes?: number;
@@ -116,10 +124,18 @@ export interface ReplayResult {
   read: number;
   /** Records acknowledged; with `--to all`, by every node. */
   written: number;
-  /** `--to all`: records acknowledged by some nodes but not by every node (0 for `--to any`). */
+  /**
+   * `--to all`: records acknowledged by some nodes but not by every node; `--to owners`: by some
+   * of their owners but not all (0 for `--to any`). `written` is then by every node / every owner.
+   */
   writtenToSome: number;
   /** Record acknowledgements (per node with `--to all`): by the node's count, and by a bare 2xx without one. */
   acknowledged: { byCount: number; bare: number };
+  /**
+   * `--to owners`: records from rejects-file lines that name the owner they are owed to, sent to
+   * that node alone (their other owners took them before); `written` counts them once it acknowledged.
+   */
+  toNamedOwner: number;
   /**
    * A resumed run: what the earlier run(s) settled before the saved position (written, and in the
    * rejects file). This run's own counts do not include it; the exit code does.
@@ -220,7 +236,7 @@ class RejectsFile {
       }
     }
   }
-  write(entry: RejectEntry): void {
+  write(entry: RejectEntry & { owner?: string }): void {
     this.count++;
     if (this.path === undefined) return;
     if (this.seen.size > 0 && this.seen.has(RejectsFile.key(entry.file, entry.record, entry.node))) return;
@@ -229,6 +245,8 @@ class RejectsFile {
     if (entry.line !== undefined) line.line = entry.line;
     line.error = entry.error;
     if (entry.node !== undefined) line.node = entry.node;
+    // `--to owners`: the ring node this copy is owed to; a replay of the line sends it there alone.
+    if (entry.owner !== undefined) line.owner = entry.owner;
     let text: string;
     if (entry.inputText !== undefined) {
       // Verbatim, on one line: in valid JSON a CR or LF can only be whitespace between tokens.
@@ -296,6 +314,10 @@ class NodePool {
       if (fallback === undefined || this.downUntil[i]! < this.downUntil[fallback]!) fallback = i;
     }
     return fallback;
+  }
+  /** Whether node i failed within the last `unhealthyMs` (and since then has not taken a batch). */
+  isDown(i: number): boolean {
+    return this.downUntil[i]! > this.now();
   }
   down(i: number, error: string): void {
     const until = this.now() + this.unhealthyMs;
@@ -406,6 +428,14 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     throw new ReplayUsageError('--strict reads every input twice, and standard input can be read only once', 'save the records to a file first, or drop --strict');
   }
   if (options.rate !== undefined && !(options.rate > 0)) throw new ReplayUsageError(`rate: ${options.rate} must be > 0 records/s`);
+  if (to === 'owners') {
+    if (options.ring === undefined) throw new ReplayUsageError('to owners: no ring given', 'pass the ring the nodes run (discoverRing(seed).ring), or write with to any or all');
+    const ringNodes = options.ring.topology.nodes.length;
+    if (options.clients.length !== ringNodes) {
+      throw new ReplayUsageError(`to owners: ${options.clients.length} clients for a ring of ${ringNodes} nodes`, 'one client per ring node, in topology order');
+    }
+  }
+  const router = to === 'owners' ? new OwnerRouter(options.ring!) : undefined;
   if (!dryRun) {
     // Refused before anything is sent; the opens themselves refuse links too (O_NOFOLLOW, rename), should one appear later.
     for (const [what, path] of [['rejects file', options.rejectsPath], ['state file', options.statePath]] as const) {
@@ -450,9 +480,10 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const rejects = new RejectsFile(dryRun ? undefined : options.rejectsPath, Boolean(saved));
   await rejects.loadExisting();
   const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
-  const pool = new NodePool(options.clients, now, options.unhealthyMs ?? 10_000, emit);
+  const unhealthyMs = options.unhealthyMs ?? 10_000;
+  const pool = new NodePool(options.clients, now, unhealthyMs, emit);
   const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
-  const counters = { read: 0, written: 0, writtenToSome: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0 };
+  const counters = { read: 0, written: 0, writtenToSome: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0, toNamedOwner: 0 };
   const ackRetry = options.ackRetry ?? DEFAULT_RETRY;
   const inputs: InputReport[] = [];
   const bytesTotal = infos.every((i) => i.size !== undefined) ? infos.reduce((a, i) => a + (i.size ?? 0), 0) : undefined;
@@ -476,7 +507,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     inFlight,
   });
 
-  const reject = (entry: RejectEntry): void => {
+  const reject = (entry: RejectEntry & { owner?: string }): void => {
     rejects.write(entry);
     emit({ type: 'rejected', entry });
     if (options.maxErrors !== undefined && rejects.count > options.maxErrors && stop === undefined) stop = 'max-errors';
@@ -549,7 +580,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     let current = slice;
     const sent = sentNothing();
     const refuse = (k: number, error: string, s: Slice): void => {
-      reject({ file: source, record: s.records[k]!, line: s.lines[k]!, error, ...rejectInput(textsOf(s)[k]!), node: client.url });
+      reject({ file: source, record: s.records[k]!, line: s.lines[k]!, error, ...rejectInput(textsOf(s)[k]!), node: client.url, ...owedBy(i) });
       refused.add(s.records[k]!);
       counters.rejectedByNode++;
       nodes[i]!.rejected++;
@@ -614,6 +645,96 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     });
   };
 
+  /** `--to owners`: a reject names the ring node the copy is owed to, so a replay of the line goes there alone. */
+  const owedBy = (i: number): { owner?: string } => (router ? { owner: router.ring.topology.nodes[i]!.id } : {});
+
+  /**
+   * `--to owners`: a slice its owner did not take (failed after retries, or not tried while the
+   * node is down): every record of it the node did not refuse goes to the rejects file, naming
+   * the node. Never to another node: it does not own them.
+   */
+  const failSlice = (source: string, s: OwnerSlice, err: unknown, refused: ReadonlySet<number>, tally: Tally): void => {
+    const i = s.node;
+    const message = err instanceof Error ? err.message : String(err);
+    const n = s.count - refused.size;
+    counters.failedBatches++;
+    counters.failedRecords += n;
+    nodes[i]!.failedBatches++;
+    nodes[i]!.failedRecords += n;
+    nodes[i]!.lastError = message;
+    tally.notWritten += n;
+    const kept = s.records.flatMap((r, j) => (refused.has(r) ? [] : [j]));
+    if (kept.length === 0) return;
+    emit({ type: 'batch-failed', node: options.clients[i]!.url, source, firstRecord: s.records[kept[0]!]!, lastRecord: s.records[kept[kept.length - 1]!]!, error: message });
+    const texts = textsOf(s);
+    for (const j of kept) {
+      reject({ file: source, record: s.records[j]!, line: s.lines[j]!, error: `not written: ${message}`, ...rejectInput(texts[j]!), node: options.clients[i]!.url, ...owedBy(i) });
+    }
+  };
+
+  let notOwedWarned = false;
+  /** Why each node last failed a slice (what a slice skipped while it is down quotes). */
+  const downWhy: string[] = [];
+  /**
+   * `--to owners`: the batch split per owner, each slice to its node at once. A record counts as
+   * written when every one of its owners acknowledged it, as written to some when only some did.
+   */
+  const sendToOwners = async (batch: Batch, tally: Tally): Promise<Omit<SettledCounts, 'invalid'> | undefined> => {
+    const routed = router!.split(batch);
+    counters.toNamedOwner += routed.owed;
+    if (routed.notOwedThere > 0 && !notOwedWarned) {
+      notOwedWarned = true;
+      emit({
+        type: 'warning',
+        message: `${routed.notOwedThere} record(s) from a rejects file name an owner that does not own them on ring ${router!.ring.hash.slice(0, 12)} (the ring changed?): sent to all of their owners instead (further ones likewise)`,
+      });
+    }
+    const acked = new Uint8Array(batch.count);
+    const outcomes = await Promise.all(
+      routed.slices.map(async (s): Promise<'ok' | 'failed' | 'interrupted'> => {
+        const i = s.node;
+        const refused = new Set<number>();
+        if (pool.isDown(i)) {
+          // It failed moments ago: its records go to the rejects file now rather than each batch waiting out the retries.
+          const why = new Error(`${options.clients[i]!.url} failed a write within the last ${Math.round(unhealthyMs / 1000)}s and was not tried again yet (${downWhy[i] ?? 'it failed'})`);
+          failSlice(batch.source, s, why, refused, tally);
+          return 'failed';
+        }
+        try {
+          const sent = await sendTo(i, s, batch.source, refused, tally);
+          pool.up(i);
+          credit(i, sent);
+          s.records.forEach((r, j) => {
+            if (!refused.has(r)) acked[s.index[j]!]!++;
+          });
+          return 'ok';
+        } catch (err) {
+          if (signal?.aborted) return 'interrupted';
+          if (err instanceof NodeRequestError) {
+            pool.down(i, err.detail);
+            downWhy[i] = err.detail;
+          }
+          failSlice(batch.source, s, err, refused, tally);
+          return 'failed';
+        }
+      }),
+    );
+    if (outcomes.includes('interrupted')) return undefined;
+    // Every owner of every record in it failed: stop reading (see StopReason).
+    if (outcomes.length > 0 && outcomes.every((o) => o === 'failed')) stop ??= 'nodes-down';
+    counters.batches++;
+    let everywhere = 0;
+    let somewhere = 0;
+    for (let k = 0; k < batch.count; k++) {
+      if (routed.copies[k] === 0) continue;
+      if (acked[k] === routed.copies[k]) everywhere++;
+      else if (acked[k]! > 0) somewhere++;
+    }
+    counters.written += everywhere;
+    counters.writtenToSome += somewhere;
+    return { written: everywhere, writtenToSome: somewhere, ...tally };
+  };
+
   /** Counts a node's acknowledgement of (part of) a batch into its report. */
   const credit = (i: number, sent: Sent): void => {
     nodes[i]!.batches++;
@@ -629,6 +750,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const sendBatch = async (batch: Batch): Promise<Omit<SettledCounts, 'invalid'> | undefined> => {
     const tally: Tally = { refused: 0, notWritten: 0 };
     if (batch.count === 0) return { written: 0, writtenToSome: 0, ...tally };
+    if (router) return sendToOwners(batch, tally);
     const slice: Slice = { body: batch.body, count: batch.count, records: batch.records, lines: batch.lines };
     if (to === 'all') {
       const results = await Promise.all(
@@ -701,7 +823,12 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           dryCounts[k]! += batch.count;
           nodes[k]!.batches++;
         });
-        else if (options.clients.length > 0) {
+        else if (router) {
+          for (const s of router.split(batch).slices) {
+            dryCounts[s.node]! += s.count;
+            nodes[s.node]!.batches++;
+          }
+        } else if (options.clients.length > 0) {
           dryCounts[dryCursor]! += batch.count;
           nodes[dryCursor]!.batches++;
           dryCursor = (dryCursor + 1) % options.clients.length;
@@ -867,6 +994,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     written: counters.written,
     writtenToSome: counters.writtenToSome,
     acknowledged: { byCount: nodes.reduce((a, n) => a + n.ackedByCount, 0), bare: nodes.reduce((a, n) => a + n.ackedBare, 0) },
+    toNamedOwner: counters.toNamedOwner,
     ...(earlier ? { earlier } : {}),
     rejected: rejects.count,
     rejectedByNode: counters.rejectedByNode,
