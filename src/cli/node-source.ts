@@ -23,7 +23,18 @@ export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; n
   return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
 }
 
-/** Discovers the ring from `opts.seed` and puts its nodes in `opts.nodes`; returns the ring. */
+/** The ring each command's options were seeded with (see seededRing). */
+const seeded = new WeakMap<object, DiscoveredRing>();
+
+/**
+ * The ring applySeed discovered for these options, if any: a command that routes by the ring
+ * (write and read to a metric's owners) takes it from here rather than asking again.
+ */
+export function seededRing(opts: object): DiscoveredRing | undefined {
+  return seeded.get(opts);
+}
+
+/** Discovers the ring from `opts.seed` and puts its nodes in `opts.nodes`; returns the ring (also left for seededRing). */
 export async function applySeed(opts: NetworkFlags & { seed: string; node?: string }, ctx: CliContext): Promise<DiscoveredRing> {
   const net = openNetwork(opts, ctx);
   let found;
@@ -50,5 +61,6 @@ export async function applySeed(opts: NetworkFlags & { seed: string; node?: stri
   }
   if (ring.next !== null) ctx.log.warn(`the ring is rebalancing to topology ${ring.next}: data is moving between nodes`);
   opts.nodes = found.nodes.join(',');
+  seeded.set(opts, ring);
   return ring;
 }

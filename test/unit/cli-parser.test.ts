@@ -14,14 +14,13 @@ const NETWORK = { connectTimeout: '3s', headersTimeout: '10s', requestTimeout: '
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
   serve: { host: '127.0.0.1' },
+  // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
-    to: 'any',
     format: 'auto',
     batchSize: '5000',
     batchBytes: '4MiB',
     concurrency: '4',
     method: 'post',
-    smallestSpan: '60',
     strict: false,
     resume: false,
     force: false,
@@ -65,6 +64,7 @@ const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: '0', memory: true, rollups: '60,300', maxBody: '4m' }],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
+  [['write', 'r.ndjson', '--seed', 'http://db1:8112', '--to', 'owners', '--smallest-span', '300'], 'write', { files: ['r.ndjson'], seed: 'http://db1:8112', to: 'owners', smallestSpan: '300' }],
   [['write', '-', '--nodes', 'n.txt', '--to', 'all', '--batch-bytes', '1MiB', '--resume', '--header', 'A: 1', '--header', 'B: 2'], 'write', { files: ['-'], nodes: 'n.txt', to: 'all', batchBytes: '1MiB', resume: true, header: ['A: 1', 'B: 2'] }],
   [['read', 'U', 'M'], 'read', { uuid: 'U', metric: 'M' }],
   [['read', 'U', 'disk|ST[dev:sda]', '-o', 'csv', '--type', 'all', '--span', '1h', '--start', '6h'], 'read', { uuid: 'U', metric: 'disk|ST[dev:sda]', output: 'csv', type: 'all', span: '1h', start: '6h' }],
