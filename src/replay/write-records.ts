@@ -7,7 +7,8 @@ import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from '../client/retry.j
 import { Batcher, BodyPool, batchBody, batchTexts, rejectInput, type Batch, type Position, type RejectEntry } from '../records/batch.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
 import type { Ring } from '../ring/index.js';
-import { OwnerRouter, type OwnerSlice } from './owners.js';
+import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
+import { joinSlices, OwnerRouter, type OwnerSlice, type RoutedBatch } from './owners.js';
 import { openPrivate } from './private-file.js';
 import { addCounts, checkInput, checkPosition, loadState, LowWater, noCounts, rejectedOf, removeState, saveState, type ReplayState, type SettledCounts } from './state.js';
 
@@ -98,6 +99,8 @@ export interface NodeReport {
   failedRecords: number;
   /** Records this node refused with a 400. */
   rejected: number;
+  /** Request body bytes sent to this node, resends included (headers not counted). */
+  bytesSent: number;
   lastError?: string;
 }
 
@@ -482,7 +485,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
   const unhealthyMs = options.unhealthyMs ?? 10_000;
   const pool = new NodePool(options.clients, now, unhealthyMs, emit);
-  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
+  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0, bytesSent: 0 }));
   const counters = { read: 0, written: 0, writtenToSome: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0, toNamedOwner: 0 };
   const ackRetry = options.ackRetry ?? DEFAULT_RETRY;
   const inputs: InputReport[] = [];
@@ -504,7 +507,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     bytesRead: bytesDone + currentBytes(),
     bytesTotal,
     elapsedMs: now() - started,
-    inFlight,
+    inFlight: ownerQueue ? ownerQueue.requests : inFlight,
   });
 
   const reject = (entry: RejectEntry & { owner?: string }): void => {
@@ -556,7 +559,19 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const writeAcknowledged = async (i: number, slice: Slice): Promise<'count' | 'bare'> => {
     const client = options.clients[i]!;
     for (let attempt = 0; ; attempt++) {
-      const ack = await client.writeNnt(slice.body, { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
+      // Counted per request sent, the client's own retries included.
+      const onSent = (): void => {
+        nodes[i]!.bytesSent += slice.body.length;
+      };
+      onSent();
+      const ack = await client.writeNnt(slice.body, {
+        method: options.method ?? 'POST',
+        ...(signal ? { signal } : {}),
+        onRetry: () => {
+          onRetry();
+          onSent();
+        },
+      });
       if (ack.records === undefined) return 'bare';
       if (ack.records === slice.count) return 'count';
       const err = new AckCountError(client.url, ack.records, slice.count);
@@ -673,67 +688,109 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   };
 
   let notOwedWarned = false;
-  /** Why each node last failed a slice (what a slice skipped while it is down quotes). */
+  /** Why each node last failed a request (what a request not tried while it is down quotes). */
   const downWhy: string[] = [];
+
+  /** `--to owners`: one input batch on its way, split among its owners' queues; settled when every slice is. */
+  interface Chunk {
+    source: string;
+    routed: RoutedBatch;
+    /** Per record of the batch: the owners that acknowledged it. */
+    acked: Uint8Array;
+    /** Slices not settled yet. */
+    pending: number;
+    failed: number;
+    interrupted: boolean;
+    tally: Tally;
+    done: (outcome: Omit<SettledCounts, 'invalid'> | undefined) => void;
+  }
+
   /**
-   * `--to owners`: the batch split per owner, each slice to its node at once. A record counts as
-   * written when every one of its owners acknowledged it, as written to some when only some did.
+   * A chunk all of whose slices are settled. A record counts as written when every one of its
+   * owners acknowledged it, as written to some when only some did.
    */
-  const sendToOwners = async (batch: Batch, tally: Tally): Promise<Omit<SettledCounts, 'invalid'> | undefined> => {
-    const routed = router!.split(batch);
-    counters.toNamedOwner += routed.owed;
-    if (routed.notOwedThere > 0 && !notOwedWarned) {
-      notOwedWarned = true;
-      emit({
-        type: 'warning',
-        message: `${routed.notOwedThere} record(s) from a rejects file name an owner that does not own them on ring ${router!.ring.hash.slice(0, 12)} (the ring changed?): sent to all of their owners instead (further ones likewise)`,
-      });
-    }
-    const acked = new Uint8Array(batch.count);
-    const outcomes = await Promise.all(
-      routed.slices.map(async (s): Promise<'ok' | 'failed' | 'interrupted'> => {
-        const i = s.node;
-        const refused = new Set<number>();
-        if (pool.isDown(i)) {
-          // It failed moments ago: its records go to the rejects file now rather than each batch waiting out the retries.
-          const why = new Error(`${options.clients[i]!.url} failed a write within the last ${Math.round(unhealthyMs / 1000)}s and was not tried again yet (${downWhy[i] ?? 'it failed'})`);
-          failSlice(batch.source, s, why, refused, tally);
-          return 'failed';
-        }
-        try {
-          const sent = await sendTo(i, s, batch.source, refused, tally);
-          pool.up(i);
-          credit(i, sent);
-          s.records.forEach((r, j) => {
-            if (!refused.has(r)) acked[s.index[j]!]!++;
-          });
-          return 'ok';
-        } catch (err) {
-          if (signal?.aborted) return 'interrupted';
-          if (err instanceof NodeRequestError) {
-            pool.down(i, err.detail);
-            downWhy[i] = err.detail;
-          }
-          failSlice(batch.source, s, err, refused, tally);
-          return 'failed';
-        }
-      }),
-    );
-    if (outcomes.includes('interrupted')) return undefined;
+  const settleChunk = (c: Chunk): void => {
+    if (c.interrupted) return c.done(undefined);
     // Every owner of every record in it failed: stop reading (see StopReason).
-    if (outcomes.length > 0 && outcomes.every((o) => o === 'failed')) stop ??= 'nodes-down';
+    if (c.routed.slices.length > 0 && c.failed === c.routed.slices.length) stop ??= 'nodes-down';
     counters.batches++;
     let everywhere = 0;
     let somewhere = 0;
-    for (let k = 0; k < batch.count; k++) {
-      if (routed.copies[k] === 0) continue;
-      if (acked[k] === routed.copies[k]) everywhere++;
-      else if (acked[k]! > 0) somewhere++;
+    for (let k = 0; k < c.acked.length; k++) {
+      if (c.routed.copies[k] === 0) continue;
+      if (c.acked[k] === c.routed.copies[k]) everywhere++;
+      else if (c.acked[k]! > 0) somewhere++;
     }
     counters.written += everywhere;
     counters.writtenToSome += somewhere;
-    return { written: everywhere, writtenToSome: somewhere, ...tally };
+    c.done({ written: everywhere, writtenToSome: somewhere, ...c.tally });
   };
+
+  /**
+   * `--to owners`: one request to node i holding slices of one or more input batches. What the
+   * node refuses or does not take goes to the rejects file naming it (never to another node);
+   * each batch gets its share of the outcome.
+   */
+  const sendOwnerRequest = async (i: number, parts: QueuedSlice<Chunk>[]): Promise<void> => {
+    const request = joinSlices(i, parts.map((p) => p.slice));
+    const source = parts[0]!.owner.source;
+    const refused = new Set<number>();
+    // sendTo and failSlice count into a tally; each batch's share is worked out below instead.
+    const scratch: Tally = { refused: 0, notWritten: 0 };
+    let failed = false;
+    let interrupted = false;
+    inFlight++;
+    try {
+      if (pool.isDown(i)) {
+        // It failed moments ago: its records go to the rejects file now rather than each request waiting out the retries.
+        failSlice(source, request, new Error(`${options.clients[i]!.url} failed a write within the last ${Math.round(unhealthyMs / 1000)}s and was not tried again yet (${downWhy[i] ?? 'it failed'})`), refused, scratch);
+        failed = true;
+      } else {
+        try {
+          const sent = await sendTo(i, request, source, refused, scratch);
+          pool.up(i);
+          credit(i, sent);
+        } catch (err) {
+          if (signal?.aborted) interrupted = true;
+          else {
+            if (err instanceof NodeRequestError) {
+              pool.down(i, err.detail);
+              downWhy[i] = err.detail;
+            }
+            failSlice(source, request, err, refused, scratch);
+            failed = true;
+          }
+        }
+      }
+    } catch (err) {
+      // Not a node's failure (the rejects file unwritable): the batches stay unacknowledged and the run stops.
+      inputError ??= err instanceof Error ? err : new Error(String(err));
+      stop ??= 'input-error';
+      interrupted = true;
+    } finally {
+      inFlight--;
+    }
+    for (const { owner: c, slice } of parts) {
+      slice.records.forEach((r, j) => {
+        if (refused.has(r)) c.tally.refused++;
+        else if (failed) c.tally.notWritten++;
+        else if (!interrupted) c.acked[slice.index[j]!]!++;
+      });
+      if (failed) c.failed++;
+      if (interrupted) c.interrupted = true;
+      if (--c.pending === 0) settleChunk(c);
+    }
+  };
+  const ownerQueue = router
+    ? new OwnerQueue<Chunk>({
+        nodes: options.clients.length,
+        batchSize,
+        batchBytes,
+        perNode: concurrency,
+        budget: batchBytes * Math.max(2, concurrency) * 2,
+        send: sendOwnerRequest,
+      })
+    : undefined;
 
   /** Counts a node's acknowledgement of (part of) a batch into its report. */
   const credit = (i: number, sent: Sent): void => {
@@ -750,7 +807,6 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const sendBatch = async (batch: Batch): Promise<Omit<SettledCounts, 'invalid'> | undefined> => {
     const tally: Tally = { refused: 0, notWritten: 0 };
     if (batch.count === 0) return { written: 0, writtenToSome: 0, ...tally };
-    if (router) return sendToOwners(batch, tally);
     const slice: Slice = { body: batch.body, count: batch.count, records: batch.records, lines: batch.lines };
     if (to === 'all') {
       const results = await Promise.all(
@@ -838,6 +894,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       bodies.give(batch.body);
       return;
     }
+    if (ownerQueue) return dispatchToOwners(batch, water, onAck, invalid);
     while (running.size >= concurrency) await Promise.race(running);
     // Nodes all failing or a signal: this batch stays unsent and unacknowledged (a resume sends it).
     if (signal?.aborted || stop === 'nodes-down') return;
@@ -875,6 +932,59 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       },
     );
     running.add(p);
+  };
+
+  /**
+   * `--to owners`: the batch split among its owners' queues (which send full requests, and make
+   * this wait while a node has no free request slot); acknowledged once every slice is settled.
+   */
+  const dispatchToOwners = async (batch: Batch, water: LowWater, onAck: () => void, invalid: number): Promise<void> => {
+    if (signal?.aborted || stop === 'nodes-down') return;
+    if (limiter && batch.count > 0) {
+      try {
+        await limiter.take(batch.count, signal);
+      } catch {
+        return; // interrupted while waiting
+      }
+    }
+    const routed = router!.split(batch);
+    // The slices hold copies of their records: the batch's buffer can carry the next batch now.
+    bodies.give(batch.body);
+    counters.toNamedOwner += routed.owed;
+    if (routed.notOwedThere > 0 && !notOwedWarned) {
+      notOwedWarned = true;
+      emit({
+        type: 'warning',
+        message: `${routed.notOwedThere} record(s) from a rejects file name an owner that does not own them on ring ${router!.ring.hash.slice(0, 12)} (the ring changed?): sent to all of their owners instead (further ones likewise)`,
+      });
+    }
+    let done!: Chunk['done'];
+    const settled = new Promise<Omit<SettledCounts, 'invalid'> | undefined>((resolve) => (done = resolve));
+    const chunk: Chunk = { source: batch.source, routed, acked: new Uint8Array(batch.count), pending: routed.slices.length, failed: 0, interrupted: false, tally: { refused: 0, notWritten: 0 }, done };
+    const p: Promise<void> = settled.then((outcome) => {
+      running.delete(p);
+      if (!outcome) return;
+      try {
+        if (water.ack(batch.seq, batch.end, { ...outcome, invalid })) onAck();
+      } catch (err) {
+        inputError ??= err instanceof Error ? err : new Error(String(err));
+        stop ??= 'input-error';
+      }
+      options.onProgress?.(progress());
+    });
+    running.add(p);
+    if (routed.slices.length === 0) settleChunk(chunk);
+    else await ownerQueue!.add(chunk, routed.slices);
+  };
+
+  /** `--to owners`, at the end of an input: what the queues hold is sent, or (interrupted, nodes down) dropped unacknowledged. */
+  const drainOwners = async (): Promise<void> => {
+    if (!ownerQueue) return;
+    if (!signal?.aborted && stop !== 'nodes-down') return ownerQueue.flushAll();
+    for (const { owner: c } of await ownerQueue.drop()) {
+      c.interrupted = true;
+      if (--c.pending === 0) settleChunk(c);
+    }
   };
 
   const runPass = async (send: boolean): Promise<void> => {
@@ -950,6 +1060,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         const last = batcher.flush();
         await dispatch(last, water, onAck, take());
       }
+      if (send) await drainOwners();
       await Promise.all(running);
       bytesDone += handle.bytesRead();
       currentBytes = () => 0;

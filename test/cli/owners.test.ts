@@ -4,7 +4,7 @@
  * and filled in by a replay once it is back, reads from an owner (the next one when the primary
  * is down, never a non-owner), and the span and routing checks before anything is sent.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -101,6 +101,9 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     // Per node, what it was sent is what it acknowledged, and the copies add up to 2 per record.
     expect(doc.nodes.map((n: { node: string }) => n.node)).toEqual(urls);
     expect(doc.nodes.reduce((a: number, n: { records: number }) => a + n.records, 0)).toBe(240);
+    // Bytes on the wire: each record's text once per owner, a comma or bracket each, one more bracket per request.
+    const sum = (k: string): number => doc.nodes.reduce((a: number, n: Record<string, number>) => a + n[k]!, 0);
+    expect(sum('bytesSent')).toBe(2 * statSync(path).size + sum('batches'));
     for (const [id, metric] of pairs) {
       const own = owners(id, metric);
       const held = await Promise.all(urls.map((u) => heldOn(u, id, metric, 10)));

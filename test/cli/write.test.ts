@@ -103,7 +103,7 @@ describe('tsnode write', () => {
     const r = await runCli(['write', f, '--nodes', three.join(','), '--to', 'all', '--batch-size', '30', '--output', 'json']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc.nodes).toEqual(three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { byCount: 90, bare: 0 }, failedBatches: 0, failedRecords: 0, refused: 0 })));
+    expect(doc.nodes).toEqual(three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { byCount: 90, bare: 0 }, failedBatches: 0, failedRecords: 0, refused: 0, bytesSent: expect.any(Number) })));
     expect(doc).toMatchObject({ written: 90, writtenToSome: 0, acknowledged: { byCount: 270, bare: 0 } });
     for (const u of three) expect(await offsetsOn(u, 'all', 90)).toEqual(every(90));
   });

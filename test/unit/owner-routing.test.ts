@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Batcher, batchTexts, type Batch } from '../../src/records/batch.js';
 import { NdjsonSplitter } from '../../src/records/splitter.js';
-import { OwnerRouter } from '../../src/replay/owners.js';
+import { OwnerRouter, joinSlices, type OwnerSlice } from '../../src/replay/owners.js';
+import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
 import { Ring, type Topology } from '../../src/ring/index.js';
 import { writeSpan } from '../../src/client/routing.js';
 import type { NodeSelf } from '../../src/client/discovery.js';
@@ -121,5 +122,67 @@ describe('writeSpan', () => {
     expect(writeSpan([self('a', 60), self('b', 60), { url: 'c', self: null }])).toEqual({ kind: 'agreed', span: 60, unreported: ['c'] });
     expect(writeSpan([self('a', 60), self('b', 300), self('c', 60)])).toEqual({ kind: 'disagree', spans: [{ span: 60, nodes: ['a', 'c'] }, { span: 300, nodes: ['b'] }] });
     expect(writeSpan([self('a', null), { url: 'b', self: null }])).toEqual({ kind: 'unreported', nodes: ['a', 'b'] });
+  });
+});
+
+describe('OwnerQueue', () => {
+  const slice = (node: number, n: number, first: number): OwnerSlice => {
+    const texts = Array.from({ length: n }, (_, j) => JSON.stringify({ metric: 'q', id: ids[0], offset: 60 * (first + j), count: 1, value: 1 }));
+    return { node, body: Buffer.from(`[${texts.join(',')}]`), count: n, records: texts.map((_, j) => first + j), lines: texts.map((_, j) => first + j), index: texts.map((_, j) => j) };
+  };
+
+  it('sends every slice exactly once, in full requests within the limits, at most perNode at a time per node', async () => {
+    const sent: Array<{ node: number; parts: QueuedSlice<number>[]; length: number }> = [];
+    const flying = [0, 0, 0];
+    let most = 0;
+    const queue = new OwnerQueue<number>({
+      nodes: 3,
+      batchSize: 10,
+      batchBytes: 1 << 20,
+      perNode: 2,
+      budget: 1 << 30,
+      send: async (node, parts) => {
+        flying[node]!++;
+        most = Math.max(most, flying[node]!);
+        // What is sent is fixed now: a part added to `parts` later would be settled without being sent.
+        sent.push({ node, parts, length: parts.length });
+        await new Promise((r) => setTimeout(r, 2));
+        flying[node]!--;
+      },
+    });
+    let record = 1;
+    const all: OwnerSlice[] = [];
+    for (let b = 0; b < 40; b++) {
+      const slices = [0, 1, 2].map((node) => slice(node, 1 + ((b * 5 + node * 3) % 7), (record += 10)));
+      all.push(...slices);
+      await queue.add(b, slices);
+    }
+    await queue.flushAll();
+    for (const s of sent) expect(s.parts).toHaveLength(s.length);
+    const seen = sent.flatMap((s) => s.parts.map((p) => p.slice));
+    expect(seen).toHaveLength(all.length);
+    expect(new Set(seen)).toEqual(new Set(all));
+    for (const s of sent) {
+      expect(s.parts.every((p) => p.slice.node === s.node)).toBe(true);
+      expect(s.parts.reduce((a, p) => a + p.slice.count, 0)).toBeLessThanOrEqual(10);
+      const joined = joinSlices(s.node, s.parts.map((p) => p.slice));
+      expect(JSON.parse(joined.body.toString())).toHaveLength(joined.count);
+      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.records));
+    }
+    // Full requests: all but each node's last hold more than half the limit.
+    expect(sent.length).toBeLessThan(all.reduce((a, s) => a + s.count, 0) / 5 + 3);
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it('sends the fullest queue early once all of them hold more than the budget', async () => {
+    const sizes: number[] = [];
+    const queue = new OwnerQueue<number>({ nodes: 4, batchSize: 1000, batchBytes: 1 << 20, perNode: 1, budget: 2000, send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.body.length, 0)) });
+    for (let b = 0; b < 20; b++) await queue.add(b, [0, 1, 2, 3].map((node) => slice(node, 2, b * 10 + node * 2)));
+    expect(sizes.length).toBeGreaterThan(0);
+    const waiting = (queue as unknown as { waitingBytes: number }).waitingBytes;
+    expect(waiting).toBeLessThanOrEqual(2000);
+    const dropped = await queue.drop();
+    expect(dropped.length).toBeGreaterThan(0);
+    expect((queue as unknown as { waitingBytes: number }).waitingBytes).toBe(0);
   });
 });

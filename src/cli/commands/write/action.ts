@@ -328,6 +328,7 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
         failedBatches: n.failedBatches,
         failedRecords: n.failedRecords,
         refused: n.rejected,
+        bytesSent: n.bytesSent,
         ...(n.lastError ? { error: n.lastError } : {}),
       }));
     }
