@@ -402,8 +402,9 @@ export function joinSlices(node: number, slices: readonly OwnerSlice[]): OwnerSl
     node,
     body,
     count: slices.reduce((a, s) => a + s.count, 0),
-    records: slices.flatMap((s) => s.records),
-    lines: slices.flatMap((s) => s.lines),
-    index: slices.flatMap((s) => s.index),
+    // concat, not flatMap: these are thousands of numbers a request, and flatMap is several times slower.
+    records: ([] as number[]).concat(...slices.map((s) => s.records)),
+    lines: ([] as number[]).concat(...slices.map((s) => s.lines)),
+    index: ([] as number[]).concat(...slices.map((s) => s.index)),
   };
 }
