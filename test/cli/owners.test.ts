@@ -176,6 +176,32 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
   }, 60_000);
 });
 
+describe('write --to owners: interrupted and resumed', () => {
+  it('Ctrl-C drops what the queues hold unacknowledged; --resume sends the rest to the owners, none lost or misplaced', async () => {
+    const { path, pairs } = recordsFile('resume.ndjson', 'r.', 60);
+    const statePath = `${path}.tsnode-state.json`;
+    const run = startCli(['write', path, '--seed', urls[1]!, '--batch-size', '30', '--rate', '400', '--output', 'json']);
+    expect(await waitFor(() => existsSync(statePath), 15_000)).toBe(true);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(130);
+    const first = JSON.parse(r.stdout);
+    expect(first).toMatchObject({ status: 'interrupted', to: 'owners' });
+    expect(first.read).toBeLessThan(720);
+    const saved = JSON.parse(readFileSync(statePath, 'utf8')).inputs[path];
+    expect(saved.record).toBeGreaterThan(0);
+    expect(saved.record).toBeLessThan(720);
+
+    const resumed = await runCli(['write', path, '--seed', urls[1]!, '--batch-size', '30', '--resume', '--output', 'json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', to: 'owners', read: 720 - saved.record, writtenToSome: 0, rejected: 0 });
+    for (const [id, metric] of pairs) {
+      const own = owners(id, metric);
+      expect(await Promise.all(urls.map((u) => heldOn(u, id, metric, 60))), `${id}-${metric}`).toEqual(urls.map((_, k) => (own.includes(k) ? 60 : 0)));
+    }
+  }, 60_000);
+});
+
 describe('read from the owners', () => {
   const id = IDS[0]!;
   const metric = 'read.cpu';
