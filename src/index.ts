@@ -28,6 +28,8 @@ export {
   pollUntilIdle,
   runningTypes,
   summarise,
+  baselineOf,
+  runPreflightChecks,
   systemClock,
   SweepRefusedError,
   SweepNotConfirmedError,
@@ -48,7 +50,21 @@ export {
   type ClusterSweepResult,
   type ClusterSweepOptions,
   type StartOptions,
+  type PreflightCheck,
+  type PreflightProblem,
 } from './client/sweep.js';
+export {
+  newEvidence,
+  observeStatus,
+  observeFailure,
+  settled,
+  classify,
+  classifyDeleteFailure,
+  type SweepEvidence,
+  type Verdict,
+  type PollVerdictState,
+  type PollFailureKind,
+} from './client/sweep-evidence.js';
 export * from './records/index.js';
 export * from './replay/index.js';
 export * from './ring/index.js';

@@ -59,11 +59,26 @@ export function parseNodeEntry(entry: string): string {
   return `${url.protocol}//${url.hostname}:${Number(port)}${path}`;
 }
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * What makes two node addresses the same node: host case, a trailing dot, the scheme and the
+ * loopback spellings (`localhost`, `127.0.0.1`, `::1`) do not count; port and path prefix do.
+ * Two DELETEs to one node would cancel each other, so a sweep must see one node once. (Node
+ * identities from `GET /state` can refine this later, when nodes offer them.)
+ */
+export function sameNodeKey(url: string): string {
+  const u = new URL(url);
+  const host = u.hostname.toLowerCase().replace(/\.$/, '');
+  const port = u.port || String(DEFAULT_PORT);
+  return `${LOOPBACK.has(host) ? 'loopback' : host}:${port}${u.pathname.replace(/\/+$/, '')}`;
+}
+
 /** Parses a node list text (file or comma list), dropping duplicates with a warning. */
 export function parseNodeList(text: string, source: string, opts: { separator: 'lines' | 'commas' }): NodeList {
   const nodes: string[] = [];
   const warnings: string[] = [];
-  const seen = new Map<string, number>();
+  const seen = new Map<string, { at: number; node: string }>();
   // A byte-order mark (files saved by some Windows editors) is not part of the first node's address.
   const body = text.replace(/^\uFEFF/, '');
   const entries = opts.separator === 'lines' ? body.split(/\r?\n/) : body.split(',');
@@ -77,12 +92,18 @@ export function parseNodeList(text: string, source: string, opts: { separator: '
     } catch (err) {
       throw new UsageError(`${where}: ${(err as Error).message}`, `each node is ${NODE_LINE_FORMS}`);
     }
-    const first = seen.get(node);
+    const key = sameNodeKey(node);
+    const first = seen.get(key);
     if (first !== undefined) {
-      warnings.push(`${where}: ${node} is listed twice (first at ${opts.separator === 'lines' ? `line ${first}` : `item ${first}`}); using it once`);
+      const at = opts.separator === 'lines' ? `line ${first.at}` : `item ${first.at}`;
+      warnings.push(
+        first.node === node
+          ? `${where}: ${node} is listed twice (first at ${at}); using it once`
+          : `${where}: ${node} is the same node as ${first.node} (${at}) under another spelling; using it once, as ${first.node}`,
+      );
       return;
     }
-    seen.set(node, i + 1);
+    seen.set(key, { at: i + 1, node });
     nodes.push(node);
   });
   if (nodes.length === 0) throw new UsageError(`${source} lists no nodes`, `list one node per line: ${NODE_LINE_FORMS}`);

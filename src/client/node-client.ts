@@ -193,7 +193,10 @@ export class NodeClient {
    */
   async sweepDelete(req: SweepRequest, call: CallOptions = {}): Promise<void> {
     const headers = buildSweepHeaders(req, this.opts.headerPrefix ?? DEFAULT_HEADER_PREFIX);
-    await this.sweepCall({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
+    const res = await this.sweepCall({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
+    // Only `[]` means "started": a 2xx with anything else (a proxy's HTML page, an error object)
+    // is not evidence that the node began this sweep.
+    this.parse(res, startedAck, 'sweep delete', '[] (the sweep started)');
   }
 
   /** `retry` overrides the client's policy for this call (a poll loop is its own retry: it passes NO_RETRY). */
@@ -429,6 +432,8 @@ export function encodePathSegment(text: string): string {
   return enc === '.' || enc === '..' ? enc.replace(/\./g, '%2E') : enc;
 }
 
+/** The only answer that means a DELETE started a sweep. */
+const startedAck = z.array(z.unknown()).length(0, { message: 'expected [] (the sweep started)' });
 
 /** `[[ts, number|null], ...]` as points, or undefined when the text is anything else. */
 function numericPoints(text: string): RollupPoint<number | null>[] | undefined {

@@ -1,7 +1,8 @@
 /**
  * Cluster-wide sweep deletes, UI-free: preflight every node, send one DELETE per node, then poll
- * each node until it is idle. Callers observe progress through per-node events and get one result
- * per node back; nothing here prints, prompts or exits.
+ * each node until its sweep has ended, and decide from the evidence how it ended (see
+ * sweep-evidence.ts). Callers observe progress through per-node events and get one result per
+ * node back, each with a one-line reason; nothing here prints, prompts or exits.
  *
  * Safety rules this module owns:
  * - a DELETE is sent at most once per node per run (NodeClient.sweepDelete never retries, and the
@@ -15,6 +16,18 @@ import { fanOut } from './cluster.js';
 import { AbortedError, NodeRequestError } from './errors.js';
 import type { NodeClient } from './node-client.js';
 import { NO_RETRY } from './retry.js';
+import {
+  classify,
+  classifyDeleteFailure,
+  describeRunning as describeRunningSweep,
+  newEvidence,
+  observeFailure,
+  observeStatus,
+  runningIsOurs,
+  settled,
+  type PollFailureKind,
+  type SweepEvidence,
+} from './sweep-evidence.js';
 
 /** Time source and sleeper, injectable so tests drive the poll loop without waiting on the wall clock. */
 export interface Clock {
@@ -37,8 +50,11 @@ export const systemClock: Clock = {
 /**
  * Every state a node passes through in a sweep run.
  * Transient: `checking`, `idle`, `busy`, `unreachable`, `sending`, `running`, `no_answer`.
- * Final (one per node in the result): `done`, `started` (with wait=false), `failed`, `lost`,
- * `skipped`, `timed_out`, `interrupted`.
+ * Final (one per node in the result): `done` (the evidence says our sweep ran to the end),
+ * `started` (with wait=false), `replaced` (another sweep took its place), `cancelled`, `failed`
+ * (the DELETE was refused or answered with anything but `[]`, or the node says the sweep failed),
+ * `unconfirmed` (tsnode cannot tell whether it ran to the end), `lost`, `skipped`, `timed_out`,
+ * `interrupted`.
  */
 export type NodeSweepState =
   | 'checking'
@@ -49,11 +65,11 @@ export type NodeSweepState =
   | 'running'
   | 'no_answer'
   | FinalSweepState;
-export const FINAL_SWEEP_STATES = ['done', 'started', 'failed', 'lost', 'skipped', 'timed_out', 'interrupted'] as const;
+export const FINAL_SWEEP_STATES = ['done', 'started', 'replaced', 'cancelled', 'failed', 'unconfirmed', 'lost', 'skipped', 'timed_out', 'interrupted'] as const;
 export type FinalSweepState = (typeof FINAL_SWEEP_STATES)[number];
 
 export type SweepEvent =
-  /** A node moved to another state. `error` says why for failed/lost/no_answer/unreachable. */
+  /** A node moved to another state. `error` says why: the reason of a final state other than done, a poll's error for no_answer/unreachable. */
   | { kind: 'state'; node: string; state: NodeSweepState; at: number; error?: string; status?: SweepStatus }
   /** A poll answered (every poll, also without a state change): for live progress lines. */
   | { kind: 'status'; node: string; at: number; status: SweepStatus };
@@ -91,6 +107,17 @@ export interface CommonOptions {
   clock?: Clock;
 }
 
+/**
+ * Why a node gave no status at preflight, in words: `unreachable: ...` when it did not answer (no
+ * connection, no answer in time, TLS refused), `answered ...` when it answered something that is
+ * not a status (an HTTP error, no sweep API, a body that is not a status): that node is there.
+ */
+export function preflightProblem(error: NodeRequestError | undefined): string {
+  if (!error) return 'unreachable: no answer';
+  const silent = error.code === 'unreachable' || error.code === 'timeout' || error.code === 'tls' || error.code === 'aborted';
+  return silent ? `unreachable: ${error.detail}` : `answered without a usable status: ${error.detail}`;
+}
+
 /** `GET /sweep_delete` on every node: who is idle, who is already sweeping, who does not answer. */
 export async function preflightSweep(clients: readonly NodeClient[], opts: CommonOptions = {}): Promise<Preflight> {
   const clock = opts.clock ?? systemClock;
@@ -114,14 +141,35 @@ export async function preflightSweep(clients: readonly NodeClient[], opts: Commo
   return { nodes, busy: nodes.filter((n) => n.running.length > 0), unreachable: nodes.filter((n) => n.error) };
 }
 
+/** What an extra preflight check found wrong (a node missing from the ring, one node listed twice). */
+export interface PreflightProblem {
+  node?: string;
+  message: string;
+}
+
+/**
+ * An extra rule on the preflight, run after the busy/unreachable rules and before anything is
+ * sent (e.g. ring coverage, node identity): any problem it returns refuses the sweep.
+ */
+export type PreflightCheck = (pre: Preflight) => readonly PreflightProblem[] | Promise<readonly PreflightProblem[]>;
+
+/** Runs every check on the preflight; throws SweepRefusedError listing what they found. */
+export async function runPreflightChecks(pre: Preflight, checks: readonly PreflightCheck[]): Promise<void> {
+  const problems: PreflightProblem[] = [];
+  for (const check of checks) problems.push(...(await check(pre)));
+  if (problems.length) throw new SweepRefusedError([], [], problems);
+}
+
 /** The preflight found nodes the sweep must not touch without an explicit override. */
 export class SweepRefusedError extends Error {
   readonly code = 'sweep_refused';
   constructor(
     readonly busy: readonly PreflightNode[],
     readonly unreachable: readonly PreflightNode[],
+    readonly problems: readonly PreflightProblem[] = [],
   ) {
     const parts: string[] = [];
+    if (problems.length) parts.push(problems.map((p) => (p.node ? `${p.node}: ${p.message}` : p.message)).join('; '));
     if (busy.length) {
       parts.push(
         `${busy.length} node(s) already sweeping (a new DELETE would cancel it): ${busy
@@ -130,7 +178,7 @@ export class SweepRefusedError extends Error {
       );
     }
     if (unreachable.length) {
-      parts.push(`${unreachable.length} node(s) unreachable: ${unreachable.map((n) => `${n.node} (${n.error?.detail ?? 'no answer'})`).join('; ')}`);
+      parts.push(`${unreachable.length} node(s) without a status: ${unreachable.map((n) => `${n.node} (${preflightProblem(n.error)})`).join('; ')}`);
     }
     super(`refusing to sweep: ${parts.join('; ')}`);
     this.name = 'SweepRefusedError';
@@ -156,13 +204,22 @@ export function assessPreflight(pre: Preflight, opts: { force?: boolean; skipUnr
 // ---------------------------------------------------------------- polling
 
 export interface PollOptions {
-  /** Data types that must all be idle (default: the three types). */
+  /** Data types that must all be idle (default: the three types; with `request`, its types). */
   types?: readonly DataType[];
+  /**
+   * The sweep this node was sent. With it the loop also stops at the first sign of another sweep
+   * or a cancellation, and the result is classified from the evidence (done, replaced, cancelled,
+   * failed, unconfirmed, ...). Without it the loop only waits for idle and reports `idle`.
+   */
+  request?: SweepRequest;
+  /** The node's status before the DELETE (preflight): its `instance` shows a restart later. */
+  baseline?: SweepStatus;
   /** Between polls (default 2 s). */
   intervalMs?: number;
   /**
-   * Grace period: a node that has not answered a poll for this long is `lost` (default 30 s).
-   * Shorter silences are tolerated (`no_answer`) and polling continues.
+   * Grace period: a node that has not given a usable status for this long is `lost` (no answers)
+   * or `unconfirmed` (answers that are not a status) (default 30 s). Shorter silences are
+   * tolerated (`no_answer`) and polling continues.
    */
   lostAfterMs?: number;
   /** Absolute clock time after which polling stops with `timed_out`. */
@@ -185,39 +242,73 @@ export interface PollOptions {
 
 export interface PollResult {
   node: string;
-  state: 'done' | 'lost' | 'timed_out' | 'interrupted';
+  /** `idle` without a request; with one, the classified end of the sweep. */
+  state: 'idle' | 'done' | 'replaced' | 'cancelled' | 'failed' | 'unconfirmed' | 'lost' | 'timed_out' | 'interrupted';
+  /** One line: what the state rests on. */
+  reason: string;
   /** The last status the node sent. */
   status?: SweepStatus;
-  /** The last poll error, for lost nodes. */
+  /** The last poll error (lost), or the node's own error (failed). */
   error?: string;
+  /** Another sweep seen on the node (replaced), in words. */
+  other?: string;
   /** Polls sent. */
   polls: number;
+  /** What the polls saw (with `request`). */
+  evidence?: SweepEvidence;
 }
 
 export const DEFAULT_POLL_INTERVAL_MS = 2_000;
 export const DEFAULT_LOST_AFTER_MS = 30_000;
 const FIRST_POLL_MS = 250;
 
+/** Splits a failed poll into "no answer" (unreachable, timeout) and "answered, but unusably". */
+function pollFailure(err: unknown, pollTimeoutMs: number, timedOut: boolean): { kind: PollFailureKind; detail: string } {
+  if (err instanceof AbortedError && timedOut) return { kind: 'no_answer', detail: `no answer within ${pollTimeoutMs / 1000}s` };
+  if (err instanceof NodeRequestError) return { kind: err.code === 'unreachable' || err.code === 'timeout' ? 'no_answer' : 'bad_answer', detail: err.detail };
+  return { kind: 'bad_answer', detail: err instanceof Error ? err.message : String(err) };
+}
+
+/** What the last status says our sweep was doing, for the reasons of lost/timed_out/interrupted. */
+function lastSeen(ev: SweepEvidence | undefined, status: SweepStatus | undefined): string {
+  if (!status) return 'no status seen since the DELETE';
+  const running = DATA_TYPES.filter((t) => status[t].running);
+  if (!running.length) return 'last seen idle';
+  if (ev && running.every((t) => runningIsOurs(ev.request, t, status[t]))) return `last seen running ${running.join(',')}`;
+  return `last seen running ${describeRunningSweep(status)}`;
+}
+
 /**
- * Polls one node's `GET /sweep_delete` until every requested type reports `running: false`.
- * Never sends anything but GETs. Errors are tolerated for `lostAfterMs` since the last answer.
+ * Polls one node's `GET /sweep_delete` until its sweep has ended (see PollOptions.request).
+ * Never sends anything but GETs. Polls without a usable status are tolerated for `lostAfterMs`.
  */
 export async function pollUntilIdle(client: NodeClient, opts: PollOptions = {}): Promise<PollResult> {
   const clock = opts.clock ?? systemClock;
-  const types = opts.types ?? DATA_TYPES;
+  const types = opts.types ?? opts.request?.types ?? DATA_TYPES;
   const interval = opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const lostAfter = opts.lostAfterMs ?? DEFAULT_LOST_AFTER_MS;
   const pollTimeout = opts.pollTimeoutMs ?? Math.min(lostAfter, 10_000);
   const emit = emitter(opts.onEvent, clock);
   const node = client.url;
-  let lastAnswer = clock.now();
+  let lastUsable = clock.now();
   let status: SweepStatus | undefined;
   let lastError: string | undefined;
   let polls = 0;
   let state: 'running' | 'no_answer' | undefined;
-  const finish = (s: PollResult['state'], error?: string): PollResult => {
-    emit(node, s, { ...(error ? { error } : {}), ...(status ? { status } : {}) });
-    return { node, state: s, ...(status ? { status } : {}), ...(error ? { error } : {}), polls };
+  let evidence = opts.request ? newEvidence(opts.request, opts.baseline) : undefined;
+  const finish = (s: PollResult['state'], reason: string, extra: { error?: string; other?: string } = {}): PollResult => {
+    const error = extra.error ?? (s === 'lost' ? lastError : undefined);
+    emit(node, s, { ...(s !== 'done' && s !== 'idle' ? { error: reason } : {}), ...(status ? { status } : {}) });
+    return {
+      node,
+      state: s,
+      reason,
+      ...(status ? { status } : {}),
+      ...(error ? { error } : {}),
+      ...(extra.other ? { other: extra.other } : {}),
+      polls,
+      ...(evidence ? { evidence } : {}),
+    };
   };
   if (opts.initialDelayMs) {
     let wait = opts.initialDelayMs;
@@ -225,32 +316,41 @@ export async function pollUntilIdle(client: NodeClient, opts: PollOptions = {}):
     await clock.sleep(wait, opts.signal);
   }
   for (;;) {
-    if (opts.signal?.aborted) return finish('interrupted');
-    if (opts.deadline !== undefined && clock.now() >= opts.deadline) return finish('timed_out', lastError);
+    if (opts.signal?.aborted) return finish('interrupted', `stopped watching (interrupted): the sweep keeps running on the node; ${lastSeen(evidence, status)}`);
+    if (opts.deadline !== undefined && clock.now() >= opts.deadline) {
+      return finish('timed_out', `stopped waiting at the timeout; the sweep keeps running on the node; ${lastSeen(evidence, status)}`, lastError ? { error: lastError } : {});
+    }
     polls++;
     const timeout = AbortSignal.timeout(pollTimeout);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
     try {
       const ask = (): Promise<SweepStatus> => client.sweepStatus({ signal, retry: NO_RETRY });
       status = await (opts.gate ? opts.gate(ask) : ask());
-      lastAnswer = clock.now();
+      const at = clock.now();
+      lastUsable = at;
       lastError = undefined;
-      opts.onEvent?.({ kind: 'status', node, at: lastAnswer, status });
-      if (isIdle(status, types)) return finish('done');
+      opts.onEvent?.({ kind: 'status', node, at, status });
+      if (evidence) {
+        evidence = observeStatus(evidence, status, at);
+        if (settled(evidence)) {
+          const v = classify(evidence);
+          return finish(v.state, v.reason, { ...(v.error ? { error: v.error } : {}), ...(v.other ? { other: v.other } : {}) });
+        }
+      } else if (isIdle(status, types)) return finish('idle', 'every type idle');
       if (state !== 'running') emit(node, 'running', { status });
       state = 'running';
     } catch (err) {
-      if (opts.signal?.aborted) return finish('interrupted');
-      lastError =
-        err instanceof AbortedError && timeout.aborted
-          ? `no answer within ${pollTimeout / 1000}s`
-          : err instanceof NodeRequestError
-            ? err.detail
-            : err instanceof Error
-              ? err.message
-              : String(err);
-      const silentFor = clock.now() - lastAnswer;
-      if (silentFor >= lostAfter) return finish('lost', `no answer for ${Math.round(silentFor / 1000)}s: ${lastError}`);
+      if (opts.signal?.aborted) return finish('interrupted', `stopped watching (interrupted): the sweep keeps running on the node; ${lastSeen(evidence, status)}`);
+      const failure = pollFailure(err, pollTimeout, timeout.aborted);
+      lastError = failure.detail;
+      if (evidence) evidence = observeFailure(evidence, failure, clock.now());
+      const silentFor = clock.now() - lastUsable;
+      if (silentFor >= lostAfter) {
+        const secs = Math.round(silentFor / 1000);
+        // Answers that are not a status are not silence: the node is there, tsnode cannot read it.
+        if (failure.kind === 'bad_answer') return finish('unconfirmed', `no usable status for ${secs}s: the node answered ${lastError}`, { error: lastError });
+        return finish('lost', `no answer for ${secs}s: ${lastError}; ${lastSeen(evidence, status)}`);
+      }
       if (state !== 'no_answer') emit(node, 'no_answer', { error: lastError });
       state = 'no_answer';
     }
@@ -265,8 +365,12 @@ export async function pollUntilIdle(client: NodeClient, opts: PollOptions = {}):
 export interface NodeSweepResult {
   node: string;
   state: FinalSweepState;
-  /** The node's message (failed), the poll error (lost), the preflight error (skipped), ... */
+  /** One line: what the state rests on (always set). */
+  reason: string;
+  /** The node's or the transport's own message: a refused DELETE, a failed sweep's error, the last poll error, ... */
   error?: string;
+  /** Another sweep seen on the node (replaced), in words. */
+  other?: string;
   /** From the DELETE being sent to the final state; absent for nodes never sent one. */
   seconds?: number;
   /** Last status seen. */
@@ -284,13 +388,18 @@ export interface ClusterSweepResult {
 }
 
 export interface StartOptions extends CommonOptions {
-  /** Poll until idle (default true); false leaves started nodes as `started`. */
+  /** Poll until the sweep ends (default true); false leaves started nodes as `started`. */
   wait?: boolean;
   intervalMs?: number;
   lostAfterMs?: number;
   /** Overall limit for waiting, from when the DELETEs go out. */
   timeoutMs?: number;
   pollTimeoutMs?: number;
+  /**
+   * Each node's status before its DELETE (the preflight's), by node URL: a node that keeps sweep
+   * records shows its `instance` there, so a restart during the sweep is visible.
+   */
+  baseline?: ReadonlyMap<string, SweepStatus>;
 }
 
 export function summarise(nodes: readonly { state: FinalSweepState }[]): SweepSummary {
@@ -299,10 +408,16 @@ export function summarise(nodes: readonly { state: FinalSweepState }[]): SweepSu
   return summary;
 }
 
+/** Statuses of the nodes that answered a preflight, by node URL (StartOptions.baseline). */
+export function baselineOf(pre: Preflight): Map<string, SweepStatus> {
+  return new Map(pre.nodes.filter((n) => n.status).map((n) => [n.node, n.status!]));
+}
+
 /**
  * Sends the DELETE to each of `clients` (concurrently, once each) and, unless `wait` is false,
- * polls each started node until idle. `skipped` nodes (from the preflight) are carried into the
- * result so nothing is ever hidden. Order of the result follows `clients` then `skipped`.
+ * polls each started node until its sweep has ended, classifying each end from the evidence.
+ * `skipped` nodes (from the preflight) are carried into the result so nothing is ever hidden.
+ * Order of the result follows `clients` then `skipped`.
  */
 export async function startAndWait(
   clients: readonly NodeClient[],
@@ -322,8 +437,9 @@ export async function startAndWait(
   const limit = limiter(concurrency);
 
   for (const s of opts.skipped ?? []) {
-    emit(s.node, 'skipped', { error: s.error?.detail ?? 'unreachable' });
-    results.set(s.node, { node: s.node, state: 'skipped', error: `unreachable at preflight: ${s.error?.detail ?? 'no answer'}` });
+    const detail = s.error?.detail ?? 'no answer';
+    emit(s.node, 'skipped', { error: detail });
+    results.set(s.node, { node: s.node, state: 'skipped', reason: `not sent: ${preflightProblem(s.error)} (at preflight)`, error: detail });
   }
   const deadline = opts.timeoutMs !== undefined ? clock.now() + opts.timeoutMs : undefined;
   // Each node is a pipeline: its DELETE, then (as soon as that answers) its polls. DELETEs and polls
@@ -338,23 +454,32 @@ export async function startAndWait(
         await c.sweepDelete(req, opts.signal ? { signal: opts.signal } : {});
       });
     } catch (err) {
-      const aborted = err instanceof AbortedError || Boolean(opts.signal?.aborted);
-      const state: FinalSweepState = aborted ? 'interrupted' : 'failed';
-      const detail = err instanceof NodeRequestError ? err.detail : err instanceof Error ? err.message : String(err);
-      const error = aborted && sentAt.has(c.url) ? 'interrupted while sending: the node may have started the sweep (check tsnode status)' : detail;
-      emit(c.url, state, { error });
       const s = seconds(c.url);
-      results.set(c.url, { node: c.url, state, error, ...(s !== undefined && !aborted ? { seconds: s } : {}) });
+      if (err instanceof AbortedError || opts.signal?.aborted) {
+        const reason = sentAt.has(c.url)
+          ? 'interrupted while sending: the node may have started the sweep (check tsnode status)'
+          : 'not sent: interrupted before this node was reached';
+        emit(c.url, 'interrupted', { error: reason });
+        results.set(c.url, { node: c.url, state: 'interrupted', reason, error: reason });
+        return;
+      }
+      const e = err instanceof NodeRequestError ? err : new NodeRequestError(c.url, 'bad_answer', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+      const v = classifyDeleteFailure({ code: e.code, detail: e.detail, cause: e.cause });
+      const state = v.state === 'unconfirmed' ? 'unconfirmed' : 'failed';
+      emit(c.url, state, { error: v.reason });
+      results.set(c.url, { node: c.url, state, reason: v.reason, ...(v.error ? { error: v.error } : {}), ...(s !== undefined ? { seconds: s } : {}) });
       return;
     }
     emit(c.url, 'started');
     if (!wait) {
-      results.set(c.url, { node: c.url, state: 'started', seconds: seconds(c.url)! });
+      results.set(c.url, { node: c.url, state: 'started', reason: 'the DELETE was answered [] (started); not watched (no wait)', seconds: seconds(c.url)! });
       return;
     }
+    const baseline = opts.baseline?.get(c.url);
     const r = await pollUntilIdle(c, {
       gate: limit,
-      types: req.types,
+      request: req,
+      ...(baseline ? { baseline } : {}),
       // The DELETE just answered "started": the node is running by definition, so the first poll
       // waits a moment; then the gaps ramp up to the interval (small sweeps finish fast).
       initialDelayMs: Math.min(FIRST_POLL_MS, opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
@@ -367,8 +492,17 @@ export async function startAndWait(
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       clock,
     });
-    const error = r.state === 'interrupted' ? 'stopped watching: the sweep keeps running on the node' : r.error;
-    results.set(r.node, { node: r.node, state: r.state, ...(error ? { error } : {}), seconds: seconds(r.node)!, ...(r.status ? { status: r.status } : {}) });
+    // With a request the loop never ends `idle`.
+    const state: FinalSweepState = r.state === 'idle' ? 'unconfirmed' : r.state;
+    results.set(r.node, {
+      node: r.node,
+      state,
+      reason: r.reason,
+      ...(r.error ? { error: r.error } : {}),
+      ...(r.other ? { other: r.other } : {}),
+      seconds: seconds(r.node)!,
+      ...(r.status ? { status: r.status } : {}),
+    });
   };
   await Promise.all(clients.map(one));
   const nodes = [...clients.map((c) => results.get(c.url)!), ...(opts.skipped ?? []).map((s) => results.get(s.node)!)];
@@ -376,6 +510,8 @@ export async function startAndWait(
 }
 
 export interface ClusterSweepOptions extends StartOptions {
+  /** Extra preflight rules (see PreflightCheck). */
+  checks?: readonly PreflightCheck[];
   /** Sweep nodes that are already sweeping (their running sweep is cancelled and replaced). */
   force?: boolean;
   /** Leave out nodes that do not answer the preflight, reporting them as `skipped`. */
@@ -404,12 +540,13 @@ export class SweepNotConfirmedError extends Error {
 export async function runClusterSweep(clients: readonly NodeClient[], req: SweepRequest, opts: ClusterSweepOptions = {}): Promise<ClusterSweepResult> {
   const pre = await preflightSweep(clients, opts);
   const plan = assessPreflight(pre, opts);
+  await runPreflightChecks(pre, opts.checks ?? []);
   if (opts.confirm && !(await opts.confirm({ ...plan, preflight: pre }))) throw new SweepNotConfirmedError();
   const sending = new Set(plan.send);
   return startAndWait(
     clients.filter((c) => sending.has(c.url)),
     req,
-    { ...opts, skipped: plan.skipped },
+    { baseline: baselineOf(pre), ...opts, skipped: plan.skipped },
   );
 }
 

@@ -15,6 +15,30 @@ export const wireSweepStatusSchema = z.looseObject({
 });
 export type WireSweepStatus = Record<DataType, Record<string, string>> & Record<string, unknown>;
 
+/** How a sweep ended for one type, as the reference node records it. */
+export const SWEEP_RESULTS = ['completed', 'cancelled', 'replaced', 'failed'] as const;
+export type SweepResult = (typeof SWEEP_RESULTS)[number];
+
+/**
+ * The reference node's record of the last sweep of one type (extension attributes `last_*`, shown
+ * while that type is idle). Production nodes send none of them: clients use them when present and
+ * never require them.
+ */
+export interface LastSweep {
+  /** `last_timestamp`: the delete time of that sweep, epoch seconds. */
+  timestamp?: number;
+  /** `last_rollups`: `"all"` or the comma list of spans (nnt, histogram). */
+  rollups?: string;
+  /** `last_result`; absent when the node sent a value this client does not know. */
+  result?: SweepResult;
+  /** `last_error`: the node's error, for `failed`. */
+  error?: string;
+  /** `last_replaced_by`: the sweep that replaced it, in words, for `replaced`. */
+  replacedBy?: string;
+  /** `last_finished`: when it ended, epoch milliseconds. */
+  finished?: number;
+}
+
 /** One data type's sweep status, with string booleans and numbers normalised. */
 export interface TypeStatus {
   running: boolean;
@@ -26,8 +50,29 @@ export interface TypeStatus {
   rollups?: string;
   /** Set by `GET /sweep_delete/cancel`. */
   cancelling?: boolean;
+  /**
+   * Reference-node extension, on every type, running or not: an id the node process picks when it
+   * starts. A node that sends it keeps records of its sweeps (`last`); a new value means it restarted.
+   */
+  instance?: string;
+  /** Reference-node extension: the last sweep of this type, while idle. */
+  last?: LastSweep;
 }
 export type SweepStatus = Record<DataType, TypeStatus>;
+
+const EPOCH_SECONDS = /^\d{1,12}$/;
+const EPOCH_WITH_MILLIS = /^\d{1,12}(\.\d{1,3})?$/;
+
+function lastOf(w: Record<string, string>): LastSweep | undefined {
+  const last: LastSweep = {};
+  if (w.last_timestamp !== undefined && EPOCH_SECONDS.test(w.last_timestamp)) last.timestamp = Number(w.last_timestamp);
+  if (w.last_rollups !== undefined) last.rollups = w.last_rollups;
+  if (w.last_result !== undefined && (SWEEP_RESULTS as readonly string[]).includes(w.last_result)) last.result = w.last_result as SweepResult;
+  if (w.last_error !== undefined) last.error = w.last_error;
+  if (w.last_replaced_by !== undefined) last.replacedBy = w.last_replaced_by;
+  if (w.last_finished !== undefined && EPOCH_WITH_MILLIS.test(w.last_finished)) last.finished = Math.round(Number(w.last_finished) * 1000);
+  return Object.keys(last).length ? last : undefined;
+}
 
 /** Normalises a validated wire status into typed values. */
 export function normaliseStatus(wire: z.infer<typeof wireSweepStatusSchema>): SweepStatus {
@@ -40,12 +85,23 @@ export function normaliseStatus(wire: z.infer<typeof wireSweepStatusSchema>): Sw
     if (w.current_metric !== undefined) s.current_metric = w.current_metric;
     if (w.rollups !== undefined) s.rollups = w.rollups;
     if (w.cancelling !== undefined) s.cancelling = w.cancelling === 'true';
+    if (w.instance !== undefined && w.instance !== '') s.instance = w.instance;
+    const last = lastOf(w);
+    if (last) s.last = last;
     out[type] = s;
   }
   return out;
 }
 
-/** The inverse, used by the node: strings everywhere, type-specific attributes only while running. */
+/** `1700000000.250`: epoch seconds with milliseconds, as `last_finished` carries them. */
+function secondsWithMillis(ms: number): string {
+  return `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`;
+}
+
+/**
+ * The inverse, used by the node: strings everywhere, type-specific attributes only while running,
+ * the record of the last sweep only while idle, the instance id always.
+ */
 export function wireStatus(status: SweepStatus): Record<DataType, Record<string, string>> {
   const out = {} as Record<DataType, Record<string, string>>;
   for (const type of DATA_TYPES) {
@@ -56,7 +112,16 @@ export function wireStatus(status: SweepStatus): Record<DataType, Record<string,
       if (s.current_uuid !== undefined) w.current_uuid = s.current_uuid;
       if (s.current_metric !== undefined) w.current_metric = s.current_metric;
       if (s.rollups !== undefined) w.rollups = s.rollups;
+    } else if (s.last) {
+      const l = s.last;
+      if (l.timestamp !== undefined) w.last_timestamp = String(l.timestamp);
+      if (l.rollups !== undefined) w.last_rollups = l.rollups;
+      if (l.result !== undefined) w.last_result = l.result;
+      if (l.error !== undefined) w.last_error = l.error;
+      if (l.replacedBy !== undefined) w.last_replaced_by = l.replacedBy;
+      if (l.finished !== undefined) w.last_finished = secondsWithMillis(l.finished);
     }
+    if (s.instance !== undefined) w.instance = s.instance;
     if (s.cancelling !== undefined) w.cancelling = String(s.cancelling);
     out[type] = w;
   }

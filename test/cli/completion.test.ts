@@ -121,7 +121,9 @@ describe('the completion scripts', () => {
   it('are generated from the program: every command, its options and its parents\' are in them', () => {
     const specs = completionSpecs(buildProgram(async () => {}));
     const root = specs.find((s) => s.path === '')!;
-    expect(root.subcommands.map((s) => s.name)).toEqual(expect.arrayContaining(['sweep', 'status', 'read', 'write', 'cluster', 'demo', 'profile', 'completion']));
+    expect(root.subcommands.map((s) => s.name)).toEqual(expect.arrayContaining(['sweep', 'status', 'history', 'read', 'write', 'cluster', 'demo', 'profile', 'completion']));
+    const history = specs.find((s) => s.path === 'history')!;
+    expect(history.options.flatMap((o) => o.flags)).toEqual(expect.arrayContaining(['--since', '--node', '--journal', '--output']));
     const up = specs.find((s) => s.path === 'cluster up')!;
     const flags = up.options.flatMap((o) => o.flags);
     expect(flags).toEqual(expect.arrayContaining(['--nodes', '--base-port', '--dir', '--sweep-pace', '--detach', '--no-color', '--profile', '--quiet', '--help']));

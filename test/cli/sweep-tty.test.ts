@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
@@ -22,6 +24,8 @@ async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Pro
 }
 
 const agent = new Agent();
+// The sweep journals itself: into a temp state dir, never the user's.
+const STATE = mkdtempSync(join(tmpdir(), 'tsnode-tty-state-'));
 const NOW_S = Math.floor(Date.now() / 1000);
 const BEFORE = NOW_S - 86_400 - ((NOW_S - 86_400) % 3600);
 
@@ -60,7 +64,7 @@ describe.skipIf(!existsSync(TMUX))('tsnode sweep on a terminal', () => {
   it('asks for confirmation, redraws one line per node in place, and prints the final table once', async () => {
     await Promise.all([seed(quick.url, 3), seed(paced.url, 60)]);
     const cmd = [
-      'env -u CI -u NO_COLOR FORCE_COLOR=0 TERM=xterm-256color',
+      `env -u CI -u NO_COLOR FORCE_COLOR=0 TERM=xterm-256color XDG_STATE_HOME=${STATE}`,
       process.execPath,
       BIN,
       'sweep',
@@ -76,7 +80,8 @@ describe.skipIf(!existsSync(TMUX))('tsnode sweep on a terminal', () => {
 
     // 1. the TTY confirmation, with time in ISO and epoch and the node count
     await until('the prompt', () => /\[y\/N\]/.test(screen()));
-    expect(screen()).toMatch(new RegExp(`Delete nnt data before [0-9T:-]+Z \\(${BEFORE}\\) on 2 nodes\\? \\[y/N\\]`));
+    // what goes (types and spans), how many nodes and where the list came from
+    expect(screen()).toMatch(new RegExp(`Delete data before [0-9T:-]+Z \\(${BEFORE}\\) \\(nnt all spans\\) on 2 nodes \\(node list: --nodes\\)\\? \\[y/N\\]`));
     tmux('send-keys', '-t', 'sweep', 'y', 'Enter');
 
     // 2. live per-node lines: the paced node shows a spinner, `running` and what it works on
@@ -96,5 +101,7 @@ describe.skipIf(!existsSync(TMUX))('tsnode sweep on a terminal', () => {
     expect(out).toMatch(new RegExp(`│ ${paced.url}\\s+│ nnt\\s+│ done`));
     // the cursor was shown again
     expect(out).not.toMatch(/\u001b\[\?25l/);
+    // and the run was journaled in the state dir it was given
+    expect(existsSync(join(STATE, 'tsnode', 'sweeps.jsonl'))).toBe(true);
   });
 });

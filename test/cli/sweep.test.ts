@@ -63,12 +63,21 @@ describe('tsnode sweep', () => {
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', nodes, '--yes', '--output', 'json', ...FAST]);
     expect(r.stderr).toMatch(new RegExp(`${paced.url}: running \\(nnt 0000`)); // the paced node was seen working
     expect(r.code).toBe(0);
-    const doc = JSON.parse(r.stdout) as { before: number; types: string[]; nodes: { node: string; state: string; error: null; seconds: number }[]; summary: Record<string, number> };
+    const doc = JSON.parse(r.stdout) as {
+      before: number;
+      types: string[];
+      nodes: { node: string; state: string; reason: string; error: null; seconds: number }[];
+      summary: Record<string, number>;
+      catchUp: unknown;
+    };
     expect(doc.before).toBe(BEFORE);
     expect(doc.types).toEqual(['nnt']);
     expect(doc.nodes.map((n) => [n.node, n.state, n.error])).toEqual([a.url, b.url, paced.url].map((u) => [u, 'done', null]));
+    // reference nodes keep a record of their sweeps: done rests on it
+    expect(doc.nodes.every((n) => n.reason === "the node's record says our sweep completed")).toBe(true);
     expect(doc.nodes.every((n) => typeof n.seconds === 'number')).toBe(true);
-    expect(doc.summary).toEqual({ done: 3, started: 0, failed: 0, lost: 0, skipped: 0, timed_out: 0, interrupted: 0 });
+    expect(doc.summary).toEqual({ done: 3, started: 0, replaced: 0, cancelled: 0, failed: 0, unconfirmed: 0, lost: 0, skipped: 0, timed_out: 0, interrupted: 0 });
+    expect(doc.catchUp).toBeNull();
     for (const url of [a.url, b.url, paced.url]) {
       expect(await points(url, 0)).toEqual({ old: false, new: true });
       expect(await points(url, 2)).toEqual({ old: false, new: true });
@@ -79,8 +88,8 @@ describe('tsnode sweep', () => {
     await seed(a.url);
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', a.url, '--yes', ...FAST]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/node\s+│ types │ state\s+│ duration │ detail/);
-    expect(r.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ done`));
+    expect(r.stdout).toMatch(/node\s+│ types │ state\s+│ duration │ reason/);
+    expect(r.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ done\\s+│\\s+[0-9.]+s │ the node's record says our sweep completed`));
     expect(r.stderr).toMatch(/summary: 1 done/);
   });
 
@@ -96,12 +105,21 @@ describe('tsnode sweep', () => {
 
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', `${a.url},${dead}`, '--yes', '--skip-unreachable', '--output', 'json', ...FAST]);
     expect(r.code).toBe(3);
-    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null; seconds: number | null }[]; summary: Record<string, number> };
+    const doc = JSON.parse(r.stdout) as { nodes: unknown[]; summary: Record<string, number>; catchUp: { command: string } };
     expect(doc.nodes).toEqual([
-      { node: a.url, state: 'done', error: null, seconds: expect.any(Number) },
-      { node: dead, state: 'skipped', error: expect.stringMatching(/unreachable at preflight: connection refused/), seconds: null },
+      { node: a.url, state: 'done', reason: expect.any(String), error: null, other: null, seconds: expect.any(Number) },
+      {
+        node: dead,
+        state: 'skipped',
+        reason: expect.stringMatching(/^not sent: unreachable: connection refused .* \(at preflight\)$/),
+        error: expect.stringMatching(/^connection refused/),
+        other: null,
+        seconds: null,
+      },
     ]);
     expect(doc.summary).toMatchObject({ done: 1, skipped: 1 });
+    // the skipped node is the one to catch up
+    expect(doc.catchUp.command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${dead}`);
     expect(await points(a.url)).toEqual({ old: false, new: true });
   });
 
@@ -109,7 +127,7 @@ describe('tsnode sweep', () => {
     const dead = await deadAddress();
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', dead, '--yes', '--skip-unreachable', ...FAST]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`${dead}\\s+│ nnt\\s+│ skipped │\\s+│ unreachable at preflight`));
+    expect(r.stdout).toMatch(new RegExp(`${dead}\\s+│ nnt\\s+│ skipped │\\s+│ not sent: unreachable: connection refused`));
     expect(r.stderr).toMatch(/every node was unreachable: nothing was sent/);
   });
 
@@ -119,7 +137,7 @@ describe('tsnode sweep', () => {
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nnt-rollups', '120', '--nodes', `${a.url},${odd.url}`, '--yes', '--output', 'json', ...FAST]);
     expect(r.code).toBe(3);
     const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
-    expect(doc.nodes[0]).toMatchObject({ node: a.url, state: 'failed', error: expect.stringMatching(/^HTTP 400: .*120/) });
+    expect(doc.nodes[0]).toMatchObject({ node: a.url, state: 'failed', reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/), error: expect.stringMatching(/^HTTP 400: .*120/) });
     expect(doc.nodes[1]).toMatchObject({ node: odd.url, state: 'done', error: null });
     // a kept everything: its DELETE was refused, and never sent again
     expect(await points(a.url)).toEqual({ old: true, new: true });
@@ -250,7 +268,7 @@ describe('sweeps in progress', () => {
     expect(r.code).toBe(3);
     const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
     expect(doc.nodes[0]).toMatchObject({ node: a.url, state: 'done' });
-    expect(doc.nodes[1]).toMatchObject({ node: doomed.url, state: 'lost', error: expect.stringMatching(/no answer for 1s/) });
+    expect(doc.nodes[1]).toMatchObject({ node: doomed.url, state: 'lost', reason: expect.stringMatching(/^no answer for 1s: connection refused.*; last seen running nnt$/) });
     expect(r.stderr).toMatch(new RegExp(`${doomed.url}: no answer`));
     expect(r.stderr).toMatch(new RegExp(`${doomed.url}: lost`));
   });
@@ -271,21 +289,28 @@ describe('sweeps in progress', () => {
     expect(table.stdout).toMatch(new RegExp(`${st.url}\\s+│ nnt\\s+│ yes\\s+│ 0000[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ all`));
     expect(table.stdout).toMatch(new RegExp(`${st.url}\\s+│ histogram │ yes\\s+│[^│]*│ [0-9T:-]+Z \\(${BEFORE}\\) │ 60`));
     expect(table.stdout).toMatch(new RegExp(`${dead}\\s+│ -\\s+│ unreachable │ connection refused`));
+    // a swept before by the tests above: its own record of the last sweep is shown
+    expect(table.stdout).toMatch(/│ last sweep\s+│/);
+    expect(table.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ no .*│ completed: before [0-9T:-]+Z \\(\\d+\\) spans all at [0-9T:.-]+Z`));
 
     const json = await runCli(['status', ...nodes, '--output', 'json']);
     expect(json.code).toBe(3);
     const doc = JSON.parse(json.stdout) as { nodes: ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string })[] };
-    expect(doc.nodes[0]).toEqual({ node: a.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } });
+    expect(doc.nodes[0]).toMatchObject({
+      node: a.url,
+      ok: true,
+      status: { nnt: { running: false, instance: expect.any(String), last: { result: 'completed', rollups: 'all', timestamp: expect.any(Number), finished: expect.any(Number) } }, histogram: { running: false } },
+    });
     expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, status: { nnt: { running: true, timestamp: BEFORE, rollups: 'all' }, text: { running: false } } });
     expect(doc.nodes[2]).toEqual({ node: dead, ok: false, error: expect.stringMatching(/connection refused/), why: 'unreachable' });
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
     expect(csv.code).toBe(3);
     const lines = csv.stdout.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('node,ok,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error');
+    expect(lines[0]).toBe('node,ok,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error,last_result,last_delete_time,last_rollups,last_finished_iso,last_error');
     expect(lines).toHaveLength(1 + 3 + 3 + 1);
-    expect(lines[1]).toBe(`${a.url},true,nnt,false,,,,,,`);
-    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,$`));
+    expect(lines[1]).toMatch(new RegExp(`^${a.url},true,nnt,false,,,,,,,completed,\\d+,all,[0-9T:.-]+Z,$`));
+    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,,,,,,$`));
     expect(lines[7]).toMatch(new RegExp(`^${dead},false,,,,,,,,connection refused`));
 
     const none = await runCli(['status', '--nodes', dead, '--retries', '0']);
@@ -301,6 +326,8 @@ describe('sweeps in progress', () => {
     expect(watch.code).toBe(0);
     expect(watch.stderr).toMatch(new RegExp(`${w.url}: running`));
     expect(watch.stderr).toMatch(new RegExp(`${w.url}: idle`));
-    expect(JSON.parse(watch.stdout)).toEqual({ nodes: [{ node: w.url, ok: true, status: { nnt: { running: false }, text: { running: false }, histogram: { running: false } } }] });
+    expect(JSON.parse(watch.stdout)).toMatchObject({
+      nodes: [{ node: w.url, ok: true, status: { nnt: { running: false, last: { result: 'completed', timestamp: BEFORE } }, text: { running: false }, histogram: { running: false, last: { result: 'completed' } } } }],
+    });
   });
 });

@@ -36,7 +36,11 @@ describe('sweep semantics', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual([]);
     await n.node.sweeper.settled();
-    expect(await status(n.url)).toEqual({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } });
+    const st = await status(n.url);
+    for (const t of ['nnt', 'text', 'histogram']) expect(st[t].running).toBe('false');
+    // Each swept type records that this sweep completed (reference-node extension attributes).
+    const types = (headers['X-Service-Delete-Data-Types'] ?? 'nnt').split(',');
+    for (const t of types) expect(st[t]).toMatchObject({ last_timestamp: String(T), last_result: 'completed', instance: n.node.sweeper.instance });
   };
   const before60 = Array(10).fill(null);
   const kept60 = Array(10).fill(1);
@@ -124,12 +128,17 @@ describe('a running sweep', () => {
     const s = await until('a current uuid', () => status(n.url), (st) => st.nnt.current_uuid === UUID);
     expect(s.nnt).toMatchObject({ running: 'true', timestamp: String(T), rollups: '60', current_uuid: UUID });
     expect(s.text).toMatchObject({ running: 'true', timestamp: String(T) });
-    expect(s.histogram).toEqual({ running: 'false' });
+    expect(s.histogram).toEqual({ running: 'false', instance: n.node.sweeper.instance });
     const t = await until('text progress', () => status(n.url), (st) => st.nnt.running === 'false' && /^.+-m\d+$/.test(st.text.current_metric ?? ''));
     expect(t.text.current_metric).toMatch(new RegExp(`^${UUID}-m\\d+$`));
-    expect(t.nnt).toEqual({ running: 'false' });
+    // nnt is done while text still runs: its record says so already.
+    expect(t.nnt).toMatchObject({ running: 'false', last_timestamp: String(T), last_rollups: '60', last_result: 'completed' });
+    expect(t.nnt.current_uuid).toBeUndefined();
     await until('idle', () => status(n.url), (st) => st.text.running === 'false');
-    expect(await status(n.url)).toEqual({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } });
+    const end = await status(n.url);
+    expect(end.text).toMatchObject({ running: 'false', last_timestamp: String(T), last_result: 'completed' });
+    expect(end.text.last_rollups).toBeUndefined();
+    expect(Number(end.text.last_finished)).toBeGreaterThan(Date.now() / 1000 - 60);
   });
 
   it('is cancelled promptly by a second DELETE, which starts the new sweep', async () => {
@@ -139,9 +148,12 @@ describe('a running sweep', () => {
     const second = await del(n.url, { 'X-Service-Delete-Time': String(T - 60), 'X-Service-Delete-Data-Types': 'text' });
     expect(second.status).toBe(200);
     const s = await status(n.url);
-    expect(s.nnt).toEqual({ running: 'false' });
+    // The first sweep's nnt record says it was replaced, and by what.
+    expect(s.nnt).toMatchObject({ running: 'false', last_timestamp: String(T), last_rollups: '300', last_result: 'replaced', last_replaced_by: `text before ${T - 60}` });
     expect(s.text).toMatchObject({ running: 'true', timestamp: String(T - 60) });
+    expect(s.text.last_result).toBeUndefined(); // no record while running
     await n.node.sweeper.settled();
+    expect((await status(n.url)).text).toMatchObject({ last_timestamp: String(T - 60), last_result: 'completed' });
     // The first sweep stopped early: the last series still has its 300 s bucket before T.
     const last = await rollup(n.url, { start: `${T - 300}.000`, end: `${T}.000`, span: '300s', engine: 'nnt', type: 'count' }, `m${SERIES - 1}`);
     expect(last[0][1]).not.toBeNull();
@@ -152,7 +164,10 @@ describe('a running sweep', () => {
     await until('sweep under way', () => status(n.url), (st) => st.nnt.current_uuid === UUID);
     const c = await call(n.url, 'GET', '/sweep_delete/cancel');
     expect(c.json.nnt).toMatchObject({ running: 'true', cancelling: 'true' });
-    expect(await status(n.url)).toEqual({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } });
+    const s = await status(n.url);
+    for (const t of ['nnt', 'text', 'histogram']) expect(s[t].running).toBe('false');
+    expect(s.nnt).toMatchObject({ last_timestamp: String(T), last_rollups: '300', last_result: 'cancelled' });
+    expect(s.nnt.last_error).toBeUndefined();
   });
 
   it('keeps answering reads and writes while it runs', async () => {
@@ -161,6 +176,38 @@ describe('a running sweep', () => {
     expect(w.status).toBe(200);
     expect((await status(n.url)).nnt.running).toBe('true');
     await call(n.url, 'GET', '/sweep_delete/cancel');
+  });
+});
+
+describe('how a sweep ended is kept (reference-node extension)', () => {
+  it('a job whose store call throws ends failed with the error, and the types after it are not swept', async () => {
+    const errors: unknown[] = [];
+    const { startServer } = await import('../../src/server/server.js');
+    const n = await startServer({ port: 0, dataDir: null, rollups: [60, 300], histogramRollups: [60] }, { onInternalError: (e) => errors.push(e) });
+    nodes.push(n);
+    await write(n.url, [nnt(T - 60, {}, 'f1')]);
+    await write(n.url, [{ metric: 'f1', id: UUID, offset: T - 60, value: 'x' }], '/write/text');
+    // The store fails as a full disk would: the sweep must not vanish as if it had completed.
+    n.node.store.sweepNnt = () => {
+      throw new Error('SQLITE_FULL: database or disk is full');
+    };
+    expect((await del(n.url, { 'X-Service-Delete-Time': String(T), 'X-Service-Delete-Data-Types': 'nnt,text' })).status).toBe(200);
+    await n.node.sweeper.settled();
+    const s = await status(n.url);
+    expect(s.nnt).toMatchObject({ running: 'false', last_timestamp: String(T), last_rollups: 'all', last_result: 'failed', last_error: 'SQLITE_FULL: database or disk is full' });
+    expect(s.text).toMatchObject({ running: 'false', last_timestamp: String(T), last_result: 'failed', last_error: 'not swept: the sweep stopped at an error in nnt' });
+    expect(errors).toHaveLength(1);
+    // the text record before T is still there: the sweep never reached it
+    expect((await call(n.url, 'GET', `/read/0/${T + 1}/${UUID}/f1`)).json).toEqual([[(T - 60) * 1000, 'x']]);
+  });
+
+  it('each process has its own instance id, shown on every type, running or not', async () => {
+    const a = await node();
+    const b = await node();
+    const sa = await status(a.url);
+    expect(sa.nnt.instance).toMatch(/^[0-9a-f]{12}$/);
+    expect(sa.text.instance).toBe(sa.nnt.instance);
+    expect((await status(b.url)).nnt.instance).not.toBe(sa.nnt.instance);
   });
 });
 
@@ -192,7 +239,11 @@ describe('property: sweeps never remove what should remain, and remove everythin
             after.forEach(([ts, v], i) => {
               const was = snapshot.get(`nnt${s}`)![i]![1];
               if (ts >= before || !swept.includes(s)) expect(v, `span ${s} ts ${ts} before ${before}`).toBe(was);
-              else expect(v, `span ${s} ts ${ts} before ${before}`).toBeNull();
+              else if (ts + s > before) {
+                // The bucket straddling the delete time keeps the records at and after it.
+                const kept = minutes.filter((m) => m * 60 >= before && m * 60 < ts + s).length;
+                expect(v, `span ${s} ts ${ts} before ${before}`).toBe(kept || null);
+              } else expect(v, `span ${s} ts ${ts} before ${before}`).toBeNull();
             });
           }
           const allSpans = spans.every((s) => swept.includes(s));

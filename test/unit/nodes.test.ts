@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/errors.js';
-import { DEFAULT_NODE, parseNodeEntry, parseNodeList, resolveNodes } from '../../src/cli/nodes.js';
+import { DEFAULT_NODE, parseNodeEntry, parseNodeList, resolveNodes, sameNodeKey } from '../../src/cli/nodes.js';
 
 describe('parseNodeEntry: every line form', () => {
   it.each([
@@ -54,6 +54,19 @@ describe('parseNodeList', () => {
       'nodes.txt:3: http://a:8112 is listed twice (first at line 1); using it once',
       'nodes.txt:4: http://a:8112 is listed twice (first at line 1); using it once',
     ]);
+  });
+
+  it('one node under two spellings is one node: loopback names, host case, default port, scheme, trailing dot', () => {
+    const r = parseNodeList('127.0.0.1:8112\nlocalhost\nhttp://[::1]:8112/\nhttps://LOCALHOST.:8112\nlocalhost:8113\n127.0.0.1:8112/other\n', 'nodes.txt', { separator: 'lines' });
+    expect(r.nodes).toEqual(['http://127.0.0.1:8112', 'http://localhost:8113', 'http://127.0.0.1:8112/other']);
+    expect(r.warnings).toEqual([
+      'nodes.txt:2: http://localhost:8112 is the same node as http://127.0.0.1:8112 (line 1) under another spelling; using it once, as http://127.0.0.1:8112',
+      'nodes.txt:3: http://[::1]:8112 is the same node as http://127.0.0.1:8112 (line 1) under another spelling; using it once, as http://127.0.0.1:8112',
+      'nodes.txt:4: https://localhost.:8112 is the same node as http://127.0.0.1:8112 (line 1) under another spelling; using it once, as http://127.0.0.1:8112',
+    ]);
+    expect(parseNodeList('db1.example:8112,DB1.EXAMPLE', '--nodes', { separator: 'commas' }).warnings).toEqual(['--nodes item 2: http://db1.example:8112 is listed twice (first at item 1); using it once']);
+    // other hosts that happen to be loopback too (127.0.0.2) may be another node: kept
+    expect(sameNodeKey('http://127.0.0.2:8112')).not.toBe(sameNodeKey('http://127.0.0.1:8112'));
   });
 
   it('names file and line of a bad line', () => {

@@ -56,11 +56,11 @@ describe('pollUntilIdle', () => {
     const events: SweepEvent[] = [];
     const clock = fakeClock();
     const r = await pollUntilIdle(clients[0]!, { types: ['nnt'], intervalMs: 1000, clock, onEvent: (e) => events.push(e) });
-    expect(r.state).toBe('done');
+    expect(r.state).toBe('idle');
     expect(r.polls).toBe(3);
     expect(clock.t - 1_700_000_000_000).toBe(2000);
     const states = events.filter((e) => e.kind === 'state').map((e) => (e.kind === 'state' ? e.state : ''));
-    expect(states).toEqual(['running', 'done']);
+    expect(states).toEqual(['running', 'idle']);
     expect(events.filter((e) => e.kind === 'status')).toHaveLength(3);
   });
 
@@ -68,7 +68,7 @@ describe('pollUntilIdle', () => {
     const { agent, clients } = setup(['http://n1:8112']);
     status(agent, 'http://n1:8112', running);
     const r = await pollUntilIdle(clients[0]!, { types: ['text', 'histogram'], clock: fakeClock() });
-    expect(r.state).toBe('done');
+    expect(r.state).toBe('idle');
   });
 
   it('tolerates a silence shorter than the grace period', async () => {
@@ -78,7 +78,7 @@ describe('pollUntilIdle', () => {
     status(agent, 'http://n1:8112', idle);
     const events: SweepEvent[] = [];
     const r = await pollUntilIdle(clients[0]!, { intervalMs: 1000, lostAfterMs: 5000, clock: fakeClock(), onEvent: (e) => events.push(e) });
-    expect(r.state).toBe('done');
+    expect(r.state).toBe('idle');
     expect(r.polls).toBe(3);
     expect(events.filter((e) => e.kind === 'state' && e.state === 'no_answer')).toHaveLength(1);
   });
@@ -89,7 +89,8 @@ describe('pollUntilIdle', () => {
     agent.get('http://n1:8112').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(new Error('boom')).persist();
     const r = await pollUntilIdle(clients[0]!, { intervalMs: 1000, lostAfterMs: 3000, clock: fakeClock() });
     expect(r.state).toBe('lost');
-    expect(r.error).toMatch(/no answer for 3s: .*boom/);
+    expect(r.reason).toMatch(/no answer for 3s: .*boom/);
+    expect(r.error).toMatch(/boom/);
     // 1 answer, then errors at +1s, +2s, +3s (lost)
     expect(r.polls).toBe(4);
     expect(r.status?.nnt.running).toBe(true);
@@ -151,7 +152,7 @@ describe('runClusterSweep', () => {
     const { agent, clients } = setup(['http://a:1', 'http://dead:1']);
     agent.get('http://dead:1').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(new Error('ECONNREFUSED')).persist();
     status(agent, 'http://a:1', idle, 3);
-    await expect(runClusterSweep(clients, req, { clock: fakeClock() })).rejects.toThrow(/unreachable: http:\/\/dead:1/);
+    await expect(runClusterSweep(clients, req, { clock: fakeClock() })).rejects.toThrow(/1 node\(s\) without a status: http:\/\/dead:1 \(unreachable: /);
     agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
     const r = await runClusterSweep(clients, req, { skipUnreachable: true, clock: fakeClock() });
     expect(r.nodes.map((n) => [n.node, n.state])).toEqual([
@@ -201,5 +202,99 @@ describe('runClusterSweep', () => {
     const r = await runClusterSweep(clients, { before: 1_690_000_000, types: ['nnt', 'histogram'], histogramRollups: [60] }, { wait: false, clock: fakeClock() });
     expect(r.nodes[0]).toMatchObject({ state: 'started', seconds: 0 });
     expect(r.summary.started).toBe(1);
+  });
+});
+
+describe('runClusterSweep decides from evidence (injected clock)', () => {
+  const req = { before: 1_690_000_000, types: ['nnt' as const] };
+  const del = (agent: MockAgent, node: string, status: number, body: string): void => {
+    agent.get(node).intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(status, body);
+  };
+  const refIdle = (instance: string, nnt: Record<string, string> = {}) => ({
+    nnt: { running: 'false', instance, ...nnt },
+    text: { running: 'false', instance },
+    histogram: { running: 'false', instance },
+  });
+
+  it('a production node seen idle at the first poll, with no gap, is done and says why', async () => {
+    const { agent, clients } = setup(['http://a:1']);
+    status(agent, 'http://a:1', idle);
+    del(agent, 'http://a:1', 200, '[]');
+    status(agent, 'http://a:1', idle);
+    const r = await runClusterSweep(clients, req, { clock: fakeClock() });
+    expect(r.nodes[0]).toMatchObject({ state: 'done', reason: expect.stringMatching(/idle at the first poll/) });
+  });
+
+  it('a production node idle after an unanswered poll is unconfirmed, not done', async () => {
+    const { agent, clients } = setup(['http://a:1']);
+    status(agent, 'http://a:1', idle);
+    del(agent, 'http://a:1', 200, '[]');
+    status(agent, 'http://a:1', running);
+    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    status(agent, 'http://a:1', idle);
+    const events: SweepEvent[] = [];
+    const r = await runClusterSweep(clients, req, { clock: fakeClock(), intervalMs: 1000, onEvent: (e) => events.push(e) });
+    expect(r.nodes[0]).toMatchObject({ state: 'unconfirmed', reason: expect.stringMatching(/^idle after 1 poll\(s\) got no answer .*ECONNREFUSED.*may have restarted/) });
+    expect(r.summary.unconfirmed).toBe(1);
+    const last = events.filter((e) => e.kind === 'state').at(-1);
+    expect(last).toMatchObject({ state: 'unconfirmed', error: expect.stringMatching(/may have restarted/) });
+  });
+
+  it('a poll showing another sweep ends the wait as replaced, naming the other sweep', async () => {
+    const { agent, clients } = setup(['http://a:1']);
+    status(agent, 'http://a:1', idle);
+    del(agent, 'http://a:1', 200, '[]');
+    status(agent, 'http://a:1', { ...running, nnt: { ...running.nnt, timestamp: '1690000000' } });
+    status(agent, 'http://a:1', { ...running, nnt: { ...running.nnt, timestamp: '1700000000' } });
+    const r = await runClusterSweep(clients, req, { clock: fakeClock(), intervalMs: 1000 });
+    expect(r.nodes[0]).toMatchObject({ state: 'replaced', other: expect.stringMatching(/^nnt before 2023-11-14T22:13:20Z \(1700000000\), nnt spans all$/) });
+    expect(agent.pendingInterceptors()).toEqual([]);
+  });
+
+  it('a reference node whose sweep ended before the first poll is done by its record; a restart is unconfirmed', async () => {
+    const { agent, clients } = setup(['http://a:1', 'http://b:1']);
+    status(agent, 'http://a:1', refIdle('i1'));
+    status(agent, 'http://b:1', refIdle('j1'));
+    del(agent, 'http://a:1', 200, '[]');
+    del(agent, 'http://b:1', 200, '[]');
+    status(agent, 'http://a:1', refIdle('i1', { last_timestamp: '1690000000', last_rollups: 'all', last_result: 'completed', last_finished: '1700000000.000' }));
+    // b restarted between the DELETE and the first poll: a new instance, no record, and no gap seen
+    status(agent, 'http://b:1', refIdle('j2'));
+    const r = await runClusterSweep(clients, req, { clock: fakeClock() });
+    expect(r.nodes[0]).toMatchObject({ node: 'http://a:1', state: 'done', reason: "the node's record says our sweep completed" });
+    expect(r.nodes[1]).toMatchObject({ node: 'http://b:1', state: 'unconfirmed', reason: expect.stringMatching(/restarted \(instance j1 -> j2\)/) });
+  });
+
+  it('a DELETE answered 200 with an HTML page (or any body but []) is failed and never polled', async () => {
+    const { agent, clients } = setup(['http://a:1', 'http://b:1']);
+    status(agent, 'http://a:1', idle);
+    status(agent, 'http://b:1', idle);
+    del(agent, 'http://a:1', 200, '<html><body>Welcome to nginx</body></html>');
+    del(agent, 'http://b:1', 200, '{"error":"maintenance"}');
+    const r = await runClusterSweep(clients, req, { clock: fakeClock() });
+    expect(r.nodes[0]).toMatchObject({ state: 'failed', reason: expect.stringMatching(/answered with something other than \[\] .*not JSON.*nginx.*whether a sweep started is unknown/) });
+    expect(r.nodes[1]).toMatchObject({ state: 'failed', reason: expect.stringMatching(/other than \[\] .*maintenance/) });
+    expect(agent.pendingInterceptors()).toEqual([]);
+  });
+
+  it('a DELETE whose answer never came is unconfirmed (it may have started), one refused at connect is failed', async () => {
+    const { agent, clients } = setup(['http://a:1', 'http://b:1']);
+    status(agent, 'http://a:1', idle);
+    status(agent, 'http://b:1', idle);
+    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).replyWithError(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }));
+    agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    const r = await runClusterSweep(clients, req, { clock: fakeClock() });
+    expect(r.nodes[0]).toMatchObject({ state: 'unconfirmed', reason: expect.stringMatching(/no answer to the DELETE .*may have started/) });
+    expect(r.nodes[1]).toMatchObject({ state: 'failed', reason: expect.stringMatching(/did not reach the node/) });
+  });
+
+  it('a preflight check that finds a problem refuses the sweep before anything is sent', async () => {
+    const { agent, clients } = setup(['http://a:1']);
+    status(agent, 'http://a:1', idle);
+    del(agent, 'http://a:1', 200, '[]');
+    const err = await runClusterSweep(clients, req, { clock: fakeClock(), checks: [() => [{ node: 'http://a:1', message: 'owns ring slots of a node not listed' }]] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SweepRefusedError);
+    expect((err as SweepRefusedError).problems).toEqual([{ node: 'http://a:1', message: 'owns ring slots of a node not listed' }]);
+    expect(agent.pendingInterceptors().filter((i) => i.method === 'DELETE')).toHaveLength(1);
   });
 });

@@ -58,7 +58,7 @@ describe('planSweep flags', () => {
       url: 'http://db1:8112/sweep_delete',
       headers: { 'X-Snowth-Delete-Time': '1787529600', 'X-Snowth-Delete-Data-Types': 'nnt,histogram', 'X-Snowth-NNT-Delete-Rollups': '60,300' },
     });
-    expect(describeScope(plan.request)).toBe('nnt (spans 60,300), histogram (all spans)');
+    expect(describeScope(plan.request)).toBe('nnt spans 60,300 only, histogram all spans');
   });
 
   it('parses types, deduplicated, case-insensitive, naming a bad one', () => {

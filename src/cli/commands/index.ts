@@ -3,6 +3,7 @@ import type { Runner } from '../action.js';
 import { declareCluster } from './cluster/command.js';
 import { declareCompletion } from './completion/command.js';
 import { declareDemo } from './demo/command.js';
+import { declareHistory } from './history/command.js';
 import { declareLocate } from './locate/command.js';
 import { declareNodes } from './nodes/command.js';
 import { declareProfile } from './profile/command.js';
@@ -19,6 +20,7 @@ export const commands: Array<(program: Command, runner: Runner) => void> = [
   declareRead,
   declareSweep,
   declareStatus,
+  declareHistory,
   declareNodes,
   declareLocate,
   declareCluster,

@@ -108,6 +108,9 @@ export class NodeProgress {
       case 'failed':
       case 'lost':
       case 'unreachable':
+      case 'replaced':
+      case 'cancelled':
+      case 'unconfirmed':
         return this.p.red(text);
       case 'no_answer':
       case 'timed_out':

@@ -42,7 +42,11 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
   }
   let node;
   try {
-    node = await startServer(config, { onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`) });
+    node = await startServer(config, {
+      onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`),
+      onNotice: (message) => ctx.log.warn(message),
+      onFlush: opts.traceFlush ? (e) => ctx.log.info(`flush ${JSON.stringify(e)}`) : undefined,
+    });
   } catch (err) {
     if (err instanceof StartError && CONFIG_MISMATCH.has(err.code)) throw new UsageError(err.message);
     if (err instanceof StartError || err instanceof StoreOpenError) {

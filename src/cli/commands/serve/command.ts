@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Runner } from '../../action.js';
 import type { ServeFlags } from '../../../server/config.js';
 
 /** What commander hands over is exactly what the server's flag parser takes (a type-only import: nothing loads). */
-export type ServeOptions = ServeFlags;
+export type ServeOptions = ServeFlags & { traceFlush?: boolean };
 
 /** `tsnode serve`: declaration only; the server is loaded when the command runs. */
 export function serveCommand(program: Command, runner: Runner): void {
@@ -22,6 +22,12 @@ export function serveCommand(program: Command, runner: Runner): void {
     .option('--node-id <uuid>', "the node's identity in a ring (default: the one kept in the data dir, else a new one; --memory: new per process)")
     .option('--topology <file>', 'the ring this node belongs to: JSON {"write_copies", "nodes": [{"id", "address", "port", "apiport", "weight"}]} or the store\'s topology XML')
     .option('--lenient-timestamps', 'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)')
+    .option('--salvage-log', 'start although the ingest log is damaged: apply its intact writes, give up the unreadable ones (copy the data dir first)')
+    .option('--disk-reserve <size>', 'room kept back on the data dir\'s disk so a full disk can still be swept and restarted; 0 for none (default: 16MiB)')
+    // Test knobs: frequent, slow, visible flushes (test/reliability/).
+    .addOption(new Option('--flush-records <n>').hideHelp())
+    .addOption(new Option('--flush-pause <ms>').hideHelp())
+    .addOption(new Option('--trace-flush').hideHelp())
     .addHelpText(
       'after',
       `
@@ -30,7 +36,8 @@ The node prints one line on stdout when it is ready:
 With --topology it answers the ring endpoints (/state, /stats.json, /topology/json|xml/<hash>,
 /gossip/json, /locate/json/<uuid>/<metric>); its identity must be one of the topology's nodes.
 SIGINT/SIGTERM stop it cleanly (in-flight requests finish, the database is closed; exit 0).
-A port already in use exits 1; a bad flag exits 2.
+A port already in use, or a data dir in use or damaged, exits 1; a bad flag exits 2.
+A full disk: writes are refused (507 disk_full), reads and sweeps go on.
 
 Examples:
   $ tsnode serve                                     127.0.0.1:8112, data in ./tsnode-data

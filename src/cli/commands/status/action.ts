@@ -46,24 +46,77 @@ function current(s: TypeStatus): string {
   return s.current_metric ?? s.current_uuid ?? '';
 }
 
-export function statusTableRows(rows: readonly NodeStatus[]): CellValue[][] {
+/** `completed: before 2026-08-24T00:00:00Z (1787529600), spans all, at 2026-11-22T04:33:00Z`: a node's record of its last sweep of a type. */
+export function describeLastSweep(s: TypeStatus, type: string): string {
+  const l = s.last;
+  if (!l) return '';
+  const bits = [`${l.result ?? 'unknown result'}:`];
+  if (l.timestamp !== undefined) bits.push(`before ${describeTime(l.timestamp * 1000)}`);
+  if (type !== 'text' && l.rollups !== undefined) bits.push(`spans ${l.rollups}`);
+  if (l.finished !== undefined) bits.push(`at ${isoTime(l.finished)}`);
+  if (l.error !== undefined) bits.push(`- ${l.error}`);
+  else if (l.replacedBy !== undefined) bits.push(`- by ${l.replacedBy}`);
+  return bits.join(' ');
+}
+
+/** Whether any node offers the reference node's record of its last sweep (then the table shows it). */
+function anyLastSweep(rows: readonly NodeStatus[]): boolean {
+  return rows.some((r) => r.ok && DATA_TYPES.some((t) => r.status[t].last !== undefined));
+}
+
+export function statusTableRows(rows: readonly NodeStatus[], withLast = anyLastSweep(rows)): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, '-', r.why, r.error, '', '']];
+    if (!r.ok) return [[r.node, '-', r.why, r.error, '', '', ...(withLast ? [''] : [])]];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
-      return [r.node, t, s.running ? 'yes' : 'no', current(s), s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '', t === 'text' ? '' : (s.rollups ?? '')];
+      const row: CellValue[] = [r.node, t, s.running ? 'yes' : 'no', current(s), s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '', t === 'text' ? '' : (s.rollups ?? '')];
+      if (withLast) row.push(describeLastSweep(s, t));
+      return row;
     });
   });
 }
 
-export const STATUS_CSV_HEADERS = ['node', 'ok', 'type', 'running', 'current_uuid', 'current_metric', 'delete_time', 'delete_time_iso', 'rollups', 'error'] as const;
+export const STATUS_CSV_HEADERS = [
+  'node',
+  'ok',
+  'type',
+  'running',
+  'current_uuid',
+  'current_metric',
+  'delete_time',
+  'delete_time_iso',
+  'rollups',
+  'error',
+  'last_result',
+  'last_delete_time',
+  'last_rollups',
+  'last_finished_iso',
+  'last_error',
+] as const;
 
 export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, 'false', '', '', '', '', '', '', '', r.error]];
+    if (!r.ok) return [[r.node, 'false', '', '', '', '', '', '', '', r.error, '', '', '', '', '']];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
-      return [r.node, 'true', t, String(s.running), s.current_uuid, s.current_metric, s.timestamp, s.timestamp !== undefined ? isoTime(s.timestamp * 1000) : '', s.rollups, ''];
+      const l = s.last;
+      return [
+        r.node,
+        'true',
+        t,
+        String(s.running),
+        s.current_uuid,
+        s.current_metric,
+        s.timestamp,
+        s.timestamp !== undefined ? isoTime(s.timestamp * 1000) : '',
+        s.rollups,
+        '',
+        l?.result,
+        l?.timestamp,
+        l?.rollups,
+        l?.finished !== undefined ? isoTime(l.finished) : '',
+        l?.error,
+      ];
     });
   });
 }
@@ -72,8 +125,9 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', rows: readonly
   if (output === 'json') ctx.stdout.write(renderJson(statusJson(rows)));
   else if (output === 'csv') ctx.stdout.write(renderCsv(STATUS_CSV_HEADERS, statusCsvRows(rows), { terminal: Boolean(ctx.stdout.isTTY) }));
   else {
+    const withLast = anyLastSweep(rows);
     ctx.stdout.write(
-      renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups'], statusTableRows(rows), {
+      renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups', ...(withLast ? ['last sweep'] : [])], statusTableRows(rows, withLast), {
         colour: ctx.colour,
         paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'no' ? cell : p.red(cell)),
       }),
@@ -145,7 +199,8 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
               signal: ctx.signal,
               onEvent: (e) => progress.onEvent(e.kind === 'state' && e.state === 'done' ? { ...e, state: 'idle' } : e),
             });
-            if (res.state === 'lost') return { node: r.node, ok: false, error: res.error ?? 'stopped answering', why: 'lost' };
+            // no answer, or answers that were not a status, for --lost-after (the reason says which)
+            if (res.state === 'lost' || res.state === 'unconfirmed') return { node: r.node, ok: false, error: res.reason, why: 'lost' };
             return { node: r.node, ok: true, status: res.status ?? r.status };
           }),
         );

@@ -2,28 +2,36 @@ import { fanOut } from '../../../client/cluster.js';
 import type { NodeClient } from '../../../client/node-client.js';
 import {
   assessPreflight,
+  baselineOf,
+  preflightProblem,
   preflightSweep,
+  runPreflightChecks,
   startAndWait,
   SweepRefusedError,
   type ClusterSweepResult,
   type FinalSweepState,
   type NodeSweepState,
+  type Preflight,
+  type PreflightCheck,
 } from '../../../client/sweep.js';
 import { AbortedError } from '../../../client/errors.js';
 import { runningTypes } from '../../../client/sweep.js';
+import type { SweepStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { Journal, journalPath, newRunId, whoAmI, type JournaledSweep, type SweepCancelEntry, type SweepEndEntry, type SweepStartEntry } from '../../journal.js';
 import type { NetworkFlags } from '../../network-options.js';
 import { openNetwork } from '../../network.js';
-import { resolveNodes } from '../../nodes.js';
+import { resolveNodes, type NodeList } from '../../nodes.js';
 import { askYesNo } from '../../prompt.js';
-import { currentWork, NodeProgress, stateLabel } from '../../render/node-progress.js';
+import { NodeProgress, stateLabel } from '../../render/node-progress.js';
 import { renderJson, renderTable } from '../../render/table.js';
 import { describeTime } from '../../time.js';
+import { carriedFlags, catchUpFor, type CarriedFlags, type CatchUp } from './catch-up.js';
 import { describeRequest, describeScope, parseOutput, planSweep, type SweepFlags, type SweepPlan } from './plan.js';
 
-export type SweepOptions = SweepFlags & NetworkFlags;
+export type SweepOptions = SweepFlags & NetworkFlags & { journal?: string };
 
 /** The exit code a finished run means (see README: 0 all done, 3 some, 1 none, 130 interrupted). */
 export function sweepExitCode(result: Pick<ClusterSweepResult, 'nodes' | 'interrupted'>, wait: boolean): ExitCode {
@@ -33,16 +41,25 @@ export function sweepExitCode(result: Pick<ClusterSweepResult, 'nodes' | 'interr
   return good === 0 ? EXIT.failed : EXIT.partial;
 }
 
-/** The `--output json` document. Keys are stable: every node has node, state, error, seconds. */
-export function sweepJson(result: ClusterSweepResult): unknown {
+/** The nodes a catch-up repeats the sweep on: every node not `done`. */
+export function notDone(result: Pick<ClusterSweepResult, 'nodes'>): string[] {
+  return result.nodes.filter((n) => n.state !== 'done').map((n) => n.node);
+}
+
+/**
+ * The `--output json` document. Keys are stable: every node has node, state, reason, error,
+ * other and seconds; `catchUp` is null when every node is done.
+ */
+export function sweepJson(result: ClusterSweepResult, catchUp?: CatchUp): unknown {
   return {
     before: result.request.before,
     types: result.request.types,
     nntRollups: result.request.types.includes('nnt') ? (result.request.nntRollups ?? 'all') : null,
     histogramRollups: result.request.types.includes('histogram') ? (result.request.histogramRollups ?? 'all') : null,
     interrupted: result.interrupted,
-    nodes: result.nodes.map((n) => ({ node: n.node, state: n.state, error: n.error ?? null, seconds: n.seconds ?? null })),
+    nodes: result.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, error: n.error ?? null, other: n.other ?? null, seconds: n.seconds ?? null })),
     summary: result.summary,
+    catchUp: catchUp ?? null,
   };
 }
 
@@ -53,14 +70,14 @@ function duration(seconds: number | undefined): string {
   return m < 60 ? `${m}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
-const BAD: ReadonlySet<string> = new Set(['failed', 'lost', 'timed out']);
+const BAD: ReadonlySet<string> = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
 const MEH: ReadonlySet<string> = new Set(['skipped', 'interrupted', 'started']);
 
 export function sweepTable(result: ClusterSweepResult, colour: boolean): string {
   const types = result.request.types.join(',');
   return renderTable(
-    ['node', 'types', 'state', 'duration', 'detail'],
-    result.nodes.map((n) => [n.node, types, stateLabel(n.state), duration(n.seconds), n.error ?? (n.state === 'interrupted' ? currentWork(n.status) : '')]),
+    ['node', 'types', 'state', 'duration', 'reason'],
+    result.nodes.map((n) => [n.node, types, stateLabel(n.state), duration(n.seconds), n.reason]),
     {
       colour,
       align: [undefined, undefined, undefined, 'right'],
@@ -76,16 +93,47 @@ function summaryLine(result: ClusterSweepResult): string {
     .join(', ');
 }
 
-function nodesHint(opts: { nodes?: string | undefined }): string {
-  return opts.nodes !== undefined ? ` --nodes ${opts.nodes.includes(' ') ? JSON.stringify(opts.nodes) : opts.nodes}` : '';
+function nodesHint(nodes: readonly string[]): string {
+  return ` --nodes ${nodes.join(',')}`;
 }
+
+/** Where the node list came from, for the prompt and the journal (a --seed has filled --nodes by now). */
+function nodeSource(opts: NetworkFlags, list: NodeList): string {
+  return opts.seed !== undefined ? `--seed ${opts.seed}` : list.source;
+}
+
+/** What a run deletes and how to repeat it, as every journal line of the run carries it. */
+function journaledSweep(plan: SweepPlan, source: string, carried: CarriedFlags, by: string): JournaledSweep {
+  const req = plan.request;
+  return {
+    by,
+    before: req.before,
+    types: req.types,
+    nntRollups: req.types.includes('nnt') ? (req.nntRollups ?? 'all') : null,
+    histogramRollups: req.types.includes('histogram') ? (req.histogramRollups ?? 'all') : null,
+    headerPrefix: plan.headerPrefix,
+    nodeSource: source,
+    carry: carried.carry,
+    addBack: carried.addBack,
+  };
+}
+
+/**
+ * Checks run on the preflight after the busy/unreachable rules and before anything is sent. The
+ * place where a ring coverage check and node-identity dedupe (GET /state) belong, once nodes offer
+ * what they need; none is built yet.
+ */
+const PREFLIGHT_CHECKS: readonly PreflightCheck[] = [];
 
 export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
   // 1. Resolve and validate everything before touching the network.
   const plan: SweepPlan = planSweep(opts, ctx.now());
   const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
   for (const w of [...list.warnings, ...plan.warnings]) ctx.log.warn(w);
-  const what = `${plan.request.types.join(',')} data before ${describeTime(plan.request.before * 1000)}`;
+  const scope = describeScope(plan.request);
+  const what = `data before ${describeTime(plan.request.before * 1000)} (${scope})`;
+  const source = nodeSource(opts, list);
+  const where = (n: number): string => `${n} node${n === 1 ? '' : 's'} (node list: ${source})`;
 
   if (opts.dryRun) {
     // Sends nothing at all, not even the read-only status check: a dry run must be safe to run anywhere.
@@ -96,14 +144,15 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
       const lines = requests.flatMap((r) => [`${r.method} ${r.url}`, ...Object.entries(r.headers).map(([k, v]) => `  ${k}: ${v}`), '']);
       ctx.stdout.write(lines.join('\n'));
     }
-    ctx.log.info(`dry run: would delete ${what} on ${list.nodes.length} node(s) (${describeScope(plan.request)}); nothing was sent`);
+    ctx.log.info(`dry run: would delete ${what} on ${where(list.nodes.length)}; nothing was sent`);
     return EXIT.ok;
   }
 
   // Without a terminal to ask on, --yes is the only confirmation: refuse before any request at all.
   if (!opts.yes && !(ctx.stdin.isTTY && ctx.stderr.isTTY)) {
-    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${list.nodes.length} node(s)`);
+    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${where(list.nodes.length)}`);
   }
+  const carried = carriedFlags(opts, ctx.env, ctx.cwd);
   const net = openNetwork(opts, ctx, { headerPrefix: plan.headerPrefix });
   const clients = list.nodes.map((n) => net.client(n));
   const progress = new NodeProgress(ctx, list.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
@@ -113,12 +162,14 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     stopped = true;
   };
   try {
-    // 2. Preflight: every node's status.
+    // 2. Preflight: every node's status, then the rules that refuse a sweep before anything is sent.
     let send: string[];
     let skipped;
+    let pre: Preflight;
     try {
-      const pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
+      pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
       ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
+      await runPreflightChecks(pre, PREFLIGHT_CHECKS);
       if (opts.force && pre.busy.length) {
         stopProgress();
         for (const b of pre.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
@@ -129,12 +180,13 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
         for (const b of err.busy) {
           ctx.log.error(`${b.node} is already sweeping ${b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ')}`);
         }
-        for (const u of err.unreachable) ctx.log.error(`${u.node} is unreachable: ${u.error?.detail ?? 'no answer'}`);
+        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+        for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
         const hints = [
           err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
           err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
         ].filter(Boolean);
-        throw new UsageError(`refusing to sweep: nothing was sent`, `use ${hints.join('; ')}`);
+        throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
       }
       if (err instanceof AbortedError || ctx.signal.aborted) {
         ctx.log.warn('interrupted during the status check: nothing was sent');
@@ -143,12 +195,14 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
       throw err;
     }
     stopProgress();
+    const baseline: Map<string, SweepStatus> = baselineOf(pre);
 
     // 3. Confirm (nothing to confirm when every node was skipped: the table below says so, exit 1).
     if (send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
     else if (!opts.yes) {
-      const answer = await askYesNo(ctx, `Delete ${what} on ${send.length} node${send.length === 1 ? '' : 's'}?`);
-      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${send.length} node(s)`);
+      const skippedNote = skipped.length ? `; ${skipped.length} unreachable node(s) skipped` : '';
+      const answer = await askYesNo(ctx, `Delete ${what} on ${where(send.length)}${skippedNote}?`);
+      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${where(send.length)}`);
       if (answer === 'interrupted') {
         ctx.log.warn('interrupted: nothing was sent');
         return EXIT.interrupted;
@@ -170,18 +224,28 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
           for (const b of busy) ctx.log.error(`${b.node} started sweeping ${b.running.join(',')} while you were answering`);
           throw new UsageError('refusing to sweep: nothing was sent', 'use --force to cancel and replace running sweeps (or wait: tsnode status --watch)');
         }
+        // The fresher status is the better baseline (a restart while you answered shows as a new instance).
+        if (again) for (const [node, status] of baselineOf(again)) baseline.set(node, status);
       }
     }
 
-    // 4 + 5. One DELETE per node, then wait.
+    // 4. The journal: a start line before any DELETE, so a run killed midway still leaves a trace.
+    const journal = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now);
+    const run = newRunId();
+    const sweep = journaledSweep(plan, source, carried, whoAmI(ctx.env));
+    const start: SweepStartEntry = { kind: 'sweep.start', run, ...sweep, nodes: [...send, ...skipped.map((x) => x.node)], force: opts.force, wait: plan.wait };
+    journal.append(start);
+
+    // 5 + 6. One DELETE per node, then wait for each node's sweep to end.
     const sending = new Set(send);
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
-    if (targets.length) ctx.log.info(`deleting ${what} (${describeScope(plan.request)}) on ${targets.length} node(s)${plan.wait ? '' : ' (not waiting)'}`);
-    const live = new NodeProgress(ctx, [...send, ...skipped.map((s) => s.node)], { quiet: new Set<NodeSweepState>(['sending']) });
+    if (targets.length) ctx.log.info(`deleting ${what} on ${where(targets.length)}${plan.wait ? '' : ' (not waiting)'}`);
+    const live = new NodeProgress(ctx, [...send, ...skipped.map((x) => x.node)], { quiet: new Set<NodeSweepState>(['sending']) });
     let result: ClusterSweepResult;
     try {
       result = await startAndWait(targets, plan.request, {
         skipped,
+        baseline,
         concurrency: plan.concurrency,
         signal: ctx.signal,
         onEvent: live.onEvent,
@@ -194,15 +258,42 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
       live.stop();
     }
 
-    // 6. The result.
-    ctx.stdout.write(plan.output === 'json' ? renderJson(sweepJson(result)) : sweepTable(result, ctx.colour));
+    // 7. The result, the catch-up, the journal's end line.
+    const code = sweepExitCode(result, plan.wait);
+    const catchUp = catchUpFor(plan.request, plan.headerPrefix, notDone(result), carried);
+    ctx.stdout.write(plan.output === 'json' ? renderJson(sweepJson(result, catchUp)) : sweepTable(result, ctx.colour));
     ctx.log.info(`summary: ${summaryLine(result)}`);
-    const watching = result.nodes.filter((n) => n.state === 'interrupted' || n.state === 'started' || n.state === 'timed_out' || n.state === 'lost');
+    const end: SweepEndEntry = {
+      kind: 'sweep.end',
+      run,
+      ...sweep,
+      nodes: result.nodes.map((n) => ({
+        node: n.node,
+        state: n.state,
+        reason: n.reason,
+        ...(n.error ? { error: n.error } : {}),
+        ...(n.other ? { other: n.other } : {}),
+        ...(n.seconds !== undefined ? { seconds: n.seconds } : {}),
+      })),
+      summary: result.summary,
+      interrupted: result.interrupted,
+      exit: code,
+      catchUp: catchUp ?? null,
+    };
+    journal.append(end);
     if (result.interrupted) {
       ctx.log.warn(`interrupted: stopped watching; sweeps already started keep running on their nodes (no DELETE was repeated or cancelled)`);
     }
-    if (watching.length) ctx.log.info(`watch them with: tsnode status${nodesHint(opts)} --watch   (cancel with: tsnode sweep cancel${nodesHint(opts)})`);
-    return sweepExitCode(result, plan.wait);
+    const mayRun = result.nodes.filter((n) => ['interrupted', 'started', 'timed_out', 'lost', 'unconfirmed'].includes(n.state)).map((n) => n.node);
+    if (mayRun.length) ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun)})`);
+    if (catchUp) {
+      const allStarted = result.nodes.every((n) => n.state === 'started' || n.state === 'done');
+      const label = allStarted ? 'if a node does not finish, repeat the sweep there with' : `to catch up (${catchUp.nodes.length} node(s) not done)`;
+      ctx.log.info(`${label}: ${catchUp.command}`);
+      if (catchUp.addBack.length) ctx.log.info(`  add back: ${catchUp.addBack.join('; ')}`);
+      if (mayRun.length) ctx.log.info('  (a node still sweeping is refused by the catch-up until it is idle, unless you add --force)');
+    }
+    return code;
   } finally {
     stopProgress();
     await net.close();
@@ -212,6 +303,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
 export interface CancelOptions extends NetworkFlags {
   yes: boolean;
   output: string;
+  journal?: string;
 }
 
 /** `tsnode sweep cancel`: GET /sweep_delete/cancel on every node, after confirmation. */
@@ -233,6 +325,8 @@ export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): P
       const cancelled = runningTypes(o.value);
       return { node: o.node, state: cancelled.length ? 'cancelling' : 'idle', cancelled, error: null };
     });
+    const entry: SweepCancelEntry = { kind: 'sweep.cancel', run: newRunId(), by: whoAmI(ctx.env), nodeSource: nodeSource(opts, list), nodes: rows };
+    new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now).append(entry);
     if (output === 'json') ctx.stdout.write(renderJson({ nodes: rows }));
     else ctx.stdout.write(renderTable(['node', 'state', 'detail'], rows.map((r) => [r.node, r.state, r.error ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]), { colour: ctx.colour }));
     if (ctx.signal.aborted) return EXIT.interrupted;

@@ -22,6 +22,7 @@ export function declareSweep(program: Command, runner: Runner): void {
     .option('-y, --yes', 'do not ask for confirmation (required when not on a terminal)', false)
     .option('--force', 'sweep nodes that are already sweeping (their running sweep is cancelled and replaced)', false)
     .option('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)', false)
+    .option('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)')
     .addOption(new Option('--output <format>', 'result format on stdout').choices(['table', 'json']).default('table'));
   addNodesOption(sweep);
   addNetworkOptions(sweep);
@@ -40,8 +41,18 @@ Examples:
   $ tsnode sweep --before 30d --no-wait --yes --output json    then: tsnode status --watch
   $ tsnode sweep cancel --nodes nodes.txt --yes
 
-States: done, started (--no-wait), failed, lost (stopped answering while polled),
-skipped (unreachable, --skip-unreachable), timed out, interrupted (Ctrl-C: still running).
+Every node ends in one state, with a one-line reason saying what it rests on:
+  done         our sweep ran to the end: the node's record says so (reference node), or the
+               node was seen idle with every poll answered and no other sweep seen
+  started      --no-wait: the DELETE was answered [] and nobody watched further
+  replaced     another sweep (other time, types or spans) took its place: named in the reason
+  cancelled    a poll showed cancelling, or the node's record says cancelled
+  failed       the DELETE was refused or answered with anything but [], or the sweep failed
+  unconfirmed  idle after polls without an answer, or the node restarted: outcome unknown
+  lost         stopped answering while polled; skipped: unreachable, --skip-unreachable;
+  timed out    --timeout passed; interrupted: Ctrl-C (sweeps keep running on the nodes)
+For every node not done it prints the command that repeats the same sweep on just those
+nodes ("to catch up"). Each run is appended to a journal (see --journal; tsnode history).
 
 ${EXIT_CODES_HELP}`,
   );
@@ -57,7 +68,7 @@ ${EXIT_CODES_HELP}`,
       'after',
       `
 Options (shared with sweep): --nodes <file|list>, -y/--yes (required when not on a terminal),
---output table|json, --connect-timeout, --request-timeout, --retries.
+--output table|json, --journal <file>, --connect-timeout, --request-timeout, --retries.
 
 Examples:
   $ tsnode sweep cancel --nodes nodes.txt

@@ -130,13 +130,13 @@ export function describeRequest(node: string, plan: Pick<SweepPlan, 'request' | 
   return { method: 'DELETE', url: `${node}/sweep_delete`, headers: buildSweepHeaders(plan.request, plan.headerPrefix) };
 }
 
-/** `nnt (60,300), text, histogram (all spans)`: the scope of a request in words. */
+/** `nnt spans 60,300 only, text, histogram all spans`: what a request deletes, spans included. */
 export function describeScope(req: SweepRequest): string {
   return req.types
     .map((t) => {
       if (t === 'text') return t;
       const list = t === 'nnt' ? req.nntRollups : req.histogramRollups;
-      return `${t} (${list?.length ? `spans ${list.join(',')}` : 'all spans'})`;
+      return list?.length ? `${t} spans ${list.join(',')} only` : `${t} all spans`;
     })
     .join(', ');
 }

@@ -1,0 +1,138 @@
+import type { CliContext } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { journalPath, readJournal, type JournalEntry } from '../../journal.js';
+import { parseNodeEntry, sameNodeKey } from '../../nodes.js';
+import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
+import { describeTime, parseTime } from '../../time.js';
+import { parseOutput } from '../sweep/plan.js';
+import { assembleRuns, filterRuns, type HistoryRun } from './runs.js';
+
+export interface HistoryOptions {
+  since?: string;
+  node?: string;
+  journal?: string;
+  output: string;
+}
+
+function what(r: HistoryRun): string {
+  if (r.kind === 'cancel') return 'cancel running sweeps';
+  const scope = r.types
+    .map((t) => {
+      if (t === 'text') return t;
+      const s = t === 'nnt' ? r.nntRollups : r.histogramRollups;
+      return Array.isArray(s) ? `${t} spans ${s.join(',')} only` : `${t} all spans`;
+    })
+    .join(', ');
+  return `${scope} before ${r.before !== null ? describeTime(r.before * 1000) : '?'}`;
+}
+
+function outcome(r: HistoryRun, nodeKey?: string): string {
+  if (nodeKey !== undefined) {
+    const n = r.nodes.find((x) => safeKey(x.node) === nodeKey);
+    if (n) return n.state ? `${n.state.replace(/_/g, ' ')}: ${n.reason}${n.caughtUpBy ? ` (caught up by run ${n.caughtUpBy})` : ''}` : n.reason;
+  }
+  if (!r.outcome) return 'no outcome recorded';
+  const counts = new Map<string, number>();
+  for (const n of r.nodes) counts.set(n.state ?? '?', (counts.get(n.state ?? '?') ?? 0) + 1);
+  return [...counts].map(([s, c]) => `${c} ${s.replace(/_/g, ' ')}`).join(', ');
+}
+
+/** The same-node key (any spelling of one node gives the same key). */
+function safeKey(node: string): string {
+  try {
+    return sameNodeKey(parseNodeEntry(node));
+  } catch {
+    return node;
+  }
+}
+
+const CSV_HEADERS = ['run', 'kind', 'started', 'finished', 'by', 'before', 'before_iso', 'types', 'nnt_rollups', 'histogram_rollups', 'node_source', 'nodes', 'outcome', 'left', 'catch_up'] as const;
+
+function csvRow(r: HistoryRun): CellValue[] {
+  const sp = (s: number[] | 'all' | null): string => (s === null ? '' : Array.isArray(s) ? s.join(' ') : s);
+  return [
+    r.run,
+    r.kind,
+    r.started ?? '',
+    r.finished ?? '',
+    r.by ?? '',
+    r.before ?? '',
+    r.before !== null ? new Date(r.before * 1000).toISOString().replace('.000Z', 'Z') : '',
+    r.types.join(' '),
+    sp(r.nntRollups),
+    sp(r.histogramRollups),
+    r.nodeSource ?? '',
+    r.nodes.length,
+    outcome(r),
+    r.pending.join(' '),
+    r.catchUp?.command ?? '',
+  ];
+}
+
+/** `tsnode history`: the journal's runs, filtered, with what is left to catch up. */
+export async function historyAction(opts: HistoryOptions, ctx: CliContext): Promise<ExitCode> {
+  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
+  const sinceMs = opts.since !== undefined ? parseTime(opts.since, '--since', ctx.now()) : undefined;
+  let node: string | undefined;
+  if (opts.node !== undefined) {
+    try {
+      node = parseNodeEntry(opts.node);
+    } catch (err) {
+      throw new UsageError(`--node: ${(err as Error).message}`, 'give a node as in a node list: http(s)://host:port, host:port or host');
+    }
+  }
+  const path = journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd });
+  const entries: JournalEntry[] = [];
+  let unreadable = 0;
+  try {
+    for await (const line of readJournal(path)) {
+      if ('error' in line) {
+        unreadable++;
+        ctx.log.debug(`${path}:${line.line}: skipped (${line.error})`);
+      } else entries.push(line.entry);
+    }
+  } catch (err) {
+    throw new UsageError(`cannot read the journal ${path}: ${(err as Error).message}`, 'pass another file with --journal');
+  }
+  ctx.log.info(`journal: ${path}`);
+  if (unreadable) ctx.log.warn(`${unreadable} line(s) of the journal could not be read and were skipped (--verbose names them)`);
+  const runs = filterRuns(assembleRuns(entries), { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(node !== undefined ? { node } : {}) });
+  const nodeKey = node !== undefined ? safeKey(node) : undefined;
+
+  if (output === 'json') {
+    ctx.stdout.write(renderJson({ journal: path, runs }));
+    return EXIT.ok;
+  }
+  if (output === 'csv') {
+    ctx.stdout.write(renderCsv(CSV_HEADERS, runs.map(csvRow)));
+    return EXIT.ok;
+  }
+  if (runs.length === 0) {
+    ctx.log.info(entries.length ? 'no run matches' : 'no runs journaled yet');
+    return EXIT.ok;
+  }
+  ctx.stdout.write(
+    renderTable(
+      ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left'],
+      runs.map((r) => [
+        (r.started ?? r.finished ?? '').replace(/\.\d{3}Z$/, 'Z'),
+        r.run,
+        r.by ?? '',
+        what(r),
+        `${r.nodes.length}${r.nodeSource ? ` (${r.nodeSource})` : ''}`,
+        outcome(r, nodeKey),
+        r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : 'none',
+      ]),
+      {
+        colour: ctx.colour,
+        paint: (cell, col, _r, p) => (col === 6 && cell !== 'none' && cell !== '' ? p.yellow(cell) : col === 5 && /no outcome/.test(cell) ? p.yellow(cell) : cell),
+      },
+    ),
+  );
+  const open = runs.filter((r) => r.catchUp);
+  if (open.length) {
+    ctx.stdout.write(`\nto catch up:\n${open.map((r) => `  run ${r.run}: ${r.catchUp!.command}${r.catchUp!.addBack.length ? `\n    add back: ${r.catchUp!.addBack.join('; ')}` : ''}`).join('\n')}\n`);
+  }
+  return EXIT.ok;
+}

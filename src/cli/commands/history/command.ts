@@ -1,0 +1,30 @@
+import { Option, type Command } from 'commander';
+import type { Runner } from '../../action.js';
+
+/** `tsnode history`: declaration only; the work is in action.ts. */
+export function declareHistory(program: Command, runner: Runner): void {
+  const history = program
+    .command('history')
+    .description('the sweeps (and cancels) run from here, from the journal: what was deleted where, and what is left to catch up')
+    .option('--since <time>', 'only runs started at or after this time (epoch, ISO-8601 with zone, or an age: 7d)')
+    .option('--node <url>', 'only runs that included this node (any spelling of it); shows its state')
+    .option('--journal <file>', 'read this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)')
+    .addOption(new Option('--output <format>', 'result format on stdout').choices(['table', 'json', 'csv']).default('table'));
+  history.addHelpText(
+    'after',
+    `
+Every tsnode sweep appends a start line before its first DELETE and an end line with every
+node's final state; a run without an end line shows "no outcome recorded" (tsnode was
+stopped, or is still running). "left" counts the nodes not done, less those a later sweep
+finished (same types and spans, a delete time at least as late); for each run with nodes
+left, the command that repeats the sweep on them is printed.
+
+Examples:
+  $ tsnode history
+  $ tsnode history --since 7d --node db1.example.net:8112
+  $ tsnode history --output json | jq '.runs[] | select(.pending | length > 0) | .catchUp.command'
+
+Exit: 0 (also with no runs), 2 usage error (bad --since, --node or journal file).`,
+  );
+  history.action((opts: Record<string, unknown>) => runner(() => import('./action.js').then((m) => m.historyAction), opts as never));
+}
