@@ -45,10 +45,28 @@ async function generate(run) {
   return file;
 }
 
-function tsnode(args) {
-  const p = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+// The client's own CPU time (user+sys), read inside its process as it exits.
+const CPU_HOOK = 'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
+
+function tsnode(args, cpuFile) {
+  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CPU_HOOK] : []), BIN, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, ...(cpuFile ? { TSNODE_BENCH_CPU: cpuFile } : {}) },
+  });
   if (p.status !== 0) throw new Error(`tsnode ${args.join(' ')} exited ${p.status}: ${p.stderr}`);
-  return p;
+  return { ...p, cpu: cpuFile ? Number(readFileSync(cpuFile, 'utf8')) / 1e6 : 0 };
+}
+
+/** CPU seconds (user+sys) the ring's node processes have used so far, from /proc. */
+function nodesCpu(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks / 100;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -80,6 +98,7 @@ try {
   urls = up.stdout.trim().split('\n');
   const topology = topologyFromJson(JSON.parse(readFileSync(join(ringDir, 'topology.json'), 'utf8')));
   ring = Ring.compile(topology);
+  const pids = JSON.parse(readFileSync(join(ringDir, 'cluster.json'), 'utf8')).nodes.map((n) => n.pid);
   const methods = [
     { name: '--to owners (--seed)', args: ['--seed', urls[0], ...(process.env.OWNERS_ARGS ?? '').split(' ').filter(Boolean)], readBack: (last) => ring.ownersOf(last.id, last.metric).map((n) => urls[topology.nodes.indexOf(n)]) },
     { name: '--to all (--nodes)', args: ['--nodes', urls.join(','), '--to', 'all'], readBack: () => urls },
@@ -92,14 +111,16 @@ try {
     for (const [m, method] of methods.entries()) {
       const file = await generate(++run);
       fileBytes = statSync(file).size;
+      const nodesBefore = nodesCpu(pids);
       const t = process.hrtime.bigint();
-      const p = tsnode(['write', file, ...method.args, '--output', 'json', '--concurrency', '4']);
+      const p = tsnode(['write', file, ...method.args, '--output', 'json', '--concurrency', '4'], join(tmp, `cpu-${run}`));
       await readLast(run, method.readBack(JSON.parse(line(run, N - 1))));
       const seconds = Number(process.hrtime.bigint() - t) / 1e9;
+      const nodeCpu = nodesCpu(pids) - nodesBefore;
       const doc = JSON.parse(p.stdout);
       if (doc.written !== N || doc.rejected !== 0) throw new Error(`${method.name} wrote ${doc.written} of ${N}, rejected ${doc.rejected}`);
       const bytes = doc.nodes.reduce((a, n) => a + n.bytesSent, 0);
-      results[m].push({ seconds, bytes, copies: doc.nodes.reduce((a, n) => a + n.records, 0) });
+      results[m].push({ seconds, bytes, copies: doc.nodes.reduce((a, n) => a + n.records, 0), clientCpu: p.cpu, nodeCpu });
       load.push(loadavg()[0]);
       rmSync(file, { force: true });
     }
@@ -109,15 +130,19 @@ try {
     seconds: median(results[m].map((r) => r.seconds)),
     bytes: median(results[m].map((r) => r.bytes)),
     copies: median(results[m].map((r) => r.copies)),
+    clientCpu: median(results[m].map((r) => r.clientCpu)),
+    nodeCpu: median(results[m].map((r) => r.nodeCpu)),
   }));
   const [owners, all] = rows;
   const mib = (b) => (b / 1024 / 1024).toFixed(1);
   console.log(`${N.toLocaleString('en-US')} records (${mib(fileBytes)} MiB of NDJSON per run) into a ${NODES}-node ring, write_copies 2; medians of ${RUNS} interleaved runs`);
   console.log(`load average (1 min) during the runs: ${Math.min(...load).toFixed(2)} to ${Math.max(...load).toFixed(2)}, on ${(await import('node:os')).cpus().length} cores shared with the nodes\n`);
-  console.log('| method | seconds | records/s | record copies sent | bytes sent (bodies) |');
-  console.log('|---|---:|---:|---:|---:|');
+  console.log('| method | seconds | records/s | record copies sent | bytes sent (bodies) | client CPU s | nodes CPU s |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(N / r.seconds).toLocaleString('en-US')} | ${r.copies.toLocaleString('en-US')} | ${mib(r.bytes)} MiB |`);
+    console.log(
+      `| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(N / r.seconds).toLocaleString('en-US')} | ${r.copies.toLocaleString('en-US')} | ${mib(r.bytes)} MiB | ${r.clientCpu.toFixed(2)} | ${r.nodeCpu.toFixed(2)} |`,
+    );
   }
   const byteRatio = owners.bytes / all.bytes;
   const speedup = all.seconds / owners.seconds;
@@ -127,6 +152,9 @@ try {
   console.log(`\nowners/all record copies: ${(owners.copies / all.copies).toFixed(4)}; bytes: ${byteRatio.toFixed(5)} (${framing.toLocaleString('en-US')} bytes from 1/3: request framing)`);
   console.log(`target owners bytes <= 1/3 of all: ${byteRatio <= 1 / 3 ? 'met' : framing < 16 * 1024 ? 'met but for the framing bytes' : 'NOT met'}`);
   console.log(`all/owners time: ${speedup.toFixed(2)}x (target >= 2x: ${speedup >= 2 ? 'met' : 'NOT met'})`);
+  const cpuAll = all.clientCpu + all.nodeCpu;
+  const cpuOwners = owners.clientCpu + owners.nodeCpu;
+  console.log(`CPU, client + nodes: all ${cpuAll.toFixed(2)} s, owners ${cpuOwners.toFixed(2)} s (${(cpuAll / cpuOwners).toFixed(2)}x: the most a CPU-bound run on shared cores can gain)`);
   console.log(`per run: owners ${results[0].map((r) => r.seconds.toFixed(2)).join(', ')} s; all ${results[1].map((r) => r.seconds.toFixed(2)).join(', ')} s`);
 } finally {
   spawnSync(process.execPath, [BIN, 'cluster', 'down', '--dir', ringDir, '--grace', '5s'], { stdio: 'ignore' });
