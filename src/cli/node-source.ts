@@ -141,9 +141,20 @@ export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; n
   return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
 }
 
+/** The ring each command's options were seeded with (see seededRing). */
+const seeded = new WeakMap<object, DiscoveredRing>();
+
+/**
+ * The ring applySeed discovered for these options, if any: a command that routes by the ring
+ * (write and read to a metric's owners) takes it from here rather than asking again.
+ */
+export function seededRing(opts: object): DiscoveredRing | undefined {
+  return seeded.get(opts);
+}
+
 /**
  * The runner's --seed for the commands without a flag table: discovers the ring from `opts.seed`
- * and puts its nodes in `opts.nodes` before the command runs; returns the ring.
+ * and puts its nodes in `opts.nodes` before the command runs; returns the ring (also left for seededRing).
  */
 export async function applySeed(opts: NetworkFlags & { seed: string; node?: string }, ctx: CliContext): Promise<DiscoveredRing> {
   const net = openNetwork(opts, ctx);
@@ -157,5 +168,6 @@ export async function applySeed(opts: NetworkFlags & { seed: string; node?: stri
   ctx.log.info(`nodes: ${found.nodes.length} from ${found.source}`);
   warnAboutRing(ring, ctx);
   opts.nodes = found.nodes.join(',');
+  seeded.set(opts, ring);
   return ring;
 }

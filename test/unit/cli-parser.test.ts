@@ -16,14 +16,13 @@ const NETWORK_TYPED = { connectTimeout: 3000, headersTimeout: 10_000, requestTim
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
   serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false },
+  // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
-    to: 'any',
     format: 'auto',
     batchSize: '5000',
     batchBytes: '4MiB',
     concurrency: '4',
     method: 'post',
-    smallestSpan: '60',
     strict: false,
     resume: false,
     force: false,
@@ -70,6 +69,7 @@ const CONTRACT: Row[] = [
   [['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'], 'serve', { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 }],
   [['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'], 'serve', { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true }],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
+  [['write', 'r.ndjson', '--seed', 'http://db1:8112', '--to', 'owners', '--smallest-span', '300'], 'write', { files: ['r.ndjson'], seed: 'http://db1:8112', to: 'owners', smallestSpan: '300' }],
   [['write', '-', '--nodes', 'n.txt', '--to', 'all', '--batch-bytes', '1MiB', '--resume', '--header', 'A: 1', '--header', 'B: 2'], 'write', { files: ['-'], nodes: 'n.txt', to: 'all', batchBytes: '1MiB', resume: true, header: ['A: 1', 'B: 2'] }],
   [['read', 'U', 'M'], 'read', { uuid: 'U', metric: 'M' }],
   [['read', 'U', 'disk|ST[dev:sda]', '-o', 'csv', '--type', 'all', '--span', '1h', '--start', '6h'], 'read', { uuid: 'U', metric: 'disk|ST[dev:sda]', output: 'csv', type: 'all', span: '1h', start: '6h' }],
