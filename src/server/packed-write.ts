@@ -67,7 +67,7 @@ export function packRecords(records: readonly NntRecord[]): PackedWrite {
 }
 
 /** Parts as Float64 numbers, 7 per piece in NUMERIC_FIELDS order. */
-export function encodeParts(pieces: readonly Aggregate[]): Buffer {
+function encodeParts(pieces: readonly Aggregate[]): Buffer {
   const arr = new Float64Array(pieces.length * 7);
   let i = 0;
   for (const p of pieces) {

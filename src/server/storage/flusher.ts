@@ -19,7 +19,7 @@ import type { Statements } from './statements.js';
 import type { Wal } from './wal.js';
 
 /** How often logged writes are moved into the chunks even when few are waiting. */
-export const FLUSH_INTERVAL_MS = 2000;
+const FLUSH_INTERVAL_MS = 2000;
 /** Waiting records that start a flush right after the write that logged them. */
 export const FLUSH_RECORDS = 250_000;
 /** How long one slice of a flush may hold the event loop (its commit comes on top). */

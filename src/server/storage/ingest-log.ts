@@ -203,7 +203,7 @@ export class IngestLog {
 }
 
 /** The generations of the log files in `dir`, ascending. */
-export function logGenerations(dir: string): number[] {
+function logGenerations(dir: string): number[] {
   return readdirSync(dir)
     .map((name) => /^nnt-(\d+)\.log$/.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)

@@ -18,7 +18,7 @@ import { StoreOpenError } from './store-open-error.js';
 
 type Db = Database.Database;
 
-export const SCHEMA_VERSION = '3';
+const SCHEMA_VERSION = '3';
 export const DB_FILE = 'tsnode.db';
 
 /** Bits of `series.kinds`: which data types a series has had written. */
