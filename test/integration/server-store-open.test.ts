@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { DB_FILE, LOCK_FILE, SqliteStore } from '../../src/server/sqlite-store.js';
-import { lockHolder } from '../../src/server/data-dir-lock.js';
+import { lockHolder } from '../../src/server/storage/data-dir-lock.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 
 // Opening a data directory: the lock, what a refused open leaves untouched, file modes, memory.

@@ -122,7 +122,7 @@ describe('SqliteStore ingest log', () => {
     const other = '00000000-0000-4000-8000-000000000000';
     const batch = [rec(0, 1, 1), rec(60, 2, 3), { ...rec(0, 4, 5), id: other }, { ...rec(60, 1, 1), id: other }];
     // One slice applies one series (a budget of 0 ms), then the process dies.
-    writeAndCrash(dir, [batch], 's.startFlush(); s.applySlice(0);');
+    writeAndCrash(dir, [batch], 's.flusher.start(); s.flusher.applySlice(0);');
     const s = open(dir);
     // Counts show a doubled record at once; means (count-weighted) to the last bits.
     const [a] = summary(s.rollupRows(s.findSeries(UUID, 'm')!, 300, 0, 300)) as [number[]];
@@ -141,7 +141,7 @@ describe('SqliteStore ingest log', () => {
     // 10,000 records of one series (more than a piece), every 7th written twice (the second wins).
     const batch = Array.from({ length: 10_000 }, (_, i) => rec(i * 60, 1, i));
     const again = batch.filter((_, i) => i % 7 === 0).map((r) => ({ ...r, value: -r.value, count: 2 }));
-    writeAndCrash(dir, [batch, again], 's.startFlush(); s.applySlice(0); s.applySlice(0);');
+    writeAndCrash(dir, [batch, again], 's.flusher.start(); s.flusher.applySlice(0); s.flusher.applySlice(0);');
     const s = open(dir);
     const sid = s.findSeries(UUID, 'm')!;
     const want = (i: number): [number, number, number] => (i % 7 === 0 ? [i * 60, 2, i === 0 ? 0 : -i] : [i * 60, 1, i]);
@@ -175,7 +175,7 @@ describe('SqliteStore ingest log', () => {
     const dir = tempDir();
     const s = open(dir);
     s.writeNnt([rec(0, 1, 1)]);
-    (s as unknown as { startFlush(): void }).startFlush(); // its slices wait for the event loop
+    (s as unknown as { flusher: { start(): void } }).flusher.start(); // its slices wait for the event loop
     s.writeNnt([rec(60, 1, 3)]); // into the next generation
     const sid = s.findSeries(UUID, 'm')!;
     expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]);

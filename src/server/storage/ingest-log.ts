@@ -1,7 +1,7 @@
 /**
  * The ingest log: how a numeric write is made durable before it is acknowledged. A write is one
  * frame appended to a plain file, whatever the number of series it touches; the chunks are
- * updated later, many writes at a time (see SqliteStore.flush), so a chunk is rewritten once per
+ * updated later, many writes at a time (see flusher.ts), so a chunk is rewritten once per
  * flush instead of once per write. An append reaches the OS before the 200, so it survives a
  * crash of the node process, the same promise as SQLite's WAL with synchronous=NORMAL.
  *
@@ -20,129 +20,11 @@
  * of the damaged file is kept. Frames are found by position (generation, byte offset), which damage
  * does not shift: the store's skip rows (nnt_skip) name positions.
  *
- * Payload: Float64 numbers `[n, n × LOG_ENTRY, then per record with parts: index, period,
- * pieces, 7 × pieces]`. A log entry is the series id followed by the raw chunk entry (chunks.ts).
+ * A frame's payload is opaque here (see log-payload.ts).
  */
 import { closeSync, copyFileSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { SCAN_SLOTS, type Aggregate, type NntRecord } from '../protocol/index.js';
-import { FLAGS } from './chunks.js';
-import type { Agg } from './rollup-math.js';
-
-/** A log entry: the scan layout (protocol/record-scan.ts) with the series in slot 0, then a chunk entry. */
-export const LOG_ENTRY = SCAN_SLOTS;
-
-/** A record's `parts`: the piece period and the pieces as Float64 numbers (7 per piece). */
-export interface StoredParts {
-  period: number;
-  blob: Buffer;
-}
-
-/** One logged write: its records in arrival order. */
-export interface LoggedBatch {
-  entries: Float64Array;
-  /** Parts by record index, for the records that have them. */
-  parts: Map<number, StoredParts> | null;
-}
-
-/** The distinct series of one write; a record's slot 0 holds its index here until the store resolves it. */
-export interface WriteSeries {
-  id: string[];
-  metric: string[];
-}
-
-/** A numeric write as the store takes it (see WriteSeries for slot 0). */
-export interface PackedWrite {
-  entries: Float64Array;
-  series: WriteSeries;
-  parts: Map<number, StoredParts> | null;
-}
-
-/** Packs validated records (the general path; nnt-body.ts packs plain bodies directly). */
-export function packRecords(records: readonly NntRecord[]): PackedWrite {
-  const entries = new Float64Array(records.length * LOG_ENTRY);
-  const series: WriteSeries = { id: [], metric: [] };
-  const index = new Map<string, Map<string, number>>();
-  let parts: Map<number, StoredParts> | null = null;
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    let byMetric = index.get(r.id);
-    if (!byMetric) index.set(r.id, (byMetric = new Map()));
-    let k = byMetric.get(r.metric);
-    if (k === undefined) {
-      byMetric.set(r.metric, (k = series.id.length));
-      series.id.push(r.id);
-      series.metric.push(r.metric);
-    }
-    const o = i * LOG_ENTRY;
-    entries[o] = k;
-    entries[o + 1] = r.offset;
-    entries[o + 2] = r.count;
-    entries[o + 3] = r.parts ? FLAGS.parts : 0;
-    entries[o + 4] = r.value;
-    entries[o + 5] = r.stddev;
-    entries[o + 6] = r.derivative;
-    entries[o + 7] = r.derivative_stddev;
-    entries[o + 8] = r.counter;
-    entries[o + 9] = r.counter_stddev;
-    if (r.parts) (parts ??= new Map()).set(i, { period: r.parts[0], blob: encodeParts(r.parts[1]) });
-  }
-  return { entries, series, parts };
-}
-
-export function encodeLog(entries: Float64Array, parts: Map<number, StoredParts> | null): Buffer {
-  const n = entries.length / LOG_ENTRY;
-  let size = 1 + entries.length;
-  if (parts) for (const p of parts.values()) size += 3 + p.blob.byteLength / 8;
-  const out = new Float64Array(size);
-  out[0] = n;
-  out.set(entries, 1);
-  if (parts) {
-    let o = 1 + entries.length;
-    for (const [i, p] of [...parts].sort((a, b) => a[0] - b[0])) {
-      const pieces = new Float64Array(p.blob.buffer, p.blob.byteOffset, p.blob.byteLength / 8);
-      out[o++] = i;
-      out[o++] = p.period;
-      out[o++] = pieces.length / 7;
-      out.set(pieces, o);
-      o += pieces.length;
-    }
-  }
-  return Buffer.from(out.buffer);
-}
-
-export function decodeLog(blob: Buffer): LoggedBatch {
-  const all = new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-  const n = all[0]!;
-  const entries = all.subarray(1, 1 + n * LOG_ENTRY);
-  let parts: Map<number, StoredParts> | null = null;
-  for (let o = 1 + n * LOG_ENTRY; o < all.length; ) {
-    const i = all[o]!;
-    const period = all[o + 1]!;
-    const len = all[o + 2]! * 7;
-    const pieces = all.slice(o + 3, o + 3 + len);
-    (parts ??= new Map()).set(i, { period, blob: Buffer.from(pieces.buffer) });
-    o += 3 + len;
-  }
-  return { entries, parts };
-}
-
-/** Parts as Float64 numbers, 7 per piece in NUMERIC_FIELDS order. */
-export function encodeParts(pieces: readonly Aggregate[]): Buffer {
-  const arr = new Float64Array(pieces.length * 7);
-  let i = 0;
-  for (const p of pieces) {
-    arr[i++] = p.count;
-    arr[i++] = p.value;
-    arr[i++] = p.derivative;
-    arr[i++] = p.counter;
-    arr[i++] = p.stddev;
-    arr[i++] = p.derivative_stddev;
-    arr[i++] = p.counter_stddev;
-  }
-  return Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
-}
 
 const FILE_MAGIC = 0x4c4e5354; // "TSNL"
 const FRAME_MAGIC = 0x46524d31;
@@ -321,7 +203,7 @@ export class IngestLog {
 }
 
 /** The generations of the log files in `dir`, ascending. */
-export function logGenerations(dir: string): number[] {
+function logGenerations(dir: string): number[] {
   return readdirSync(dir)
     .map((name) => /^nnt-(\d+)\.log$/.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
@@ -399,23 +281,4 @@ function readFramesOf(file: Buffer, path: string, generation: number): { frames:
 function writeAll(fd: number, buf: Buffer, position: number): void {
   const n = writeSync(fd, buf, 0, buf.byteLength, position);
   if (n !== buf.byteLength) throw Object.assign(new Error(`ingest log: wrote ${n} of ${buf.byteLength} bytes (disk full?)`), { code: 'ENOSPC' });
-}
-
-/** The pieces of a stored parts blob as aggregates (each counts as one record). */
-export function decodeParts(blob: Buffer): Agg[] {
-  const arr = new Float64Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-  const out: Agg[] = [];
-  for (let i = 0; i + 7 <= arr.length; i += 7) {
-    out.push({
-      count: arr[i]!,
-      records: 1,
-      value: arr[i + 1]!,
-      derivative: arr[i + 2]!,
-      counter: arr[i + 3]!,
-      stddev: arr[i + 4]!,
-      derivative_stddev: arr[i + 5]!,
-      counter_stddev: arr[i + 6]!,
-    });
-  }
-  return out;
 }

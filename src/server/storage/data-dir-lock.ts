@@ -11,7 +11,7 @@
  * locks of every connection of the process per inode (a second open in this process gets
  * SQLITE_BUSY, as another process does) and keeps its own descriptors open while a lock is held.
  * What it cannot guard against is other code of this process opening the lock file with fs and
- * closing it: nothing in tsnode does (test/integration/server-store-lock.test.ts checks the rest).
+ * closing it: nothing in tsnode does (test/integration/server-store-open.test.ts checks the rest).
  */
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
