@@ -91,6 +91,17 @@ export { checkCoverage, type CoverageReport, type CoverageVerdict, type ListedNo
 export { checkSpans, smallestSpan, type SpanCheck, type SpanFacts, type SpanProblem, type SmallestSpan } from './client/spans.js';
 export { inspectCluster, locateMetric, type ClusterView, type NodeReport, type NodeState, type LocateResult } from './client/cluster-view.js';
 export {
+  surveyNodes,
+  ownerClients,
+  writeSpan,
+  PROBE_RETRY,
+  type NodeSurvey,
+  type ProbedNode,
+  type RingTargets,
+  type SurveyOptions,
+  type SpanDecision,
+} from './client/routing.js';
+export {
   gatherClusterFacts,
   judgeCluster,
   clusterCheck,

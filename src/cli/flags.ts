@@ -49,6 +49,11 @@ export type FlagValues<S> = { -readonly [K in keyof S]: S[K] extends Flag<infer 
 interface Common {
   /** Kept out of --help (still parsed). */
   hidden?: boolean;
+  /**
+   * For a flag declared with an optional value (`--watch [interval]`): the text a bare flag
+   * stands for, parsed by the same rule (`--watch` = `--watch 2s`).
+   */
+  preset?: string;
   /** What shell completion offers for the value (default: files for value flags). */
   complete?: CompletionHint;
 }
@@ -68,6 +73,10 @@ function fieldOf(option: Option): string {
 
 function finish(option: Option, opts: Common): Option {
   if (opts.hidden) option.hideHelp();
+  if (opts.preset !== undefined) {
+    if (!option.optional) throw new Error(`flag ${option.flags}: a preset needs an optional [value]`);
+    option.preset(opts.preset);
+  }
   if (opts.complete) completeWith(option, opts.complete);
   return option;
 }
@@ -77,6 +86,8 @@ function valued<T, O extends object>(parse: (text: string, field: string, opts: 
     const o = (opts ?? {}) as O & Common & { default?: string };
     const option = new Option(flags, description);
     if (!option.required && !option.optional) throw new Error(`flag ${flags}: a value flag needs <value> in its declaration`);
+    // A bare `--flag` of an optional value would hand the action `true`, which T does not allow.
+    if (option.optional && o.preset === undefined) throw new Error(`flag ${flags}: an optional [value] needs a preset (what the bare flag means)`);
     prepare?.(option, o);
     const field = fieldOf(option);
     option.argParser((text: string) => parse(text, field, o));
@@ -126,6 +137,13 @@ export const flag = {
   span: valued<number, object>((text, field) => parseSpan(text, field)),
   /** A comma list of spans in seconds, sorted, no duplicates. */
   spanList: valued<number[], object>((text, field) => parseSpanList(text, field)),
+  /**
+   * A value with a rule of the command's own (a `--watch` interval with its own bounds): `parse`
+   * gets the text and the flag's name and throws an InvalidValueError (exit 2) on a bad value.
+   */
+  parsed<T>(flags: string, description: string, parse: (text: string, field: string) => T, opts: Common & { default?: string } = {}): Flag<T | undefined> {
+    return valued<T, object>((text, field) => parse(text, field))(flags, description, opts as Common & { default?: undefined });
+  },
 
   /** One of a fixed list (completed by the shells, suggested on a typo). */
   choice: choiceFlag,

@@ -45,9 +45,9 @@ export function buildProgram(runner: Runner): Command {
       `
 Examples:
   $ tsnode demo                                      the whole job on a throw-away 3-node local cluster
-  $ tsnode cluster up --detach                       3 local nodes on 8112-8114 (tsnode cluster down stops them)
+  $ tsnode cluster up --detach --profile lab         3 local nodes on 8112-8114, registered as profile lab
   $ tsnode serve --port 8112                         run a local reference node
-  $ tsnode status --nodes nodes.txt                  sweep status of every node
+  $ tsnode status --profile lab                      sweep status of every node of profile lab
   $ tsnode nodes --seed http://127.0.0.1:8112        every node of the ring, discovered from one
   $ tsnode sweep --before 90d --types nnt,histogram  delete data older than 90 days on every node
   $ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 6h
@@ -79,6 +79,8 @@ export async function run(argv: string[]): Promise<void> {
     controller.abort(new Error('interrupted'));
   };
   let program: Command | undefined;
+  /** The command that runs (`sweep cancel`), set by the preAction hook before its action. */
+  let running = '';
   const runner: Runner = async (load, opts) => {
     const { createContext, reportError } = await import('./runtime.js');
     const globals = program!.opts<GlobalOptions>();
@@ -87,8 +89,10 @@ export async function run(argv: string[]): Promise<void> {
     let code: ExitCode;
     try {
       const action = await load();
-      // --seed: the ring's nodes become the command's node list before it runs (cli/node-source.ts).
-      if (typeof (opts as { seed?: unknown }).seed === 'string') {
+      // --seed of a command not yet on the flag tables: the ring's nodes become its node list before
+      // it runs (node-source.ts applySeed). The others resolve it themselves (openTarget), after
+      // checking their own flags, so a bad flag sends nothing, not even the seed's discovery.
+      if (!PROFILE_AWARE_COMMANDS.has(running) && typeof (opts as { seed?: unknown }).seed === 'string') {
         const { applySeed, hasSeed } = await import('./node-source.js');
         if (hasSeed(opts)) await applySeed(opts, ctx);
       }
@@ -101,7 +105,10 @@ export async function run(argv: string[]): Promise<void> {
     process.exitCode = code;
   };
   program = buildProgram(runner);
-  program.hook('preAction', (_self, action) => refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env));
+  program.hook('preAction', (_self, action) => {
+    running = commandPath(action).replace(/^\S+ /, '');
+    refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env);
+  });
   const parsing = prepareForParsing(program);
   try {
     await program.parseAsync(argv);
@@ -124,7 +131,20 @@ export async function run(argv: string[]): Promise<void> {
  * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is
  * refused, unless the command has no target a profile could name (PROFILE_NOT_APPLICABLE).
  */
-export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set(['profile list', 'profile show', 'profile use', 'profile set', 'profile remove', 'retention plan', 'retention apply']);
+export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set([
+  'profile list',
+  'profile show',
+  'profile use',
+  'profile set',
+  'profile remove',
+  'status',
+  'nodes',
+  'locate',
+  // --profile <name> registers the cluster it starts as that profile (TSNODE_PROFILE is not read).
+  'cluster up',
+  'retention plan',
+  'retention apply',
+]);
 export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
 
 export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {

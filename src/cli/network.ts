@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
 import { buildHeaders, HeaderError, redactHeaders, redactUrlCredentials, splitHeaderList } from '../client/headers.js';
@@ -7,9 +7,10 @@ import type { RequestLogEntry } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import type { HeaderPrefix } from '../protocol/index.js';
+import type { Target } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
-import type { NetworkFlags } from './network-options.js';
+import type { NetworkFlags, NetworkValues } from './network-options.js';
 import { parseDuration } from './time.js';
 
 export interface Network {
@@ -59,20 +60,20 @@ export function parseTimeout(text: string, flag: string): number {
   return ms;
 }
 
-/** Reads a PEM file named by a flag; errors name the flag and the path. */
-export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string): string {
+/** Reads a PEM file named by a flag; errors name the flag and the path (as `shown`, default as given). */
+export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string, shown = path): string {
   let text: string;
   try {
     text = readFileSync(resolve(cwd, path), 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
-    throw new UsageError(`${flag}: cannot read ${path}: ${why}`, PEM_HINT[kind]);
+    throw new UsageError(`${flag}: cannot read ${shown}: ${why}`, PEM_HINT[kind]);
   }
   const want = kind === 'certificate' ? /-----BEGIN CERTIFICATE-----/ : /-----BEGIN (RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
-  if (!want.test(text)) throw new UsageError(`${flag}: ${path} is not a PEM ${kind}`, PEM_HINT[kind]);
+  if (!want.test(text)) throw new UsageError(`${flag}: ${shown} is not a PEM ${kind}`, PEM_HINT[kind]);
   if (kind === 'key' && /ENCRYPTED PRIVATE KEY|Proc-Type: 4,ENCRYPTED/.test(text)) {
-    throw new UsageError(`${flag}: ${path} is an encrypted private key`, 'decrypt it first: openssl pkey -in KEY -out KEY.plain.pem');
+    throw new UsageError(`${flag}: ${shown} is an encrypted private key`, 'decrypt it first: openssl pkey -in KEY -out KEY.plain.pem');
   }
   return text;
 }
@@ -144,12 +145,22 @@ function formatEntry(e: RequestLogEntry): string {
   return `${e.method} ${e.url} -> ${e.status ?? e.error ?? 'no answer'} in ${e.ms} ms${head ? ` [${head}]` : ''}`;
 }
 
-/** One dispatcher for the run and a factory of NodeClients sharing it; close it in `finally`. */
-export function openNetwork(
-  flags: NetworkFlags,
-  ctx: CliContext,
-  opts: { headerPrefix?: HeaderPrefix; connectionsPerNode?: number; retry?: Partial<RetryPolicy> } = {},
-): Network {
+/** What openNetwork needs, parsed: from the string flags of a command without a flag table, or from a target. */
+interface NetworkSettings {
+  connectTimeoutMs: number;
+  totalMs: number;
+  headersMs: number;
+  retries: number;
+  deadlineMs: number | undefined;
+  headers: Record<string, string>;
+  redact: string[];
+  maxAnswerBytes: number | undefined;
+  tls: TlsOptions | undefined;
+  headerPrefix: HeaderPrefix | undefined;
+}
+
+/** The string flags of a command that has no flag table yet (write, read, sweep): parsed here, as before. */
+function settingsFromFlags(flags: NetworkFlags, ctx: CliContext): NetworkSettings {
   const connectTimeoutMs = parseTimeout(flags.connectTimeout, '--connect-timeout');
   const totalMs = parseTimeout(flags.requestTimeout, '--request-timeout');
   const headersMs = Math.min(totalMs, parseTimeout(flags.headersTimeout ?? '10s', '--headers-timeout'));
@@ -160,6 +171,67 @@ export function openNetwork(
   const redact = (flags.redact ?? []).map((n) => n.trim()).filter(Boolean);
   const maxAnswerBytes = parseMaxAnswer(flags.maxAnswer);
   const tls = tlsFromFlags(flags, ctx);
+  return { connectTimeoutMs, totalMs, headersMs, retries, deadlineMs, headers, redact, maxAnswerBytes, tls, headerPrefix: undefined };
+}
+
+/**
+ * TLS from a resolved target: its files are absolute paths, each named by the flag or config key
+ * it came from (`--cacert`, `profiles.prod.cacert (~/.config/tsnode/config.yaml:7)`) in errors.
+ */
+export function tlsFromTarget(target: Pick<Target, 'tls'>, insecure: boolean, ctx: Pick<CliContext, 'cwd' | 'log'>): TlsOptions | undefined {
+  const tls: TlsOptions = {};
+  const { cacert, cert, key } = target.tls;
+  // The target holds absolute paths; a file under the working directory is shown as typed there.
+  const shown = (p: string): string => (p.startsWith(`${ctx.cwd}${sep}`) ? relative(ctx.cwd, p) : p);
+  if (cacert) tls.ca = loadPem(cacert.value, cacert.from, 'certificate', ctx.cwd, shown(cacert.value));
+  if (cert && key) {
+    tls.cert = loadPem(cert.value, cert.from, 'certificate', ctx.cwd, shown(cert.value));
+    tls.key = loadPem(key.value, key.from, 'key', ctx.cwd, shown(key.value));
+  }
+  if (insecure) {
+    tls.rejectUnauthorized = false;
+    ctx.log.warn(`--insecure: ${UNVERIFIED}`);
+  }
+  return Object.keys(tls).length ? tls : undefined;
+}
+
+/** The typed flags of networkFlags() and the target they resolved to (headers, TLS, header prefix). */
+function settingsFromTarget(values: NetworkValues, target: Target, ctx: CliContext): NetworkSettings {
+  return {
+    connectTimeoutMs: values.connectTimeout,
+    totalMs: values.requestTimeout,
+    headersMs: Math.min(values.requestTimeout, values.headersTimeout),
+    retries: values.retries,
+    deadlineMs: values.deadline,
+    headers: target.headers,
+    redact: values.redact.map((n) => n.trim()).filter(Boolean),
+    maxAnswerBytes: values.maxAnswer,
+    tls: tlsFromTarget(target, values.insecure, ctx),
+    headerPrefix: target.headerPrefix.value,
+  };
+}
+
+/** A command on the flag tables: its network values and the target resolveTarget made of them. */
+export interface TargetNetwork {
+  values: NetworkValues;
+  target: Target;
+}
+
+export interface NetworkOptions {
+  /** Overrides the target's header prefix (the legacy flags have none). */
+  headerPrefix?: HeaderPrefix;
+  connectionsPerNode?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+/**
+ * One dispatcher for the run and a factory of NodeClients sharing it; close it in `finally`.
+ * Takes either a command's string flags (commands without a flag table) or `{ values, target }`:
+ * the typed flags and the resolved target, whose headers (profile, TSNODE_HEADERS, --header),
+ * TLS files and header prefix it uses. Commands on the flag tables get it from openTarget.
+ */
+export function openNetwork(input: NetworkFlags | TargetNetwork, ctx: CliContext, opts: NetworkOptions = {}): Network {
+  const s = 'target' in input ? settingsFromTarget(input.values, input.target, ctx) : settingsFromFlags(input, ctx);
   warnUnverifiedEnv(ctx.env, ctx.log);
   const proxy: ProxySettings | undefined = proxyFromEnv(ctx.env);
   if (proxy) {
@@ -170,15 +242,17 @@ export function openNetwork(
     ].filter(Boolean);
     ctx.log.debug(`proxy from environment: ${shown.join('; ')}`);
   }
-  const signal = deadlineMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(deadlineMs)]);
+  const signal = s.deadlineMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(s.deadlineMs)]);
   const dispatcher = createAgent({
-    connectTimeoutMs,
+    connectTimeoutMs: s.connectTimeoutMs,
     ...(opts.connectionsPerNode ? { connectionsPerNode: opts.connectionsPerNode } : {}),
-    ...(tls ? { tls } : {}),
+    ...(s.tls ? { tls: s.tls } : {}),
     ...(proxy ? { proxy } : {}),
   });
-  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry, retries };
+  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry, retries: s.retries };
   const onRequest = ctx.verbose ? (e: RequestLogEntry) => ctx.log.debug(formatEntry(e)) : undefined;
+  const headerPrefix = opts.headerPrefix ?? s.headerPrefix;
+  const { headers, redact, maxAnswerBytes, totalMs, headersMs } = s;
   return {
     dispatcher,
     signal,
@@ -193,7 +267,7 @@ export function openNetwork(
         ...(Object.keys(headers).length ? { headers } : {}),
         ...(redact.length ? { redact } : {}),
         ...(onRequest ? { onRequest } : {}),
-        ...(opts.headerPrefix ? { headerPrefix: opts.headerPrefix } : {}),
+        ...(headerPrefix ? { headerPrefix } : {}),
         onRetry: (err, attempt, delay) => ctx.log.debug(`retry ${attempt} after ${delay} ms: ${err.message}`),
       }),
     close: () => dispatcher.close(),

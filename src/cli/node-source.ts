@@ -1,21 +1,139 @@
 /**
- * `--seed <url>` for every command that takes nodes, resolved before the command runs: the ring
- * is discovered from the seed and the command gets its nodes as if they had been listed with
- * --nodes. stderr says where the nodes came from. A seed that cannot be read is an error (exit 2
- * when it answers without a ring, 1 when it cannot be reached); never a silent fallback to
- * another node source.
+ * Where a command's nodes come from, and the network to reach them: the one call an action makes
+ * once its own flags are checked.
+ *
+ *   const run = await openTarget(opts, ctx, { command: 'tsnode status' });
+ *   try { ... run.nodes, run.network.client(url) ... } finally { await run.network.close(); }
+ *
+ * openTarget reads the config file, resolves the target (config/target.ts: --nodes | --seed >
+ * --profile > TSNODE_NODES > TSNODE_PROFILE > current > ./nodes.txt > the local node; settings
+ * flag > environment > profile > default), opens the network with the target's headers, TLS and
+ * header prefix, discovers the ring when the nodes come from a seed (--seed or a profile's
+ * `seed:`), and says on stderr where the nodes came from. Nothing is sent before the action has
+ * validated its own flags, because the action calls this after doing so.
+ *
+ * `applySeed` is the older path, kept for the commands that have not moved to the flag tables
+ * (write, read, sweep, sweep cancel): the runner resolves their --seed before they run.
  */
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
 import { NodeRequestError } from '../client/errors.js';
+import { loadConfig } from './config/load.js';
+import { resolveTarget, type Target, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
-import type { NetworkFlags } from './network-options.js';
-import { openNetwork } from './network.js';
+import type { NetworkFlags, NetworkValues } from './network-options.js';
+import { openNetwork, type Network, type NetworkOptions } from './network.js';
 import { resolveSeed } from './nodes.js';
+
+/** The flags a command on the flag tables hands to openTarget: networkFlags() and, where it has them, the span and prefix settings. */
+export type TargetValues = NetworkValues & Pick<TargetFlags, 'headerPrefix' | 'smallestSpan' | 'nntRollups' | 'histogramRollups'>;
+
+export interface TargetRun {
+  target: Target;
+  /** The nodes to act on: the list, or every node of the ring discovered from the seed. */
+  nodes: string[];
+  /** The ring, when the nodes came from a seed. */
+  ring?: DiscoveredRing;
+  network: Network;
+  /** `nodes: profile prod, 6 nodes`, as printed on stderr: for a confirmation prompt or a journal. */
+  described: string;
+}
+
+export interface OpenTargetOptions extends NetworkOptions {
+  /** For messages: `tsnode sweep`. */
+  command: string;
+  /** sweep, sweep cancel, retention apply: no ./nodes.txt or default-node fallback (exit 2 instead). */
+  destructive?: boolean;
+}
+
+/** Resolves the target of a command on the flag tables, opens its network and discovers a seed's ring. */
+export async function openTarget(values: TargetValues, ctx: CliContext, opts: OpenTargetOptions): Promise<TargetRun> {
+  const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
+  for (const w of loaded.warnings) ctx.log.warn(w);
+  const target = resolveTarget({
+    flags: {
+      profile: ctx.profile,
+      nodes: values.nodes,
+      seed: values.seed,
+      cacert: values.cacert,
+      cert: values.cert,
+      key: values.key,
+      header: values.header,
+      headerPrefix: values.headerPrefix,
+      smallestSpan: values.smallestSpan,
+      nntRollups: values.nntRollups,
+      histogramRollups: values.histogramRollups,
+    },
+    env: ctx.env,
+    config: loaded.config,
+    cwd: ctx.cwd,
+    home: loaded.home,
+    command: opts.command,
+    ...(opts.destructive ? { destructive: true } : {}),
+  });
+  for (const w of target.warnings) ctx.log.warn(w);
+  const network = openNetwork({ values, target }, ctx, opts);
+  if (target.source.kind === 'list') {
+    const described = target.describe();
+    ctx.log.info(described);
+    return { target, nodes: target.source.nodes, network, described };
+  }
+  let ring: DiscoveredRing;
+  try {
+    ring = await discoverSeed(target.source.seed, seedLabel(target), network);
+  } catch (err) {
+    await network.close();
+    throw err;
+  }
+  const described = target.describe(ring.nodes.length, ringDetail(ring));
+  ctx.log.info(described);
+  warnAboutRing(ring, ctx);
+  return { target, nodes: ring.nodes.map((n) => n.url), ring, network, described };
+}
+
+/** How a seed is named in errors: `--seed`, or `profile lab (seed http://...)`. */
+function seedLabel(target: Target): string {
+  return target.layer === 'flag' ? '--seed' : target.origin;
+}
+
+/** `topology 699a1e0b7b27, write_copies 2`. */
+function ringDetail(ring: DiscoveredRing): string {
+  return `topology ${ring.hash.slice(0, 12)}, write_copies ${ring.topology.writeCopies}`;
+}
+
+function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
+  if (!ring.verified) {
+    ctx.log.warn(`the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: metric owners computed by tsnode may differ from the store's`);
+  }
+  if (ring.next !== null) ctx.log.warn(`the ring is rebalancing to topology ${ring.next}: data is moving between nodes`);
+}
+
+/**
+ * Reads the ring a seed runs. A seed without a ring is a usage error naming where the seed came
+ * from (exit 2); one that cannot be reached is a runtime error (exit 1); never a fallback to
+ * another node source.
+ */
+async function discoverSeed(seedUrl: string, label: string, net: Network): Promise<DiscoveredRing> {
+  try {
+    return await discoverRing(net.client(seedUrl), { signal: net.signal });
+  } catch (err) {
+    if (err instanceof DiscoveryError) throw new UsageError(`${label}: ${err.message}`, err.hint);
+    // Say which setting led there: the command has not started, and no other node source is tried.
+    if (err instanceof NodeRequestError && err.code !== 'aborted') {
+      throw new NodeRequestError(err.node, err.code, `cannot read the ring from this ${label}: ${err.detail}`, {
+        retryable: false,
+        hint: err.hint ?? 'is the seed a running node of the ring?',
+        cause: err,
+      });
+    }
+    throw err;
+  }
+}
 
 /**
  * Whether a command's options carry a --seed to resolve: only a command that talks to nodes (it
  * has the network flags) uses one as its node source; `profile set --seed` stores it as text.
+ * Commands on the flag tables (typed timeouts) resolve their seed in openTarget instead.
  */
 export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; node?: string } {
   if (typeof opts !== 'object' || opts === null) return false;
@@ -23,32 +141,33 @@ export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; n
   return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
 }
 
-/** Discovers the ring from `opts.seed` and puts its nodes in `opts.nodes`; returns the ring. */
+/** The ring each command's options were seeded with (see seededRing). */
+const seeded = new WeakMap<object, DiscoveredRing>();
+
+/**
+ * The ring applySeed discovered for these options, if any: a command that routes by the ring
+ * (write and read to a metric's owners) takes it from here rather than asking again.
+ */
+export function seededRing(opts: object): DiscoveredRing | undefined {
+  return seeded.get(opts);
+}
+
+/**
+ * The runner's --seed for the commands without a flag table: discovers the ring from `opts.seed`
+ * and puts its nodes in `opts.nodes` before the command runs; returns the ring (also left for seededRing).
+ */
 export async function applySeed(opts: NetworkFlags & { seed: string; node?: string }, ctx: CliContext): Promise<DiscoveredRing> {
   const net = openNetwork(opts, ctx);
   let found;
   try {
-    found = await resolveSeed(opts, (url) => discoverRing(net.client(url), { signal: net.signal }));
-  } catch (err) {
-    if (err instanceof DiscoveryError) throw new UsageError(`--seed: ${err.message}`, err.hint);
-    // Say which flag led there: the command has not started, and no other node source is tried.
-    if (err instanceof NodeRequestError && err.code !== 'aborted') {
-      throw new NodeRequestError(err.node, err.code, `cannot read the ring from this --seed: ${err.detail}`, {
-        retryable: false,
-        hint: err.hint ?? 'is the seed a running node of the ring?',
-        cause: err,
-      });
-    }
-    throw err;
+    found = await resolveSeed(opts, (url) => discoverSeed(url, '--seed', net));
   } finally {
     await net.close();
   }
   const ring = found.ring;
   ctx.log.info(`nodes: ${found.nodes.length} from ${found.source}`);
-  if (!ring.verified) {
-    ctx.log.warn(`the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: metric owners computed by tsnode may differ from the store's`);
-  }
-  if (ring.next !== null) ctx.log.warn(`the ring is rebalancing to topology ${ring.next}: data is moving between nodes`);
+  warnAboutRing(ring, ctx);
   opts.nodes = found.nodes.join(',');
+  seeded.set(opts, ring);
   return ring;
 }

@@ -112,6 +112,27 @@ export function parseNodeList(text: string, source: string, opts: { separator: '
 
 export const DEFAULT_NODE = `http://127.0.0.1:${DEFAULT_PORT}`;
 
+/**
+ * A text file read up to `maxBytes`: a device or an endless pipe is refused, not read for ever.
+ * Errors are node:fs's (with their `code`), plus `EFBIG` when the file holds more than `maxBytes`.
+ */
+export function readBoundedText(path: string, maxBytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(maxBytes + 1);
+    let size = 0;
+    while (size < buf.length) {
+      const n = readSync(fd, buf, size, buf.length - size, null);
+      if (n === 0) break;
+      size += n;
+    }
+    if (size > maxBytes) throw Object.assign(new Error(`larger than ${maxBytes} bytes`), { code: 'EFBIG' });
+    return buf.toString('utf8', 0, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A node list file, read up to MAX_NODE_LIST_BYTES (a device or an endless pipe is refused, not read forever). */
 function readNodeListFile(path: string, shown: string, label: string): string {
   let fd: number;

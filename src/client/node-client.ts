@@ -65,6 +65,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Told about this call's retries (in addition to the client-wide `onRetry`), e.g. to count them per batch. */
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
+  /** This call's retry policy instead of the client's (a quick probe of many nodes should not wait out a dead one's backoff). */
+  retry?: RetryPolicy;
 }
 
 export interface RollupPoint<V> {
@@ -102,7 +104,7 @@ export class NodeClient {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   }
 
-  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = this.opts.retry ?? DEFAULT_RETRY, maxBytes?: number): Promise<HttpResponse> {
+  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = call.retry ?? this.opts.retry ?? DEFAULT_RETRY, maxBytes?: number): Promise<HttpResponse> {
     const cap = this.opts.maxAnswerBytes ?? maxBytes;
     const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];

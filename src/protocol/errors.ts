@@ -13,6 +13,9 @@ export type ProtocolErrorCode =
   | 'body_too_large'
   | 'too_many_buckets'
   | 'request_timeout'
+  | 'disk_full'
+  | 'store_unavailable'
+  | 'overloaded'
   | 'internal';
 
 /**

@@ -9,7 +9,8 @@
  * never decides what is valid; it only makes the common case fast. The node parses /write/nnt
  * bodies with it (server/nnt-body.ts).
  */
-import { MAX_METRIC_LENGTH } from './records.js';
+import { isUtf8 } from 'node:buffer';
+import { badNameChar, MAX_METRIC_LENGTH } from './records.js';
 
 /**
  * Numbers per scanned record: `[(free), offset, count, (flags: 0), value, stddev, derivative,
@@ -246,7 +247,7 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
       }
       for (;;) {
         const c = buf[p];
-        if (c === undefined || c === BACKSLASH || c < 0x20) return -1;
+        if (c === undefined || c === BACKSLASH || c < 0x20 || c === 0x7f) return -1;
         if (c === QUOTE) break;
         p++;
       }
@@ -277,6 +278,8 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
   const count = out[o + 2]!;
   if (!Number.isSafeInteger(offset) || offset < 0 || (smallestSpan !== undefined && offset % smallestSpan !== 0)) return -1;
   if (!Number.isSafeInteger(count) || count < 0) return -1;
+  // Standard deviations are never negative (an absent one is the caller's 0).
+  if (out[o + 5]! < 0 || out[o + 7]! < 0 || out[o + 9]! < 0) return -1;
   at.idFrom = idFrom;
   at.idTo = idTo;
   at.metricFrom = metricFrom;
@@ -284,16 +287,23 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
   return p;
 }
 
-/** The metric in buf[from, to) if it is a valid one (1 to MAX_METRIC_LENGTH characters), else null. */
+/**
+ * The metric in buf[from, to) if it is a valid one (1 to MAX_METRIC_LENGTH characters, valid
+ * UTF-8, no control character), else null.
+ */
 export function metricAt(buf: Uint8Array, from: number, to: number): string | null {
   const m = textAt(buf, from, to);
-  return m.length === 0 || m.length > MAX_METRIC_LENGTH ? null : m;
+  return m === null || m.length === 0 || m.length > MAX_METRIC_LENGTH || badNameChar(m) >= 0 ? null : m;
 }
 
-/** The text of buf[from, to): ASCII is sliced as is, anything else decoded as UTF-8. */
-function textAt(buf: Uint8Array, from: number, to: number): string {
+/** The text of buf[from, to): ASCII is sliced as is, anything else decoded as UTF-8; null when it is not UTF-8. */
+function textAt(buf: Uint8Array, from: number, to: number): string | null {
   for (let i = from; i < to; i++) {
-    if (buf[i]! >= 0x80) return Buffer.prototype.utf8Slice.call(buf, from, to) as string;
+    if (buf[i]! >= 0x80) {
+      // Decoding would turn invalid bytes into U+FFFD, and two different names into one.
+      if (!isUtf8(buf.subarray(from, to))) return null;
+      return Buffer.prototype.utf8Slice.call(buf, from, to) as string;
+    }
   }
   return Buffer.prototype.latin1Slice.call(buf, from, to) as string;
 }
@@ -325,6 +335,7 @@ export function uuidAt(buf: Uint8Array, from: number, to: number): string | null
 
 /** Whether buf[from, to) is a valid metric; only a non-ASCII one is decoded to count its characters. */
 function isMetricAt(buf: Uint8Array, from: number, to: number): boolean {
+  // The scan refused C0 controls and DEL; C1 controls are non-ASCII.
   for (let i = from; i < to; i++) if (buf[i]! >= 0x80) return metricAt(buf, from, to) !== null;
   return to - from >= 1 && to - from <= MAX_METRIC_LENGTH;
 }

@@ -76,7 +76,50 @@ function metricOf(o: Record<string, unknown>): string {
   const m = o.metric;
   if (typeof m !== 'string' || m.length === 0) return fail('metric', `must be a non-empty string (${describe(m)})`);
   if (m.length > MAX_METRIC_LENGTH) return fail('metric', `must be at most ${MAX_METRIC_LENGTH} characters (got ${m.length})`);
+  const bad = badNameChar(m);
+  if (bad >= 0) return fail('metric', nameCharReason(m, bad));
   return m;
+}
+
+/**
+ * The index of the first character a name must not hold, or -1: a control character (C0, DEL,
+ * C1: they would reach an operator's terminal raw) or half of a surrogate pair (invalid UTF-8 in
+ * a body arrives as one, see server/http.ts; stored, it would come back as U+FFFD and merge names).
+ */
+export function badNameChar(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return i;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+      else return i;
+    }
+  }
+  return -1;
+}
+
+/** The index of the first half of a surrogate pair standing alone, or -1. */
+function loneSurrogate(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+      else return i;
+    }
+  }
+  return -1;
+}
+
+function codePoint(c: number): string {
+  return `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+function nameCharReason(s: string, i: number): string {
+  const c = s.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdfff) return `must be valid Unicode: character ${i + 1} is half of a surrogate pair (${codePoint(c)}: invalid UTF-8 or a lone \\u escape)`;
+  return `must not contain control characters (${codePoint(c)} at character ${i + 1})`;
 }
 
 function idOf(o: Record<string, unknown>): string {
@@ -98,15 +141,22 @@ function finite(o: Record<string, unknown>, field: string, path: string, require
   return v;
 }
 
+/** A standard deviation: absent (0) or a finite number >= 0. */
+function deviation(o: Record<string, unknown>, field: string, path: string): number {
+  const v = finite(o, field, path, false);
+  if (v < 0) return fail(path, `must be >= 0, it is a standard deviation (got ${v})`);
+  return v;
+}
+
 function aggregateOf(o: Record<string, unknown>, prefix: string): Aggregate {
   return {
     count: nonNegativeInt(o, 'count', `${prefix}count`),
     value: finite(o, 'value', `${prefix}value`, true),
     derivative: finite(o, 'derivative', `${prefix}derivative`, false),
     counter: finite(o, 'counter', `${prefix}counter`, false),
-    stddev: finite(o, 'stddev', `${prefix}stddev`, false),
-    derivative_stddev: finite(o, 'derivative_stddev', `${prefix}derivative_stddev`, false),
-    counter_stddev: finite(o, 'counter_stddev', `${prefix}counter_stddev`, false),
+    stddev: deviation(o, 'stddev', `${prefix}stddev`),
+    derivative_stddev: deviation(o, 'derivative_stddev', `${prefix}derivative_stddev`),
+    counter_stddev: deviation(o, 'counter_stddev', `${prefix}counter_stddev`),
   };
 }
 
@@ -172,6 +222,8 @@ export function isNoParts(parts: unknown): boolean {
 
 /** An optional numeric field is fine: absent, or a finite number. */
 const optionalFinite = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v));
+/** An optional standard deviation is fine: absent, or a finite number >= 0. */
+const optionalDeviation = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v >= 0);
 
 /**
  * The one-pass check: true for a record without `parts` whose every field is valid. Plain property
@@ -186,6 +238,7 @@ function plainValid(o: Record<string, unknown>, span: number | undefined): boole
     typeof metric === 'string' &&
     metric.length > 0 &&
     metric.length <= MAX_METRIC_LENGTH &&
+    badNameChar(metric) < 0 &&
     typeof id === 'string' &&
     isUuid(id) &&
     typeof offset === 'number' &&
@@ -199,9 +252,9 @@ function plainValid(o: Record<string, unknown>, span: number | undefined): boole
     Number.isFinite(value) &&
     optionalFinite(o.derivative) &&
     optionalFinite(o.counter) &&
-    optionalFinite(o.stddev) &&
-    optionalFinite(o.derivative_stddev) &&
-    optionalFinite(o.counter_stddev)
+    optionalDeviation(o.stddev) &&
+    optionalDeviation(o.derivative_stddev) &&
+    optionalDeviation(o.counter_stddev)
   );
 }
 
@@ -258,9 +311,9 @@ function validateNntRecordFieldByField(input: unknown, opts: ValidateOptions): V
       value: finite(o, 'value', 'value', true),
       derivative: finite(o, 'derivative', 'derivative', false),
       counter: finite(o, 'counter', 'counter', false),
-      stddev: finite(o, 'stddev', 'stddev', false),
-      derivative_stddev: finite(o, 'derivative_stddev', 'derivative_stddev', false),
-      counter_stddev: finite(o, 'counter_stddev', 'counter_stddev', false),
+      stddev: deviation(o, 'stddev', 'stddev'),
+      derivative_stddev: deviation(o, 'derivative_stddev', 'derivative_stddev'),
+      counter_stddev: deviation(o, 'counter_stddev', 'counter_stddev'),
     };
     if (o.parts !== undefined && !isNoParts(o.parts)) rec.parts = partsOf(o.parts, opts.smallestSpan);
     return rec;
@@ -282,6 +335,8 @@ export function validateTextRecord(input: unknown): Validated<TextRecord> {
   return guard(input, (o) => {
     const value = o.value;
     if (typeof value !== 'string') fail('value', `must be a string (${describe(value)})`);
+    const lone = loneSurrogate(value as string);
+    if (lone >= 0) fail('value', nameCharReason(value as string, lone));
     return { metric: metricOf(o), id: idOf(o), offset: textOffsetOf(o), value: value as string };
   });
 }

@@ -48,6 +48,11 @@ export interface Batch {
   lines: number[];
   /** Position just past the last record this batch accounts for (including rejected ones before it). */
   end: Position;
+  /**
+   * Per record (body order), the ring node a rejects-file line says the record is owed to (its
+   * `owner`: a write to the owners put it there for that node alone); absent when no line had one.
+   */
+  owedTo?: Array<string | undefined>;
 }
 
 /** The JSON array body of some record texts. */
@@ -180,6 +185,10 @@ export class Batcher {
   private count = 0;
   private records: number[] = [];
   private lines: number[] = [];
+  /** Per record, the `owner` of the rejects-file line it came from; only made once a line has one. */
+  private owedTo: Array<string | undefined> | undefined;
+  /** The `owner` of the record check() just unwrapped from a rejects-file line. */
+  private owner: string | undefined;
   private seq = 0;
   /** The position just past the last record seen (as three numbers: no object per record). */
   private posRecord: number;
@@ -216,6 +225,7 @@ export class Batcher {
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
   add(raw: RawRecord): Added {
     let text = raw.text;
+    this.owner = undefined;
     // Plain records are checked on their bytes; anything else goes through JSON.parse.
     if (!this.plain.isPlainValid(text)) {
       const checked = this.check(raw);
@@ -236,6 +246,10 @@ export class Batcher {
     this.count++;
     this.records.push(raw.record);
     this.lines.push(raw.line);
+    if (this.owner !== undefined || this.owedTo !== undefined) {
+      this.owedTo ??= new Array<string | undefined>(this.count - 1).fill(undefined);
+      this.owedTo.push(this.owner);
+    }
     this.passed(raw);
     if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
     return full ? { kind: 'ok', full } : OK;
@@ -256,6 +270,8 @@ export class Batcher {
       };
     }
     if (isRejectLine(value)) {
+      const owner = (value as { owner?: unknown }).owner;
+      if (typeof owner === 'string') this.owner = owner;
       value = value.input;
       text = memberText(text, 'input') ?? JSON.stringify(value);
     }
@@ -290,10 +306,12 @@ export class Batcher {
     }
     const end: Position = { record: this.posRecord, byte: this.posByte, line: this.posLine };
     const batch: Batch = { source: this.opts.source, seq: this.seq++, body, count: this.count, records: this.records, lines: this.lines, end };
+    if (this.owedTo !== undefined) batch.owedTo = this.owedTo;
     this.used = 0;
     this.count = 0;
     this.records = [];
     this.lines = [];
+    this.owedTo = undefined;
     return batch;
   }
 }

@@ -6,16 +6,25 @@ import type { NodeClient } from '../client/node-client.js';
 import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import { Batcher, BodyPool, batchBody, batchTexts, rejectInput, type Batch, type Position, type RejectEntry } from '../records/batch.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
+import type { Ring } from '../ring/index.js';
+import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
+import { joinSlices, OwnerRouter, type OwnerSlice, type RoutedBatch } from './owners.js';
 import { openPrivate } from './private-file.js';
 import { addCounts, checkInput, checkPosition, loadState, LowWater, noCounts, rejectedOf, removeState, saveState, type ReplayState, type SettledCounts } from './state.js';
 
-export type Target = 'any' | 'all';
+export type Target = 'any' | 'all' | 'owners';
 
 export interface ReplayOptions {
   /** One client per node (sharing the run's dispatcher). */
   clients: readonly NodeClient[];
-  /** `any`: each batch to one node, round-robin with failover. `all`: every batch to every node. */
+  /**
+   * `any`: each batch to one node, round-robin with failover. `all`: every batch to every node.
+   * `owners`: each record to its `write_copies` owners on `ring`, batched per node, never to
+   * another node (an owner that fails gets its records in the rejects file, naming it).
+   */
   to?: Target;
+  /** With `to: 'owners'`: the ring; `clients[k]` must reach the ring's node k (topology order). */
+  ring?: Ring;
   format?: FormatChoice;
   batchSize?: number;
   batchBytes?: number;
@@ -90,6 +99,8 @@ export interface NodeReport {
   failedRecords: number;
   /** Records this node refused with a 400. */
   rejected: number;
+  /** Request body bytes sent to this node, resends included (headers not counted). */
+  bytesSent: number;
   lastError?: string;
 }
 
@@ -116,10 +127,18 @@ export interface ReplayResult {
   read: number;
   /** Records acknowledged; with `--to all`, by every node. */
   written: number;
-  /** `--to all`: records acknowledged by some nodes but not by every node (0 for `--to any`). */
+  /**
+   * `--to all`: records acknowledged by some nodes but not by every node; `--to owners`: by some
+   * of their owners but not all (0 for `--to any`). `written` is then by every node / every owner.
+   */
   writtenToSome: number;
   /** Record acknowledgements (per node with `--to all`): by the node's count, and by a bare 2xx without one. */
   acknowledged: { byCount: number; bare: number };
+  /**
+   * `--to owners`: records from rejects-file lines that name the owner they are owed to, sent to
+   * that node alone (their other owners took them before); `written` counts them once it acknowledged.
+   */
+  toNamedOwner: number;
   /**
    * A resumed run: what the earlier run(s) settled before the saved position (written, and in the
    * rejects file). This run's own counts do not include it; the exit code does.
@@ -220,7 +239,7 @@ class RejectsFile {
       }
     }
   }
-  write(entry: RejectEntry): void {
+  write(entry: RejectEntry & { owner?: string }): void {
     this.count++;
     if (this.path === undefined) return;
     if (this.seen.size > 0 && this.seen.has(RejectsFile.key(entry.file, entry.record, entry.node))) return;
@@ -229,6 +248,8 @@ class RejectsFile {
     if (entry.line !== undefined) line.line = entry.line;
     line.error = entry.error;
     if (entry.node !== undefined) line.node = entry.node;
+    // `--to owners`: the ring node this copy is owed to; a replay of the line sends it there alone.
+    if (entry.owner !== undefined) line.owner = entry.owner;
     let text: string;
     if (entry.inputText !== undefined) {
       // Verbatim, on one line: in valid JSON a CR or LF can only be whitespace between tokens.
@@ -296,6 +317,10 @@ class NodePool {
       if (fallback === undefined || this.downUntil[i]! < this.downUntil[fallback]!) fallback = i;
     }
     return fallback;
+  }
+  /** Whether node i failed within the last `unhealthyMs` (and since then has not taken a batch). */
+  isDown(i: number): boolean {
+    return this.downUntil[i]! > this.now();
   }
   down(i: number, error: string): void {
     const until = this.now() + this.unhealthyMs;
@@ -406,6 +431,14 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     throw new ReplayUsageError('--strict reads every input twice, and standard input can be read only once', 'save the records to a file first, or drop --strict');
   }
   if (options.rate !== undefined && !(options.rate > 0)) throw new ReplayUsageError(`rate: ${options.rate} must be > 0 records/s`);
+  if (to === 'owners') {
+    if (options.ring === undefined) throw new ReplayUsageError('to owners: no ring given', 'pass the ring the nodes run (discoverRing(seed).ring), or write with to any or all');
+    const ringNodes = options.ring.topology.nodes.length;
+    if (options.clients.length !== ringNodes) {
+      throw new ReplayUsageError(`to owners: ${options.clients.length} clients for a ring of ${ringNodes} nodes`, 'one client per ring node, in topology order');
+    }
+  }
+  const router = to === 'owners' ? new OwnerRouter(options.ring!) : undefined;
   if (!dryRun) {
     // Refused before anything is sent; the opens themselves refuse links too (O_NOFOLLOW, rename), should one appear later.
     for (const [what, path] of [['rejects file', options.rejectsPath], ['state file', options.statePath]] as const) {
@@ -450,9 +483,10 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const rejects = new RejectsFile(dryRun ? undefined : options.rejectsPath, Boolean(saved));
   await rejects.loadExisting();
   const limiter = options.rate !== undefined && !dryRun ? new RateLimiter(options.rate, now) : undefined;
-  const pool = new NodePool(options.clients, now, options.unhealthyMs ?? 10_000, emit);
-  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0 }));
-  const counters = { read: 0, written: 0, writtenToSome: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0 };
+  const unhealthyMs = options.unhealthyMs ?? 10_000;
+  const pool = new NodePool(options.clients, now, unhealthyMs, emit);
+  const nodes: NodeReport[] = options.clients.map((c) => ({ node: c.url, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0, bytesSent: 0 }));
+  const counters = { read: 0, written: 0, writtenToSome: 0, batches: 0, failedBatches: 0, failedRecords: 0, retries: 0, rejectedByNode: 0, toNamedOwner: 0 };
   const ackRetry = options.ackRetry ?? DEFAULT_RETRY;
   const inputs: InputReport[] = [];
   const bytesTotal = infos.every((i) => i.size !== undefined) ? infos.reduce((a, i) => a + (i.size ?? 0), 0) : undefined;
@@ -473,10 +507,10 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     bytesRead: bytesDone + currentBytes(),
     bytesTotal,
     elapsedMs: now() - started,
-    inFlight,
+    inFlight: ownerQueue ? ownerQueue.requests : inFlight,
   });
 
-  const reject = (entry: RejectEntry): void => {
+  const reject = (entry: RejectEntry & { owner?: string }): void => {
     rejects.write(entry);
     emit({ type: 'rejected', entry });
     if (options.maxErrors !== undefined && rejects.count > options.maxErrors && stop === undefined) stop = 'max-errors';
@@ -525,7 +559,19 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const writeAcknowledged = async (i: number, slice: Slice): Promise<'count' | 'bare'> => {
     const client = options.clients[i]!;
     for (let attempt = 0; ; attempt++) {
-      const ack = await client.writeNnt(slice.body, { method: options.method ?? 'POST', ...(signal ? { signal } : {}), onRetry });
+      // Counted per request sent, the client's own retries included.
+      const onSent = (): void => {
+        nodes[i]!.bytesSent += slice.body.length;
+      };
+      onSent();
+      const ack = await client.writeNnt(slice.body, {
+        method: options.method ?? 'POST',
+        ...(signal ? { signal } : {}),
+        onRetry: () => {
+          onRetry();
+          onSent();
+        },
+      });
       if (ack.records === undefined) return 'bare';
       if (ack.records === slice.count) return 'count';
       const err = new AckCountError(client.url, ack.records, slice.count);
@@ -549,7 +595,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     let current = slice;
     const sent = sentNothing();
     const refuse = (k: number, error: string, s: Slice): void => {
-      reject({ file: source, record: s.records[k]!, line: s.lines[k]!, error, ...rejectInput(textsOf(s)[k]!), node: client.url });
+      reject({ file: source, record: s.records[k]!, line: s.lines[k]!, error, ...rejectInput(textsOf(s)[k]!), node: client.url, ...owedBy(i) });
       refused.add(s.records[k]!);
       counters.rejectedByNode++;
       nodes[i]!.rejected++;
@@ -613,6 +659,138 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       reject({ file: batch.source, record: batch.records[k]!, line: batch.lines[k]!, error: `not written: ${message}`, ...rejectInput(t), node: options.clients[i]!.url });
     });
   };
+
+  /** `--to owners`: a reject names the ring node the copy is owed to, so a replay of the line goes there alone. */
+  const owedBy = (i: number): { owner?: string } => (router ? { owner: router.ring.topology.nodes[i]!.id } : {});
+
+  /**
+   * `--to owners`: a slice its owner did not take (failed after retries, or not tried while the
+   * node is down): every record of it the node did not refuse goes to the rejects file, naming
+   * the node. Never to another node: it does not own them.
+   */
+  const failSlice = (source: string, s: OwnerSlice, err: unknown, refused: ReadonlySet<number>, tally: Tally): void => {
+    const i = s.node;
+    const message = err instanceof Error ? err.message : String(err);
+    const n = s.count - refused.size;
+    counters.failedBatches++;
+    counters.failedRecords += n;
+    nodes[i]!.failedBatches++;
+    nodes[i]!.failedRecords += n;
+    nodes[i]!.lastError = message;
+    tally.notWritten += n;
+    const kept = s.records.flatMap((r, j) => (refused.has(r) ? [] : [j]));
+    if (kept.length === 0) return;
+    emit({ type: 'batch-failed', node: options.clients[i]!.url, source, firstRecord: s.records[kept[0]!]!, lastRecord: s.records[kept[kept.length - 1]!]!, error: message });
+    const texts = textsOf(s);
+    for (const j of kept) {
+      reject({ file: source, record: s.records[j]!, line: s.lines[j]!, error: `not written: ${message}`, ...rejectInput(texts[j]!), node: options.clients[i]!.url, ...owedBy(i) });
+    }
+  };
+
+  let notOwedWarned = false;
+  /** Why each node last failed a request (what a request not tried while it is down quotes). */
+  const downWhy: string[] = [];
+
+  /** `--to owners`: one input batch on its way, split among its owners' queues; settled when every slice is. */
+  interface Chunk {
+    source: string;
+    routed: RoutedBatch;
+    /** Per record of the batch: the owners that acknowledged it. */
+    acked: Uint8Array;
+    /** Slices not settled yet. */
+    pending: number;
+    failed: number;
+    interrupted: boolean;
+    tally: Tally;
+    done: (outcome: Omit<SettledCounts, 'invalid'> | undefined) => void;
+  }
+
+  /**
+   * A chunk all of whose slices are settled. A record counts as written when every one of its
+   * owners acknowledged it, as written to some when only some did.
+   */
+  const settleChunk = (c: Chunk): void => {
+    if (c.interrupted) return c.done(undefined);
+    // Every owner of every record in it failed: stop reading (see StopReason).
+    if (c.routed.slices.length > 0 && c.failed === c.routed.slices.length) stop ??= 'nodes-down';
+    counters.batches++;
+    let everywhere = 0;
+    let somewhere = 0;
+    for (let k = 0; k < c.acked.length; k++) {
+      if (c.routed.copies[k] === 0) continue;
+      if (c.acked[k] === c.routed.copies[k]) everywhere++;
+      else if (c.acked[k]! > 0) somewhere++;
+    }
+    counters.written += everywhere;
+    counters.writtenToSome += somewhere;
+    c.done({ written: everywhere, writtenToSome: somewhere, ...c.tally });
+  };
+
+  /**
+   * `--to owners`: one request to node i holding slices of one or more input batches. What the
+   * node refuses or does not take goes to the rejects file naming it (never to another node);
+   * each batch gets its share of the outcome.
+   */
+  const sendOwnerRequest = async (i: number, parts: QueuedSlice<Chunk>[]): Promise<void> => {
+    const request = joinSlices(i, parts.map((p) => p.slice));
+    const source = parts[0]!.owner.source;
+    const refused = new Set<number>();
+    // sendTo and failSlice count into a tally; each batch's share is worked out below instead.
+    const scratch: Tally = { refused: 0, notWritten: 0 };
+    let failed = false;
+    let interrupted = false;
+    inFlight++;
+    try {
+      if (pool.isDown(i)) {
+        // It failed moments ago: its records go to the rejects file now rather than each request waiting out the retries.
+        failSlice(source, request, new Error(`${options.clients[i]!.url} failed a write within the last ${Math.round(unhealthyMs / 1000)}s and was not tried again yet (${downWhy[i] ?? 'it failed'})`), refused, scratch);
+        failed = true;
+      } else {
+        try {
+          const sent = await sendTo(i, request, source, refused, scratch);
+          pool.up(i);
+          credit(i, sent);
+        } catch (err) {
+          if (signal?.aborted) interrupted = true;
+          else {
+            if (err instanceof NodeRequestError) {
+              pool.down(i, err.detail);
+              downWhy[i] = err.detail;
+            }
+            failSlice(source, request, err, refused, scratch);
+            failed = true;
+          }
+        }
+      }
+    } catch (err) {
+      // Not a node's failure (the rejects file unwritable): the batches stay unacknowledged and the run stops.
+      inputError ??= err instanceof Error ? err : new Error(String(err));
+      stop ??= 'input-error';
+      interrupted = true;
+    } finally {
+      inFlight--;
+    }
+    for (const { owner: c, slice } of parts) {
+      slice.records.forEach((r, j) => {
+        if (refused.has(r)) c.tally.refused++;
+        else if (failed) c.tally.notWritten++;
+        else if (!interrupted) c.acked[slice.index[j]!]!++;
+      });
+      if (failed) c.failed++;
+      if (interrupted) c.interrupted = true;
+      if (--c.pending === 0) settleChunk(c);
+    }
+  };
+  const ownerQueue = router
+    ? new OwnerQueue<Chunk>({
+        nodes: options.clients.length,
+        batchSize,
+        batchBytes,
+        perNode: concurrency,
+        budget: batchBytes * Math.max(2, concurrency) * 2,
+        send: sendOwnerRequest,
+      })
+    : undefined;
 
   /** Counts a node's acknowledgement of (part of) a batch into its report. */
   const credit = (i: number, sent: Sent): void => {
@@ -701,7 +879,12 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
           dryCounts[k]! += batch.count;
           nodes[k]!.batches++;
         });
-        else if (options.clients.length > 0) {
+        else if (router) {
+          for (const s of router.split(batch).slices) {
+            dryCounts[s.node]! += s.count;
+            nodes[s.node]!.batches++;
+          }
+        } else if (options.clients.length > 0) {
           dryCounts[dryCursor]! += batch.count;
           nodes[dryCursor]!.batches++;
           dryCursor = (dryCursor + 1) % options.clients.length;
@@ -711,6 +894,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       bodies.give(batch.body);
       return;
     }
+    if (ownerQueue) return dispatchToOwners(batch, water, onAck, invalid);
     while (running.size >= concurrency) await Promise.race(running);
     // Nodes all failing or a signal: this batch stays unsent and unacknowledged (a resume sends it).
     if (signal?.aborted || stop === 'nodes-down') return;
@@ -748,6 +932,59 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
       },
     );
     running.add(p);
+  };
+
+  /**
+   * `--to owners`: the batch split among its owners' queues (which send full requests, and make
+   * this wait while a node has no free request slot); acknowledged once every slice is settled.
+   */
+  const dispatchToOwners = async (batch: Batch, water: LowWater, onAck: () => void, invalid: number): Promise<void> => {
+    if (signal?.aborted || stop === 'nodes-down') return;
+    if (limiter && batch.count > 0) {
+      try {
+        await limiter.take(batch.count, signal);
+      } catch {
+        return; // interrupted while waiting
+      }
+    }
+    const routed = router!.split(batch);
+    // The slices hold copies of their records: the batch's buffer can carry the next batch now.
+    bodies.give(batch.body);
+    counters.toNamedOwner += routed.owed;
+    if (routed.notOwedThere > 0 && !notOwedWarned) {
+      notOwedWarned = true;
+      emit({
+        type: 'warning',
+        message: `${routed.notOwedThere} record(s) from a rejects file name an owner that does not own them on ring ${router!.ring.hash.slice(0, 12)} (the ring changed?): sent to all of their owners instead (further ones likewise)`,
+      });
+    }
+    let done!: Chunk['done'];
+    const settled = new Promise<Omit<SettledCounts, 'invalid'> | undefined>((resolve) => (done = resolve));
+    const chunk: Chunk = { source: batch.source, routed, acked: new Uint8Array(batch.count), pending: routed.slices.length, failed: 0, interrupted: false, tally: { refused: 0, notWritten: 0 }, done };
+    const p: Promise<void> = settled.then((outcome) => {
+      running.delete(p);
+      if (!outcome) return;
+      try {
+        if (water.ack(batch.seq, batch.end, { ...outcome, invalid })) onAck();
+      } catch (err) {
+        inputError ??= err instanceof Error ? err : new Error(String(err));
+        stop ??= 'input-error';
+      }
+      options.onProgress?.(progress());
+    });
+    running.add(p);
+    if (routed.slices.length === 0) settleChunk(chunk);
+    else await ownerQueue!.add(chunk, routed.slices);
+  };
+
+  /** `--to owners`, at the end of an input: what the queues hold is sent, or (interrupted, nodes down) dropped unacknowledged. */
+  const drainOwners = async (): Promise<void> => {
+    if (!ownerQueue) return;
+    if (!signal?.aborted && stop !== 'nodes-down') return ownerQueue.flushAll();
+    for (const { owner: c } of await ownerQueue.drop()) {
+      c.interrupted = true;
+      if (--c.pending === 0) settleChunk(c);
+    }
   };
 
   const runPass = async (send: boolean): Promise<void> => {
@@ -823,6 +1060,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         const last = batcher.flush();
         await dispatch(last, water, onAck, take());
       }
+      if (send) await drainOwners();
       await Promise.all(running);
       bytesDone += handle.bytesRead();
       currentBytes = () => 0;
@@ -867,6 +1105,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     written: counters.written,
     writtenToSome: counters.writtenToSome,
     acknowledged: { byCount: nodes.reduce((a, n) => a + n.ackedByCount, 0), bare: nodes.reduce((a, n) => a + n.ackedBare, 0) },
+    toNamedOwner: counters.toNamedOwner,
     ...(earlier ? { earlier } : {}),
     rejected: rejects.count,
     rejectedByNode: counters.rejectedByNode,

@@ -7,7 +7,10 @@
  *   `[ts, count, records|flags, value, stddev, derivative, derivative_stddev, counter, counter_stddev]`
  * In a rollup chunk slot 2 is `records` (how many records were merged), so an entry reads as a
  * RollupRowArray. In a raw chunk (the smallest span, one entry per record) it holds FLAGS.
- * Pure functions, no I/O.
+ *
+ * Below the chunk helpers, the merge math of the flush on entries: new records as the finest
+ * buckets, grouped span by span into larger ones (rawBuckets, groupBuckets), and a bucket
+ * recomputed from raw entries (mergeRawInto). Pure functions, no I/O.
  */
 import { pair, pool } from './rollup-math.js';
 
@@ -150,4 +153,57 @@ export function mergeEntryInto(a: Float64Array, ai: number, b: Float64Array, bi:
   }
   a[ao + 1] = aCount + bCount;
   a[ao + 2] = aRecords + bRecords;
+}
+
+/**
+ * Merges the raw entries of `chunks` (in ts order) with from <= ts < to into entry `i` of `out`,
+ * each counting as one record: a bucket recomputed from the raw data.
+ */
+export function mergeRawInto(out: Float64Array, i: number, chunks: readonly Float64Array[], from: number, to: number): void {
+  for (const e of chunks) {
+    for (let k = lowerBound(e, from), n = e.length / ENTRY; k < n && e[k * ENTRY]! < to; k++) mergeEntryInto(out, i, e, k, 1);
+  }
+}
+
+/** Buckets of one span as entries (ts = bucket start, ascending) to merge in; `recompute`: from raw instead. */
+export interface Buckets {
+  n: number;
+  data: Float64Array;
+  recompute: Uint8Array;
+}
+
+/** The raw entries as the finest buckets (one record each); a replaced record's is recomputed. */
+export function rawBuckets(raw: Float64Array, replaced: Set<number> | null): Buckets {
+  const n = raw.length / ENTRY;
+  const data = raw.slice();
+  const recompute = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    data[i * ENTRY + 2] = 1; // slot 2 held the flags
+    if (replaced?.has(data[i * ENTRY]!)) recompute[i] = 1;
+  }
+  return { n, data, recompute };
+}
+
+/** Finer buckets merged into the buckets of `span` (a multiple of theirs). */
+export function groupBuckets(finer: Buckets, span: number): Buckets {
+  const data = new Float64Array(finer.n * ENTRY);
+  const recompute = new Uint8Array(finer.n);
+  let m = -1;
+  let b = -1;
+  for (let i = 0; i < finer.n; i++) {
+    const ts = finer.data[i * ENTRY]!;
+    const bi = ts - (ts % span);
+    if (bi !== b) {
+      b = bi;
+      m++;
+      data.set(finer.data.subarray(i * ENTRY, (i + 1) * ENTRY), m * ENTRY);
+      data[m * ENTRY] = b;
+      recompute[m] = finer.recompute[i]!;
+    } else if (finer.recompute[i]) {
+      recompute[m] = 1;
+    } else if (!recompute[m]) {
+      mergeEntryInto(data, m, finer.data, i, finer.data[i * ENTRY + 2]!);
+    }
+  }
+  return { n: m + 1, data, recompute };
 }

@@ -38,11 +38,20 @@ export interface ServerConfig {
   topology?: Topology | null;
   /** Where the topology came from (the file), for messages. */
   topologySource?: string;
+  /** Apply the intact frames of a damaged ingest log instead of refusing to start. */
+  salvageLog: boolean;
+  /** Bytes kept back on the data dir's disk for sweeps and a restart when it fills up (0: none). */
+  diskReserveBytes: number;
+  /** Logged records that start a flush (tests make flushes frequent with a small one). */
+  flushRecords?: number;
+  /** A pause before each series a flush applies, ms (tests make flushes last long enough to kill one in). */
+  flushPauseMs?: number;
 }
 
 export const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_DATA_DIR = './tsnode-data';
+export const DEFAULT_DISK_RESERVE = 16 * 1024 * 1024;
 
 /** A bad configuration value; the CLI turns it into a usage error (exit 2). */
 export class ConfigError extends Error {
@@ -73,6 +82,11 @@ export interface ServeFlags {
   /** Path of the topology file; read by loadTopologyFile (this module stays free of file reads). */
   topology?: string;
   lenientTimestamps?: boolean;
+  salvageLog?: boolean;
+  diskReserve?: string;
+  /** Hidden test knobs (see ServerConfig). */
+  flushRecords?: string;
+  flushPause?: string;
 }
 
 export function parsePort(text: string, field = '--port'): number {
@@ -180,6 +194,10 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     headersTimeoutMs: 20_000,
     now: () => Date.now(),
     nodeId: flags.nodeId === undefined ? null : parseNodeId(flags.nodeId),
+    salvageLog: flags.salvageLog === true,
+    diskReserveBytes: flags.diskReserve === undefined ? DEFAULT_DISK_RESERVE : flags.diskReserve.trim() === '0' ? 0 : parseSize(flags.diskReserve, '--disk-reserve'),
+    ...(flags.flushRecords === undefined ? {} : { flushRecords: Math.max(1, parseNonNegativeInt(flags.flushRecords, '--flush-records', 'a whole number >= 1')) }),
+    ...(flags.flushPause === undefined ? {} : { flushPauseMs: parseNonNegativeInt(flags.flushPause, '--flush-pause', 'milliseconds, a whole number >= 0') }),
   };
 }
 
@@ -205,6 +223,8 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
     requestTimeoutMs: 120_000,
     headersTimeoutMs: 20_000,
     now: () => Date.now(),
+    salvageLog: false,
+    diskReserveBytes: DEFAULT_DISK_RESERVE,
     ...overrides,
   };
 }

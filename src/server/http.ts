@@ -2,6 +2,7 @@
  * HTTP plumbing of the node on node:http: request targets, JSON bodies with a streaming byte
  * limit, and JSON answers. Every error leaves as `{"error", "code", ...details}` with its status.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolError, withoutTrailingCommas } from '../protocol/index.js';
 
@@ -116,7 +117,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  * (empty, truncated, not UTF-8 JSON, too deep) is 400 invalid_json.
  */
 export function parseJson(body: Buffer): unknown {
-  const text = body.toString('utf8');
+  const text = isUtf8(body) ? body.toString('utf8') : decodeMarkingInvalid(body);
   if (text.trim() === '') {
     throw new ProtocolError(400, 'invalid_json', 'the request body is empty, not JSON; send a JSON array of records', { bytes: body.length });
   }
@@ -138,6 +139,32 @@ function parsesAsJson(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * UTF-8 with each byte that is not part of a valid sequence as a lone surrogate (U+DC80 + byte)
+ * instead of U+FFFD: the record validators then refuse the string naming the record and field,
+ * where U+FFFD would have let two different names become one.
+ */
+function decodeMarkingInvalid(buf: Buffer): string {
+  let out = '';
+  let start = 0;
+  for (let i = 0; i < buf.length; ) {
+    const b = buf[i]!;
+    const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    let ok = len > 0 && i + len <= buf.length;
+    for (let k = 1; ok && k < len; k++) ok = (buf[i + k]! & 0xc0) === 0x80;
+    // No overlong forms, no encoded surrogates, nothing past U+10FFFF.
+    if (ok && len === 3) ok = !(b === 0xe0 && buf[i + 1]! < 0xa0) && !(b === 0xed && buf[i + 1]! >= 0xa0);
+    if (ok && len === 4) ok = !(b === 0xf0 && buf[i + 1]! < 0x90) && !(b === 0xf4 && buf[i + 1]! >= 0x90);
+    if (ok) {
+      i += len;
+      continue;
+    }
+    out += buf.toString('utf8', start, i) + String.fromCharCode(0xdc00 + b);
+    start = ++i;
+  }
+  return out + buf.toString('utf8', start);
 }
 
 export function methodNotAllowed(method: string, path: string, allow: readonly string[]): ProtocolError {

@@ -63,7 +63,7 @@ export function readStoredNodeId(dataDir: string): string | undefined {
 function keep(dataDir: string, id: string): void {
   const file = join(dataDir, NODE_ID_FILE);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${id}\n`);
+  writeFileSync(tmp, `${id}\n`, { mode: 0o600 });
   renameSync(tmp, file);
 }
 

@@ -6,7 +6,7 @@
  * accepts the same records and words every error.
  */
 import { isWs, metricAt, sameBytes, scanNntRecord, uuidAt, type ScannedStrings } from '../protocol/index.js';
-import { LOG_ENTRY, type PackedWrite, type WriteSeries } from './ingest-log.js';
+import { LOG_ENTRY, type PackedWrite, type WriteSeries } from './packed-write.js';
 
 const COMMA = 0x2c;
 const LBRACKET = 0x5b;

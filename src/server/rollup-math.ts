@@ -49,10 +49,6 @@ export function aggOf(a: Aggregate): Agg {
   };
 }
 
-export function copyAgg(a: Agg): Agg {
-  return { ...a };
-}
-
 /** Pairwise pooled update of one (mean, stddev) pair; returns the new pair through `out`. */
 export function pool(wa: number, ma: number, sa: number, wb: number, mb: number, sb: number, out: [number, number]): void {
   const w = wa + wb;

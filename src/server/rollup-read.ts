@@ -13,7 +13,7 @@ import {
   type RollupMember,
   type RollupType,
 } from '../protocol/index.js';
-import { decodeParts } from './ingest-log.js';
+import { decodeParts } from './packed-write.js';
 import { mergeInto, secondOrder, type Agg, type SecondOrder } from './rollup-math.js';
 import { aggOfRaw, aggOfRollup, type StoredMember, type Store } from './store.js';
 

@@ -14,7 +14,7 @@ import { readHistogram, readText } from './routes/read.js';
 import { rollupRead } from './routes/rollup.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
-import { SqliteStore } from './sqlite-store.js';
+import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { Sweeper } from './sweeper.js';
 
 export interface RunningNode {
@@ -86,10 +86,30 @@ function validateConfig(config: ServerConfig): ServerConfig {
   return { ...config, rollups, histogramRollups: sortUnique(config.histogramRollups, 'histogram rollups') };
 }
 
-export async function startServer(input: Partial<ServerConfig> = {}, hooks: { onInternalError?: (err: unknown) => void } = {}): Promise<RunningNode> {
+export interface NodeHooks {
+  /** An unexpected failure inside the node (default: a process warning). */
+  onInternalError?: (err: unknown) => void;
+  /** What the operator should know: a torn log tail dropped, a full disk, a backlog being applied. */
+  onNotice?: (message: string) => void;
+  /** Each flush's start and end (`tsnode serve --trace-flush`, tests). */
+  onFlush?: (e: FlushEvent) => void;
+}
+
+export async function startServer(input: Partial<ServerConfig> = {}, hooks: NodeHooks = {}): Promise<RunningNode> {
   const config = validateConfig(serverConfig(input));
   const onInternal = hooks.onInternalError ?? ((err: unknown) => process.emitWarning(`tsnode node: ${(err as Error)?.stack ?? String(err)}`));
-  const store = new SqliteStore({ dataDir: config.dataDir, rollups: config.rollups, histogramRollups: config.histogramRollups, onError: onInternal });
+  const store = new SqliteStore({
+    dataDir: config.dataDir,
+    rollups: config.rollups,
+    histogramRollups: config.histogramRollups,
+    onError: onInternal,
+    onNotice: hooks.onNotice ?? ((message) => process.emitWarning(`tsnode node: ${message}`)),
+    onFlush: hooks.onFlush,
+    salvageLog: config.salvageLog,
+    reserveBytes: config.diskReserveBytes,
+    flushRecords: config.flushRecords,
+    flushPauseMs: config.flushPauseMs,
+  });
   // Settled once the store holds the data dir's lock, so two nodes never both write an identity.
   let identity: NodeIdentity;
   try {
@@ -128,6 +148,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
     }
   };
 
+  const inFlight = new WeakMap<object, Promise<void>>();
   const server: Server = createServer(
     {
       requestTimeout: config.requestTimeoutMs,
@@ -137,7 +158,15 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: { on
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
     },
     (req, res) => {
-      void handle(req, res);
+      // Requests pipelined on one connection run one after the other: a GET sent right behind a
+      // POST must see what the POST stored (node:http hands both over before the POST's body is in).
+      const socket = req.socket;
+      const before = inFlight.get(socket);
+      const run = before === undefined ? handle(req, res) : before.then(() => handle(req, res));
+      const settled: Promise<void> = run.finally(() => {
+        if (inFlight.get(socket) === settled) inFlight.delete(socket);
+      });
+      inFlight.set(socket, settled);
     },
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

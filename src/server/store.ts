@@ -5,7 +5,7 @@
  * All times here are integer epoch seconds; spans and periods are whole seconds.
  */
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
-import type { PackedWrite } from './ingest-log.js';
+import type { PackedWrite } from './packed-write.js';
 import type { Agg } from './rollup-math.js';
 
 /** The members a stored rollup row holds (the second-order ones are computed at read time). */

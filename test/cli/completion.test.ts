@@ -79,6 +79,9 @@ const CASES: Array<[string, string[], string[]]> = [
   ['global flags after a command', ['tsnode', 'status', '--qu'], ['--quiet']],
   ['a comma list continues after the comma', ['tsnode', 'sweep', '--types', 'nnt,h'], ['nnt,histogram']],
   ['declared choices', ['tsnode', 'status', '--output', ''], ['csv', 'json', 'table']],
+  ['-o on the commands that print results', ['tsnode', 'cluster', 'down', '-o', 'j'], ['json']],
+  ["status's view flag", ['tsnode', 'status', '--per'], ['--per-type']],
+  ['the count of local nodes', ['tsnode', 'cluster', 'up', '--co'], ['--count']],
   ["read's formats, chart included", ['tsnode', 'read', 'U', 'M', '-o', 'c'], ['chart', 'csv']],
   ['rollup types', ['tsnode', 'read', 'U', 'M', '--type', 'av'], ['average', 'average_stddev']],
   ['engines', ['tsnode', 'read', 'U', 'M', '--engine', 'r'], ['recalc']],
@@ -126,8 +129,10 @@ describe('the completion scripts', () => {
     expect(history.options.flatMap((o) => o.flags)).toEqual(expect.arrayContaining(['--since', '--node', '--journal', '--output']));
     const up = specs.find((s) => s.path === 'cluster up')!;
     const flags = up.options.flatMap((o) => o.flags);
-    expect(flags).toEqual(expect.arrayContaining(['--nodes', '--base-port', '--dir', '--sweep-pace', '--detach', '--no-color', '--profile', '--quiet', '--help']));
+    expect(flags).toEqual(expect.arrayContaining(['--count', '--base-port', '--dir', '--sweep-pace', '--detach', '--output', '--no-color', '--profile', '--quiet', '--help']));
     expect(flags).not.toContain('--version');
+    // the old spelling of --count is still read, but not offered
+    expect(flags).not.toContain('--nodes');
     expect(up.options.find((o) => o.flags.includes('--base-port'))!.takesValue).toBe(true);
     expect(up.options.find((o) => o.flags.includes('--detach'))!.takesValue).toBe(false);
     const cancel = specs.find((s) => s.path === 'sweep cancel')!;

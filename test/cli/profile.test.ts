@@ -59,6 +59,15 @@ describe('tsnode profile', () => {
     expect(readFileSync(u.file, 'utf8')).not.toMatch(/current|prod/);
   });
 
+  it('show lists a profile\'s nodes one per row (not as one cell with an escaped \\n)', async () => {
+    const u = user();
+    await runCli(['profile', 'set', 'two', '--nodes', 'db1:8112,db2:8112'], { env: u.env });
+    const r = await runCli(['profile', 'show', 'two'], { env: u.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/│ nodes +│ http:\/\/db1:8112 │\n│ +│ http:\/\/db2:8112 │/);
+    expect(r.stdout).not.toContain('\\n');
+  });
+
   it('show never prints a secret: literal values redacted, ${VAR} shown as written, in table and JSON', async () => {
     const u = user();
     writeFileSync(join(root, 'cfg-secret.yaml'), 'profiles:\n  prod:\n    seed: https://db1:8443\n    headers:\n      Authorization: "Bearer ${PROD_TOKEN}"\n      X-Api-Key: sk-live-123456\n', { mode: 0o600 });
@@ -174,9 +183,9 @@ describe('commands that do not read profiles yet', () => {
       const flag = await runCli(['--profile', 'prod', 'sweep', '--before', '1d', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url } });
       expect(flag.code).toBe(2);
       expect(lines(flag.stderr)[0]).toBe('error: tsnode sweep does not read profiles yet, so --profile prod would be ignored and the nodes taken from elsewhere (nothing was sent)');
-      const env = await runCli(['status'], { env: { ...u.env, TSNODE_NODES: node.url, TSNODE_PROFILE: 'prod' } });
+      const env = await runCli(['sweep', 'cancel', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url, TSNODE_PROFILE: 'prod' } });
       expect(env.code).toBe(2);
-      expect(lines(env.stderr)[0]).toMatch(/^error: tsnode status does not read profiles yet, so TSNODE_PROFILE=prod would be ignored/);
+      expect(lines(env.stderr)[0]).toMatch(/^error: tsnode sweep cancel does not read profiles yet, so TSNODE_PROFILE=prod would be ignored/);
       expect(node.requests).toEqual([]);
     } finally {
       await node.close();

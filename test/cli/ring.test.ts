@@ -12,6 +12,7 @@ import type { ClusterState } from '../../src/cli/cluster/manager.js';
 import { runCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes } from '../helpers/nodes.js';
 import { killMentioning, waitFor } from '../helpers/procs.js';
+import { startRecordingNode } from '../helpers/recording-node.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-ring-test-'));
 const dir = join(root, 'ring');
@@ -26,10 +27,10 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<{
 }
 
 beforeAll(async () => {
-  const up = await runCli(['cluster', 'up', '--nodes', '5', '--write-copies', '2', '--base-port', '0', '--dir', dir, '--detach'], { timeoutMs: 60_000 });
+  const up = await runCli(['cluster', 'up', '--count', '5', '--write-copies', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json'], { timeoutMs: 60_000 });
   upStderr = up.stderr;
   expect(up.code, up.stderr).toBe(0);
-  urls = up.stdout.trim().split('\n');
+  urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
   topology = topologyFromJson(JSON.parse(readFileSync(join(dir, 'topology.json'), 'utf8')));
   hash = topologyHash(topology);
 }, 90_000);
@@ -58,9 +59,9 @@ describe('cluster up --write-copies 2 on five nodes', () => {
   });
 
   it('refuses more copies than nodes before starting anything', async () => {
-    const r = await runCli(['cluster', 'up', '--nodes', '2', '--write-copies', '3', '--dir', join(root, 'never')]);
+    const r = await runCli(['cluster', 'up', '--count', '2', '--write-copies', '3', '--dir', join(root, 'never')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--write-copies: 3 copies need at least 3 nodes');
+    expect(r.stderr).toContain('--write-copies: 3 copies need at least 3 nodes, and --count is 2');
     expect(r.stdout).toBe('');
   });
 });
@@ -70,12 +71,15 @@ describe('--seed', () => {
     for (const seed of [urls[0]!, urls[3]!]) {
       const r = await runCli(['nodes', '--seed', seed, '--output', 'json']);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toContain(`nodes: 5 from --seed ${seed} (topology ${hash.slice(0, 12)}, write_copies 2)`);
+      expect(r.stderr).toContain(`nodes: --seed ${seed}, 5 nodes discovered (topology ${hash.slice(0, 12)}, write_copies 2)`);
       const doc = JSON.parse(r.stdout);
-      expect(doc.ring).toMatchObject({ hash, writeCopies: 2, nodes: 5, verified: true, next: null });
+      expect(doc.ring).toMatchObject({ hash, write_copies: 2, node_count: 5, verified: true, next: null });
       expect(doc.nodes.map((n: { url: string }) => n.url)).toEqual(urls);
       expect(doc.nodes.map((n: { id: string }) => n.id)).toEqual(topology.nodes.map((n) => n.id));
-      for (const n of doc.nodes) expect(n).toMatchObject({ state: 'ok', inRing: true, listed: true, weight: 64, topology: hash, baseRollup: 60 });
+      for (const n of doc.nodes) {
+        expect(n).toMatchObject({ state: 'ok', in_ring: true, listed: true, weight: 64, topology: hash, topology_match: 'same', base_rollup: 60, error: null });
+        expect(n.nnt_rollups).toEqual([60, 300, 1800, 10800, 86400]);
+      }
     }
   });
 
@@ -85,10 +89,37 @@ describe('--seed', () => {
     expect(JSON.parse(r.stdout).nodes.map((n: { node: string }) => n.node)).toEqual(urls);
   });
 
+  it("a profile's seed: is discovered the same way (tsnode status --profile ring)", async () => {
+    const home = join(root, 'home');
+    const env = { HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
+    expect((await runCli(['profile', 'set', 'ring', '--seed', urls[3]!], { env })).code).toBe(0);
+    const r = await runCli(['--profile', 'ring', 'status', '-o', 'json'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`nodes: profile ring (seed ${urls[3]}), 5 nodes discovered (topology ${hash.slice(0, 12)}, write_copies 2)`);
+    expect(JSON.parse(r.stdout).nodes.map((n: { node: string }) => n.node)).toEqual(urls);
+    const l = await runCli(['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '-o', 'json'], { env: { ...env, TSNODE_PROFILE: 'ring' } });
+    expect(l.code, l.stderr).toBe(0);
+    expect(JSON.parse(l.stdout).check.result).toBe('agrees');
+  });
+
+  it('is asked nothing when the command stops first: an unknown profile, a bad flag', async () => {
+    const seed = await startRecordingNode();
+    try {
+      const missing = await runCli(['--profile', 'nope', 'nodes', '--seed', seed.url]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('--profile: no profile named "nope"');
+      const bad = await runCli(['status', '--seed', seed.url, '--watch', '1ms']);
+      expect(bad.code).toBe(2);
+      expect(seed.requests).toEqual([]);
+    } finally {
+      await seed.close();
+    }
+  });
+
   it('is refused with --nodes, and on a node without a topology (exit 2, naming why)', async () => {
     const both = await runCli(['status', '--seed', urls[0]!, '--nodes', urls[1]!]);
     expect(both.code).toBe(2);
-    expect(both.stderr).toContain('--seed and --nodes both given');
+    expect(both.stderr).toContain('--nodes and --seed both name the nodes');
     const plain = await startNode({ memory: true });
     const r = await runCli(['sweep', '--before', '90d', '--yes', '--seed', plain.url]);
     expect(r.code).toBe(2);
@@ -208,6 +239,6 @@ describe('tsnode nodes with a ring node down', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.nodes.map((n: { state: string }) => n.state)).toEqual(['ok', 'ok', 'unreachable', 'ok', 'ok']);
     expect(doc.nodes[2]).toMatchObject({ id: victim.id, reachable: false, version: null });
-    expect(doc.nodes[2].error).toMatch(/refused/);
+    expect(doc.nodes[2].error).toEqual({ code: 'unreachable', message: expect.stringMatching(/refused/) });
   });
 });

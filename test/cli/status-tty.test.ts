@@ -67,4 +67,26 @@ describe('tsnode status --watch in a real terminal (tmux, 100x30)', () => {
     expect(all).toContain('MARKER-BEFORE');
     expect(tmux('display-message', '-p', '-t', 's', '#{pane_title}')).not.toContain('pwned');
   }, 40_000);
+
+  it('fits its table to an 80-column terminal: the long error wraps inside its cell, no line wraps on screen', async () => {
+    tmuxBin = requireTmux();
+    const codeFile = join(tmp, 'exit-code-width');
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(tmp, 'no-config') };
+    for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES', 'TSNODE_PROFILE', 'TSNODE_CONFIG']) delete env[k];
+    const inner = `${process.execPath} ${BIN} status --nodes http://127.0.0.1:1,http://127.0.0.1:2 --retries 0; echo $? > ${codeFile}; sleep 600`;
+    execFileSync(tmuxBin, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '80', '-y', '30', '-s', 'w', 'sh', '-c', inner], { env });
+    expect(await waitFor(() => existsSync(codeFile), 20_000)).toBe(true);
+    // Without -J: a line the terminal had to wrap would show as two rows here.
+    const screen = tmux('capture-pane', '-p', '-t', 'w').split('\n');
+    const table = screen.filter((l) => /^[┌│├└]/.test(l));
+    expect(table.length, screen.join('\n')).toBeGreaterThan(5);
+    for (const line of table) {
+      expect([...line].length, line).toBeLessThanOrEqual(80);
+      expect(line, line).toMatch(/[┐│┤┘]$/);
+    }
+    // the message gave way, over several lines of its cell; the node URLs kept theirs
+    expect(table.filter((l) => /│ http:\/\/127\.0\.0\.1:[12] +│ unreachable │ - +│ - +│ - +│ \S/.test(l))).toHaveLength(2);
+    expect(table.some((l) => /│ (\(ECONNREFUSED\)|refused) +│$/.test(l)), screen.join('\n')).toBe(true);
+    expect(readFileSync(codeFile, 'utf8').trim()).toBe('1');
+  }, 40_000);
 });

@@ -220,9 +220,9 @@ describe('a sweep that did not happen is never done', () => {
 
   it('nodes from --seed: the prompt, the journal and the catch-up name where they came from', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tsnode-seed-ring-'));
-    const up = await runCli(['cluster', 'up', '--nodes', '2', '--base-port', '0', '--dir', dir, '--detach'], { timeoutMs: 60_000, env });
+    const up = await runCli(['cluster', 'up', '--count', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json'], { timeoutMs: 60_000, env });
     expect(up.code, up.stderr).toBe(0);
-    const urls = up.stdout.trim().split('\n');
+    const urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
     try {
       const journal = join(dir, 'seed.jsonl');
       const r = await runCli(['sweep', '--before', String(BEFORE), '--seed', urls[0]!, '--yes', '--journal', journal, ...FAST], { env });

@@ -302,7 +302,7 @@ describe('sweeps in progress', () => {
     const dead = await deadAddress();
     const nodes = ['--nodes', `${a.url},${st.url},${dead}`, '--retries', '0'];
 
-    const table = await runCli(['status', ...nodes]);
+    const table = await runCli(['status', ...nodes, '--per-type']);
     expect(table.code).toBe(3);
     expect(table.stdout).toMatch(/node\s+│ type\s+│ running\s+│ current\s+│ delete time\s+│ rollups/);
     expect(table.stdout).toMatch(new RegExp(`${a.url}\\s+│ nnt\\s+│ no `));
@@ -315,23 +315,26 @@ describe('sweeps in progress', () => {
 
     const json = await runCli(['status', ...nodes, '--output', 'json']);
     expect(json.code).toBe(3);
-    const doc = JSON.parse(json.stdout) as { nodes: ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string })[] };
+    const doc = JSON.parse(json.stdout) as { nodes: Array<Record<string, unknown>> };
     expect(doc.nodes[0]).toMatchObject({
       node: a.url,
       ok: true,
-      status: { nnt: { running: false, instance: expect.any(String), last: { result: 'completed', rollups: 'all', timestamp: expect.any(Number), finished: expect.any(Number) } }, histogram: { running: false } },
+      state: 'idle',
+      status: { nnt: { running: false, instance: expect.any(String), last: { result: 'completed', rollups: null, delete_time: expect.any(Number), finished: expect.any(Number) } }, histogram: { running: false } },
     });
-    expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, status: { nnt: { running: true, timestamp: BEFORE, rollups: 'all' }, text: { running: false } } });
-    expect(doc.nodes[2]).toEqual({ node: dead, ok: false, error: expect.stringMatching(/connection refused/), why: 'unreachable' });
+    expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, state: 'running', status: { nnt: { running: true, delete_time: BEFORE, rollups: null }, text: { running: false } } });
+    expect(doc.nodes[2]).toEqual({ node: dead, ok: false, state: 'unreachable', error: { code: 'unreachable', message: expect.stringMatching(/connection refused/) } });
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
     expect(csv.code).toBe(3);
     const lines = csv.stdout.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('node,ok,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error,last_result,last_delete_time,last_rollups,last_finished_iso,last_error');
+    expect(lines[0]).toBe(
+      'node,ok,state,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error_code,error,last_result,last_delete_time,last_delete_time_iso,last_rollups,last_finished,last_finished_iso,last_error',
+    );
     expect(lines).toHaveLength(1 + 3 + 3 + 1);
-    expect(lines[1]).toMatch(new RegExp(`^${a.url},true,nnt,false,,,,,,,completed,\\d+,all,[0-9T:.-]+Z,$`));
-    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,,,,,,$`));
-    expect(lines[7]).toMatch(new RegExp(`^${dead},false,,,,,,,,connection refused`));
+    expect(lines[1]).toMatch(new RegExp(`^${a.url},true,idle,nnt,false,,,,,,,,completed,\\d+,[0-9T:-]+Z,all,[0-9.]+,[0-9T:.-]+Z,$`));
+    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,running,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,,,,,,,,,$`));
+    expect(lines[7]).toMatch(new RegExp(`^${dead},false,unreachable,,,,,,,,unreachable,connection refused`));
 
     const none = await runCli(['status', '--nodes', dead, '--retries', '0']);
     expect(none.code).toBe(1);
@@ -347,7 +350,7 @@ describe('sweeps in progress', () => {
     expect(watch.stderr).toMatch(new RegExp(`${w.url}: running`));
     expect(watch.stderr).toMatch(new RegExp(`${w.url}: idle`));
     expect(JSON.parse(watch.stdout)).toMatchObject({
-      nodes: [{ node: w.url, ok: true, status: { nnt: { running: false, last: { result: 'completed', timestamp: BEFORE } }, text: { running: false }, histogram: { running: false, last: { result: 'completed' } } } }],
+      nodes: [{ node: w.url, ok: true, state: 'idle', status: { nnt: { running: false, last: { result: 'completed', delete_time: BEFORE } }, text: { running: false }, histogram: { running: false, last: { result: 'completed' } } } }],
     });
   });
 });

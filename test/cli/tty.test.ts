@@ -66,7 +66,7 @@ describe.skipIf(!existsSync(TMUX))('in a real terminal (tmux, 100x30)', () => {
     const dir = join(tmp, 'cluster');
     const codeFile = join(tmp, 'cluster-exit-code');
     // `trap : INT`: the shell survives the Ctrl-C to record the exit code (children still get default SIGINT).
-    const inner = `trap : INT; ${process.execPath} ${BIN} cluster up --nodes 2 --base-port 0 --dir ${dir}; echo $? > ${codeFile}; sleep 600`;
+    const inner = `trap : INT; ${process.execPath} ${BIN} cluster up --count 2 --base-port 0 --dir ${dir}; echo $? > ${codeFile}; sleep 600`;
     execFileSync(TMUX, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', 'cluster', 'sh', '-c', inner]);
     const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'cluster');
     expect(await waitFor(() => screen().includes('Press Ctrl-C'), 30_000), screen()).toBe(true);

@@ -72,7 +72,9 @@ describe('tsnode write', () => {
   it('writes a JSON array into one node; every record reads back', async () => {
     const f = recordsFile('arr.json', 'arr', 250, 'json');
     const r = await runCli(['write', f, '--node', one, '--batch-size', '40', '--output', 'json']);
-    expect(r.stderr).toBe('');
+    // One line, and only that: where the records go and on which span, both read from the node (plain: --to any).
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/--to any: the node runs no topology \(GET \/state says current "-".*\); each batch goes to one node; smallest span 60s \(the nodes' base_rollup\)$/m);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ read: 250, written: 250, rejected: 0, batches: 7, retries: 0, rejects: null });
@@ -101,7 +103,7 @@ describe('tsnode write', () => {
     const r = await runCli(['write', f, '--nodes', three.join(','), '--to', 'all', '--batch-size', '30', '--output', 'json']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc.nodes).toEqual(three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { byCount: 90, bare: 0 }, failedBatches: 0, refused: 0 })));
+    expect(doc.nodes).toEqual(three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { byCount: 90, bare: 0 }, failedBatches: 0, failedRecords: 0, refused: 0, bytesSent: expect.any(Number) })));
     expect(doc).toMatchObject({ written: 90, writtenToSome: 0, acknowledged: { byCount: 270, bare: 0 } });
     for (const u of three) expect(await offsetsOn(u, 'all', 90)).toEqual(every(90));
   });
@@ -379,7 +381,8 @@ describe('tsnode write: faults', () => {
     const viaProxy = proxy.url;
     try {
       const f = recordsFile('refused-failover.ndjson', 'rf', 10, 'ndjson', (i, r) => ({ ...r, offset: i === 3 ? 960 : 300 * i }));
-      const r = await runCli(['write', f, '--nodes', `${viaProxy},${b.url}`, '--batch-size', '10', '--concurrency', '1', '--retries', '0', '--output', 'json']);
+      // The nodes disagree on their smallest span (300 s, 60 s): without --smallest-span the write is refused before it starts.
+      const r = await runCli(['write', f, '--nodes', `${viaProxy},${b.url}`, '--to', 'any', '--smallest-span', '60', '--batch-size', '10', '--concurrency', '1', '--retries', '0', '--output', 'json']);
       expect(r.code).toBe(3);
       expect(JSON.parse(r.stdout)).toMatchObject({ read: 10, written: 9, rejected: 1 });
       const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));

@@ -197,7 +197,7 @@ describe('the CLI against such nodes', () => {
     const r = await runCli(['status', '--nodes', f.url, '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc.nodes[0]).toMatchObject({ ok: true, status: { nnt: { running: true, timestamp: 1443110236 } } });
+    expect(doc.nodes[0]).toMatchObject({ ok: true, status: { nnt: { running: true, delete_time: 1443110236 } } });
   });
 
   it('tsnode status on a node without the sweep API says so, not "unreachable"', async () => {

@@ -19,10 +19,10 @@ describe('cluster up --lenient-timestamps', () => {
   it('starts every node lenient; without the flag every node is strict', async () => {
     for (const lenient of [true, false]) {
       const dir = join(root, lenient ? 'lenient' : 'strict');
-      const up = await runCli(['cluster', 'up', '--nodes', '2', '--base-port', '0', '--dir', dir, '--detach', ...(lenient ? ['--lenient-timestamps'] : [])], { timeoutMs: 30_000 });
+      const up = await runCli(['cluster', 'up', '--count', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json', ...(lenient ? ['--lenient-timestamps'] : [])], { timeoutMs: 30_000 });
       try {
         expect(up.code, up.stderr).toBe(0);
-        const urls = up.stdout.trim().split('\n');
+        const urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
         expect(urls).toHaveLength(2);
         for (const url of urls) {
           const r = await rawRequest(url, 'GET', bareRead);

@@ -43,11 +43,12 @@ function writeAndCrash(dir: string, batches: NntRecord[][], thenRun = ''): void 
   const store = pathToFileURL(join(process.cwd(), 'dist', 'server', 'sqlite-store.js')).href;
   const code = `
     const { SqliteStore } = await import(${JSON.stringify(store)});
+    const { readFileSync } = await import('node:fs');
     const s = new SqliteStore({ dataDir: ${JSON.stringify(dir)}, rollups: [60, 300, 1800], histogramRollups: [60] });
-    for (const b of ${JSON.stringify(batches)}) s.writeNnt(b);
+    for (const b of JSON.parse(readFileSync(0, 'utf8'))) s.writeNnt(b);
     ${thenRun}
     process.exit(0);`;
-  execFileSync(process.execPath, ['--input-type=module', '-e', code]);
+  execFileSync(process.execPath, ['--input-type=module', '-e', code], { input: JSON.stringify(batches) });
 }
 
 /** The ingest log's files, oldest generation first. */
@@ -83,7 +84,10 @@ describe('SqliteStore ingest log', () => {
     ]);
     expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 4, 4]]);
     expect(summary(s.rollupRows(sid, 1800, 0, 1800))).toEqual([[0, 4, 4]]);
-    // Applied at open: its file is gone, and the new generation's holds only its 16-byte header.
+    // Read above through the scratch layer; the background flush applies them, and then the
+    // file is gone and the new generation's holds only its 16-byte header.
+    expect(logFiles(dir)).toHaveLength(2);
+    s.flush();
     expect(logFiles(dir).map((f) => statSync(f).size)).toEqual([16]);
   });
 
@@ -118,7 +122,7 @@ describe('SqliteStore ingest log', () => {
     const other = '00000000-0000-4000-8000-000000000000';
     const batch = [rec(0, 1, 1), rec(60, 2, 3), { ...rec(0, 4, 5), id: other }, { ...rec(60, 1, 1), id: other }];
     // One slice applies one series (a budget of 0 ms), then the process dies.
-    writeAndCrash(dir, [batch], 's.startFlush(); s.applySlice(0);');
+    writeAndCrash(dir, [batch], 's.flusher.start(); s.flusher.applySlice(0);');
     const s = open(dir);
     // Counts show a doubled record at once; means (count-weighted) to the last bits.
     const [a] = summary(s.rollupRows(s.findSeries(UUID, 'm')!, 300, 0, 300)) as [number[]];
@@ -132,11 +136,46 @@ describe('SqliteStore ingest log', () => {
     ]);
   });
 
+  it('applies a large backlog of one series in pieces; a crash between two pieces loses and doubles nothing', () => {
+    const dir = tempDir();
+    // 10,000 records of one series (more than a piece), every 7th written twice (the second wins).
+    const batch = Array.from({ length: 10_000 }, (_, i) => rec(i * 60, 1, i));
+    const again = batch.filter((_, i) => i % 7 === 0).map((r) => ({ ...r, value: -r.value, count: 2 }));
+    writeAndCrash(dir, [batch, again], 's.flusher.start(); s.flusher.applySlice(0); s.flusher.applySlice(0);');
+    const s = open(dir);
+    const sid = s.findSeries(UUID, 'm')!;
+    const want = (i: number): [number, number, number] => (i % 7 === 0 ? [i * 60, 2, i === 0 ? 0 : -i] : [i * 60, 1, i]);
+    const check = (): void => {
+      expect(summary(s.rollupRows(sid, 60, 0, 600_000))).toEqual(Array.from({ length: 10_000 }, (_, i) => want(i)));
+      const b300 = summary(s.rollupRows(sid, 300, 0, 600_000));
+      expect(b300).toHaveLength(2000);
+      for (const [b, count, value] of b300) {
+        const xs = [0, 1, 2, 3, 4].map((k) => want(b! / 60 + k));
+        expect(count).toBe(xs.reduce((a, x) => a + x[1], 0));
+        expect(value).toBeCloseTo(xs.reduce((a, x) => a + x[1] * x[2], 0) / count!, 9);
+      }
+    };
+    check(); // through the scratch layer, over the pieces already applied
+    s.flush();
+    check();
+  });
+
+  it('a sweep after a read applied the logged records early: a crash before the flush does not bring them back', () => {
+    const dir = tempDir();
+    const batch = Array.from({ length: 2000 }, (_, i) => rec(i * 60, 1, i));
+    // The read applies the 2,000 waiting records (a hot series); the sweep then deletes the first half.
+    writeAndCrash(dir, [batch], `const sid = s.findSeries(${JSON.stringify(UUID)}, 'm'); s.rollupRows(sid, 60, 0, 200000); s.sweepNnt(sid, 60000, [60, 300, 1800], true);`);
+    const s = open(dir);
+    const rows = summary(s.rollupRows(s.findSeries(UUID, 'm')!, 60, 0, 200_000));
+    expect(rows).toHaveLength(1000);
+    expect(rows[0]).toEqual([60_000, 1, 1000]);
+  });
+
   it('takes writes while a flush is under way, and reads see both', () => {
     const dir = tempDir();
     const s = open(dir);
     s.writeNnt([rec(0, 1, 1)]);
-    (s as unknown as { startFlush(): void }).startFlush(); // its slices wait for the event loop
+    (s as unknown as { flusher: { start(): void } }).flusher.start(); // its slices wait for the event loop
     s.writeNnt([rec(60, 1, 3)]); // into the next generation
     const sid = s.findSeries(UUID, 'm')!;
     expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]);
@@ -186,7 +225,7 @@ describe('SqliteStore ingest log', () => {
     const dir = tempDir();
     writeAndCrash(dir, [[rec(0, 1, 1)]]); // dies holding the lock
     const a = open(dir);
-    expect(() => open(dir)).toThrow(new RegExp(`in use by process ${process.pid}`));
+    expect(() => open(dir)).toThrow(new RegExp(`in use by this process \\(${process.pid}\\)`));
     a.close();
     expect(() => open(dir)).not.toThrow();
   });
@@ -215,9 +254,10 @@ describe('SqliteStore ingest log', () => {
     const s = open(dir);
     s.writeNnt([rec(0, 1, 1), rec(60, 1, 3)]);
     const sid = s.findSeries(UUID, 'm')!;
-    expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]); // the read flushed
+    expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]); // read through the scratch layer
     s.writeNnt([rec(60, 1, 5)]); // a replace: the bucket is recomputed from the raw entries
     expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 3]]);
+    s.flush();
     const db = sqlite(dir);
     expect(db.prepare('SELECT count(*) FROM nnt_chunk').pluck().get()).toBe(3); // one chunk per span
     db.close();

@@ -48,7 +48,7 @@ describe('an endless answer', () => {
     const ms = Date.now() - started;
     expect(r.code, r.stderr).toBe(1);
     // It answered, with too much: a bad answer, not an unreachable node.
-    expect(r.stdout).toMatch(/│ bad answer │ answer too large/);
+    expect(r.stdout).toMatch(/│ bad answer │ - +│ - +│ - +│ answer too large/);
     expect(r.stdout).toContain('answer too large');
     expect(r.stdout).toContain('the limit for this request is 256 KiB');
     expect(ms).toBeLessThan(10_000);
@@ -108,11 +108,11 @@ describe('an endless answer', () => {
     const node = await stub(endless);
     const r = await runCli(['status', '--nodes', node.url, '--retries', '0', '--max-answer', '64KiB', '--output', 'json']);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout).nodes[0]).toMatchObject({ ok: false, why: 'bad answer' });
-    expect(JSON.parse(r.stdout).nodes[0].error).toContain('the limit for this request is 64 KiB');
+    expect(JSON.parse(r.stdout).nodes[0]).toMatchObject({ ok: false, state: 'bad_answer', error: { code: 'too_large' } });
+    expect(JSON.parse(r.stdout).nodes[0].error.message).toContain('the limit for this request is 64 KiB');
     const bad = await runCli(['status', '--nodes', node.url, '--max-answer', '1GiB']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--max-answer: "1GiB" is more than 512MiB');
+    expect(bad.stderr).toContain('--max-answer: "1GiB" is larger than 512MiB');
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseNntBody } from '../../src/server/nnt-body.js';
-import { LOG_ENTRY, packRecords } from '../../src/server/ingest-log.js';
+import { LOG_ENTRY, packRecords } from '../../src/server/packed-write.js';
 import { PlainRecordCheck, validateNntRecord, type NntRecord } from '../../src/protocol/index.js';
 
 const SPAN = 60;

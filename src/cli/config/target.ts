@@ -18,13 +18,13 @@
  *
  * Pure over its inputs: the file system is passed in (reading node files), nothing is printed.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildHeaders, HeaderError, splitHeaderList } from '../../client/headers.js';
 import { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
 import { TsnodeError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { DEFAULT_NODE, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, type NodeList } from '../nodes.js';
+import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText, type NodeList } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
 import { parseChoice } from '../values.js';
 import type { ConfigFile, Profile } from './file.js';
@@ -60,7 +60,8 @@ export interface TargetFs {
 
 export const realFs: TargetFs = {
   exists: (p) => existsSync(p),
-  readText: (p) => readFileSync(p, 'utf8'),
+  // Bounded: `--nodes /dev/zero` (or a huge file by mistake) is refused, not read for ever.
+  readText: (p) => readBoundedText(p, MAX_NODE_LIST_BYTES),
 };
 
 export interface TargetInputs {
@@ -91,8 +92,11 @@ export interface Target {
   layer: 'flag' | 'profile' | 'env' | 'fallback' | 'default';
   /** Where the nodes came from, without the count: `--nodes nodes.txt`, `profile prod`, `TSNODE_NODES`. */
   origin: string;
-  /** `nodes: profile prod, 6 nodes`; pass the count a seed's discovery found. */
-  describe(count?: number): string;
+  /**
+   * `nodes: profile prod, 6 nodes`; pass the count a seed's discovery found, and what it found
+   * (`topology 699a1e0b7b27, write_copies 2`) as `detail`.
+   */
+  describe(count?: number, detail?: string): string;
   /** The profile whose settings apply, and what selected it. */
   profile?: { name: string; via: '--profile' | 'TSNODE_PROFILE' | 'current' };
   headerPrefix: Sourced<HeaderPrefix>;
@@ -193,8 +197,8 @@ export function resolveTarget(inputs: TargetInputs): Target {
   else if (profile?.histogramRollups !== undefined) spans.histogramRollups = { value: profile.histogramRollups, from: at(profile, 'histogram_rollups') };
 
   const { source, layer, origin, warnings } = resolved;
-  const describe = (count?: number): string => {
-    if (source.kind === 'seed') return `nodes: ${origin}, ${count === undefined ? 'ring not discovered yet' : `${plural(count)} discovered`}`;
+  const describe = (count?: number, detail?: string): string => {
+    if (source.kind === 'seed') return `nodes: ${origin}, ${count === undefined ? 'ring not discovered yet' : `${plural(count)} discovered`}${detail ? ` (${detail})` : ''}`;
     if (layer === 'default') return `nodes: default ${source.nodes[0]} (no --nodes, --seed, --profile, TSNODE_NODES or profile nodes)`;
     return `nodes: ${origin}, ${plural(count ?? source.nodes.length)}`;
   };
@@ -247,6 +251,7 @@ function readNodesFile(fs: TargetFs, path: string, shown: string, label: string)
     return fs.readText(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EFBIG') throw new UsageError(`${label}: ${shown} is larger than ${MAX_NODE_LIST_BYTES / 1024 / 1024} MiB: not a node list`, `list one node per line: ${NODE_LINE_FORMS}`);
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
     throw new UsageError(`${label}: cannot read ${shown}: ${why}`, `a node list file holds one node per line: ${NODE_LINE_FORMS}`);
   }

@@ -1,7 +1,7 @@
 import type { SweepEvent, NodeSweepState } from '../../client/sweep.js';
 import type { SweepStatus } from '../../protocol/index.js';
 import { DATA_TYPES } from '../../protocol/index.js';
-import type { CliContext } from '../context.js';
+import { showsProgress, type CliContext } from '../context.js';
 import { painter } from '../runtime.js';
 import { LiveLines, SPINNER } from './live.js';
 import { escapeText } from './terminal-text.js';
@@ -48,9 +48,10 @@ interface Row {
 }
 
 /**
- * Live per-node progress on stderr, fed with SweepEvents. On a terminal (ctx.interactive): one
- * line per node (spinner, state, current item, elapsed) redrawn in place. Otherwise: one
- * timestamped log line each time a node changes state. Used by `sweep` and `status --watch`.
+ * Live per-node progress on stderr, fed with SweepEvents. On a terminal (ctx.interactive) without
+ * --no-progress or -q: one line per node (spinner, state, current item, elapsed) redrawn in place.
+ * Otherwise: one log line each time a node changes state (none with -q). Used by `sweep` and
+ * `status --watch`.
  */
 export class NodeProgress {
   private readonly rows = new Map<string, Row>();
@@ -67,7 +68,8 @@ export class NodeProgress {
     this.width = Math.max(...nodes.map((n) => n.length), 4);
     const now = ctx.now();
     for (const n of nodes) this.rows.set(n, { state: 'checking', since: now });
-    if (ctx.interactive) this.live = new LiveLines(ctx.stderr, { render: (frame) => this.lines(frame) }).start();
+    // --no-progress and -q: no live lines; the plain per-change lines go through ctx.log.info (which -q silences).
+    if (ctx.interactive && showsProgress(ctx)) this.live = new LiveLines(ctx.stderr, { render: (frame) => this.lines(frame) }).start();
   }
 
   /** Feed every event of the run here. */

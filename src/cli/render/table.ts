@@ -21,6 +21,86 @@ export interface TableOptions {
   paint?: (cell: string, column: number, row: number, p: ReturnType<typeof painter>) => string;
   /** Compact: no separator line between rows (the default). */
   compact?: boolean;
+  /**
+   * The terminal's width (tableWidth(ctx)): when the table is wider, its widest columns are
+   * wrapped until it fits. Absent (a pipe, a file): the table keeps its natural width.
+   */
+  width?: number | undefined;
+}
+
+/** The width a table on stdout must fit: the terminal's, or none when stdout is not a terminal. */
+export function tableWidth(ctx: { stdout: { isTTY?: boolean; columns?: number } }): number | undefined {
+  return ctx.stdout.isTTY && ctx.stdout.columns ? ctx.stdout.columns : undefined;
+}
+
+/** A column is never wrapped narrower than this (or its natural width, when that is less). */
+export const MIN_COLUMN_WIDTH = 8;
+
+/** Visible columns of a cell's longest line (one per code point: cells are escaped, unpainted text). */
+function widthOf(text: string): number {
+  return Math.max(0, ...text.split('\n').map((l) => [...l].length));
+}
+
+/**
+ * The widest width each column may keep so the table fits `total` columns. Columns of prose
+ * (`wrappable`: cells with spaces, such as an error message) give way first, the widest of them
+ * first, down to a common cap; words that break badly (URLs, ids) only when that is not enough.
+ * Never below MIN_COLUMN_WIDTH. cli-table3 adds one space either side of a cell and one border
+ * between and around the columns.
+ */
+export function fitColumns(natural: readonly number[], total: number, wrappable: readonly boolean[] = []): number[] {
+  const room = total - (natural.length * 3 + 1);
+  const widths = [...natural];
+  const used = (): number => widths.reduce((a, b) => a + b, 0);
+  for (const group of [natural.map((_, i) => wrappable[i] === true), natural.map(() => true)]) {
+    if (used() <= room) break;
+    // Each pass starts from the widths the last one left (prose already cut stays cut).
+    const start = [...widths];
+    const others = start.reduce((acc, w, i) => acc + (group[i] ? 0 : w), 0);
+    const capped = (cap: number): number => others + start.reduce((acc, w, i) => acc + (group[i] ? Math.min(w, cap) : 0), 0);
+    // The largest cap that fits: binary search between the floor and the widest column.
+    let lo = MIN_COLUMN_WIDTH;
+    let hi = Math.max(MIN_COLUMN_WIDTH, ...start);
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (capped(mid) <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    start.forEach((w, i) => {
+      if (group[i]) widths[i] = Math.min(w, lo);
+    });
+  }
+  return widths;
+}
+
+/**
+ * Wraps one line of text to `width` columns: at spaces where it can, inside a word where a word
+ * is longer than the column (a URL, an id).
+ */
+export function wrapText(text: string, width: number): string {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    let current: string[] = [];
+    const flush = (): void => {
+      out.push(current.join('').trimEnd());
+      current = [];
+    };
+    // Each word keeps the spaces after it; they separate it from the next, and vanish at a line end.
+    for (const word of line.split(/(?<= )(?=[^ ])/)) {
+      let chars = [...word];
+      const bare = [...word.trimEnd()].length;
+      if (current.length > 0 && current.length + bare > width) flush();
+      while (chars.length > width && [...chars.join('').trimEnd()].length > width) {
+        const room = width - current.length;
+        current.push(...chars.slice(0, room));
+        chars = chars.slice(room);
+        flush();
+      }
+      current.push(...chars);
+    }
+    flush();
+  }
+  return out.join('\n');
 }
 
 function text(v: CellValue): string {
@@ -43,19 +123,25 @@ function cellText(v: CellValue): string {
  */
 export function renderTable(headers: readonly string[], rows: readonly (readonly CellValue[])[], opts: TableOptions): string {
   const p = painter(opts.colour);
+  // Escaped first, then fitted to the width, then painted: the wrapping counts what is shown.
+  let head = headers.map((h) => cellText(h));
+  let body = rows.map((row) => headers.map((_, c) => cellText(row[c])));
+  if (opts.width !== undefined) {
+    const natural = head.map((h, c) => Math.max(widthOf(h), ...body.map((row) => widthOf(row[c]!))));
+    const wrappable = head.map((_, c) => body.some((row) => row[c]!.includes(' ')));
+    const fitted = fitColumns(natural, opts.width, wrappable);
+    const fit = (cell: string, c: number): string => (fitted[c]! < natural[c]! ? wrapText(cell, fitted[c]!) : cell);
+    head = head.map(fit);
+    body = body.map((row) => row.map(fit));
+  }
   const table = new Table({
-    head: headers.map((h) => (opts.colour ? p.bold(cellText(h)) : cellText(h))),
+    head: head.map((h) => (opts.colour ? p.bold(h) : h)),
     colAligns: headers.map((_, i) => opts.align?.[i] ?? 'left'),
     style: { head: [], border: [], compact: opts.compact ?? true },
     wordWrap: false,
   });
-  rows.forEach((row, r) => {
-    table.push(
-      headers.map((_, c) => {
-        const cell = cellText(row[c]);
-        return opts.colour && opts.paint ? opts.paint(cell, c, r, p) : cell;
-      }),
-    );
+  body.forEach((row, r) => {
+    table.push(row.map((cell, c) => (opts.colour && opts.paint ? opts.paint(cell, c, r, p) : cell)));
   });
   return `${table.toString()}\n`;
 }

@@ -1,20 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLUSTER_FILE, ClusterError, startCluster, stopClusterDir, type StopResult } from '../../cluster/manager.js';
+import { CLUSTER_FILE, ClusterError, startCluster, stopClusterDir, type RunningCluster, type StopResult } from '../../cluster/manager.js';
+import { loadConfig } from '../../config/load.js';
+import { checkProfileName, setProfileText, writeConfigFile } from '../../config/write.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { painter } from '../../runtime.js';
-import { parseDuration } from '../../time.js';
-import type { ClusterDownFlags, ClusterUpFlags } from './command.js';
-
-export function parseIntFlag(text: string, field: string, min: number, max: number): number {
-  const t = text.trim();
-  if (!/^\d+$/.test(t) || Number(t) < min || Number(t) > max) {
-    throw new UsageError(`${field}: ${JSON.stringify(text)} is not a whole number from ${min} to ${max}`);
-  }
-  return Number(t);
-}
+import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './command.js';
 
 /** Turns the manager's typed errors into the CLI's: a message, a hint, and an exit code. */
 export function clusterErrorToUsage(err: unknown): unknown {
@@ -24,25 +18,92 @@ export function clusterErrorToUsage(err: unknown): unknown {
 }
 
 /** `--write-copies`: 1 to the node count; by default 2 (1 for a single node). */
-export function parseWriteCopies(text: string | undefined, count: number): number {
-  if (text === undefined) return Math.min(2, count);
-  const n = parseIntFlag(text, '--write-copies', 1, 255);
-  if (n > count) {
-    throw new UsageError(`--write-copies: ${n} copies need at least ${n} nodes, and --nodes is ${count}`, 'each copy of a metric lives on a different node: raise --nodes or lower --write-copies');
+export function writeCopiesFor(requested: number | undefined, count: number): number {
+  if (requested === undefined) return Math.min(2, count);
+  if (requested > count) {
+    throw new UsageError(`--write-copies: ${requested} copies need at least ${requested} nodes, and --count is ${count}`, 'each copy of a metric lives on a different node: raise --count or lower --write-copies');
   }
-  return n;
+  return requested;
 }
 
+/**
+ * The node count from `--count`, or from the old `--nodes <n>` (with a warning; both at once is
+ * an error), else the default.
+ */
+export function nodeCount(flags: { count?: number | undefined; nodes?: number | undefined }, ctx: Pick<CliContext, 'log'>, command: string, fallback: number): number {
+  if (flags.count !== undefined && flags.nodes !== undefined) {
+    throw new UsageError(`--count and --nodes both given to ${command}`, '--nodes <n> is the old spelling of --count <n>: give --count only');
+  }
+  if (flags.nodes !== undefined) {
+    ctx.log.warn(`${command} --nodes ${flags.nodes} is deprecated: use --count ${flags.nodes} (--nodes names a node list in every other command; this spelling goes in the next release)`);
+    return flags.nodes;
+  }
+  return flags.count ?? fallback;
+}
+
+/** How a stop ended, in a table and in JSON. */
+const OUTCOME: Record<StopResult['outcome'], { text: string; json: string }> = {
+  stopped: { text: 'stopped', json: 'stopped' },
+  killed: { text: 'killed (did not stop after SIGTERM)', json: 'killed' },
+  gone: { text: 'was not running', json: 'not_running' },
+};
+
 export function describeStop(r: StopResult): string {
-  const what = r.outcome === 'stopped' ? 'stopped' : r.outcome === 'killed' ? 'killed (did not stop after SIGTERM)' : 'was not running';
-  return `node ${r.index} ${r.url} (pid ${r.pid}) ${what}`;
+  return `node ${r.index} ${r.url} (pid ${r.pid}) ${OUTCOME[r.outcome].text}`;
+}
+
+/** One started cluster as the result of `cluster up`: stdout, in the chosen format. */
+export function clusterJson(cluster: RunningCluster, profile: string | undefined): unknown {
+  const st = cluster.state;
+  return {
+    dir: st.dir,
+    nodes_file: cluster.nodesFile,
+    topology_file: st.ring?.file ?? null,
+    seed: st.nodes[0]?.url ?? null,
+    ring: st.ring ? { hash: st.ring.hash, write_copies: st.ring.writeCopies } : null,
+    detached: st.detached,
+    profile: profile ?? null,
+    nodes: st.nodes.map((n) => ({ index: n.index, url: n.url, port: n.port, pid: n.pid, id: n.id ?? null, data_dir: n.dataDir, log_file: n.logFile })),
+  };
+}
+
+const CLUSTER_HEADERS = ['node', 'url', 'id', 'pid', 'data_dir'] as const;
+
+function printCluster(ctx: CliContext, output: ClusterUpFlags['output'], cluster: RunningCluster, profile: string | undefined): void {
+  if (output === 'json') return void ctx.stdout.write(renderJson(clusterJson(cluster, profile)));
+  const rows: CellValue[][] = cluster.state.nodes.map((n) => [n.index, n.url, n.id ?? '', n.pid, n.dataDir]);
+  if (output === 'csv') return void ctx.stdout.write(renderCsv(CLUSTER_HEADERS, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
+  ctx.stdout.write(renderTable(['node', 'url', 'id', 'pid', 'data dir'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, undefined, 'right'] }));
+}
+
+/**
+ * `cluster up --profile <name>`: the config file is read and the name checked before any node
+ * starts (a bad config is exit 2 with nothing started); the profile is written once the nodes run.
+ */
+function prepareProfile(ctx: CliContext): { name: string; write(nodesFile: string): void } | undefined {
+  const name = ctx.profile;
+  if (name === undefined) return undefined;
+  checkProfileName(name);
+  loadConfig({ env: ctx.env, cwd: ctx.cwd });
+  return {
+    name,
+    write: (nodesFile) => {
+      // Read again: another command may have changed the file while the nodes started.
+      const { config } = loadConfig({ env: ctx.env, cwd: ctx.cwd });
+      const before = config.profiles.get(name);
+      writeConfigFile(config.path, setProfileText(config, name, { nodesFile }));
+      ctx.log.info(`${before ? 'updated' : 'created'} profile ${name} in ${config.shown}: nodes_file ${nodesFile}`);
+      const kept = before ? (['header_prefix', 'cacert', 'cert', 'key', 'headers'] as const).filter((k) => before.lines[k] !== undefined) : [];
+      if (kept.length) ctx.log.warn(`profile ${name} keeps its ${kept.join(', ')}: they now apply to this local cluster too (tsnode profile set ${name} --unset <key> removes one)`);
+    },
+  };
 }
 
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
-  const count = parseIntFlag(flags.nodes, '--nodes', 1, 64);
-  const basePort = parseIntFlag(flags.basePort, '--base-port', 0, 65535);
-  const sweepPaceMs = flags.sweepPace === undefined ? undefined : parseIntFlag(flags.sweepPace, '--sweep-pace', 0, 60_000);
-  const writeCopies = parseWriteCopies(flags.writeCopies, count);
+  const count = nodeCount(flags, ctx, 'cluster up', DEFAULT_NODE_COUNT);
+  const basePort = flags.basePort;
+  const writeCopies = writeCopiesFor(flags.writeCopies, count);
+  const profile = prepareProfile(ctx);
   const paint = painter(ctx.colourErr);
   // SIGTERM (e.g. from a process supervisor) must stop the nodes too, like Ctrl-C.
   const stop = new AbortController();
@@ -62,29 +123,40 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         detached: flags.detach,
         signal: stop.signal,
         ring: { writeCopies },
-        ...(sweepPaceMs !== undefined ? { sweepPaceMs } : {}),
+        ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {
       throw clusterErrorToUsage(err);
     }
-    for (const n of cluster.state.nodes) ctx.stdout.write(`${n.url}\n`);
     const nodesFile = cluster.nodesFile;
+    if (profile) {
+      try {
+        profile.write(nodesFile);
+      } catch (err) {
+        // Asked for a registered cluster and could not register it: no cluster either, rather than one nobody can name.
+        await cluster.stop({ graceMs: 3000 });
+        ctx.log.info(`stopped the ${count} node${count > 1 ? 's' : ''} again: the cluster could not be registered as profile ${profile.name}`);
+        throw err;
+      }
+    }
+    printCluster(ctx, flags.output, cluster, profile?.name);
     const seed = cluster.state.nodes[0]!.url;
     if (cluster.state.ring) {
       const r = cluster.state.ring;
       ctx.log.info(`ring of ${count} node${count > 1 ? 's' : ''}, write_copies ${r.writeCopies}, topology ${r.hash} (${r.file})`);
       ctx.log.info(`seed: ${seed}   (discover the ring: tsnode nodes --seed ${seed})`);
     }
+    const tryIt = profile ? `tsnode status --profile ${profile.name}` : `tsnode status --nodes ${nodesFile}`;
     if (flags.detach) {
       ctx.log.info(paint.green(`cluster running in the background; node list in ${nodesFile}`));
-      ctx.log.info(`  try:   tsnode status --nodes ${nodesFile}`);
+      ctx.log.info(`  try:   ${tryIt}`);
       ctx.log.info(`  stop:  tsnode cluster down --dir ${cluster.state.dir}`);
       return EXIT.ok;
     }
     ctx.log.info(paint.green(`cluster up; node list in ${nodesFile}. Press Ctrl-C to stop every node.`));
-    ctx.log.info(`  try:   tsnode status --nodes ${nodesFile}`);
+    ctx.log.info(`  try:   ${tryIt}`);
     const crash = await Promise.race([
       cluster.unexpectedExit,
       new Promise<undefined>((r) => (stop.signal.aborted ? r(undefined) : stop.signal.addEventListener('abort', () => r(undefined), { once: true }))),
@@ -109,18 +181,24 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
 }
 
 export async function clusterDownAction(flags: ClusterDownFlags, ctx: CliContext): Promise<ExitCode> {
-  const graceMs = parseDuration(flags.grace, '--grace');
   let result;
   try {
-    result = await stopClusterDir(flags.dir, { graceMs });
+    result = await stopClusterDir(flags.dir, { graceMs: flags.grace });
   } catch (err) {
     throw clusterErrorToUsage(err);
+  }
+  const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].text]);
+  if (flags.output === 'json') {
+    ctx.stdout.write(renderJson({ dir: result.dir, found: result.found, nodes: result.nodes.map((r) => ({ index: r.index, url: r.url, pid: r.pid, outcome: OUTCOME[r.outcome].json })) }));
+  } else if (flags.output === 'csv') {
+    ctx.stdout.write(renderCsv(['node', 'url', 'pid', 'outcome'], result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].json])));
+  } else if (result.found) {
+    ctx.stdout.write(renderTable(['node', 'url', 'pid', 'outcome'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, 'right'] }));
   }
   if (!result.found) {
     ctx.log.info(`no cluster recorded in ${result.dir} (no cluster.json): nothing to stop`);
     return EXIT.ok;
   }
-  for (const r of result.nodes) ctx.log.info(describeStop(r));
   const stopped = result.nodes.filter((r) => r.outcome !== 'gone').length;
   ctx.log.info(`stopped ${stopped} of ${result.nodes.length} node${result.nodes.length === 1 ? '' : 's'} from ${result.dir}; data kept`);
   return EXIT.ok;

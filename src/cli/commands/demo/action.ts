@@ -12,8 +12,8 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
 import { painter } from '../../runtime.js';
 import { isoTime } from '../../time.js';
-import { clusterErrorToUsage, describeStop, parseIntFlag } from '../cluster/action.js';
-import type { DemoFlags } from './command.js';
+import { clusterErrorToUsage, describeStop, nodeCount } from '../cluster/action.js';
+import { DEMO_DEFAULT_NODES, type DemoFlags } from './command.js';
 import {
   DEMO_CHECKS,
   DEMO_HISTOGRAM_METRIC,
@@ -56,11 +56,10 @@ export interface NodeVerdict {
 }
 
 export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<ExitCode> {
-  const count = parseIntFlag(flags.nodes, '--nodes', 1, 16);
-  const paceMs = parseIntFlag(flags.pace, '--pace', 0, 5000);
-  const days = parseIntFlag(flags.days, '--days', 8, 60);
-  const checkCount = parseIntFlag(flags.checks, '--checks', 1, DEMO_CHECKS.length);
-  const checks = DEMO_CHECKS.slice(0, checkCount);
+  const count = nodeCount(flags, ctx, 'demo', DEMO_DEFAULT_NODES);
+  const paceMs = flags.pace;
+  const days = flags.days;
+  const checks = DEMO_CHECKS.slice(0, flags.checks);
   const paint = painter(ctx.colourErr);
   const started = ctx.now();
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-demo-'));
@@ -72,7 +71,11 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
   const totalSteps = 9;
   let kept = false;
   const childEnv: NodeJS.ProcessEnv = { ...ctx.env, ...(ctx.colourErr ? {} : { NO_COLOR: '1' }) };
-  delete childEnv.TSNODE_NODES;
+  // The steps name their nodes with --nodes; the user's target settings (a profile's headers and
+  // TLS, extra headers) are for their own cluster, never for these throw-away local nodes.
+  for (const k of ['TSNODE_NODES', 'TSNODE_PROFILE', 'TSNODE_HEADERS']) delete childEnv[k];
+  // -q and --no-progress reach the steps too: the demo's own output is theirs.
+  const childFlags = [...(ctx.quiet ? ['-q'] : ctx.progress === false ? ['--no-progress'] : [])];
 
   const header = (title: string): void => {
     stepNo += 1;
@@ -86,7 +89,7 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
   const tsnode = async (step: string, args: string[], okCodes: readonly number[] = [EXIT.ok]): Promise<void> => {
     showCommand(args);
     if (ctx.signal.aborted) throw new StepFailed(step, 'interrupted');
-    const child = spawn(process.execPath, [TSNODE_BIN, ...args], { cwd: dir, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, [TSNODE_BIN, ...childFlags, ...args], { cwd: dir, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
     current = child;
     const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
     current = undefined;
@@ -110,7 +113,7 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
     ctx.log.info(`$ cd ${dir}`);
 
     header(`Start a ${count}-node cluster (one \`tsnode serve\` process per node, free ports)`);
-    showCommand(['cluster', 'up', '--nodes', String(count), '--base-port', '0', '--dir', '.', '--sweep-pace', String(paceMs), ...(flags.keep ? ['--detach'] : [])]);
+    showCommand(['cluster', 'up', '--count', String(count), '--base-port', '0', '--dir', '.', '--sweep-pace', String(paceMs), ...(flags.keep ? ['--detach'] : [])]);
     say('(run in-process by the demo, through the same code as that command)');
     try {
       cluster = await startCluster({

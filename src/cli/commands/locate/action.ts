@@ -4,20 +4,21 @@ import { UUID_RE } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork } from '../../network.js';
-import { resolveNodes } from '../../nodes.js';
+import { openTarget } from '../../node-source.js';
 import { printable } from '../../render/printable.js';
-import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
-import { parseOutput } from '../sweep/plan.js';
+import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import type { LocateOptions } from './command.js';
 
-/** `--output json`: the key, the ring, the owners primary first, and what the node said. */
+/** `--output json`: the key, the ring, the owners primary first, and what the node said; snake_case. */
 export function locateJson(r: LocateResult): unknown {
+  const check: Record<string, unknown> = { node: r.check.node, result: r.check.result };
+  if (r.check.nodeOwners !== undefined) check.node_owners = r.check.nodeOwners;
+  if (r.check.error !== undefined) check.error = r.check.error;
   return {
     key: r.key,
-    ring: { hash: r.ring.hash, writeCopies: r.ring.topology.writeCopies, from: r.ring.seed.url, verified: r.ring.verified },
+    ring: { hash: r.ring.hash, write_copies: r.ring.topology.writeCopies, from: r.ring.seed.url, verified: r.ring.verified },
     owners: r.owners.map((n, i) => ({ rank: i + 1, id: n.id, url: n.url, address: n.address, apiport: n.apiport, weight: n.weight })),
-    check: r.check,
+    check,
   };
 }
 
@@ -26,21 +27,21 @@ export const LOCATE_CSV_HEADERS = ['rank', 'id', 'url', 'address', 'apiport', 'w
 function print(ctx: CliContext, output: 'table' | 'json' | 'csv', r: LocateResult): void {
   if (output === 'json') return void ctx.stdout.write(renderJson(locateJson(r)));
   const rows: CellValue[][] = r.owners.map((n, i) => [i + 1, n.id, n.url, n.address, n.apiport, n.weight]);
-  if (output === 'csv') return void ctx.stdout.write(renderCsv(LOCATE_CSV_HEADERS, rows));
-  ctx.stdout.write(renderTable(['copy', 'id', 'url', 'address', 'apiport', 'weight'], rows, { colour: ctx.colour, align: ['right', undefined, undefined, undefined, 'right', 'right'] }));
+  if (output === 'csv') return void ctx.stdout.write(renderCsv(LOCATE_CSV_HEADERS, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
+  ctx.stdout.write(
+    renderTable(['copy', 'id', 'url', 'address', 'apiport', 'weight'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, undefined, undefined, 'right', 'right'] }),
+  );
 }
 
 export async function locateAction(opts: LocateOptions & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
-  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
   if (!UUID_RE.test(opts.uuid)) throw new UsageError(`uuid: ${JSON.stringify(opts.uuid)} is not a UUID`, 'the check UUID, e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f');
   if (opts.metric === '') throw new UsageError('metric: the metric name is empty');
-  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
-  for (const w of list.warnings) ctx.log.warn(w);
-  const net = openNetwork(opts, ctx);
+  const run = await openTarget(opts, ctx, { command: 'tsnode locate' });
+  const net = run.network;
   let result: LocateResult;
   try {
     result = await locateMetric(
-      list.nodes.map((n) => net.client(n)),
+      run.nodes.map((n) => net.client(n)),
       opts.uuid,
       opts.metric,
       { signal: net.signal },
@@ -51,7 +52,7 @@ export async function locateAction(opts: LocateOptions & { uuid: string; metric:
   } finally {
     await net.close();
   }
-  print(ctx, output, result);
+  print(ctx, opts.output, result);
   const { check, ring } = result;
   const where = `ring ${ring.hash.slice(0, 12)} from ${ring.seed.url}, write_copies ${ring.topology.writeCopies}`;
   if (check.result === 'agrees') {

@@ -1,10 +1,12 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { Runner } from '../../action.js';
-import { addNetworkOptions, addNodesOption, type NetworkFlags } from '../../network-options.js';
+import { addFlags, flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
 
-export interface LocateOptions extends NetworkFlags {
-  output: string;
+export function locateFlags() {
+  return { output: flag.output(), ...networkFlags() };
 }
+export type LocateOptions = FlagValues<ReturnType<typeof locateFlags>>;
 
 /** `tsnode locate <uuid> <metric>`: declaration only; the work is in action.ts. */
 export function declareLocate(program: Command, runner: Runner): void {
@@ -19,22 +21,19 @@ export function declareLocate(program: Command, runner: Runner): void {
     .argument('<metric>', 'the metric name, as written', (v: string) => {
       if (v === '') throw new InvalidArgumentError('the metric name is empty');
       return v;
-    })
-    .addOption(new Option('--output <format>', 'result format on stdout').choices(['table', 'json', 'csv']).default('table'));
-  addNodesOption(cmd);
-  addNetworkOptions(cmd);
+    });
+  addFlags(cmd, locateFlags());
   cmd.addHelpText(
     'after',
     `
 Examples:
+  $ tsnode locate 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --profile prod
   $ tsnode locate 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --seed http://127.0.0.1:8112
-  $ tsnode locate 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f 'cpu|ST[host:a]' --nodes nodes.txt --output json
+  $ tsnode locate 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f 'cpu|ST[host:a]' --nodes nodes.txt -o json
 
 Exit: 0 the owners are known (the node agrees, or has no /locate/json and the topology hash checks
 out), 1 the node places the metric elsewhere or the result cannot be confirmed, 2 usage error or
 no ring (no listed node runs a topology), 130 Ctrl-C.`,
   );
-  cmd.action((uuid: string, metric: string, opts: Record<string, unknown>) =>
-    runner(() => import('./action.js').then((m) => m.locateAction), { ...opts, uuid, metric } as never),
-  );
+  cmd.action((uuid: string, metric: string, opts: LocateOptions) => runner(() => import('./action.js').then((m) => m.locateAction), { ...opts, uuid, metric }));
 }

@@ -1,11 +1,10 @@
 import { inspectCluster, type ClusterView, type NodeReport } from '../../../client/cluster-view.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork } from '../../network.js';
-import { resolveNodes } from '../../nodes.js';
+import { openTarget } from '../../node-source.js';
+import { errorJson } from '../../render/json-values.js';
 import { printable } from '../../render/printable.js';
-import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
-import { parseOutput } from '../sweep/plan.js';
+import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import type { NodesOptions } from './command.js';
 
 const spans = (xs: readonly number[] | null | undefined): string => (xs ? xs.join(',') : '');
@@ -20,27 +19,37 @@ function ringText(r: NodeReport, view: ClusterView): string {
   return r.topology === 'same' ? 'yes' : r.topology === 'other' ? `other: ${r.self!.current!.slice(0, 12)}` : r.topology === 'none' ? 'none' : '?';
 }
 
-/** `--output json`: the ring (or null) and one object per node; stable member names. */
+/** `--output json`: the ring (or null) and one object per node; snake_case, spans as numbers. */
 export function nodesJson(view: ClusterView): unknown {
   const ring = view.ring;
   return {
     ring: ring
-      ? { hash: ring.hash, writeCopies: ring.topology.writeCopies, nodes: ring.nodes.length, from: ring.seed.url, format: ring.format, verified: ring.verified, next: ring.next }
+      ? {
+          hash: ring.hash,
+          next: ring.next,
+          write_copies: ring.topology.writeCopies,
+          node_count: ring.nodes.length,
+          from: ring.seed.url,
+          format: ring.format,
+          verified: ring.verified,
+          computed_hash: ring.computedHash,
+        }
       : null,
     nodes: view.nodes.map((r) => ({
       id: r.id,
       url: r.url,
       weight: r.weight,
-      inRing: r.inRing,
+      in_ring: r.inRing,
       listed: r.listed,
       state: r.state,
       reachable: r.state !== 'unreachable',
       topology: r.self?.current ?? null,
+      topology_match: r.topology,
       version: r.self?.version ?? null,
-      baseRollup: r.self?.baseRollup ?? null,
-      nntRollups: r.self?.nntRollups ?? null,
-      histogramRollups: r.self?.histogramRollups ?? null,
-      error: r.error,
+      base_rollup: r.self?.baseRollup ?? null,
+      nnt_rollups: r.self?.nntRollups ?? null,
+      histogram_rollups: r.self?.histogramRollups ?? null,
+      error: r.error === null ? null : errorJson(r.state, r.error),
     })),
   };
 }
@@ -67,7 +76,7 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterV
       spans(r.self?.histogramRollups),
       r.error ?? '',
     ]);
-    ctx.stdout.write(renderCsv(NODES_CSV_HEADERS, rows));
+    ctx.stdout.write(renderCsv(NODES_CSV_HEADERS, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
     return;
   }
   const rows: CellValue[][] = view.nodes.map((r) => [
@@ -84,6 +93,7 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterV
   ctx.stdout.write(
     renderTable(['id', 'url', 'weight', 'reachable', 'ring', 'version', 'spans', 'histogram spans', 'note'], rows, {
       colour: ctx.colour,
+      width: tableWidth(ctx),
       align: [undefined, undefined, 'right'],
       paint: (cell, col, _r, p) => (col === 3 ? (cell === 'yes' ? p.green(cell) : p.red(cell)) : cell),
     }),
@@ -91,21 +101,19 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterV
 }
 
 export async function nodesAction(opts: NodesOptions, ctx: CliContext): Promise<ExitCode> {
-  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
-  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
-  for (const w of list.warnings) ctx.log.warn(w);
-  const net = openNetwork(opts, ctx);
+  const run = await openTarget(opts, ctx, { command: 'tsnode nodes' });
+  const net = run.network;
   let view: ClusterView;
   try {
     view = await inspectCluster(
-      list.nodes.map((n) => net.client(n)),
+      run.nodes.map((n) => net.client(n)),
       (url) => net.client(url),
       { signal: net.signal },
     );
   } finally {
     await net.close();
   }
-  print(ctx, output, view);
+  print(ctx, opts.output, view);
   const ring = view.ring;
   if (ring) {
     ctx.log.info(`ring ${ring.hash} from ${ring.seed.url}: ${ring.nodes.length} node${ring.nodes.length === 1 ? '' : 's'}, write_copies ${ring.topology.writeCopies}`);

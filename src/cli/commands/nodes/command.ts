@@ -1,19 +1,17 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
-import { addNetworkOptions, addNodesOption, type NetworkFlags } from '../../network-options.js';
+import { addFlags, flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
 
-export interface NodesOptions extends NetworkFlags {
-  output: string;
+export function nodesFlags() {
+  return { output: flag.output(), ...networkFlags() };
 }
+export type NodesOptions = FlagValues<ReturnType<typeof nodesFlags>>;
 
 /** `tsnode nodes`: declaration only; the work is in action.ts. */
 export function declareNodes(program: Command, runner: Runner): void {
-  const cmd = program
-    .command('nodes')
-    .description('every node of the ring: identity, URL, weight, reachable or not, version, spans (GET /state on each)')
-    .addOption(new Option('--output <format>', 'result format on stdout').choices(['table', 'json', 'csv']).default('table'));
-  addNodesOption(cmd);
-  addNetworkOptions(cmd);
+  const cmd = program.command('nodes').description('every node of the ring: identity, URL, weight, reachable or not, version, spans (GET /state on each)');
+  addFlags(cmd, nodesFlags());
   cmd.addHelpText(
     'after',
     `
@@ -21,11 +19,12 @@ The ring is read from the first listed node that runs a topology; ring nodes the
 name are asked too, at their ring address. Nodes without a topology are listed as they are.
 
 Examples:
+  $ tsnode nodes --profile prod
   $ tsnode nodes --seed http://127.0.0.1:8112
-  $ tsnode nodes --nodes nodes.txt --output json | jq '.nodes[] | select(.state != "ok")'
+  $ tsnode nodes --nodes nodes.txt -o json | jq '.nodes[] | select(.state != "ok")'
 
 Exit: 0 every node answered as the ring says, 3 some did not (the table says why), 1 none did,
 2 usage error (a --seed that runs no topology), 130 Ctrl-C.`,
   );
-  cmd.action((opts: Record<string, unknown>) => runner(() => import('./action.js').then((m) => m.nodesAction), opts as never));
+  cmd.action((opts: NodesOptions) => runner(() => import('./action.js').then((m) => m.nodesAction), opts));
 }

@@ -4,7 +4,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { parseNodeEntry, parseNodeList } from '../../nodes.js';
-import { renderJson, renderTable } from '../../render/table.js';
+import { renderJson, renderTable, tableWidth } from '../../render/table.js';
 import type { ConfigFile, Profile } from '../../config/file.js';
 import { loadConfig, profileNotFound, type LoadedConfig } from '../../config/load.js';
 import { resolveConfigRelative, showPath } from '../../config/paths.js';
@@ -63,7 +63,7 @@ export async function profileListAction(flags: ProfileListFlags, ctx: CliContext
     return EXIT.ok;
   }
   const rows = profiles.map((p) => [config.current?.name === p.name ? '*' : '', p.name, nodesSummary(p, config, home), p.headerPrefix ?? '', p.headers.map((h) => h.name).join(', ')]);
-  ctx.stdout.write(renderTable(['', 'profile', 'nodes', 'header prefix', 'headers'], rows, { colour: ctx.colour }));
+  ctx.stdout.write(renderTable(['', 'profile', 'nodes', 'header prefix', 'headers'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
   ctx.log.info(`config: ${config.shown}`);
   if (config.current && !config.profiles.has(config.current.name)) ctx.log.warn(`current names ${config.current.name}, which is not a profile here`);
   return EXIT.ok;
@@ -93,7 +93,8 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   const resolved = (json.resolved_paths ?? {}) as Record<string, string>;
   const withResolved = (k: string, v: string): string => (resolved[k] && resolved[k] !== v ? `${v} (${showPath(resolved[k], home)})` : v);
   rows.push(['profile', `${p.name}${json.current ? ' (current)' : ''}`]);
-  if (p.nodes) rows.push(['nodes', p.nodes.join('\n')]);
+  // One row per node: a line break inside a cell would show as \n (cells are escaped).
+  if (p.nodes) p.nodes.forEach((node, i) => rows.push([i === 0 ? 'nodes' : '', node]));
   if (p.nodesFile) rows.push(['nodes_file', withResolved('nodes_file', p.nodesFile)]);
   if (p.seed) rows.push(['seed', p.seed]);
   if (!p.nodes && !p.nodesFile && !p.seed) rows.push(['nodes', '(none: give --nodes or --seed, or TSNODE_NODES)']);
@@ -103,7 +104,7 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   if (p.smallestSpan !== undefined) rows.push(['smallest_span', String(p.smallestSpan)]);
   if (p.nntRollups) rows.push(['nnt_rollups', p.nntRollups.join(', ')]);
   if (p.histogramRollups) rows.push(['histogram_rollups', p.histogramRollups.join(', ')]);
-  ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour }));
+  ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
   ctx.log.info(`config: ${config.shown}:${p.line}`);
   return EXIT.ok;
 }

@@ -15,7 +15,11 @@ import { NodeClient, type RollupColumns, type RollupResult } from '../../../clie
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork } from '../../network.js';
+import { openNetwork, type Network } from '../../network.js';
+import { seededRing } from '../../node-source.js';
+import { DiscoveryError } from '../../../client/discovery.js';
+import { ownerClients, surveyNodes } from '../../../client/routing.js';
+import { metricKey } from '../../../ring/index.js';
 import { parseNodeEntry, resolveNodes, NODE_LINE_FORMS } from '../../nodes.js';
 import { painter } from '../../runtime.js';
 import { describeTime, parseTime } from '../../time.js';
@@ -47,6 +51,8 @@ export interface ReadPlan {
   spanChosen: boolean;
   buckets: number;
   nodes: string[];
+  /** `--node`: read exactly that node (no ring lookup). */
+  pinned: boolean;
   compare: boolean;
   limit: number | 'none' | undefined;
   tolerance: number;
@@ -118,13 +124,7 @@ export function planRead(flags: ReadFlags & { uuid: string; metric: string }, en
     warnings.push(...list.warnings);
     nodes = list.nodes;
   }
-  if (flags.compare) {
-    if (output === 'chart') throw new UsageError('--compare with --output chart: a chart draws one node', 'use --output table, json or csv with --compare');
-    if (nodes.length < 2) warnings.push(`--compare with a single node (${nodes[0]}): nothing to compare against`);
-  } else if (nodes.length > 1) {
-    // Replicas hold the same data: read the first node that answers (in list order).
-    warnings.push(`${nodes.length} nodes listed: reading from the first that answers, starting with ${nodes[0]} (--compare reads them all)`);
-  }
+  if (flags.compare && output === 'chart') throw new UsageError('--compare with --output chart: a chart draws one node', 'use --output table, json or csv with --compare');
   if (output === 'chart' && type === 'all') {
     throw new UsageError('--type all with --output chart: a chart draws one value', 'pick one --type (e.g. average), or use table, json or csv for all members');
   }
@@ -133,6 +133,7 @@ export function planRead(flags: ReadFlags & { uuid: string; metric: string }, en
     spanChosen: flags.span === undefined,
     buckets,
     nodes,
+    pinned: flags.node !== undefined,
     compare: flags.compare,
     limit,
     tolerance,
@@ -215,6 +216,13 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
   for (const w of plan.warnings) ctx.log.warn(w);
   const net = openNetwork(flags, ctx);
   try {
+    const owners = plan.pinned ? false : await readFromOwners(plan, flags, ctx, net);
+    if (plan.compare) {
+      if (plan.nodes.length < 2) ctx.log.warn(`--compare with a single ${owners ? 'owner' : 'node'} (${plan.nodes[0]}): nothing to compare against`);
+    } else if (plan.nodes.length > 1 && !owners) {
+      // Replicas hold the same data: read the first node that answers (in list order).
+      ctx.log.warn(`${plan.nodes.length} nodes listed: reading from the first that answers, starting with ${plan.nodes[0]} (--compare reads them all)`);
+    }
     const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
     if (!plan.compare) {
       for (const [i, node] of plan.nodes.entries()) {
@@ -238,7 +246,7 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
           // Only a node we could not reach is worth skipping; an error answer is the answer.
           const next = plan.nodes[i + 1];
           if (next === undefined || !(err instanceof NodeRequestError) || (err.code !== 'unreachable' && err.code !== 'timeout')) throw err;
-          ctx.log.warn(`${err.message}; trying ${next}`);
+          ctx.log.warn(`${err.message}; trying ${owners ? `the next owner, ${next}` : next}`);
         }
       }
     }
@@ -253,6 +261,38 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
   } finally {
     await net.close();
   }
+}
+
+/**
+ * When the listed nodes (or the seed) run a ring, the read goes to the metric's owners, primary
+ * first, and nowhere else: `plan.nodes` becomes the owners. Returns whether it did.
+ */
+async function readFromOwners(plan: ReadPlan, flags: ReadFlags, ctx: CliContext, net: Network): Promise<boolean> {
+  const seeded = seededRing(flags);
+  let survey;
+  try {
+    survey = await surveyNodes(
+      plan.nodes.map((n) => net.client(n)),
+      { clientFor: net.client, call: { signal: net.signal }, askUnlisted: false, ...(seeded ? { seeded, probe: false } : {}) },
+    );
+  } catch (err) {
+    if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
+    throw err;
+  }
+  if (!survey.targets) {
+    // Plain nodes: the list as it is (one line only when the list mixes rings, which deserves a look).
+    if (survey.noRingKind === 'mixed') ctx.log.warn(`reading the listed nodes in order: ${survey.noRing}`);
+    else ctx.log.debug(`reading the listed nodes in order: ${survey.noRing}`);
+    return false;
+  }
+  const t = survey.targets;
+  const owners = ownerClients(t, plan.query.uuid, plan.query.metric).map((c) => c.url);
+  for (const note of survey.notes) ctx.log.warn(note);
+  ctx.log.info(
+    `owners of ${metricKey(plan.query.uuid, plan.query.metric)} on ring ${t.ring.hash.slice(0, 12)}: ${owners.map((u, i) => (i === 0 ? `${u} (primary)` : u)).join(', ')}${plan.compare ? '' : owners.length > 1 ? '; reading the first that answers' : ''}`,
+  );
+  plan.nodes = owners;
+  return true;
 }
 
 function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; rows: number }, plan: ReadPlan): void {

@@ -28,7 +28,28 @@ function describeRing(node: RunningNode, ctx: CliContext): void {
 export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<ExitCode> {
   let config;
   try {
-    config = parseServeFlags(opts, ctx.cwd);
+    // The node's own rules (a data dir or memory, spans that are multiples of the smallest, a node id)
+    // stay with the server; the values the flag table parsed (port, sizes, durations) go straight in.
+    config = parseServeFlags(
+      {
+        host: opts.host,
+        ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
+        memory: opts.memory,
+        ...(opts.rollups !== undefined ? { rollups: opts.rollups.join(',') } : {}),
+        ...(opts.histogramRollups !== undefined ? { histogramRollups: opts.histogramRollups.join(',') } : {}),
+        ...(opts.nodeId !== undefined ? { nodeId: opts.nodeId } : {}),
+        lenientTimestamps: opts.lenientTimestamps,
+        salvageLog: opts.salvageLog,
+      },
+      ctx.cwd,
+    );
+    if (opts.port !== undefined) config.port = opts.port;
+    if (opts.sweepPace !== undefined) config.sweepPaceMs = opts.sweepPace;
+    if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
+    if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
+    if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+    if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
+    if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
     if (opts.topology !== undefined) {
       config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
       config.topologySource = opts.topology;
@@ -42,7 +63,11 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
   }
   let node;
   try {
-    node = await startServer(config, { onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`) });
+    node = await startServer(config, {
+      onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`),
+      onNotice: (message) => ctx.log.warn(message),
+      onFlush: opts.traceFlush ? (e) => ctx.log.info(`flush ${JSON.stringify(e)}`) : undefined,
+    });
   } catch (err) {
     if (err instanceof StartError && CONFIG_MISMATCH.has(err.code)) throw new UsageError(err.message);
     if (err instanceof StartError || err instanceof StoreOpenError) {

@@ -1,45 +1,80 @@
 import { fanOut } from '../../../client/cluster.js';
 import type { NodeRequestError } from '../../../client/errors.js';
 import { pollUntilIdle, systemClock, type Clock } from '../../../client/sweep.js';
-import { DATA_TYPES, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
+import { DATA_TYPES, type DataType, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import type { NetworkFlags } from '../../network-options.js';
-import { MAX_TIMEOUT_MS, openNetwork, parseTimeout } from '../../network.js';
-import { UsageError } from '../../errors.js';
-import { resolveNodes } from '../../nodes.js';
+import { MAX_TIMEOUT_MS } from '../../network.js';
+import { openTarget } from '../../node-source.js';
+import { errorJson, spanFields, timeFields } from '../../render/json-values.js';
 import { NodeProgress } from '../../render/node-progress.js';
-import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
-import { describeTime, isoTime, parseDuration } from '../../time.js';
-import { parseOutput } from '../sweep/plan.js';
+import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
+import { describeTime, isoTime } from '../../time.js';
+import { MIN_WATCH_MS, type StatusOptions } from './command.js';
 
-export interface StatusOptions extends NetworkFlags {
-  watch?: boolean | string;
-  lostAfter: string;
-  output: string;
-}
+export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './command.js';
 
 /**
  * Why a node has no status: `unreachable` (no connection, no answer in time, TLS failed),
- * `no sweep API` (a 404: the store removed /sweep_delete in 0.19.23), `error` (an error status),
- * `bad answer` (it answered, but not a status: too large, not JSON), `lost` (--watch: it stopped
+ * `no_sweep_api` (a 404: the store removed /sweep_delete in 0.19.23), `error` (an error status),
+ * `bad_answer` (it answered, but not a status: too large, not JSON), `lost` (--watch: it stopped
  * answering polls usefully for --lost-after). Only the first means that no answer came.
  */
-export type NoStatus = 'unreachable' | 'no sweep API' | 'error' | 'bad answer' | 'lost';
+export type NoStatus = 'unreachable' | 'no_sweep_api' | 'error' | 'bad_answer' | 'lost';
 
-/** One node's answer: its status, or why there is none. */
-export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus };
+/** One node's answer: its status, or why there is none (`code`: the client's error code, for JSON). */
+export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus; code: string };
 
 /** A node that answered something unexpected is not "unreachable". */
 export function noStatus(err: NodeRequestError): NoStatus {
   if (err.code === 'unreachable' || err.code === 'timeout' || err.code === 'tls' || err.code === 'aborted') return 'unreachable';
-  if (err.code === 'no_sweep_api') return 'no sweep API';
-  return err.code === 'http' ? 'error' : 'bad answer';
+  if (err.code === 'no_sweep_api') return 'no_sweep_api';
+  return err.code === 'http' ? 'error' : 'bad_answer';
 }
 
-/** `--output json`: booleans and numbers, not the wire's strings; a node without status carries `error` and `why`. */
+/** How a state reads in a table: `no sweep API`, `bad answer`. */
+function label(why: NoStatus): string {
+  return why === 'no_sweep_api' ? 'no sweep API' : why.replace(/_/g, ' ');
+}
+
+/** A node that answered: `running` while any type sweeps, else `idle`. */
+function nodeState(r: NodeStatus): string {
+  if (!r.ok) return r.why;
+  return DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle';
+}
+
+/** One type's status as JSON: booleans, times in epoch seconds and ISO, spans as numbers (null: all). */
+export function typeStatusJson(type: DataType, s: TypeStatus): Record<string, unknown> {
+  const out: Record<string, unknown> = { running: s.running };
+  Object.assign(out, timeFields('delete_time', s.timestamp === undefined ? undefined : s.timestamp * 1000));
+  if (type !== 'text') Object.assign(out, spanFields('rollups', s.rollups));
+  if (s.current_uuid !== undefined) out.current_uuid = s.current_uuid;
+  if (s.current_metric !== undefined) out.current_metric = s.current_metric;
+  if (s.cancelling !== undefined) out.cancelling = s.cancelling;
+  if (s.instance !== undefined) out.instance = s.instance;
+  const l = s.last;
+  if (l) {
+    const last: Record<string, unknown> = {};
+    if (l.result !== undefined) last.result = l.result;
+    Object.assign(last, timeFields('delete_time', l.timestamp === undefined ? undefined : l.timestamp * 1000));
+    if (type !== 'text') Object.assign(last, spanFields('rollups', l.rollups));
+    Object.assign(last, timeFields('finished', l.finished));
+    if (l.error !== undefined) last.error = l.error;
+    if (l.replacedBy !== undefined) last.replaced_by = l.replacedBy;
+    out.last = last;
+  }
+  return out;
+}
+
+/** `--output json`: one object per node; `state` says how it is, `error` why there is no status. */
 export function statusJson(rows: readonly NodeStatus[]): unknown {
-  return { nodes: rows.map((r) => (r.ok ? { node: r.node, ok: true, status: r.status } : { node: r.node, ok: false, error: r.error, why: r.why })) };
+  return {
+    nodes: rows.map((r) =>
+      r.ok
+        ? { node: r.node, ok: true, state: nodeState(r), status: Object.fromEntries(DATA_TYPES.map((t) => [t, typeStatusJson(t, r.status[t])])) }
+        : { node: r.node, ok: false, state: r.why, error: errorJson(r.code, r.error) },
+    ),
+  };
 }
 
 function current(s: TypeStatus): string {
@@ -64,9 +99,12 @@ function anyLastSweep(rows: readonly NodeStatus[]): boolean {
   return rows.some((r) => r.ok && DATA_TYPES.some((t) => r.status[t].last !== undefined));
 }
 
+export const PER_TYPE_HEADERS = ['node', 'type', 'running', 'current', 'delete time', 'rollups'] as const;
+
+/** `--per-type`: one row per node and data type. */
 export function statusTableRows(rows: readonly NodeStatus[], withLast = anyLastSweep(rows)): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, '-', r.why, r.error, '', '', ...(withLast ? [''] : [])]];
+    if (!r.ok) return [[r.node, '-', label(r.why), r.error, '', '', ...(withLast ? [''] : [])]];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
       const row: CellValue[] = [r.node, t, s.running ? 'yes' : 'no', current(s), s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '', t === 'text' ? '' : (s.rollups ?? '')];
@@ -76,9 +114,43 @@ export function statusTableRows(rows: readonly NodeStatus[], withLast = anyLastS
   });
 }
 
+export const ONE_LINE_HEADERS = ['node', 'state', 'nnt', 'text', 'histogram', 'note'] as const;
+
+/** One type in the one-line view: `running` (with its spans when not all), `idle`, `idle, failed`. */
+function typeCell(type: DataType, s: TypeStatus): string {
+  if (s.running) return type !== 'text' && s.rollups !== undefined && s.rollups !== 'all' ? `running ${s.rollups}` : 'running';
+  const result = s.last?.result;
+  return result !== undefined && result !== 'completed' ? `idle, ${result}` : 'idle';
+}
+
+/** The last sweep a node finished (of any type), for the one-line view's note. */
+function latestLastSweep(status: SweepStatus): string {
+  const done = DATA_TYPES.filter((t) => status[t].last !== undefined).sort((a, b) => (status[b].last!.finished ?? 0) - (status[a].last!.finished ?? 0));
+  const t = done[0];
+  if (t === undefined) return '';
+  const same = done.filter((x) => status[x].last!.timestamp === status[t].last!.timestamp && status[x].last!.finished === status[t].last!.finished);
+  return `last sweep (${same.join(', ')}) ${describeLastSweep(status[t], t)}`;
+}
+
+/** The default view: one row per node, every type in it. */
+export function statusOneLineRows(rows: readonly NodeStatus[]): CellValue[][] {
+  return rows.map((r): CellValue[] => {
+    if (!r.ok) return [r.node, label(r.why), '-', '-', '-', r.error];
+    const s = r.status;
+    const running = DATA_TYPES.filter((t) => s[t].running);
+    if (running.length === 0) return [r.node, nodeState(r), ...DATA_TYPES.map((t) => typeCell(t, s[t])), latestLastSweep(s)];
+    // What runs: before which time (once when every type sweeps to the same), and where each type is.
+    const times = [...new Set(running.map((t) => s[t].timestamp).filter((x): x is number => x !== undefined))];
+    const before = times.length === 1 ? [`before ${describeTime(times[0]! * 1000)}`] : running.filter((t) => s[t].timestamp !== undefined).map((t) => `${t} before ${describeTime(s[t].timestamp! * 1000)}`);
+    const work = running.filter((t) => current(s[t]) !== '').map((t) => `${t} at ${current(s[t])}`);
+    return [r.node, nodeState(r), ...DATA_TYPES.map((t) => typeCell(t, s[t])), [...before, ...work].join('; ')];
+  });
+}
+
 export const STATUS_CSV_HEADERS = [
   'node',
   'ok',
+  'state',
   'type',
   'running',
   'current_uuid',
@@ -86,23 +158,28 @@ export const STATUS_CSV_HEADERS = [
   'delete_time',
   'delete_time_iso',
   'rollups',
+  'error_code',
   'error',
   'last_result',
   'last_delete_time',
+  'last_delete_time_iso',
   'last_rollups',
+  'last_finished',
   'last_finished_iso',
   'last_error',
 ] as const;
 
+/** CSV: always one row per node and type (the grain a spreadsheet or a script wants); `rollups` as the node wrote it. */
 export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, 'false', '', '', '', '', '', '', '', r.error, '', '', '', '', '']];
+    if (!r.ok) return [[r.node, 'false', r.why, '', '', '', '', '', '', '', r.code, r.error, '', '', '', '', '', '', '']];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
       const l = s.last;
       return [
         r.node,
         'true',
+        nodeState(r),
         t,
         String(s.running),
         s.current_uuid,
@@ -111,9 +188,12 @@ export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
         s.timestamp !== undefined ? isoTime(s.timestamp * 1000) : '',
         s.rollups,
         '',
+        '',
         l?.result,
         l?.timestamp,
+        l?.timestamp !== undefined ? isoTime(l.timestamp * 1000) : '',
         l?.rollups,
+        l?.finished !== undefined ? l.finished / 1000 : '',
         l?.finished !== undefined ? isoTime(l.finished) : '',
         l?.error,
       ];
@@ -121,39 +201,34 @@ export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
   });
 }
 
-function print(ctx: CliContext, output: 'table' | 'json' | 'csv', rows: readonly NodeStatus[]): void {
-  if (output === 'json') ctx.stdout.write(renderJson(statusJson(rows)));
-  else if (output === 'csv') ctx.stdout.write(renderCsv(STATUS_CSV_HEADERS, statusCsvRows(rows), { terminal: Boolean(ctx.stdout.isTTY) }));
-  else {
-    const withLast = anyLastSweep(rows);
+function print(ctx: CliContext, opts: Pick<StatusOptions, 'output' | 'perType'>, rows: readonly NodeStatus[]): void {
+  if (opts.output === 'json') return void ctx.stdout.write(renderJson(statusJson(rows)));
+  if (opts.output === 'csv') return void ctx.stdout.write(renderCsv(STATUS_CSV_HEADERS, statusCsvRows(rows), { terminal: Boolean(ctx.stdout.isTTY) }));
+  const bad = (cell: string): boolean => /^(unreachable|no sweep API|error|bad answer|lost)$/.test(cell) || /^idle, (failed|cancelled|replaced)$/.test(cell);
+  if (!opts.perType) {
     ctx.stdout.write(
-      renderTable(['node', 'type', 'running', 'current', 'delete time', 'rollups', ...(withLast ? ['last sweep'] : [])], statusTableRows(rows, withLast), {
+      renderTable(ONE_LINE_HEADERS, statusOneLineRows(rows), {
         colour: ctx.colour,
-        paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'no' ? cell : p.red(cell)),
+        width: tableWidth(ctx),
+        paint: (cell, col, _r, p) => (col < 1 || col > 4 ? cell : cell.startsWith('running') ? p.cyan(cell) : bad(cell) ? p.red(cell) : cell),
       }),
     );
+    return;
   }
+  const withLast = anyLastSweep(rows);
+  ctx.stdout.write(
+    renderTable([...PER_TYPE_HEADERS, ...(withLast ? ['last sweep'] : [])], statusTableRows(rows, withLast), {
+      colour: ctx.colour,
+      width: tableWidth(ctx),
+      paint: (cell, col, _r, p) => (col !== 2 ? cell : cell === 'yes' ? p.cyan(cell) : cell === 'no' ? cell : p.red(cell)),
+    }),
+  );
 }
 
 function exitFor(rows: readonly NodeStatus[], ctx: CliContext): ExitCode {
   if (ctx.signal.aborted) return EXIT.interrupted;
   const bad = rows.filter((r) => !r.ok).length;
   return bad === 0 ? EXIT.ok : bad === rows.length ? EXIT.failed : EXIT.partial;
-}
-
-/** `--watch` intervals: a poll a node can answer before the next, and a watch that still watches. */
-export const MIN_WATCH_MS = 100;
-export const MAX_WATCH_MS = 3_600_000;
-
-/** The `--watch` value: undefined (no watch), the default 2 s, or a duration within the bounds above. */
-export function parseWatch(value: boolean | string | undefined): number | undefined {
-  if (value === undefined || value === false) return undefined;
-  if (value === true) return 2000;
-  const ms = parseDuration(value, '--watch');
-  if (ms < MIN_WATCH_MS || ms > MAX_WATCH_MS) {
-    throw new UsageError(`--watch: ${JSON.stringify(value)} is outside ${MIN_WATCH_MS}ms..1h (the interval between two polls of each node)`, 'e.g. --watch 5s');
-  }
-  return ms;
 }
 
 /**
@@ -174,33 +249,38 @@ export function watchClock(floorMs: number, base: Clock = systemClock): Clock {
 }
 
 export async function statusAction(opts: StatusOptions, ctx: CliContext): Promise<ExitCode> {
-  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
-  const intervalMs = parseWatch(opts.watch);
-  const lostAfterMs = parseTimeout(opts.lostAfter, '--lost-after');
-  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
-  for (const w of list.warnings) ctx.log.warn(w);
-  const net = openNetwork(opts, ctx);
+  const run = await openTarget(opts, ctx, { command: 'tsnode status' });
+  const net = run.network;
   try {
-    const clients = list.nodes.map((n) => net.client(n));
+    const clients = run.nodes.map((n) => net.client(n));
     const outcomes = await fanOut(clients, (c) => c.sweepStatus({ signal: ctx.signal }));
-    let rows: NodeStatus[] = outcomes.map((o) => (o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail, why: noStatus(o.error) }));
-    if (intervalMs !== undefined && !ctx.signal.aborted) {
+    let rows: NodeStatus[] = outcomes.map((o) =>
+      o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail, why: noStatus(o.error), code: o.error.code },
+    );
+    if (opts.watch !== undefined && !ctx.signal.aborted) {
       // Watch: poll every reachable node until all of it is idle; changes on stderr, the final state on stdout.
-      const progress = new NodeProgress(ctx, list.nodes);
-      for (const r of rows) progress.onEvent({ kind: 'state', node: r.node, at: ctx.now(), ...(r.ok ? { state: r.status && DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle', status: r.status } : { state: r.why === 'unreachable' ? 'unreachable' : 'failed', error: r.error }) });
+      const progress = new NodeProgress(ctx, run.nodes);
+      for (const r of rows) {
+        progress.onEvent({
+          kind: 'state',
+          node: r.node,
+          at: ctx.now(),
+          ...(r.ok ? { state: DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle', status: r.status } : { state: r.why === 'unreachable' ? 'unreachable' : 'failed', error: r.error }),
+        });
+      }
       try {
         rows = await Promise.all(
           rows.map(async (r, i): Promise<NodeStatus> => {
             if (!r.ok) return r;
             const res = await pollUntilIdle(clients[i]!, {
-              intervalMs,
-              lostAfterMs,
+              intervalMs: opts.watch,
+              lostAfterMs: opts.lostAfter,
               clock: watchClock(MIN_WATCH_MS),
               signal: ctx.signal,
               onEvent: (e) => progress.onEvent(e.kind === 'state' && e.state === 'done' ? { ...e, state: 'idle' } : e),
             });
             // no answer, or answers that were not a status, for --lost-after (the reason says which)
-            if (res.state === 'lost' || res.state === 'unconfirmed') return { node: r.node, ok: false, error: res.reason, why: 'lost' };
+            if (res.state === 'lost' || res.state === 'unconfirmed') return { node: r.node, ok: false, error: res.reason, why: 'lost', code: res.state };
             return { node: r.node, ok: true, status: res.status ?? r.status };
           }),
         );
@@ -208,7 +288,7 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
         progress.stop();
       }
     }
-    print(ctx, output, rows);
+    print(ctx, opts, rows);
     if (ctx.signal.aborted) ctx.log.warn('interrupted: stopped watching (sweeps keep running on their nodes)');
     return exitFor(rows, ctx);
   } finally {

@@ -17,6 +17,9 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { openNetwork, parseCount, parseSize } from '../../network.js';
 import { parseNodeEntry, resolveNodes } from '../../nodes.js';
+import { seededRing } from '../../node-source.js';
+import { DiscoveryError } from '../../../client/discovery.js';
+import { planWriteRoute, type WriteRoute } from './route.js';
 import { escapeText } from '../../render/terminal-text.js';
 import { painter } from '../../runtime.js';
 import type { WriteFlags } from './command.js';
@@ -55,7 +58,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   const batchSize = parseCount(opts.batchSize, '--batch-size', 1);
   const batchBytes = parseSize(opts.batchBytes, '--batch-bytes');
   const concurrency = parseCount(opts.concurrency, '--concurrency', 1);
-  const smallestSpan = parseCount(opts.smallestSpan, '--smallest-span', 1);
+  if (opts.smallestSpan !== undefined) parseCount(opts.smallestSpan, '--smallest-span', 1);
   const maxErrors = opts.maxErrors === undefined ? undefined : parseCount(opts.maxErrors, '--max-errors', 0);
   const retries = parseCount(opts.retries, '--retries');
   let rate: number | undefined;
@@ -94,7 +97,14 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
 
   const paint = painter(ctx.colourErr);
   const net = openNetwork(opts, ctx, { connectionsPerNode: Math.max(concurrency + 2, 8) });
-  const clients = nodes.map((n) => net.client(n));
+  let route: WriteRoute;
+  try {
+    route = await planWriteRoute(opts, nodes, ctx, net, seededRing(opts));
+  } catch (err) {
+    await net.close();
+    if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
+    throw err;
+  }
   let spinner: Ora | undefined;
   let latest: ReplayProgress | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -110,7 +120,12 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
     };
     switch (e.type) {
       case 'node-down':
-        say(`${e.node} is failing (${e.error}); sending to the other nodes for ${Math.round((e.untilMs - ctx.now()) / 1000)}s`, true);
+        say(
+          route.to === 'owners'
+            ? `${e.node} is failing (${e.error}); its records go to the rejects file (naming it) for ${Math.round((e.untilMs - ctx.now()) / 1000)}s, then it is tried again`
+            : `${e.node} is failing (${e.error}); sending to the other nodes for ${Math.round((e.untilMs - ctx.now()) / 1000)}s`,
+          true,
+        );
         break;
       case 'node-up':
         say(`${e.node} is taking writes again`);
@@ -159,8 +174,9 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   let result: ReplayResult;
   try {
     result = await writeRecords(files, {
-      clients,
-      to: opts.to as 'any' | 'all',
+      clients: route.clients,
+      to: route.to,
+      ...(route.ring ? { ring: route.ring } : {}),
       format: opts.format as 'auto' | 'json' | 'ndjson',
       batchSize,
       batchBytes,
@@ -169,7 +185,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
       rejectsPath,
       ...(maxErrors !== undefined ? { maxErrors } : {}),
       ...(rate !== undefined ? { rate } : {}),
-      smallestSpan,
+      smallestSpan: route.smallestSpan,
       strict: opts.strict,
       statePath,
       resume: opts.resume,
@@ -193,7 +209,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
     await net.close();
   }
   spinner?.stop();
-  return report(result, opts, ctx, paint, nodes, invalidShown);
+  return report(result, opts, ctx, paint, route, invalidShown);
 }
 
 /** How many invalid records --strict names on stderr. */
@@ -256,8 +272,11 @@ function exitCodeOf(r: ReplayResult): ExitCode {
   }
 }
 
-function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: ReturnType<typeof painter>, nodes: string[], invalidShown: readonly RejectEntry[]): ExitCode {
+function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: ReturnType<typeof painter>, route: WriteRoute, invalidShown: readonly RejectEntry[]): ExitCode {
   const code = exitCodeOf(r);
+  const to = route.to;
+  const nodeCount = route.clients.length;
+  const copies = route.ring?.writeCopies;
   const rate = r.seconds > 0 ? Math.round(r.read / r.seconds) : r.read;
   const invalid = r.rejected - r.rejectedByNode - r.failedRecords;
   const resume =
@@ -276,9 +295,13 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
   if (opts.output === 'json') {
     const doc: Record<string, unknown> = {
       status: r.stopped,
+      to,
+      ring: route.targets ? { hash: route.targets.ring.hash, writeCopies: route.targets.ring.topology.writeCopies, nodes: route.targets.ring.nodes.length } : null,
+      smallestSpan: { seconds: route.smallestSpan, from: route.spanFrom },
       read: r.read,
       written: r.written,
-      ...(opts.to === 'all' ? { writtenToSome: r.writtenToSome } : {}),
+      ...(to === 'all' || to === 'owners' ? { writtenToSome: r.writtenToSome } : {}),
+      ...(to === 'owners' ? { toNamedOwner: r.toNamedOwner } : {}),
       acknowledged: r.acknowledged,
       rejected: r.rejected,
       invalid,
@@ -296,14 +319,16 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
       inputs: r.inputs.map((i) => ({ file: i.name, format: i.format, read: i.read, skipped: i.skipped, position: i.position })),
       earlier: r.earlier ? { ...r.earlier, rejected: earlierRejected(r) } : null,
     };
-    if (opts.to === 'all' || r.dryRun) {
+    if (to === 'all' || to === 'owners' || r.dryRun) {
       doc.nodes = r.nodes.map((n) => ({
         node: n.node,
         batches: n.batches,
         records: n.records,
         acknowledged: { byCount: n.ackedByCount, bare: n.ackedBare },
         failedBatches: n.failedBatches,
+        failedRecords: n.failedRecords,
         refused: n.rejected,
+        bytesSent: n.bytesSent,
         ...(n.lastError ? { error: n.lastError } : {}),
       }));
     }
@@ -324,8 +349,21 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
     const inputs = `${n(r.read)} records from ${r.inputs.length} input${r.inputs.length === 1 ? '' : 's'}`;
     const batches = `${n(r.batches)} batch${r.batches === 1 ? '' : 'es'}`;
     if (r.dryRun) {
-      say(`dry run: read ${inputs}, would write ${n(r.read - r.rejected)} in ${batches} to ${nodes.length} node${nodes.length === 1 ? '' : 's'} (--to ${opts.to})`);
-    } else if (opts.to === 'all') {
+      say(`dry run: read ${inputs}, would write ${n(r.read - r.rejected)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to ${to})`);
+    } else if (to === 'owners') {
+      // The headline says whether every record reached all of its owners; a node that failed must not hide in "wrote N".
+      const complete = r.writtenToSome === 0 && r.failedRecords === 0 && r.rejectedByNode === 0;
+      // Records replayed from owner-named rejects lines go to that one owner: say so rather than "all of its owners".
+      const named = r.toNamedOwner === 0 ? '' : r.toNamedOwner >= r.read - invalid ? ' (each to the owner its rejects-file line names)' : ` (${n(r.toNamedOwner)} of them to the one owner their rejects-file line names)`;
+      const where = complete
+        ? r.toNamedOwner > 0 && r.toNamedOwner >= r.read - invalid
+          ? `wrote ${n(r.written)} to their owners${named}`
+          : `wrote ${n(r.written)}, each to all of its ${copies} owner${copies === 1 ? '' : 's'}${named}`
+        : r.written > 0
+          ? `wrote ${n(r.written)} to all of their owners and ${n(r.writtenToSome)} to some of their owners only`
+          : `wrote ${n(r.writtenToSome)} to some of their owners only, none to all of them`;
+      say(`read ${inputs}, ${where}, in ${batches} to ${nodeCount} nodes (--to owners)`, complete ? undefined : paint.yellow);
+    } else if (to === 'all') {
       // "Written" with --to all is what every node took; a node that took less must not turn the headline into "wrote 0".
       const complete = r.writtenToSome === 0 && r.nodes.every((x) => x.failedBatches === 0);
       const where =
@@ -334,9 +372,9 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
           : r.written > 0
             ? `wrote ${n(r.written)} to every node and ${n(r.writtenToSome)} more to some nodes only`
             : `wrote ${n(r.writtenToSome)} to some nodes only, none to every node`;
-      say(`read ${inputs}, ${where}, in ${batches} to ${nodes.length} nodes (--to all)`, complete ? undefined : paint.yellow);
+      say(`read ${inputs}, ${where}, in ${batches} to ${nodeCount} nodes (--to all)`, complete ? undefined : paint.yellow);
     } else {
-      say(`read ${inputs}, wrote ${n(r.written)} in ${batches} to ${nodes.length} node${nodes.length === 1 ? '' : 's'} (--to any)`);
+      say(`read ${inputs}, wrote ${n(r.written)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to any)`);
     }
     for (const i of r.inputs) if (i.skipped > 0) say(`  ${i.name}: resumed after record ${n(i.skipped)}`);
     if (r.rejected > 0) {
@@ -344,13 +382,17 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
         .filter(Boolean)
         .join(', ');
       say(`rejected ${n(r.rejected)} (${parts})${r.rejectsPath ? `: see ${r.rejectsPath}` : ''}`, paint.yellow);
+      const owedTo = r.nodes.filter((x) => x.failedRecords > 0).map((x) => x.node);
+      if (to === 'owners' && owedTo.length > 0 && r.rejectsPath) {
+        say(`  once ${owedTo.join(', ')} ${owedTo.length === 1 ? 'is' : 'are'} back: tsnode write ${r.rejectsPath} (with the same node flags) sends each of those records to the node its line names`);
+      }
     } else say('rejected 0');
     if (r.earlier) {
       const e = r.earlier;
       const before = earlierRejected(r);
       const parts = [e.invalid ? `${n(e.invalid)} invalid` : '', e.refused ? `${n(e.refused)} refused by a node` : '', e.notWritten ? `${n(e.notWritten)} not written` : ''].filter(Boolean).join(', ');
       say(
-        `earlier run(s), up to where this one resumed: wrote ${n(e.written)}${opts.to === 'all' && e.writtenToSome ? ` (and ${n(e.writtenToSome)} to some nodes only)` : ''}, rejected ${n(before)}${before ? ` (${parts})${r.rejectsPath ? `: in ${r.rejectsPath}` : ''}` : ''}`,
+        `earlier run(s), up to where this one resumed: wrote ${n(e.written)}${(to === 'all' || to === 'owners') && e.writtenToSome ? ` (and ${n(e.writtenToSome)} to some ${to === 'owners' ? 'of their owners' : 'nodes'} only)` : ''}, rejected ${n(before)}${before ? ` (${parts})${r.rejectsPath ? `: in ${r.rejectsPath}` : ''}` : ''}`,
         before ? paint.yellow : undefined,
       );
       if (before && r.stopped === 'done') say(`  fix them, then replay the rejects file: tsnode write ${r.rejectsPath ?? '<rejects file>'} (with the same node flags)`);
@@ -358,16 +400,21 @@ function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: Retur
     if (!r.dryRun && r.acknowledged.byCount + r.acknowledged.bare > 0) {
       say(`acknowledged: ${n(r.acknowledged.byCount)} records by the node's count, ${n(r.acknowledged.bare)} by a 2xx that carried no count`);
     }
-    if (opts.to === 'all' || r.dryRun) {
+    if (to === 'all' || to === 'owners' || r.dryRun) {
       for (const node of r.nodes) {
-        const base = `  ${node.node}: ${n(node.records)} records${r.dryRun ? '' : ` in ${n(node.batches)} batches`}`;
-        say(base, undefined, node.failedBatches ? { text: `, ${node.failedBatches} batches failed (${node.lastError ?? ''})`, colour: paint.red } : undefined);
+        const base = `  ${node.node}: ${n(node.records)} records${r.dryRun ? '' : ` in ${n(node.batches)} batch${node.batches === 1 ? '' : 'es'}`}`;
+        const failed =
+          to === 'owners'
+            ? `, ${n(node.failedRecords)} records not written in ${node.failedBatches} failed batch${node.failedBatches === 1 ? '' : 'es'} (${node.lastError ?? ''}): in the rejects file for this node`
+            : `, ${node.failedBatches} batches failed (${node.lastError ?? ''})`;
+        say(base, undefined, node.failedBatches ? { text: failed, colour: paint.red } : undefined);
       }
     }
     say(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(rate)} records/s`);
     if (ctx.verbose) say(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
     if (r.stopped === 'max-errors') say(`stopped: more than ${opts.maxErrors} records rejected`, paint.red);
-    if (r.stopped === 'nodes-down') say(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
+    if (r.stopped === 'nodes-down' && to === 'owners') say(`stopped: every owner a batch went to failed it (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
+    else if (r.stopped === 'nodes-down') say(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
     if (r.stopped === 'interrupted') say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
     if (r.inputError) say(`stopped: ${r.inputError.message}`, paint.red);
     if (resumeHint) say(resumeHint);

@@ -1,0 +1,73 @@
+/**
+ * Series ids by (uuid, metric), with the kinds of data each series has had, kept in memory for the
+ * most recently used `capacity` series (a write names its series by strings; the tables key them
+ * by id). Creates a series the first time something is written to it.
+ */
+import type { Statements } from './statements.js';
+
+interface Known {
+  id: number;
+  /** KIND_BIT of every data type written to the series so far. */
+  kinds: number;
+}
+
+export class SeriesIds {
+  /** `${uuid}${metric}` -> series; least recently used first. */
+  private readonly cache = new Map<string, Known>();
+
+  constructor(
+    private readonly s: Statements,
+    private readonly capacity: number,
+  ) {}
+
+  /** Series held in memory. */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /** The id of a series held in memory that has had `kind` written, without a query (the write's fast path). */
+  cachedId(uuid: string, metric: string, kind: number): number | undefined {
+    const c = this.cache.get(uuid + metric);
+    return c !== undefined && (c.kinds & kind) !== 0 ? c.id : undefined;
+  }
+
+  find(uuid: string, metric: string): Known | undefined {
+    // A uuid is always 36 characters: it and the metric make a key without a separator.
+    const key = uuid + metric;
+    const cached = this.cache.get(key);
+    if (cached !== undefined) {
+      // Most recently used last.
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      return cached;
+    }
+    const row = this.s.findSeries.get(uuid, metric);
+    if (row !== undefined) this.remember(key, row);
+    return row;
+  }
+
+  /** Finds or creates a series and notes the kind of data written to it (inside the write's transaction). */
+  idFor(uuid: string, metric: string, kind: number): number {
+    const found = this.find(uuid, metric);
+    if (found !== undefined) {
+      if ((found.kinds & kind) === 0) {
+        this.s.addKind.run(kind, found.id);
+        found.kinds |= kind;
+      }
+      return found.id;
+    }
+    const id = Number(this.s.insertSeries.run(uuid, metric, kind).lastInsertRowid);
+    this.remember(uuid + metric, { id, kinds: kind });
+    return id;
+  }
+
+  /** Forgets every series: a rolled-back transaction may have created some of them. */
+  forget(): void {
+    this.cache.clear();
+  }
+
+  private remember(key: string, entry: Known): void {
+    this.cache.set(key, entry);
+    if (this.cache.size > this.capacity) this.cache.delete(this.cache.keys().next().value!);
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Owner routing of a batch: every record in the slices of exactly its owners (as the ring places
+ * it), its bytes as read, and a rejects-file line that names its owner sent to that owner alone.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Batcher, batchTexts, type Batch } from '../../src/records/batch.js';
+import { NdjsonSplitter } from '../../src/records/splitter.js';
+import { OwnerRouter, joinSlices, type OwnerSlice } from '../../src/replay/owners.js';
+import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
+import { Ring, type Topology } from '../../src/ring/index.js';
+import { writeSpan } from '../../src/client/routing.js';
+import type { NodeSelf } from '../../src/client/discovery.js';
+
+const TOPOLOGY: Topology = {
+  writeCopies: 2,
+  nodes: [
+    { id: '1f846f26-0cfd-4df5-b4f1-e0930604e577', address: '10.0.0.1', port: 8112, apiport: 8112, weight: 32 },
+    { id: '765ac4cc-1929-4642-9ef1-d194d08f9538', address: '10.0.0.2', port: 8112, apiport: 8112, weight: 32 },
+    { id: '8c2fc7b8-c569-402d-a393-db433fb267aa', address: '10.0.0.3', port: 8112, apiport: 8112, weight: 32 },
+    { id: '07fa2237-5744-4c28-a622-a99cfc1ac87e', address: '10.0.0.4', port: 8112, apiport: 8112, weight: 32 },
+    { id: 'c39a6bb1-5c6c-4b8b-8f0e-2a4b8c1e9d11', address: '10.0.0.5', port: 8112, apiport: 8112, weight: 32 },
+  ],
+};
+const ring = Ring.compile(TOPOLOGY);
+const ids = ['3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', '11111111-2222-4333-8444-555555555555', 'ABCDEF01-2345-4789-8bcd-ef0123456789'];
+
+function batchOf(lines: string[]): Batch {
+  const s = new NdjsonSplitter('in.ndjson');
+  const b = new Batcher({ source: 'in.ndjson', smallestSpan: 60, batchSize: 1_000_000, batchBytes: 1 << 26 });
+  for (const raw of [...s.push(Buffer.from(lines.join('\n') + '\n')), ...s.end()]) {
+    const r = b.add(raw);
+    expect(r.kind).toBe('ok');
+  }
+  return b.flush();
+}
+
+const indexOf = new Map(TOPOLOGY.nodes.map((n, k) => [n.id, k]));
+const ownersOf = (id: string, metric: string): number[] => ring.ownersOf(id, metric).map((n) => indexOf.get(n.id)!);
+
+describe('OwnerRouter.split', () => {
+  it('puts each record in the slices of exactly its owners, bytes as read, in input order', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const metric = i % 7 === 0 ? `disk "sda" ${i % 11}` : i % 5 === 0 ? `mém|ST[host:${i % 3}]` : `cpu${i % 13}`;
+      const rec: Record<string, unknown> = { metric, id: ids[i % 3], offset: 60 * i, count: 1, value: i };
+      // A record with parts goes the parsing path; `1.0` must reach the node as `1.0`.
+      let text = JSON.stringify(rec);
+      if (i % 9 === 0) text = text.replace('"count":1', '"count":1,"parts":[60,[{"count":1,"value":1.0}]]');
+      if (i % 4 === 0) text = text.replace(`"value":${i}}`, `"value":${i}.0}`);
+      lines.push(text);
+    }
+    const batch = batchOf(lines);
+    const routed = new OwnerRouter(ring).split(batch);
+    const seen = new Map<number, number[]>();
+    for (const s of routed.slices) {
+      const texts = batchTexts(s.body);
+      expect(texts).toHaveLength(s.count);
+      expect(s.records).toEqual([...s.records].sort((a, b) => a - b));
+      texts.forEach((t, j) => {
+        const k = s.index[j]!;
+        expect(t).toBe(lines[k]);
+        expect(s.records[j]).toBe(k + 1);
+        seen.set(k, [...(seen.get(k) ?? []), s.node]);
+      });
+    }
+    lines.forEach((l, k) => {
+      const v = JSON.parse(l) as { id: string; metric: string };
+      expect([...seen.get(k)!].sort()).toEqual(ownersOf(v.id, v.metric).sort());
+      expect(routed.copies[k]).toBe(2);
+    });
+    expect(routed.owed).toBe(0);
+  });
+
+  it('places the same as the ring for any metric (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...ids), fc.string({ minLength: 1, maxLength: 40 })), { minLength: 1, maxLength: 40 }), (recs) => {
+        const lines = recs.map(([id, metric], i) => JSON.stringify({ metric, id, offset: 60 * i, count: 1, value: 1 }));
+        const routed = new OwnerRouter(ring).split(batchOf(lines));
+        const got = new Map<number, number[]>();
+        for (const s of routed.slices) s.index.forEach((k) => got.set(k, [...(got.get(k) ?? []), s.node]));
+        recs.forEach(([id, metric], k) => expect(got.get(k)!.sort()).toEqual(ownersOf(id, metric).sort()));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('sends a rejects-file line that names its owner to that owner alone; a non-owner named means all owners', () => {
+    const id = ids[0]!;
+    const [primary, second] = ownersOf(id, 'cpu');
+    const stranger = [0, 1, 2, 3, 4].find((k) => k !== primary && k !== second)!;
+    const input = { metric: 'cpu', id, offset: 60, count: 1, value: 1 };
+    const line = (owner: string | undefined, record: number): string =>
+      JSON.stringify({ file: 'x.ndjson', record, error: 'not written: down', node: 'http://10.0.0.9:8112', ...(owner ? { owner } : {}), input: { ...input, offset: 60 * record } });
+    const batch = batchOf([line(TOPOLOGY.nodes[second!]!.id, 1), line(undefined, 2), line(TOPOLOGY.nodes[stranger]!.id, 3), line(TOPOLOGY.nodes[second!]!.id.toUpperCase(), 4)]);
+    expect(batch.owedTo).toEqual([TOPOLOGY.nodes[second!]!.id, undefined, TOPOLOGY.nodes[stranger]!.id, TOPOLOGY.nodes[second!]!.id.toUpperCase()]);
+    const routed = new OwnerRouter(ring).split(batch);
+    const byNode = new Map(routed.slices.map((s) => [s.node, s.index]));
+    expect(byNode.get(second!)).toEqual([0, 1, 2, 3]);
+    expect(byNode.get(primary!)).toEqual([1, 2]);
+    expect(byNode.has(stranger)).toBe(false);
+    expect([...routed.copies]).toEqual([1, 2, 2, 1]);
+    expect(routed.owed).toBe(2);
+    expect(routed.notOwedThere).toBe(1);
+    // The body sent is the line's input, not the line.
+    expect(JSON.parse(batchTexts(routed.slices.find((s) => s.node === second)!.body)[0]!)).toEqual({ ...input, offset: 60 });
+  });
+
+  it('remembers a bounded number of placements', () => {
+    const router = new OwnerRouter(ring, 10);
+    for (let i = 0; i < 100; i++) expect([...router.ownersOf(ids[0]!, `m${i}`)]).toEqual(ownersOf(ids[0]!, `m${i}`));
+    expect((router as unknown as { cache: Map<string, unknown> }).cache.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('writeSpan', () => {
+  const self = (url: string, baseRollup: number | null): { url: string; self: NodeSelf } => ({
+    url,
+    self: { url, identity: 'x', current: null, next: null, version: null, baseRollup, nntRollups: null, histogramRollups: null, via: 'state' },
+  });
+  it('agrees, disagrees (by span), or has nothing to go on; silent nodes are named', () => {
+    expect(writeSpan([self('a', 60), self('b', 60), { url: 'c', self: null }])).toEqual({ kind: 'agreed', span: 60, unreported: ['c'] });
+    expect(writeSpan([self('a', 60), self('b', 300), self('c', 60)])).toEqual({ kind: 'disagree', spans: [{ span: 60, nodes: ['a', 'c'] }, { span: 300, nodes: ['b'] }] });
+    expect(writeSpan([self('a', null), { url: 'b', self: null }])).toEqual({ kind: 'unreported', nodes: ['a', 'b'] });
+  });
+});
+
+describe('OwnerQueue', () => {
+  const slice = (node: number, n: number, first: number): OwnerSlice => {
+    const texts = Array.from({ length: n }, (_, j) => JSON.stringify({ metric: 'q', id: ids[0], offset: 60 * (first + j), count: 1, value: 1 }));
+    return { node, body: Buffer.from(`[${texts.join(',')}]`), count: n, records: texts.map((_, j) => first + j), lines: texts.map((_, j) => first + j), index: texts.map((_, j) => j) };
+  };
+
+  it('sends every slice exactly once, in full requests within the limits, at most perNode at a time per node', async () => {
+    const sent: Array<{ node: number; parts: QueuedSlice<number>[]; length: number }> = [];
+    const flying = [0, 0, 0];
+    let most = 0;
+    const queue = new OwnerQueue<number>({
+      nodes: 3,
+      batchSize: 10,
+      batchBytes: 1 << 20,
+      perNode: 2,
+      budget: 1 << 30,
+      send: async (node, parts) => {
+        flying[node]!++;
+        most = Math.max(most, flying[node]!);
+        // What is sent is fixed now: a part added to `parts` later would be settled without being sent.
+        sent.push({ node, parts, length: parts.length });
+        await new Promise((r) => setTimeout(r, 2));
+        flying[node]!--;
+      },
+    });
+    let record = 1;
+    const all: OwnerSlice[] = [];
+    for (let b = 0; b < 40; b++) {
+      const slices = [0, 1, 2].map((node) => slice(node, 1 + ((b * 5 + node * 3) % 7), (record += 10)));
+      all.push(...slices);
+      await queue.add(b, slices);
+    }
+    await queue.flushAll();
+    for (const s of sent) expect(s.parts).toHaveLength(s.length);
+    const seen = sent.flatMap((s) => s.parts.map((p) => p.slice));
+    expect(seen).toHaveLength(all.length);
+    expect(new Set(seen)).toEqual(new Set(all));
+    for (const s of sent) {
+      expect(s.parts.every((p) => p.slice.node === s.node)).toBe(true);
+      expect(s.parts.reduce((a, p) => a + p.slice.count, 0)).toBeLessThanOrEqual(10);
+      const joined = joinSlices(s.node, s.parts.map((p) => p.slice));
+      expect(JSON.parse(joined.body.toString())).toHaveLength(joined.count);
+      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.records));
+    }
+    // Full requests: all but each node's last hold more than half the limit.
+    expect(sent.length).toBeLessThan(all.reduce((a, s) => a + s.count, 0) / 5 + 3);
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it('sends the fullest queue early once all of them hold more than the budget', async () => {
+    const sizes: number[] = [];
+    const queue = new OwnerQueue<number>({ nodes: 4, batchSize: 1000, batchBytes: 1 << 20, perNode: 1, budget: 2000, send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.body.length, 0)) });
+    for (let b = 0; b < 20; b++) await queue.add(b, [0, 1, 2, 3].map((node) => slice(node, 2, b * 10 + node * 2)));
+    expect(sizes.length).toBeGreaterThan(0);
+    const waiting = (queue as unknown as { waitingBytes: number }).waitingBytes;
+    expect(waiting).toBeLessThanOrEqual(2000);
+    const dropped = await queue.drop();
+    expect(dropped.length).toBeGreaterThan(0);
+    expect((queue as unknown as { waitingBytes: number }).waitingBytes).toBe(0);
+  });
+});
