@@ -29,9 +29,9 @@ let urls: string[];
 let topology: Topology;
 
 beforeAll(async () => {
-  const up = await runCli(['cluster', 'up', '--nodes', '5', '--write-copies', '2', '--base-port', '0', '--dir', dir, '--detach'], { timeoutMs: 60_000 });
+  const up = await runCli(['cluster', 'up', '--count', '5', '--write-copies', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json'], { timeoutMs: 60_000 });
   expect(up.code, up.stderr).toBe(0);
-  urls = up.stdout.trim().split('\n');
+  urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
   topology = topologyFromJson(JSON.parse(readFileSync(join(dir, 'topology.json'), 'utf8')));
 }, 90_000);
 

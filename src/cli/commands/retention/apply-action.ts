@@ -30,7 +30,9 @@ import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
 import { RetentionProgress } from './progress.js';
 import { describeRequest, resultCsv, resultJson, resultTable, stoppedAt } from './render.js';
 import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir, runFilePath, writeRunFile } from './run-files.js';
-import { openTargetNetwork, resolveRetentionTarget, targetNodes } from './target.js';
+import { openNetwork, type Network } from '../../network.js';
+import { openTarget } from '../../node-source.js';
+import { resolveSettings } from './target.js';
 
 /** The exit code of a finished run: 0 every node finished, 3 some steps done, 1 none, 130 interrupted. */
 export function retentionExitCode(outcome: RunOutcome): ExitCode {
@@ -97,21 +99,33 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
   }
-  const target = resolveRetentionTarget(opts, ctx, { destructive: !resuming, command: 'tsnode retention apply' });
-
   // SIGTERM (systemd stopping the unit, kill) is treated like Ctrl-C: no further DELETE, the run recorded as interrupted.
   const term = new AbortController();
   const onTerm = (): void => term.abort(new Error('SIGTERM'));
   process.on('SIGTERM', onTerm);
   const signal = AbortSignal.any([ctx.signal, term.signal]);
-  const net = openTargetNetwork(target, opts, ctx, { signal });
+  const runCtx: CliContext = { ...ctx, signal };
+  let net: Network | undefined;
   let progress: RetentionProgress | undefined;
   let lock: { release(): void } | undefined;
   let journal: Journal | undefined;
   try {
-    const origin = saved ? `run ${saved.runId} (${saved.plan.nodes.length} node(s))` : undefined;
-    const resolved = saved ? { nodes: saved.plan.nodes.map((n) => n.node), origin: origin! } : await targetNodes(target, net, ctx);
-    const clients = resolved.nodes.map((n) => net.client(n));
+    let target;
+    let resolved: { nodes: string[]; origin: string };
+    if (saved) {
+      // The run's own nodes; only the settings (TLS, headers, header prefix) come from flags and profile.
+      target = resolveSettings(opts, runCtx, 'tsnode retention apply');
+      net = openNetwork({ values: opts, target }, runCtx);
+      resolved = { nodes: saved.plan.nodes.map((n) => n.node), origin: `run ${saved.runId} (${saved.plan.nodes.length} node(s))` };
+      ctx.log.info(`nodes: the ${resolved.nodes.length} of run ${saved.runId} (its run file)`);
+    } else {
+      const opened = await openTarget(opts, runCtx, { command: 'tsnode retention apply', destructive: true });
+      target = opened.target;
+      net = opened.network;
+      resolved = { nodes: opened.nodes, origin: target.origin };
+    }
+    const network = net;
+    const clients = resolved.nodes.map((n) => network.client(n));
 
     // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
     const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
@@ -300,7 +314,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     journal?.close();
     lock?.release();
     process.off('SIGTERM', onTerm);
-    await net.close();
+    await net?.close();
   }
 }
 

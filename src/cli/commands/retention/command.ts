@@ -3,33 +3,18 @@ import type { Runner } from '../../action.js';
 import { completeWith } from '../../completion-hints.js';
 import { EXIT_CODES_HELP } from '../../exit-codes.js';
 import { addFlags, flag, type Flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 
 // Kept here rather than imported from protocol/: declarations load at startup (bench/startup).
 const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
-const MAX_ANSWER = 512 * 1024 * 1024;
 
-/** Where the nodes come from and how to reach them: the same flags, spelled the same, as every command that talks to nodes. */
+/** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {
-  nodes: flag.string('--nodes <file|list>', 'node list: a file (one node per line) or a comma list (else --seed, $TSNODE_NODES, --profile, the current profile)', {
-    complete: { kind: 'files' },
-  }),
-  seed: flag.string('--seed <url>', 'discover the nodes from one node of the ring (its /state, then /topology/json|xml/<hash>)', { complete: { kind: 'none' } }),
+  ...networkFlags(),
   headerPrefix: flag.choice('--header-prefix <prefix>', 'sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile\'s, else X-Service)', HEADER_PREFIXES, {
     ignoreCase: true,
   }),
-  connectTimeout: flag.duration('--connect-timeout <duration>', 'TCP/TLS connect timeout per request', { default: '3s', max: MAX_TIMER_MS }),
-  headersTimeout: flag.duration('--headers-timeout <duration>', 'longest wait for the response headers of one request', { default: '10s', max: MAX_TIMER_MS }),
-  requestTimeout: flag.duration('--request-timeout <duration>', 'longest wait for one complete answer', { default: '30s', max: MAX_TIMER_MS }),
-  retries: flag.count('--retries <n>', 'retries of GETs for connection errors, timeouts, 429 and 5xx (a DELETE is never retried)', { default: '3', max: 100 }),
-  deadline: flag.duration('--deadline <duration>', 'overall bound on all requests of the command (default: none)', { max: MAX_TIMER_MS }),
-  maxAnswer: flag.size('--max-answer <size>', 'largest answer accepted from a node, e.g. 1MiB (default: sized per request)', { max: MAX_ANSWER }),
-  cacert: flag.string('--cacert <file>', "PEM file of the CA(s) that sign the nodes' certificates", { complete: { kind: 'files' } }),
-  cert: flag.string('--cert <file>', 'PEM client certificate for mutual TLS (with --key)', { complete: { kind: 'files' } }),
-  key: flag.string('--key <file>', 'PEM private key of --cert', { complete: { kind: 'files' } }),
-  insecure: flag.boolean('--insecure', 'do not verify node certificates (dangerous; warns on every run)'),
-  header: flag.repeatable('--header <"Name: value">', 'extra request header, repeatable (also $TSNODE_HEADERS)', { complete: { kind: 'none' } }),
-  redact: flag.repeatable('--redact <name>', "keep this header's value out of logs and output, repeatable", { complete: { kind: 'none' } }),
   concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
 };
 export type TargetFlagValues = FlagValues<typeof targetFlags>;

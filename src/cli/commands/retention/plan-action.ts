@@ -6,7 +6,7 @@ import { renderJson } from '../../render/table.js';
 import type { RetentionPlanFlags } from './command.js';
 import { asUsage, nodeSpansOf, readPolicy } from './policy-input.js';
 import { planCsv, planJson, planText } from './render.js';
-import { openTargetNetwork, resolveRetentionTarget, targetNodes } from './target.js';
+import { openTarget } from '../../node-source.js';
 
 /**
  * `tsnode retention plan`: the policy, "now" pinned once, every node's spans (GET /state, read-only)
@@ -14,10 +14,10 @@ import { openTargetNetwork, resolveRetentionTarget, targetNodes } from './target
  */
 export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliContext): Promise<ExitCode> {
   const policy = readPolicy(opts.policy, opts.rule, ctx.cwd);
-  const target = resolveRetentionTarget(opts, ctx, { destructive: false, command: 'tsnode retention plan' });
-  const net = openTargetNetwork(target, opts, ctx);
+  const run = await openTarget(opts, ctx, { command: 'tsnode retention plan' });
+  const { target, nodes, network: net } = run;
+  const origin = target.origin;
   try {
-    const { nodes, origin } = await targetNodes(target, net, ctx);
     const now = ctx.now();
     const facts = await gatherClusterFacts(nodes.map((n) => net.client(n)), { concurrency: opts.concurrency, call: { signal: net.signal } });
     if (ctx.signal.aborted) return EXIT.interrupted;
