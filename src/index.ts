@@ -30,6 +30,9 @@ export {
   summarise,
   baselineOf,
   runPreflightChecks,
+  sweepOneNode,
+  recheckNode,
+  limiter,
   systemClock,
   SweepRefusedError,
   SweepNotConfirmedError,
@@ -52,6 +55,8 @@ export {
   type StartOptions,
   type PreflightCheck,
   type PreflightProblem,
+  type NodeSweepOptions,
+  type RecheckResult,
 } from './client/sweep.js';
 export {
   newEvidence,
@@ -60,6 +65,7 @@ export {
   settled,
   classify,
   classifyDeleteFailure,
+  recordShowsCompleted,
   type SweepEvidence,
   type Verdict,
   type PollVerdictState,
@@ -95,3 +101,16 @@ export {
   type SurveyOptions,
   type SpanDecision,
 } from './client/routing.js';
+export {
+  gatherClusterFacts,
+  judgeCluster,
+  clusterCheck,
+  reportCheck,
+  duplicateIdentities,
+  type ClusterFacts,
+  type ListedFacts,
+  type ClusterCheckReport,
+  type ClusterCheckOptions,
+  type CoverageOutcome,
+} from './client/sweep-checks.js';
+export * from './retention/index.js';

@@ -6,9 +6,11 @@
  * Format (one object per line, every line has `v`, `kind`, `run` and `at`):
  * - `sweep.start`: before any DELETE goes out (a tsnode killed mid-run still leaves this);
  * - `sweep.end`: the same `run`, with every node's final state and reason and the catch-up;
- * - `sweep.cancel`: one line per `tsnode sweep cancel`.
- * Readers skip kinds they do not know, so later commands (retention apply) add their own kinds
- * to the same file. The journal never stops a sweep: a write that fails is a warning.
+ * - `sweep.cancel`: one line per `tsnode sweep cancel`;
+ * - `retention.start`: before a `retention apply` run (or a resume of it: same `run`, next
+ *   `attempt`) sends its first DELETE; `retention.step`: each step of each node as it ends;
+ *   `retention.end`: the run's outcome, every node's progress and the catch-up.
+ * Readers skip kinds they do not know. The journal never stops a sweep: a write that fails is a warning.
  */
 import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
@@ -18,13 +20,18 @@ import { randomBytes } from 'node:crypto';
 
 export const JOURNAL_VERSION = 1;
 
+/** tsnode's state directory: `$XDG_STATE_HOME/tsnode`, else `~/.local/state/tsnode`. */
+export function stateDir(env: NodeJS.ProcessEnv): string {
+  // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
+  const xdg = env.XDG_STATE_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'tsnode');
+}
+
 /** Where the journal lives: `--journal`, else `$XDG_STATE_HOME/tsnode/sweeps.jsonl`, else `~/.local/state/tsnode/sweeps.jsonl`. */
 export function journalPath(opts: { flag?: string | undefined; env: NodeJS.ProcessEnv; cwd: string }): string {
   if (opts.flag !== undefined && opts.flag.trim() !== '') return resolve(opts.cwd, opts.flag);
-  // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
-  const xdg = opts.env.XDG_STATE_HOME;
-  const base = xdg && isAbsolute(xdg) ? xdg : join(opts.env.HOME || homedir(), '.local', 'state');
-  return join(base, 'tsnode', 'sweeps.jsonl');
+  return join(stateDir(opts.env), 'sweeps.jsonl');
 }
 
 /** `user@host`, for the `by` field (best effort: a container may have no user name). */
@@ -59,18 +66,23 @@ export interface JournalEntry {
  */
 export class Journal {
   private warned = false;
+  private fd: number | undefined;
   constructor(
     readonly path: string,
     private readonly warn: (message: string) => void,
     private readonly now: () => number = Date.now,
+    /** Keep the file open between appends (a run that journals hundreds of lines); call close(). */
+    private readonly keepOpen = false,
   ) {}
 
   append(entry: JournalEntry): boolean {
     const line = `${JSON.stringify({ v: JOURNAL_VERSION, at: new Date(this.now()).toISOString(), ...entry })}\n`;
-    let fd: number | undefined;
+    let fd = this.fd;
     try {
-      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      fd = openSync(this.path, 'a', 0o600);
+      if (fd === undefined) {
+        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+        fd = openSync(this.path, 'a', 0o600);
+      }
       writeSync(fd, line);
       return true;
     } catch (err) {
@@ -78,8 +90,16 @@ export class Journal {
       this.warned = true;
       return false;
     } finally {
-      if (fd !== undefined) closeSync(fd);
+      if (fd !== undefined) {
+        if (this.keepOpen) this.fd = fd;
+        else closeSync(fd);
+      }
     }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 
@@ -155,6 +175,8 @@ export interface SweepStartEntry extends JournalEntry, JournaledSweep {
   nodes: string[];
   force: boolean;
   wait: boolean;
+  /** The ring coverage check (null: the run predates it). */
+  coverage?: JournaledCoverage | null;
 }
 
 export interface SweepEndEntry extends JournalEntry, JournaledSweep {
@@ -164,6 +186,7 @@ export interface SweepEndEntry extends JournalEntry, JournaledSweep {
   interrupted: boolean;
   exit: number;
   catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
+  coverage?: JournaledCoverage | null;
 }
 
 export interface SweepCancelEntry extends JournalEntry {
@@ -171,4 +194,66 @@ export interface SweepCancelEntry extends JournalEntry {
   by: string;
   nodeSource: string;
   nodes: Array<{ node: string; state: string; cancelled: string[]; error: string | null }>;
+  coverage?: JournaledCoverage | null;
+}
+
+/** What the ring coverage check found, when a run went ahead with --allow-partial (or all was well). */
+export interface JournaledCoverage {
+  verdict: string;
+  hash: string | null;
+  missing: Array<{ id: string; url: string }>;
+  problems: string[];
+  allowed: boolean;
+}
+
+// ---------------------------------------------------------------- retention entries
+
+/** Spans of one type as a step sends them: the list, `"all"` (no rollups header), or null (type not swept). */
+export type JournaledSpans = number[] | 'all' | null;
+
+export interface RetentionStartEntry extends JournalEntry {
+  kind: 'retention.start';
+  /** 1 for a new run; each resume adds one. */
+  attempt: number;
+  by: string;
+  policySource: string;
+  /** The policy in the file's shape. */
+  policy: Record<string, string | Record<string, string>>;
+  /** Identifies the same policy on the same nodes (a later run of it may catch up this one's nodes). */
+  fingerprint: string;
+  /** The pinned "now", epoch seconds. */
+  now: number;
+  steps: Array<{ step: number; cutoff: number; types: string[]; rules: string[] }>;
+  headerPrefix: string;
+  nodeSource: string;
+  nodes: string[];
+  runFile: string;
+  coverage: JournaledCoverage | null;
+}
+
+export interface RetentionStepEntry extends JournalEntry {
+  kind: 'retention.step';
+  attempt: number;
+  node: string;
+  step: number;
+  cutoff: number;
+  types: string[];
+  nntRollups: JournaledSpans;
+  histogramRollups: JournaledSpans;
+  state: string;
+  reason: string;
+  /** ISO times of the DELETE and of the end (sentAt null: nothing was sent in any attempt). */
+  sentAt: string | null;
+  finishedAt: string;
+  seconds: number | null;
+}
+
+export interface RetentionEndEntry extends JournalEntry {
+  kind: 'retention.end';
+  attempt: number;
+  outcome: string;
+  exit: number;
+  interrupted: boolean;
+  nodes: Array<{ node: string; done: number; steps: number; stoppedAt: { step: number; state: string; reason: string } | null }>;
+  catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
 }

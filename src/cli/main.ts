@@ -142,6 +142,8 @@ export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set([
   'locate',
   // --profile <name> registers the cluster it starts as that profile (TSNODE_PROFILE is not read).
   'cluster up',
+  'retention plan',
+  'retention apply',
 ]);
 export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
 

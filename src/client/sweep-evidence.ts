@@ -110,6 +110,19 @@ function recordIsOurs(req: SweepRequest, type: DataType, last: LastSweep): boole
   return last.timestamp === req.before && (type === 'text' || (last.rollups !== undefined && sameSpans(req, type, last.rollups)));
 }
 
+/**
+ * Whether a node's own records say that `req` completed, for every type it names, at or after
+ * `sinceMs` (epoch ms): the evidence a resumed retention step needs to count as done without
+ * sending its DELETE again. Nodes that keep no records (the production store) never give it.
+ */
+export function recordShowsCompleted(req: SweepRequest, status: SweepStatus, sinceMs: number): boolean {
+  return req.types.every((t) => {
+    const s = status[t];
+    const last = s.running ? undefined : s.last;
+    return last !== undefined && recordIsOurs(req, t, last) && last.result === 'completed' && last.finished !== undefined && last.finished >= sinceMs;
+  });
+}
+
 /** A node's own words inside a reason: one line, and not more of them than a reason can hold. */
 function oneLine(text: string, max = 200): string {
   const line = text.replace(/\s+/g, ' ').trim();

@@ -23,6 +23,7 @@ import {
   newEvidence,
   observeFailure,
   observeStatus,
+  recordShowsCompleted,
   runningIsOurs,
   settled,
   type PollFailureKind,
@@ -428,12 +429,7 @@ export async function startAndWait(
   const emit = emitter(opts.onEvent, clock);
   const concurrency = opts.concurrency ?? 32;
   const wait = opts.wait ?? true;
-  const sentAt = new Map<string, number>();
   const results = new Map<string, NodeSweepResult>();
-  const seconds = (node: string): number | undefined => {
-    const t = sentAt.get(node);
-    return t === undefined ? undefined : Math.round(clock.now() - t) / 1000;
-  };
   const limit = limiter(concurrency);
 
   for (const s of opts.skipped ?? []) {
@@ -446,67 +442,169 @@ export async function startAndWait(
   // share one limiter, so at most `concurrency` requests are in flight across the cluster, and the
   // limiter's FIFO queue sends the DELETEs in node-list order.
   const one = async (c: NodeClient): Promise<void> => {
-    try {
-      await limit(async () => {
-        if (opts.signal?.aborted) throw new AbortedError(c.url, 'not sent: interrupted before this node was reached');
-        emit(c.url, 'sending');
-        sentAt.set(c.url, clock.now());
-        await c.sweepDelete(req, opts.signal ? { signal: opts.signal } : {});
-      });
-    } catch (err) {
-      const s = seconds(c.url);
-      if (err instanceof AbortedError || opts.signal?.aborted) {
-        const reason = sentAt.has(c.url)
-          ? 'interrupted while sending: the node may have started the sweep (check tsnode status)'
-          : 'not sent: interrupted before this node was reached';
-        emit(c.url, 'interrupted', { error: reason });
-        results.set(c.url, { node: c.url, state: 'interrupted', reason, error: reason });
-        return;
-      }
-      const e = err instanceof NodeRequestError ? err : new NodeRequestError(c.url, 'bad_answer', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
-      const v = classifyDeleteFailure({ code: e.code, detail: e.detail, cause: e.cause });
-      const state = v.state === 'unconfirmed' ? 'unconfirmed' : 'failed';
-      emit(c.url, state, { error: v.reason });
-      results.set(c.url, { node: c.url, state, reason: v.reason, ...(v.error ? { error: v.error } : {}), ...(s !== undefined ? { seconds: s } : {}) });
-      return;
-    }
-    emit(c.url, 'started');
-    if (!wait) {
-      results.set(c.url, { node: c.url, state: 'started', reason: 'the DELETE was answered [] (started); not watched (no wait)', seconds: seconds(c.url)! });
-      return;
-    }
     const baseline = opts.baseline?.get(c.url);
-    const r = await pollUntilIdle(c, {
+    const r = await sweepOneNode(c, req, {
       gate: limit,
-      request: req,
+      wait,
+      clock,
       ...(baseline ? { baseline } : {}),
-      // The DELETE just answered "started": the node is running by definition, so the first poll
-      // waits a moment; then the gaps ramp up to the interval (small sweeps finish fast).
-      initialDelayMs: Math.min(FIRST_POLL_MS, opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
-      rampFromMs: Math.min(FIRST_POLL_MS, opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
       ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
       ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
       ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
       ...(deadline !== undefined ? { deadline } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
-      clock,
     });
-    // With a request the loop never ends `idle`.
-    const state: FinalSweepState = r.state === 'idle' ? 'unconfirmed' : r.state;
-    results.set(r.node, {
-      node: r.node,
-      state,
-      reason: r.reason,
-      ...(r.error ? { error: r.error } : {}),
-      ...(r.other ? { other: r.other } : {}),
-      seconds: seconds(r.node)!,
-      ...(r.status ? { status: r.status } : {}),
-    });
+    const { sentAt: _sentAt, ...result } = r;
+    results.set(c.url, result);
   };
   await Promise.all(clients.map(one));
   const nodes = [...clients.map((c) => results.get(c.url)!), ...(opts.skipped ?? []).map((s) => results.get(s.node)!)];
   return { request: req, nodes, summary: summarise(nodes), interrupted: Boolean(opts.signal?.aborted) };
+}
+
+export interface NodeSweepOptions {
+  /** The node's status before the DELETE: its `instance` shows a restart later. */
+  baseline?: SweepStatus;
+  /** Wraps the DELETE and each poll, e.g. a cluster-wide concurrency limit. */
+  gate?: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Poll until the sweep ends (default true); false returns `started` once the DELETE is answered. */
+  wait?: boolean;
+  /** Absolute clock time after which polling stops with `timed_out`. */
+  deadline?: number;
+  intervalMs?: number;
+  lostAfterMs?: number;
+  pollTimeoutMs?: number;
+  signal?: AbortSignal;
+  onEvent?: SweepListener;
+  clock?: Clock;
+  /**
+   * Awaited just before the DELETE goes out (a retention run writes its run file here, so a crash
+   * leaves evidence that the DELETE may have been sent). If it throws, nothing is sent and the
+   * error propagates.
+   */
+  beforeSend?: (at: number) => Promise<void>;
+  /** Told (and awaited) once the DELETE was answered `[]`: the node's sweep started. */
+  onStarted?: (at: number) => void | Promise<void>;
+}
+
+/**
+ * One node, one evidence-checked sweep: its DELETE (sent once, never retried), then, unless
+ * `wait` is false, polls until the node's sweep has ended, classifying the end from the evidence
+ * (see sweep-evidence.ts). `sentAt` is the clock time the DELETE went out (absent: never sent).
+ * The building block of a cluster sweep (startAndWait) and of each step of a retention run.
+ */
+export async function sweepOneNode(client: NodeClient, req: SweepRequest, opts: NodeSweepOptions = {}): Promise<NodeSweepResult & { sentAt?: number }> {
+  const clock = opts.clock ?? systemClock;
+  const emit = emitter(opts.onEvent, clock);
+  const gate = opts.gate ?? (<T>(fn: () => Promise<T>): Promise<T> => fn());
+  const node = client.url;
+  let sentAt: number | undefined;
+  const seconds = (): number | undefined => (sentAt === undefined ? undefined : Math.round(clock.now() - sentAt) / 1000);
+  const notSent = 'not sent: interrupted before this node was reached';
+  if (opts.signal?.aborted) {
+    emit(node, 'interrupted', { error: notSent });
+    return { node, state: 'interrupted', reason: notSent, error: notSent };
+  }
+  if (opts.beforeSend) await opts.beforeSend(clock.now());
+  try {
+    await gate(async () => {
+      if (opts.signal?.aborted) throw new AbortedError(node, notSent);
+      emit(node, 'sending');
+      sentAt = clock.now();
+      await client.sweepDelete(req, opts.signal ? { signal: opts.signal } : {});
+    });
+  } catch (err) {
+    const s = seconds();
+    if (err instanceof AbortedError || opts.signal?.aborted) {
+      const reason = sentAt !== undefined ? 'interrupted while sending: the node may have started the sweep (check tsnode status)' : notSent;
+      emit(node, 'interrupted', { error: reason });
+      return { node, state: 'interrupted', reason, error: reason, ...(sentAt !== undefined ? { sentAt } : {}) };
+    }
+    const e = err instanceof NodeRequestError ? err : new NodeRequestError(node, 'bad_answer', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+    const v = classifyDeleteFailure({ code: e.code, detail: e.detail, cause: e.cause });
+    const state = v.state === 'unconfirmed' ? 'unconfirmed' : 'failed';
+    emit(node, state, { error: v.reason });
+    return { node, state, reason: v.reason, ...(v.error ? { error: v.error } : {}), ...(s !== undefined ? { seconds: s } : {}), ...(sentAt !== undefined ? { sentAt } : {}) };
+  }
+  emit(node, 'started');
+  await opts.onStarted?.(clock.now());
+  if (opts.wait === false) {
+    return { node, state: 'started', reason: 'the DELETE was answered [] (started); not watched (no wait)', seconds: seconds()!, sentAt: sentAt! };
+  }
+  const interval = opts.intervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const r = await pollUntilIdle(client, {
+    gate,
+    request: req,
+    ...(opts.baseline ? { baseline: opts.baseline } : {}),
+    // The DELETE just answered "started": the node is running by definition, so the first poll
+    // waits a moment; then the gaps ramp up to the interval (small sweeps finish fast).
+    initialDelayMs: Math.min(FIRST_POLL_MS, interval),
+    rampFromMs: Math.min(FIRST_POLL_MS, interval),
+    ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
+    ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
+    ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
+    ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    clock,
+  });
+  // With a request the loop never ends `idle`.
+  const state: FinalSweepState = r.state === 'idle' ? 'unconfirmed' : r.state;
+  return {
+    node,
+    state,
+    reason: r.reason,
+    ...(r.error ? { error: r.error } : {}),
+    ...(r.other ? { other: r.other } : {}),
+    seconds: seconds()!,
+    ...(r.status ? { status: r.status } : {}),
+    sentAt: sentAt!,
+  };
+}
+
+/**
+ * What one look at a node says about a sweep that may have been sent to it earlier (by a tsnode
+ * that was stopped or crashed): `ours_running` (watch it to its end), `completed` (the node's own
+ * record says this very request completed after `sentAt`), `idle_no_evidence` (idle, nothing to
+ * show it ran: send it again), `other_sweep` (another sweep runs: never cancel it) or `no_status`.
+ */
+export type RecheckResult =
+  | { kind: 'ours_running'; status: SweepStatus }
+  | { kind: 'completed'; status: SweepStatus; reason: string }
+  | { kind: 'idle_no_evidence'; status: SweepStatus; reason: string }
+  | { kind: 'other_sweep'; status: SweepStatus; other: string }
+  | { kind: 'no_status'; failure: PollFailureKind; error: string };
+
+/** One GET of `client`'s sweep status, judged against `req` sent at `sentAt` (epoch ms). Sends nothing else. */
+export async function recheckNode(
+  client: NodeClient,
+  req: SweepRequest,
+  sentAt: number,
+  opts: { gate?: <T>(fn: () => Promise<T>) => Promise<T>; signal?: AbortSignal; pollTimeoutMs?: number } = {},
+): Promise<RecheckResult> {
+  const gate = opts.gate ?? (<T>(fn: () => Promise<T>): Promise<T> => fn());
+  const pollTimeout = opts.pollTimeoutMs ?? 10_000;
+  const timeout = AbortSignal.timeout(pollTimeout);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  let status: SweepStatus;
+  try {
+    status = await gate(() => client.sweepStatus({ signal }));
+  } catch (err) {
+    if (opts.signal?.aborted) throw new AbortedError(client.url, 'interrupted while re-checking');
+    const f = pollFailure(err, pollTimeout, timeout.aborted);
+    return { kind: 'no_status', failure: f.kind, error: f.detail };
+  }
+  const running = runningTypes(status);
+  if (running.length) {
+    if (running.every((t) => runningIsOurs(req, t, status[t]))) return { kind: 'ours_running', status };
+    return { kind: 'other_sweep', status, other: describeRunningSweep(status) };
+  }
+  if (recordShowsCompleted(req, status, sentAt)) return { kind: 'completed', status, reason: "the node's record says this sweep completed after it was sent" };
+  const why = DATA_TYPES.some((t) => status[t].instance !== undefined || status[t].last !== undefined)
+    ? "idle, and the node's record does not show this sweep completed"
+    : 'idle, and the node keeps no record of its sweeps to ask';
+  return { kind: 'idle_no_evidence', status, reason: why };
 }
 
 export interface ClusterSweepOptions extends StartOptions {

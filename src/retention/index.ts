@@ -6,3 +6,4 @@ export * from './policy-file.js';
 export * from './plan.js';
 export * from './plan-json.js';
 export * from './run-state.js';
+export * from './apply.js';

@@ -160,6 +160,18 @@ export function markStarted(state: RunState, node: string, step: number, at: num
 }
 
 /**
+ * Records that a re-check found the step's sweep, sent in an earlier attempt, still running on the
+ * node: this attempt watches it to its end (nothing is sent; `sentAt` stays the earlier one).
+ */
+export function markWatching(state: RunState, node: string, step: number, at: number): RunState {
+  return update(state, node, step, 'markWatching', (rec) => {
+    const action = nextAction(state, node);
+    if (action.kind !== 'recheck' || action.step !== step) throw new Error(`markWatching: ${node} step ${step} is not due for a re-check (next: ${describeAction(action)})`);
+    return { step: rec.step, state: 'started', attempt: state.attempt, sentAt: rec.sentAt ?? action.sentAt, finishedAt: at };
+  });
+}
+
+/**
  * Records how a step ended, with the one-line reason the evidence gives. Only the step the node
  * is at can end; a `done` step is never overwritten.
  */
@@ -260,7 +272,7 @@ export interface RunStateJson {
 
 const seconds = (ms: number): number => ms / 1000;
 
-export function runStateToJson(state: RunState): RunStateJson {
+export function runStateToJson(state: RunState, opts: { plan?: boolean } = {}): RunStateJson {
   return {
     kind: 'tsnode_retention_run',
     version: 1,
@@ -268,7 +280,8 @@ export function runStateToJson(state: RunState): RunStateJson {
     created_at: seconds(state.createdAt),
     created_at_iso: isoSeconds(seconds(state.createdAt)),
     attempt: state.attempt,
-    plan: planToJson(state.plan),
+    // (serializeRunState leaves it out and puts in the plan's cached text)
+    plan: opts.plan === false ? (undefined as unknown as PlanJson) : planToJson(state.plan),
     nodes: state.nodes.map((n) => ({
       node: n.node,
       steps: n.steps.map((s) => ({
@@ -285,9 +298,21 @@ export function runStateToJson(state: RunState): RunStateJson {
   };
 }
 
+/** A plan never changes within a run: its JSON text is made once (a run file is rewritten many times). */
+const planText = new WeakMap<RetentionPlan, string>();
+const PLAN_MARK = '"<plan>"'; // (not a run id: those are [A-Za-z0-9._-])
+
 /** The state file's text: one JSON document, pretty-printed for the operator who opens it. */
 export function serializeRunState(state: RunState): string {
-  return `${JSON.stringify(runStateToJson(state), null, 2)}\n`;
+  let plan = planText.get(state.plan);
+  if (plan === undefined) {
+    // Indented as the value of a top-level key.
+    plan = JSON.stringify(planToJson(state.plan), null, 2).replace(/\n/g, '\n  ');
+    planText.set(state.plan, plan);
+  }
+  const json = runStateToJson(state, { plan: false });
+  const text = JSON.stringify({ ...json, plan: '<plan>', nodes: json.nodes }, null, 2);
+  return `${text.replace(PLAN_MARK, () => plan!)}\n`;
 }
 
 const epochSeconds = z.number().nonnegative();

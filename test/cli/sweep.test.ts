@@ -4,6 +4,7 @@ import { NodeClient } from '../../src/client/node-client.js';
 import type { NntRecord, SweepStatus, TextRecord } from '../../src/protocol/index.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { deadAddress, startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+import { startRecordingNode } from '../helpers/recording-node.js';
 
 const agent = new Agent();
 const client = (url: string): NodeClient => new NodeClient(url, { dispatcher: agent, retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0 } });
@@ -131,17 +132,36 @@ describe('tsnode sweep', () => {
     expect(r.stderr).toMatch(/every node was unreachable: nothing was sent/);
   });
 
-  it('a node that rejects the DELETE is failed with its own message; the others are done (exit 3)', async () => {
+  it('a span a node does not report is refused before anything is sent (exit 2), naming the node and its spans', async () => {
     const odd = await startNode({ memory: true, rollups: [60, 120], histogramRollups: [60] });
     await Promise.all([seed(a.url), seed(odd.url)]);
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nnt-rollups', '120', '--nodes', `${a.url},${odd.url}`, '--yes', '--output', 'json', ...FAST]);
-    expect(r.code).toBe(3);
-    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
-    expect(doc.nodes[0]).toMatchObject({ node: a.url, state: 'failed', reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/), error: expect.stringMatching(/^HTTP 400: .*120/) });
-    expect(doc.nodes[1]).toMatchObject({ node: odd.url, state: 'done', error: null });
-    // a kept everything: its DELETE was refused, and never sent again
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`${a.url}: has no nnt span 120 (its nnt spans: 60, 300, 1800, 10800, 86400): its DELETE would be refused`);
+    expect(r.stderr).toMatch(/refusing to sweep: nothing was sent/);
     expect(await points(a.url)).toEqual({ old: true, new: true });
+    expect(await points(odd.url)).toEqual({ old: true, new: true });
+    expect((await status(odd.url)).nnt.last).toBeUndefined();
     await odd.stop();
+  });
+
+  it('a node that rejects the DELETE (spans it does not report) is failed with its own message; the others are done (exit 3)', async () => {
+    // A node that answers no /state (an older store) cannot have its spans checked: its DELETE is refused by the node itself.
+    const older = await startRecordingNode((req) => {
+      if (req.method === 'GET' && req.rawUrl === '/sweep_delete') return { body: JSON.stringify({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } }) };
+      if (req.method === 'DELETE') return { status: 400, body: JSON.stringify({ error: 'unknown span 120 (allowed: 60, 300)', code: 'bad_span' }) };
+      return { status: 404, body: JSON.stringify({ error: 'not found', code: 'not_found' }) };
+    });
+    await seed(b.url);
+    const r = await runCli(['sweep', '--before', String(BEFORE), '--nnt-rollups', '60', '--nodes', `${older.url},${b.url}`, '--yes', '--output', 'json', ...FAST]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`spans could not be checked on 1 node (they do not report them): ${older.url}`);
+    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
+    expect(doc.nodes[0]).toMatchObject({ node: older.url, state: 'failed', reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/), error: expect.stringMatching(/^HTTP 400: .*120/) });
+    expect(doc.nodes[1]).toMatchObject({ node: b.url, state: 'done', error: null });
+    expect(older.requests.filter((q) => q.method === 'DELETE')).toHaveLength(1);
+    await older.close();
   });
 
   it('refuses without a TTY and without --yes, sending nothing', async () => {
@@ -227,7 +247,7 @@ describe('sweeps in progress', () => {
     expect((await status(slow.url)).nnt.running).toBe(true);
     const r = await runCli(['sweep', 'cancel', '--nodes', slow.url, '--yes', '--output', 'json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ nodes: [{ node: slow.url, state: 'cancelling', cancelled: ['nnt'], error: null }] });
+    expect(JSON.parse(r.stdout)).toEqual({ nodes: [{ node: slow.url, state: 'cancelling', cancelled: ['nnt'], error: null }], coverage: expect.objectContaining({ verdict: 'unchecked', missing: [] }) });
     await until('the cancelled sweep to stop', async () => !(await status(slow.url)).nnt.running);
   });
 

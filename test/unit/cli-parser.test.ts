@@ -12,6 +12,8 @@ import { parseArgv } from '../helpers/parse.js';
 const NETWORK = { connectTimeout: '3s', headersTimeout: '10s', requestTimeout: '30s', retries: '3' };
 /** networkFlags(): the commands on the flag tables get typed values (ms, counts) and [] for the repeatable ones. */
 const NETWORK_TYPED = { connectTimeout: 3000, headersTimeout: 10_000, requestTimeout: 30_000, retries: 3, insecure: false, header: [], redact: [] };
+/** The target flags of retention plan/apply: the typed network flags and --concurrency. */
+const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
@@ -42,8 +44,21 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     yes: false,
     force: false,
     skipUnreachable: false,
+    allowPartial: false,
     output: 'table',
     ...NETWORK,
+  },
+  'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
+  'retention apply': {
+    ...TYPED_TARGET,
+    rule: [],
+    output: 'table',
+    yes: false,
+    skipUnreachable: false,
+    allowPartial: false,
+    fresh: false,
+    pollInterval: 2000,
+    stepTimeout: 21_600_000,
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
@@ -78,6 +93,15 @@ const CONTRACT: Row[] = [
   [['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'X-Snowth', '--nnt-rollups', '60,300', '-y'], 'sweep', { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: '60,300', yes: true }],
   [['sweep', 'cancel'], 'sweep cancel', {}],
   [['sweep', 'cancel', '--nodes', 'a:1,b:2', '--yes', '--output', 'json'], 'sweep cancel', { nodes: 'a:1,b:2', yes: true, output: 'json' }],
+  [['retention', 'plan', 'retention.yaml'], 'retention plan', { policy: 'retention.yaml' }],
+  [['retention', 'plan', '--rule', 'nnt:60=30d', '--rule', 'text=90d', '-o', 'json', '--nodes', 'a:1', '--header-prefix', 'x-snowth'], 'retention plan', { rule: ['nnt:60=30d', 'text=90d'], output: 'json', nodes: 'a:1', headerPrefix: 'X-Snowth' }],
+  [
+    ['retention', 'apply', 'p.yml', '--yes', '--allow-partial', '--skip-unreachable', '--poll-interval', '500ms', '--step-timeout', '1h', '--journal', 'j.jsonl', '--seed', 'http://db1:8112'],
+    'retention apply',
+    { policy: 'p.yml', yes: true, allowPartial: true, skipUnreachable: true, pollInterval: 500, stepTimeout: 3_600_000, journal: 'j.jsonl', seed: 'http://db1:8112' },
+  ],
+  [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'], 'retention apply', { resume: 'r-20261122T043258Z-3f2a', lostAfter: 60_000, output: 'csv' }, { profile: 'prod' }],
   [['history'], 'history', {}],
   [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
@@ -180,6 +204,8 @@ const ERRORS: Array<[string[], string, RegExp, RegExp]> = [
   [['serve', '--port', 'eighty'], 'invalid_value', /^--port: "eighty" is not a whole number$/, /from 0 to 65535/],
   [['read', 'U'], 'missing_argument', /^tsnode read: the <metric> argument is missing$/, /^usage: tsnode read \[options\] <uuid> <metric>$/],
   [['profile', 'use'], 'missing_argument', /^tsnode profile use: the <name> argument is missing$/, /usage: tsnode profile use/],
+  [['retention', 'apply', 'p.yaml', '--poll-interval', '0s'], 'invalid_value', /^--poll-interval: "0s" must be longer than zero$/, /e\.g\. 1s/],
+  [['retention', 'plan', '-o', 'yaml'], 'invalid_value', /^--output: "yaml" is not one of table, json, csv$/, /use one of/],
   [['sweep', '--before'], 'missing_argument', /^--before needs a value$/, /^--before <time>: delete everything strictly before/],
   [['completion', 'bash', 'zsh'], 'too_many_arguments', /^tsnode completion takes 1 argument, got 2 \("zsh"\)$/, /usage: tsnode completion/],
 ];

@@ -4,6 +4,7 @@ import {
   markOutcome,
   markSending,
   markStarted,
+  markWatching,
   newRun,
   nextAction,
   parseRules,
@@ -13,6 +14,7 @@ import {
   RetentionError,
   runFingerprint,
   serializeRunState,
+  runStateToJson,
   summariseRun,
   type FinalStepState,
   type RunState,
@@ -269,5 +271,30 @@ describe('runFingerprint', () => {
     expect(runFingerprint(planRetention(parseRules(['nnt:300=1y', 'nnt:*=31d', 'text=90d']), NOW_MS, nodes))).not.toBe(fp);
     expect(runFingerprint(planRetention(parseRules(['nnt:300=1y', 'nnt:*=30d', 'text=90d']), NOW_MS, nodes.slice(0, 1)))).not.toBe(fp);
     expect(runFingerprint(planRetention(parseRules(['nnt:300=1y', 'nnt:*=30d', 'text=90d']), NOW_MS, nodes, { headerPrefix: 'X-Snowth' }))).not.toBe(fp);
+  });
+});
+
+describe('markWatching: a re-check found the step still running on the node', () => {
+  it('takes the step into this attempt as started, keeping the earlier send time; only a step due for a re-check', () => {
+    let s = fresh();
+    s = markSending(s, A, 1, T0);
+    s = resumeRun(s);
+    expect(nextAction(s, A)).toMatchObject({ kind: 'recheck', step: 1, previous: 'in_flight', sentAt: T0 });
+    s = markWatching(s, A, 1, T0 + 9_000);
+    expect(s.nodes[0]!.steps[0]).toEqual({ step: 1, state: 'started', attempt: 2, sentAt: T0, finishedAt: T0 + 9_000 });
+    expect(nextAction(s, A)).toEqual({ kind: 'wait', node: A, step: 1, state: 'started' });
+    s = markOutcome(s, A, 1, 'done', 'watched to its end', T0 + 10_000);
+    expect(s.nodes[0]!.steps[0]).toMatchObject({ state: 'done', attempt: 2, sentAt: T0 });
+    expect(() => markWatching(fresh(), A, 1, T0)).toThrow(/not due for a re-check/);
+  });
+});
+
+describe('the run file text', () => {
+  it('is the run state JSON, pretty-printed, with the plan made once and reused', () => {
+    let s = fresh();
+    expect(serializeRunState(s)).toBe(`${JSON.stringify(runStateToJson(s), null, 2)}\n`);
+    s = markSending(s, A, 1, T0);
+    expect(serializeRunState(s)).toBe(`${JSON.stringify(runStateToJson(s), null, 2)}\n`);
+    expect(parseRunState(serializeRunState(s), 'run.json')).toEqual(s);
   });
 });

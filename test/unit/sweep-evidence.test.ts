@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   classify,
+  recordShowsCompleted,
   classifyDeleteFailure,
   newEvidence,
   observeFailure,
@@ -202,5 +203,23 @@ describe('--force over a running sweep (production node slow to cancel it)', () 
     const ev = feed(newEvidence(REQ, st(old)), st(runningOurs), st(old));
     expect(settled(ev)).toBe(true);
     expect(classify(ev).state).toBe('replaced');
+  });
+});
+
+describe('recordShowsCompleted: a resumed step done without sending it again', () => {
+  const req: SweepRequest = { before: T, types: ['nnt', 'text'], nntRollups: [60] };
+  const done = (over: Partial<LastSweep> = {}): TypeStatus => rec({ timestamp: T, rollups: '60', result: 'completed', finished: 5_000, ...over });
+  it('only when every type the request names has a completed record of this very request, finished at or after it was sent', () => {
+    expect(recordShowsCompleted(req, st(done(), rec({ timestamp: T, result: 'completed', finished: 5_000 })), 4_000)).toBe(true);
+    // finished before it was sent: an earlier sweep, not this one
+    expect(recordShowsCompleted(req, st(done(), rec({ timestamp: T, result: 'completed', finished: 5_000 })), 6_000)).toBe(false);
+    // one type without a record, another delete time, other spans, a result other than completed, no finish time
+    expect(recordShowsCompleted(req, st(done()), 4_000)).toBe(false);
+    expect(recordShowsCompleted(req, st(done({ timestamp: T - 1 }), rec({ timestamp: T, result: 'completed', finished: 5_000 })), 4_000)).toBe(false);
+    expect(recordShowsCompleted(req, st(done({ rollups: '300' }), rec({ timestamp: T, result: 'completed', finished: 5_000 })), 4_000)).toBe(false);
+    expect(recordShowsCompleted(req, st(done({ result: 'cancelled' }), rec({ timestamp: T, result: 'completed', finished: 5_000 })), 4_000)).toBe(false);
+    expect(recordShowsCompleted(req, st(done({ finished: undefined }), rec({ timestamp: T, result: 'completed', finished: 5_000 })), 4_000)).toBe(false);
+    // a node that keeps no records never gives this evidence
+    expect(recordShowsCompleted(req, st(), 0)).toBe(false);
   });
 });

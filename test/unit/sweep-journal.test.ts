@@ -103,7 +103,7 @@ describe('history runs', () => {
         ['http://c:8112', 'unconfirmed'],
       ]),
       start('r2', '2026-01-02T00:00:00.000Z', ['http://a:8112']),
-      { kind: 'retention.step', run: 'x', at: '2026-01-02T00:00:00.000Z' },
+      { kind: 'future.kind', run: 'x', at: '2026-01-02T00:00:00.000Z' },
       start('r3', '2026-01-03T00:00:00.000Z', ['http://localhost:8112', 'http://c:8112'], T + 60),
       end('r3', '2026-01-03T00:01:00.000Z', [['http://127.0.0.1:8112', 'done'], ['http://b:8112', 'done']], T + 60),
       { kind: 'sweep.cancel', run: 'c1', at: '2026-01-04T00:00:00.000Z', by: 'op@host', nodeSource: 'nodes.txt', nodes: [{ node: 'http://a:8112', state: 'cancelling', cancelled: ['nnt'], error: null }] },

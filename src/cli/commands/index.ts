@@ -8,6 +8,7 @@ import { declareLocate } from './locate/command.js';
 import { declareNodes } from './nodes/command.js';
 import { declareProfile } from './profile/command.js';
 import { declareRead } from './read/command.js';
+import { declareRetention } from './retention/command.js';
 import { serveCommand } from './serve/command.js';
 import { declareStatus } from './status/command.js';
 import { declareSweep } from './sweep/command.js';
@@ -19,6 +20,7 @@ export const commands: Array<(program: Command, runner: Runner) => void> = [
   declareWrite,
   declareRead,
   declareSweep,
+  declareRetention,
   declareStatus,
   declareHistory,
   declareNodes,

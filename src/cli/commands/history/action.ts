@@ -17,6 +17,13 @@ export interface HistoryOptions {
 
 function what(r: HistoryRun): string {
   if (r.kind === 'cancel') return 'cancel running sweeps';
+  if (r.kind === 'retention') {
+    const ret = r.retention!;
+    const cutoffs = ret.steps.map((s) => s.cutoff).filter((c): c is number => c !== null);
+    const span = cutoffs.length ? `, cut-offs ${isoDay(Math.max(...cutoffs))}${cutoffs.length > 1 ? ` .. ${isoDay(Math.min(...cutoffs))}` : ''}` : '';
+    const attempt = ret.attempt > 1 ? `, attempt ${ret.attempt}` : '';
+    return `retention ${ret.policySource ?? '?'}: ${ret.steps.length} step(s) (${ret.steps.map((s) => s.rules.join(' ')).join('; ')})${span}${attempt}`;
+  }
   const scope = r.types
     .map((t) => {
       if (t === 'text') return t;
@@ -25,6 +32,10 @@ function what(r: HistoryRun): string {
     })
     .join(', ');
   return `${scope} before ${r.before !== null ? describeTime(r.before * 1000) : '?'}`;
+}
+
+function isoDay(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().slice(0, 10);
 }
 
 function outcome(r: HistoryRun, nodeKey?: string): string {

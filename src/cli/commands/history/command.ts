@@ -5,7 +5,7 @@ import type { Runner } from '../../action.js';
 export function declareHistory(program: Command, runner: Runner): void {
   const history = program
     .command('history')
-    .description('the sweeps (and cancels) run from here, from the journal: what was deleted where, and what is left to catch up')
+    .description('the sweeps, cancels and retention runs made from here, from the journal: what was deleted where, and what is left to catch up')
     .option('--since <time>', 'only runs started at or after this time (epoch, ISO-8601 with zone, or an age: 7d)')
     .option('--node <url>', 'only runs that included this node (any spelling of it); shows its state')
     .option('--journal <file>', 'read this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)')
@@ -18,6 +18,10 @@ node's final state; a run without an end line shows "no outcome recorded" (tsnod
 stopped, or is still running). "left" counts the nodes not done, less those a later sweep
 finished (same types and spans, a delete time at least as late); for each run with nodes
 left, the command that repeats the sweep on them is printed.
+A retention run (tsnode retention apply) is one row however often it was resumed: each node
+is "finished" or shows the step it stopped at; the nodes not finished are "left", unless a
+later run of the same policy on the same nodes finished them, and its catch-up is the
+"tsnode retention apply --resume <run>" command.
 
 Examples:
   $ tsnode history

@@ -2,8 +2,13 @@
  * Turning journal lines into runs: a `sweep.start` and its `sweep.end` (same `run`) are one run;
  * a start without an end is a run with no outcome recorded (killed, or still going). For every
  * sweep run, the nodes left to catch up: the ones not `done`, minus those a later run finished
- * (same types and spans, a delete time at least as late, `done` on that node). Pure: the action
- * reads the file and hands the entries in.
+ * (same types and spans, a delete time at least as late, `done` on that node).
+ *
+ * A retention run is its `retention.start` lines (one per attempt: the first run and each resume),
+ * its `retention.step` lines and its `retention.end` lines, all under one `run`: each node shows
+ * where it stands after the latest attempt (`finished`, or the state of the step it stopped at);
+ * nodes not finished are left to catch up unless a later run of the same policy on the same nodes
+ * (same fingerprint) finished them. Pure: the action reads the file and hands the entries in.
  */
 import type { JournalEntry, JournaledNode, SweepCancelEntry } from '../../journal.js';
 import { sameNodeKey } from '../../nodes.js';
@@ -19,9 +24,25 @@ export interface HistoryNode {
   caughtUpBy?: string;
 }
 
+/** What a retention run adds to a run: its policy, steps and attempts. */
+export interface HistoryRetention {
+  policySource: string | null;
+  fingerprint: string | null;
+  /** The pinned "now", epoch seconds. */
+  now: number | null;
+  steps: Array<{ step: number; cutoff: number | null; types: string[]; rules: string[] }>;
+  /** The latest attempt journaled (1: the first run; each resume adds one). */
+  attempt: number;
+  runFile: string | null;
+  /** The run's outcome after its latest attempt (complete, partial, failed, interrupted), null when not recorded. */
+  outcome: string | null;
+  /** Per node and step, the latest state journaled. */
+  stepsByNode: Record<string, Record<string, { state: string; reason: string; attempt: number }>>;
+}
+
 export interface HistoryRun {
   run: string;
-  kind: 'sweep' | 'cancel';
+  kind: 'sweep' | 'cancel' | 'retention';
   /** ISO times of the start and end lines (a cancel has one line: both are its time). */
   started: string | null;
   finished: string | null;
@@ -40,6 +61,8 @@ export interface HistoryRun {
   /** Nodes still not known to be done (after later runs), and the command that repeats the sweep there. */
   pending: string[];
   catchUp: CatchUp | null;
+  /** Retention runs only. */
+  retention?: HistoryRetention;
 }
 
 /** A journal line as read back: nothing in it is trusted to have its documented type. */
@@ -126,6 +149,13 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         r.summary = e.summary && typeof e.summary === 'object' ? (e.summary as Record<string, number>) : null;
         r.nodes = endNodes(e.nodes);
       }
+    } else if (e.kind === 'retention.start' || e.kind === 'retention.step' || e.kind === 'retention.end') {
+      let r = runs.get(e.run);
+      if (!r || r.kind !== 'retention') {
+        r = newRetentionRun(e);
+        runs.set(e.run, r);
+      }
+      retentionLine(r, e, at);
     } else if (e.kind === 'sweep.cancel') {
       const c = e as unknown as Partial<SweepCancelEntry> & JournalEntry;
       runs.set(e.run, {
@@ -147,6 +177,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
     }
   }
   const list = [...runs.values()];
+  settleRetention(list.filter((r) => r.kind === 'retention'));
   const sweeps = list.filter((r) => r.kind === 'sweep');
   sweeps.forEach((r, i) => {
     const later = sweeps.slice(i + 1).filter((l) => covers(l, r));
@@ -178,5 +209,99 @@ export function filterRuns(runs: readonly HistoryRun[], opts: { sinceMs?: number
       if (Number.isNaN(t) || t < opts.sinceMs) return false;
     }
     return key === undefined || r.nodes.some((n) => keyOf(n.node) === key);
+  });
+}
+
+// ---------------------------------------------------------------- retention runs
+
+function newRetentionRun(e: Sweepish): HistoryRun {
+  return {
+    ...newSweepRun(e),
+    kind: 'retention',
+    before: null,
+    types: [],
+    nntRollups: null,
+    histogramRollups: null,
+    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {} },
+  };
+}
+
+function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
+  const ret = r.retention!;
+  const attempt = num(e.attempt) ?? 1;
+  if (e.kind === 'retention.start') {
+    r.started ??= at;
+    r.by = str(e.by) ?? r.by;
+    r.nodeSource = str(e.nodeSource) ?? r.nodeSource;
+    r.headerPrefix = str(e.headerPrefix) ?? r.headerPrefix;
+    ret.policySource = str(e.policySource) ?? ret.policySource;
+    ret.fingerprint = str(e.fingerprint) ?? ret.fingerprint;
+    ret.now = num(e.now) ?? ret.now;
+    ret.runFile = str(e.runFile) ?? ret.runFile;
+    if (Array.isArray(e.steps)) {
+      ret.steps = e.steps
+        .filter((s): s is Record<string, unknown> => Boolean(s) && typeof s === 'object')
+        .map((s) => ({ step: num(s.step) ?? 0, cutoff: num(s.cutoff), types: strings(s.types), rules: strings(s.rules) }));
+      r.types = [...new Set(ret.steps.flatMap((s) => s.types))];
+    }
+    const nodes = strings(e.nodes);
+    if (nodes.length) r.nodes = nodes.map((node) => ({ node, state: null, reason: '' }));
+    if (attempt >= ret.attempt) {
+      // A newer attempt without its end line yet: its outcome is not recorded.
+      ret.attempt = attempt;
+      r.outcome = false;
+      ret.outcome = null;
+      r.exit = null;
+    }
+  } else if (e.kind === 'retention.step') {
+    const node = str(e.node);
+    const step = num(e.step);
+    if (node === null || step === null) return;
+    (ret.stepsByNode[node] ??= {})[String(step)] = { state: str(e.state) ?? '?', reason: str(e.reason) ?? '', attempt };
+  } else {
+    if (attempt < ret.attempt) return;
+    ret.attempt = attempt;
+    r.finished = at;
+    r.outcome = true;
+    ret.outcome = str(e.outcome);
+    r.exit = num(e.exit);
+    if (Array.isArray(e.nodes)) {
+      r.nodes = e.nodes
+        .filter((n): n is Record<string, unknown> => Boolean(n) && typeof n === 'object' && typeof (n as { node?: unknown }).node === 'string')
+        .map((n) => {
+          const stop = n.stoppedAt && typeof n.stoppedAt === 'object' ? (n.stoppedAt as Record<string, unknown>) : null;
+          if (!stop) return { node: n.node as string, state: 'finished', reason: `every step done (${num(n.done) ?? '?'} sent)` };
+          return { node: n.node as string, state: str(stop.state) ?? '?', reason: `step ${num(stop.step) ?? '?'}: ${str(stop.reason) ?? ''}` };
+        });
+    }
+    const c = e.catchUp && typeof e.catchUp === 'object' ? (e.catchUp as Record<string, unknown>) : null;
+    r.catchUp = c && typeof c.command === 'string' ? { nodes: strings(c.nodes), command: c.command, addBack: strings(c.addBack) } : null;
+  }
+}
+
+/** Nodes without an end line get their progress from the step lines; what is left is what later runs did not finish. */
+function settleRetention(runs: HistoryRun[]): void {
+  runs.forEach((r, i) => {
+    const ret = r.retention!;
+    if (!r.outcome) {
+      r.nodes = r.nodes.map((n) => {
+        const steps = Object.entries(ret.stepsByNode[n.node] ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
+        const last = steps[steps.length - 1];
+        const seen = last ? `; last journaled: step ${last[0]} ${last[1].state.replace(/_/g, ' ')}` : '';
+        return { node: n.node, state: null, reason: `no outcome recorded (tsnode was stopped, or is still running)${seen}` };
+      });
+    }
+    const later = runs.slice(i + 1).filter((l) => l.retention!.fingerprint !== null && l.retention!.fingerprint === ret.fingerprint);
+    for (const n of r.nodes) {
+      if (n.state === 'finished') continue;
+      const by = later.find((l) => l.nodes.some((m) => m.state === 'finished' && keyOf(m.node) === keyOf(n.node)));
+      if (by) n.caughtUpBy = by.run;
+    }
+    r.pending = r.nodes.filter((n) => n.state !== 'finished' && !n.caughtUpBy).map((n) => n.node);
+    if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
+    else if (!r.outcome && r.pending.length) {
+      // Killed before its end line: a re-run of the same command continues it; --resume names it.
+      r.catchUp = { nodes: r.pending, command: `tsnode retention apply --resume ${r.run}`, addBack: [] };
+    } else r.catchUp = null;
   });
 }

@@ -15,12 +15,13 @@ import {
   type PreflightCheck,
 } from '../../../client/sweep.js';
 import { AbortedError } from '../../../client/errors.js';
+import { clusterCheck, gatherClusterFacts, judgeCluster, type ClusterCheckReport, type CoverageOutcome } from '../../../client/sweep-checks.js';
 import { runningTypes } from '../../../client/sweep.js';
 import type { SweepStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { Journal, journalPath, newRunId, whoAmI, type JournaledSweep, type SweepCancelEntry, type SweepEndEntry, type SweepStartEntry } from '../../journal.js';
+import { Journal, journalPath, newRunId, whoAmI, type JournaledCoverage, type JournaledSweep, type SweepCancelEntry, type SweepEndEntry, type SweepStartEntry } from '../../journal.js';
 import type { NetworkFlags } from '../../network-options.js';
 import { openNetwork } from '../../network.js';
 import { resolveNodes, type NodeList } from '../../nodes.js';
@@ -32,6 +33,11 @@ import { carriedFlags, catchUpFor, type CarriedFlags, type CatchUp } from './cat
 import { describeRequest, describeScope, parseOutput, planSweep, type SweepFlags, type SweepPlan } from './plan.js';
 
 export type SweepOptions = SweepFlags & NetworkFlags & { journal?: string };
+
+/** The coverage as the JSON result and the journal carry it (null: not checked, e.g. a dry run). */
+export function coverageJson(c: CoverageOutcome | undefined): JournaledCoverage | null {
+  return c ? { verdict: c.verdict, hash: c.hash, missing: c.missing, problems: c.problems, allowed: c.allowed } : null;
+}
 
 /** The exit code a finished run means (see README: 0 all done, 3 some, 1 none, 130 interrupted). */
 export function sweepExitCode(result: Pick<ClusterSweepResult, 'nodes' | 'interrupted'>, wait: boolean): ExitCode {
@@ -50,7 +56,7 @@ export function notDone(result: Pick<ClusterSweepResult, 'nodes'>): string[] {
  * The `--output json` document. Keys are stable: every node has node, state, reason, error,
  * other and seconds; `catchUp` is null when every node is done.
  */
-export function sweepJson(result: ClusterSweepResult, catchUp?: CatchUp): unknown {
+export function sweepJson(result: ClusterSweepResult, catchUp?: CatchUp, coverage?: CoverageOutcome): unknown {
   return {
     before: result.request.before,
     types: result.request.types,
@@ -60,6 +66,7 @@ export function sweepJson(result: ClusterSweepResult, catchUp?: CatchUp): unknow
     nodes: result.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, error: n.error ?? null, other: n.other ?? null, seconds: n.seconds ?? null })),
     summary: result.summary,
     catchUp: catchUp ?? null,
+    coverage: coverageJson(coverage),
   };
 }
 
@@ -119,11 +126,43 @@ function journaledSweep(plan: SweepPlan, source: string, carried: CarriedFlags, 
 }
 
 /**
- * Checks run on the preflight after the busy/unreachable rules and before anything is sent. The
- * place where a ring coverage check and node-identity dedupe (GET /state) belong, once nodes offer
- * what they need; none is built yet.
+ * Checks run on the preflight after the busy/unreachable rules and before anything is sent: one
+ * GET /state (else /stats.json) per node, then node identity (two URLs, one node: refused), ring
+ * coverage (issue 15: missing ring nodes, a topology disagreement or a rebalance refuse the sweep
+ * unless --allow-partial) and the spans named by --nnt-rollups/--histogram-rollups.
  */
-const PREFLIGHT_CHECKS: readonly PreflightCheck[] = [];
+function preflightChecks(clients: readonly NodeClient[], plan: SweepPlan, opts: { allowPartial: boolean; signal: AbortSignal }, found: (r: ClusterCheckReport) => void): PreflightCheck[] {
+  return [
+    clusterCheck(clients, {
+      allowPartial: opts.allowPartial,
+      spans: { nnt: plan.request.types.includes('nnt') ? plan.request.nntRollups : undefined, histogram: plan.request.types.includes('histogram') ? plan.request.histogramRollups : undefined },
+      concurrency: plan.concurrency,
+      call: { signal: opts.signal },
+      onReport: found,
+    }),
+  ];
+}
+
+/** Lines for stderr after a check: what it found or could not check; the missing nodes a partial run leaves alone. */
+function logReport(ctx: CliContext, report: ClusterCheckReport | undefined): void {
+  if (!report) return;
+  for (const note of report.notes) ctx.log.info(note);
+  if (report.coverage.allowed && report.coverage.problems.length) {
+    for (const p of report.coverage.problems) ctx.log.warn(`${p} (going ahead: --allow-partial)`);
+  }
+}
+
+/** The hint of a refusal that a coverage problem caused. */
+function coverageHint(report: ClusterCheckReport | undefined): string {
+  return report && report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to sweep the listed nodes anyway (the missing ones keep their data)' : '';
+}
+
+/** Under the table: the ring nodes a partial run did not reach. */
+function missingFooter(report: ClusterCheckReport | undefined): string {
+  const c = report?.coverage;
+  if (!c || !c.allowed || c.missing.length === 0) return '';
+  return `\nring nodes not in the list, not swept (--allow-partial): ${c.missing.map((m) => `${m.id} (${m.url})`).join(', ')}\n`;
+}
 
 export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
   // 1. Resolve and validate everything before touching the network.
@@ -166,10 +205,13 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     let send: string[];
     let skipped;
     let pre: Preflight;
+    let report: ClusterCheckReport | undefined;
     try {
       pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
       ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
-      await runPreflightChecks(pre, PREFLIGHT_CHECKS);
+      await runPreflightChecks(pre, preflightChecks(clients, plan, { allowPartial: opts.allowPartial === true, signal: ctx.signal }, (r) => (report = r)));
+      stopProgress();
+      logReport(ctx, report);
       if (opts.force && pre.busy.length) {
         stopProgress();
         for (const b of pre.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
@@ -182,9 +224,11 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
         }
         for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
+        if (report) for (const note of report.notes) ctx.log.info(note);
         const hints = [
           err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
           err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
+          coverageHint(report),
         ].filter(Boolean);
         throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
       }
@@ -233,7 +277,8 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     const journal = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now);
     const run = newRunId();
     const sweep = journaledSweep(plan, source, carried, whoAmI(ctx.env));
-    const start: SweepStartEntry = { kind: 'sweep.start', run, ...sweep, nodes: [...send, ...skipped.map((x) => x.node)], force: opts.force, wait: plan.wait };
+    const coverage = coverageJson(report?.coverage);
+    const start: SweepStartEntry = { kind: 'sweep.start', run, ...sweep, nodes: [...send, ...skipped.map((x) => x.node)], force: opts.force, wait: plan.wait, coverage };
     journal.append(start);
 
     // 5 + 6. One DELETE per node, then wait for each node's sweep to end.
@@ -261,7 +306,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     // 7. The result, the catch-up, the journal's end line.
     const code = sweepExitCode(result, plan.wait);
     const catchUp = catchUpFor(plan.request, plan.headerPrefix, notDone(result), carried);
-    ctx.stdout.write(plan.output === 'json' ? renderJson(sweepJson(result, catchUp)) : sweepTable(result, ctx.colour));
+    ctx.stdout.write(plan.output === 'json' ? renderJson(sweepJson(result, catchUp, report?.coverage)) : sweepTable(result, ctx.colour) + missingFooter(report));
     ctx.log.info(`summary: ${summaryLine(result)}`);
     const end: SweepEndEntry = {
       kind: 'sweep.end',
@@ -279,6 +324,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
       interrupted: result.interrupted,
       exit: code,
       catchUp: catchUp ?? null,
+      coverage,
     };
     journal.append(end);
     if (result.interrupted) {
@@ -304,6 +350,7 @@ export interface CancelOptions extends NetworkFlags {
   yes: boolean;
   output: string;
   journal?: string;
+  allowPartial?: boolean;
 }
 
 /** `tsnode sweep cancel`: GET /sweep_delete/cancel on every node, after confirmation. */
@@ -311,24 +358,37 @@ export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): P
   const output = parseOutput(opts.output, ['table', 'json'] as const);
   const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
   for (const w of list.warnings) ctx.log.warn(w);
-  if (!opts.yes) {
-    const answer = await askYesNo(ctx, `Cancel running sweeps on ${list.nodes.length} node${list.nodes.length === 1 ? '' : 's'}?`);
-    if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm cancelling (nothing was sent)');
-    if (answer === 'interrupted') return EXIT.interrupted;
-    if (answer === 'no') throw new UsageError('cancel not confirmed: nothing was sent');
-  }
+  if (!opts.yes && !(ctx.stdin.isTTY && ctx.stderr.isTTY)) throw new UsageError('not on a terminal: pass --yes to confirm cancelling (nothing was sent)');
   const net = openNetwork(opts, ctx);
   try {
-    const outcomes = await fanOut(list.nodes.map((n) => net.client(n)), (c) => c.cancelSweep({ signal: ctx.signal }));
+    const clients = list.nodes.map((n) => net.client(n));
+    // The same identity and coverage checks as a sweep: a cancel that misses ring nodes leaves their sweeps running.
+    const report = judgeCluster(await gatherClusterFacts(clients, { call: { signal: ctx.signal } }), { allowPartial: opts.allowPartial === true });
+    if (ctx.signal.aborted) return EXIT.interrupted;
+    logReport(ctx, report);
+    if (report.problems.length) {
+      for (const p of report.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
+      throw new UsageError('refusing to cancel: nothing was sent', coverageHint(report) || undefined);
+    }
+    if (!opts.yes) {
+      const answer = await askYesNo(ctx, `Cancel running sweeps on ${list.nodes.length} node${list.nodes.length === 1 ? '' : 's'} (node list: ${nodeSource(opts, list)})?`);
+      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm cancelling (nothing was sent)');
+      if (answer === 'interrupted') return EXIT.interrupted;
+      if (answer === 'no') throw new UsageError('cancel not confirmed: nothing was sent');
+    }
+    const outcomes = await fanOut(clients, (c) => c.cancelSweep({ signal: ctx.signal }));
     const rows = outcomes.map((o) => {
       if (!o.ok) return { node: o.node, state: 'failed', cancelled: [] as string[], error: o.error.detail };
       const cancelled = runningTypes(o.value);
       return { node: o.node, state: cancelled.length ? 'cancelling' : 'idle', cancelled, error: null };
     });
-    const entry: SweepCancelEntry = { kind: 'sweep.cancel', run: newRunId(), by: whoAmI(ctx.env), nodeSource: nodeSource(opts, list), nodes: rows };
+    const entry: SweepCancelEntry = { kind: 'sweep.cancel', run: newRunId(), by: whoAmI(ctx.env), nodeSource: nodeSource(opts, list), nodes: rows, coverage: coverageJson(report.coverage) };
     new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now).append(entry);
-    if (output === 'json') ctx.stdout.write(renderJson({ nodes: rows }));
-    else ctx.stdout.write(renderTable(['node', 'state', 'detail'], rows.map((r) => [r.node, r.state, r.error ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]), { colour: ctx.colour }));
+    if (output === 'json') ctx.stdout.write(renderJson({ nodes: rows, coverage: coverageJson(report.coverage) }));
+    else {
+      ctx.stdout.write(renderTable(['node', 'state', 'detail'], rows.map((r) => [r.node, r.state, r.error ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]), { colour: ctx.colour }));
+      ctx.stdout.write(missingFooter(report).replace('not swept', 'not cancelled'));
+    }
     if (ctx.signal.aborted) return EXIT.interrupted;
     const failed = rows.filter((r) => r.state === 'failed').length;
     return failed === 0 ? EXIT.ok : failed === rows.length ? EXIT.failed : EXIT.partial;

@@ -22,6 +22,7 @@ export function declareSweep(program: Command, runner: Runner): void {
     .option('-y, --yes', 'do not ask for confirmation (required when not on a terminal)', false)
     .option('--force', 'sweep nodes that are already sweeping (their running sweep is cancelled and replaced)', false)
     .option('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)', false)
+    .option('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)', false)
     .option('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)')
     .addOption(new Option('--output <format>', 'result format on stdout').choices(['table', 'json']).default('table'));
   addNodesOption(sweep);
@@ -31,8 +32,12 @@ export function declareSweep(program: Command, runner: Runner): void {
     `
 Before anything is deleted every node is asked for its sweep status (GET /sweep_delete):
 a node already sweeping is refused unless --force (a new DELETE would cancel its sweep),
-and an unreachable node is refused unless --skip-unreachable. On a terminal you are asked
-to confirm; otherwise --yes is required. Each node gets exactly one DELETE, never retried.
+and an unreachable node is refused unless --skip-unreachable. When the nodes expose a ring
+topology (GET /state), a list that misses ring nodes (named), nodes that disagree on the
+topology, or a rebalance in progress are refused unless --allow-partial; two URLs answering
+as one node are always refused; --nnt-rollups/--histogram-rollups must be spans every node
+reports. On a terminal you are asked to confirm; otherwise --yes is required. Each node gets
+exactly one DELETE, never retried.
 
 Examples:
   $ tsnode sweep --before 90d --nodes nodes.txt
@@ -67,14 +72,16 @@ ${EXIT_CODES_HELP}`,
     .addHelpText(
       'after',
       `
-Options (shared with sweep): --nodes <file|list>, -y/--yes (required when not on a terminal),
---output table|json, --journal <file>, --connect-timeout, --request-timeout, --retries.
+Options (shared with sweep): --nodes <file|list>, --seed <url>, -y/--yes (required when not
+on a terminal), --allow-partial, --output table|json, --journal <file>, --connect-timeout,
+--request-timeout, --retries. The ring coverage check of sweep applies: a list that misses ring
+nodes is refused (exit 2, nothing sent) unless --allow-partial.
 
 Examples:
   $ tsnode sweep cancel --nodes nodes.txt
   $ tsnode sweep cancel --yes --output json
 
-Exit: 0 every node answered, 3 some failed, 1 all failed, 2 not confirmed (nothing sent).`,
+Exit: 0 every node answered, 3 some failed, 1 all failed, 2 refused or not confirmed (nothing sent).`,
     )
     .action((_opts: unknown, cmd: Command) => runner(() => import('./action.js').then((m) => m.sweepCancelAction), cmd.parent!.opts() as never));
 }

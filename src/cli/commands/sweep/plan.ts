@@ -36,6 +36,8 @@ export interface SweepFlags {
   yes: boolean;
   force: boolean;
   skipUnreachable: boolean;
+  /** Go ahead although the list misses ring nodes (issue 15's coverage check). Absent: false. */
+  allowPartial?: boolean;
   output: string;
 }
 

@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// Retention apply: a 3-step policy (nnt:60=30d, text=90d, histogram:60=1y: one data type per step)
+// with `tsnode retention apply` on 1, 10 and 100 reference nodes, versus a barrier script that runs
+// step 1 on every node, waits until every node is idle, then step 2, then step 3 (what a careful
+// shell loop does).
+//
+// Hosting and pacing as bench/sweep.bench.mjs: the nodes are real in-process servers (the server's
+// own startServer, in-memory SQLite, each on its own port with its own store and sweeper), spread
+// over HOSTS child processes; each node's sweeper pauses PACE ms per series it walks, standing in for
+// a node sweeping on its own machine. A step's time on node i is pace_i x (series of that step's
+// type on node i).
+//
+// Two scenarios:
+// - uniform: every node has the same pace and the same data. Measures how apply scales from 1 to
+//   100 nodes (target: 100 nodes within 1.25x of 1 node).
+// - skewed: node speeds differ (paces spread over 10x, geometric) AND node i holds more series of
+//   type i mod 3 (HEAVY of that type, LIGHT of the other two). With the same data on every node
+//   the barrier and apply tie: the slowest node is the slowest at every step, and apply waits for it
+//   too. Only when different nodes are the slowest at different steps does waiting for everybody at
+//   every step cost time: then the barrier pays the sum of the per-step maxima, apply the maximum of
+//   the per-node sums (target: apply at least 1.3x faster).
+// The barrier is a small Node script (this file with --barrier, its own process as apply is) using
+// fetch rather than curl, so both sides pay similar HTTP costs and mostly the sequencing differs; it
+// polls every node at the same 100 ms interval as apply. Apply's times include the CLI's start-up,
+// its GET /state and preflight, and its run file and journal writes (on tmpfs when /dev/shm exists,
+// so the shared disk's fsync latency is not measured; RETENTION_BENCH_STATE_DIR overrides).
+// Env: RETENTION_BENCH_RUNS (default 5), RETENTION_BENCH_PACE_MS (uniform pace, default 20),
+// RETENTION_BENCH_SERIES (uniform series per type, default 50: 1 s per step), RETENTION_BENCH_SKEW_MIN_PACE_MS
+// (default 5), RETENTION_BENCH_HEAVY (default 50), RETENTION_BENCH_LIGHT (default 3), RETENTION_BENCH_ARGS
+// (extra `retention apply` flags, e.g. "--concurrency 64"), RETENTION_BENCH_ONLY=uniform|skewed.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../bin/tsnode.js', import.meta.url));
+const RULES = ['--rule', 'nnt:60=30d', '--rule', 'text=90d', '--rule', 'histogram:60=1y'];
+const TYPES = ['nnt', 'text', 'histogram'];
+const DAY = 86_400;
+
+async function host(paces) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--host', JSON.stringify(paces)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`node host exited with ${code}`)));
+  });
+  return { child, urls: JSON.parse(line) };
+}
+
+/** 100 nodes with the given paces over HOSTS processes; node i is urls[i]. */
+async function hostNodes(paces, HOSTS = 4) {
+  const groups = Array.from({ length: HOSTS }, () => []);
+  paces.forEach((p, i) => groups[i % HOSTS].push(p));
+  const hosts = await Promise.all(groups.map((g) => host(g)));
+  const urls = paces.map((_, i) => hosts[i % HOSTS].urls[Math.floor(i / HOSTS)]);
+  return { hosts, urls };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+const uuid = (i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+
+async function post(url, path, body) {
+  // A kept-alive socket the node closed meanwhile can reset: writes replace, so try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await fetch(`${url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      if (!r.ok) throw new Error(`seeding ${url}${path}: ${r.status} ${await r.text()}`);
+      return;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+/** Old data of every type (older than every cut-off): counts[t] series of type t on that node. */
+async function seed(url, counts) {
+  const offset = Math.floor((Date.now() / 1000 - 400 * DAY) / DAY) * DAY;
+  const ids = (n) => Array.from({ length: n }, (_, i) => uuid(i));
+  await post(url, '/write/nnt', JSON.stringify(ids(counts.nnt).map((id) => ({ metric: 'cpu', id, offset, count: 1, value: 1 }))));
+  await post(url, '/write/text', JSON.stringify(ids(counts.text).map((id) => ({ metric: 'version', id, offset, value: 'v1' }))));
+  await post(url, '/histogram/write', JSON.stringify(ids(counts.histogram).map((id) => ({ metric: 'latency', id, offset, period: 60, histogram: 'AAAA' }))));
+}
+
+function cliApply(urls, stateDir) {
+  const start = performance.now();
+  const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
+  const r = spawnSync(process.execPath, [BIN, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const ms = performance.now() - start;
+  if (r.status !== 0) throw new Error(`tsnode retention apply exited ${r.status}: ${r.stderr}`);
+  const doc = JSON.parse(r.stdout);
+  if (doc.outcome !== 'complete') throw new Error(`not complete: ${doc.outcome}`);
+  return ms;
+}
+
+/** The barrier: every node's DELETE for step k, then poll every node until all are idle, then step k+1. */
+async function barrier(urls, cutoffs) {
+  const idle = async (u) => {
+    const s = await (await fetch(`${u}/sweep_delete`)).json();
+    return TYPES.every((t) => s[t].running === 'false');
+  };
+  for (const [k, type] of TYPES.entries()) {
+    const headers = { 'X-Service-Delete-Time': String(cutoffs[k]), 'X-Service-Delete-Data-Types': type };
+    if (type !== 'text') headers[`X-Service-${type === 'nnt' ? 'NNT' : 'Histogram'}-Delete-Rollups`] = '60';
+    await Promise.all(
+      urls.map(async (u) => {
+        const r = await fetch(`${u}/sweep_delete`, { method: 'DELETE', headers });
+        if ((await r.text()).trim() !== '[]') throw new Error(`${u}: DELETE not started`);
+      }),
+    );
+    let waiting = [...urls];
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 100));
+      const still = await Promise.all(waiting.map(async (u) => ((await idle(u)) ? null : u)));
+      waiting = still.filter(Boolean);
+      if (waiting.length === 0) break;
+    }
+  }
+}
+
+/** The barrier script as its own process (as a shell loop would be), timed from spawn to exit. */
+function barrierProcess(urls) {
+  const now = Math.floor(Date.now() / 1000);
+  const cutoffs = [now - 30 * DAY, now - 90 * DAY, now - 365 * DAY];
+  const start = performance.now();
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--barrier', JSON.stringify({ urls, cutoffs })], { encoding: 'utf8' });
+  const ms = performance.now() - start;
+  if (r.status !== 0) throw new Error(`barrier exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+async function main() {
+  const RUNS = Number(process.env.RETENTION_BENCH_RUNS ?? 5);
+  const PACE = Number(process.env.RETENTION_BENCH_PACE_MS ?? 20);
+  const SERIES = Number(process.env.RETENTION_BENCH_SERIES ?? 50);
+  const MIN_PACE = Number(process.env.RETENTION_BENCH_SKEW_MIN_PACE_MS ?? 5);
+  const HEAVY = Number(process.env.RETENTION_BENCH_HEAVY ?? 50);
+  const LIGHT = Number(process.env.RETENTION_BENCH_LIGHT ?? 3);
+  const stateDir = mkdtempSync(join(process.env.RETENTION_BENCH_STATE_DIR ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir()), 'tsnode-retention-bench-'));
+  const load0 = loadavg();
+  const t0 = performance.now();
+  const uniform = await hostNodes(Array(100).fill(PACE));
+  const skewPaces = Array.from({ length: 100 }, (_, i) => Math.round(MIN_PACE * 10 ** (i / 99) * 10) / 10);
+  const skewed = await hostNodes(skewPaces);
+  console.log(
+    `started 200 in-process nodes in 8 processes in ${Math.round(performance.now() - t0)} ms; 3-step policy ${RULES.filter((x) => x !== '--rule').join(' ')}; poll interval 100 ms\n` +
+      `uniform: pace ${PACE} ms/series, ${SERIES} series of each type on every node (~${PACE * SERIES} ms per step)\n` +
+      `skewed: paces ${MIN_PACE}..${MIN_PACE * 10} ms/series (10x, geometric); node i: ${HEAVY} series of type i mod 3 (nnt, text, histogram), ${LIGHT} of the others\n` +
+      `run files and journal in ${stateDir}`,
+  );
+
+  const uniformCounts = { nnt: SERIES, text: SERIES, histogram: SERIES };
+  const skewCounts = (i) => Object.fromEntries(TYPES.map((t, k) => [t, k === i % 3 ? HEAVY : LIGHT]));
+
+  const results = [];
+  const measure = async (what, urls, counts, fn) => {
+    const times = [];
+    for (let r = 0; r <= RUNS; r++) {
+      await Promise.all(urls.map((u, i) => seed(u, counts(i))));
+      const ms = await fn();
+      if (r > 0) times.push(ms); // the first run warms up
+    }
+    results.push({ what, median: median(times), min: Math.min(...times) });
+    return median(times);
+  };
+
+  const only = process.env.RETENTION_BENCH_ONLY;
+  let u1 = NaN;
+  let u100 = NaN;
+  let b100u = NaN;
+  if (only !== 'skewed') {
+    u1 = await measure('apply, 1 node (uniform)', uniform.urls.slice(0, 1), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 1), stateDir));
+    await measure('apply, 10 nodes (uniform)', uniform.urls.slice(0, 10), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 10), stateDir));
+    u100 = await measure('apply, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => cliApply(uniform.urls, stateDir));
+    b100u = await measure('barrier, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => barrierProcess(uniform.urls));
+  }
+  const skew = [];
+  if (only !== 'uniform') {
+    // 10 nodes across the pace range, and all 100
+    const s10 = skewPaces.map((_, i) => i).filter((i) => i % 11 === 0);
+    const s10urls = s10.map((i) => skewed.urls[i]);
+    const a10 = await measure('apply, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10[k]), () => cliApply(s10urls, stateDir));
+    const b10 = await measure('barrier, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10[k]), () => barrierProcess(s10urls));
+    const a100 = await measure('apply, 100 nodes (skewed)', skewed.urls, skewCounts, () => cliApply(skewed.urls, stateDir));
+    const b100 = await measure('barrier, 100 nodes (skewed)', skewed.urls, skewCounts, () => barrierProcess(skewed.urls));
+    skew.push([10, a10, b10], [100, a100, b100]);
+  }
+  const load1 = loadavg();
+
+  console.log('');
+  console.log('| run | median ms | min ms |');
+  console.log('|---|---:|---:|');
+  for (const r of results) console.log(`| ${r.what} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} |`);
+  console.log('');
+  if (only !== 'skewed') {
+    const scale = u100 / u1;
+    console.log(`apply 100 nodes / 1 node (uniform): ${scale.toFixed(2)}x (target <= 1.25x) ${scale <= 1.25 ? 'OK' : 'MISSED'}`);
+    console.log(`barrier / apply, 100 nodes, uniform: ${(b100u / u100).toFixed(2)}x (same data everywhere: expected to tie, ~1x)`);
+  }
+  for (const [n, a, b] of skew) {
+    const speedup = b / a;
+    console.log(`barrier / apply, ${n} nodes, skewed: ${speedup.toFixed(2)}x faster (target >= 1.3x) ${speedup >= 1.3 ? 'OK' : 'MISSED'}`);
+  }
+  console.log(`load average (1, 5, 15 min) before: ${load0.map((x) => x.toFixed(2)).join(', ')}; after: ${load1.map((x) => x.toFixed(2)).join(', ')} (2 cores shared with other work: compare ratios within one run)`);
+  for (const h of [...uniform.hosts, ...skewed.hosts]) h.child.stdin.end();
+  rmSync(stateDir, { recursive: true, force: true });
+}
+
+// (last: main() uses the helpers above, which must be defined first)
+if (process.argv[2] === '--host') {
+  const { startServer } = await import('../dist/server/server.js');
+  const paces = JSON.parse(process.argv[3]);
+  const nodes = [];
+  for (const sweepPaceMs of paces) nodes.push(await startServer({ host: '127.0.0.1', port: 0, sweepPaceMs }));
+  process.stdout.write(`${JSON.stringify(nodes.map((x) => x.url))}\n`);
+  process.stdin.on('end', async () => {
+    await Promise.all(nodes.map((x) => x.close()));
+    process.exit(0);
+  });
+  process.stdin.resume();
+} else if (process.argv[2] === '--barrier') {
+  const { urls, cutoffs } = JSON.parse(process.argv[3]);
+  await barrier(urls, cutoffs);
+} else {
+  await main();
+}

@@ -1,0 +1,339 @@
+import { resolve } from 'node:path';
+import { gatherClusterFacts, judgeCluster, reportCheck, type ClusterCheckReport } from '../../../client/sweep-checks.js';
+import { preflightProblem, SweepNotConfirmedError, SweepRefusedError } from '../../../client/sweep.js';
+import { AbortedError } from '../../../client/errors.js';
+import {
+  applyRetention,
+  formatRule,
+  isoSeconds,
+  newRetentionRunId,
+  planRetention,
+  policyToObject,
+  resumeRun,
+  runFingerprint,
+  summariseRun,
+  type RetentionEvent,
+  type RetentionResult,
+  type RunOutcome,
+  type RunState,
+} from '../../../retention/index.js';
+import type { CliContext } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { Journal, journalPath, whoAmI, type JournaledCoverage, type JournaledSpans, type RetentionEndEntry, type RetentionStartEntry, type RetentionStepEntry } from '../../journal.js';
+import { askYesNo } from '../../prompt.js';
+import { renderJson } from '../../render/table.js';
+import { describeTime } from '../../time.js';
+import { shellQuote } from '../sweep/catch-up.js';
+import type { RetentionApplyFlags } from './command.js';
+import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
+import { RetentionProgress } from './progress.js';
+import { describeRequest, resultCsv, resultJson, resultTable, stoppedAt } from './render.js';
+import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir, runFilePath, writeRunFile } from './run-files.js';
+import { openNetwork, type Network } from '../../network.js';
+import { openTarget } from '../../node-source.js';
+import { resolveSettings } from './target.js';
+
+/** The exit code of a finished run: 0 every node finished, 3 some steps done, 1 none, 130 interrupted. */
+export function retentionExitCode(outcome: RunOutcome): ExitCode {
+  switch (outcome) {
+    case 'complete':
+      return EXIT.ok;
+    case 'partial':
+      return EXIT.partial;
+    case 'interrupted':
+      return EXIT.interrupted;
+    default:
+      return EXIT.failed;
+  }
+}
+
+/** The command that continues a run on the nodes that did not finish: its id, and the flags that reach them the same way (header values never shown). */
+export function resumeCommand(runId: string, opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'>, ctx: Pick<CliContext, 'profile' | 'cwd' | 'env'>): { command: string; addBack: string[] } {
+  const args = ['tsnode', 'retention', 'apply', '--resume', runId];
+  if (ctx.profile !== undefined) args.push('--profile', ctx.profile);
+  if (opts.cacert !== undefined) args.push('--cacert', resolve(ctx.cwd, opts.cacert));
+  if (opts.cert !== undefined) args.push('--cert', resolve(ctx.cwd, opts.cert));
+  if (opts.key !== undefined) args.push('--key', resolve(ctx.cwd, opts.key));
+  if (opts.insecure) args.push('--insecure');
+  for (const r of opts.redact) args.push('--redact', r);
+  if (opts.journal !== undefined) args.push('--journal', resolve(ctx.cwd, opts.journal));
+  const addBack: string[] = [];
+  if (opts.header.length) addBack.push(`--header (${opts.header.length} given; values not shown)`);
+  if (ctx.env.TSNODE_HEADERS) addBack.push('TSNODE_HEADERS (read from the environment again when set)');
+  if (ctx.profile === undefined && ctx.env.TSNODE_PROFILE) addBack.push(`TSNODE_PROFILE (${ctx.env.TSNODE_PROFILE}, read from the environment again when set)`);
+  return { command: args.map(shellQuote).join(' '), addBack };
+}
+
+function spansOf(list: number[] | undefined, swept: boolean): JournaledSpans {
+  return !swept ? null : list?.length ? [...list] : 'all';
+}
+
+function journaledCoverage(r: ClusterCheckReport): JournaledCoverage {
+  const c = r.coverage;
+  return { verdict: c.verdict, hash: c.hash, missing: c.missing, problems: c.problems, allowed: c.allowed };
+}
+
+/**
+ * `tsnode retention apply`: plan (or load a saved run), preflight and checks, confirm, then every
+ * node's steps; the run file before every DELETE, the journal per step, the result and catch-up.
+ */
+export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliContext): Promise<ExitCode> {
+  const resuming = opts.resume !== undefined;
+  if (resuming && (opts.policy !== undefined || opts.rule.length)) {
+    throw new UsageError('--resume continues a saved run: its policy and pinned cut-offs are in its run file (nothing was sent)', 'drop the policy file and --rule, or drop --resume to start a new run', undefined, 'conflicting_options');
+  }
+  if (resuming && opts.fresh) throw new UsageError('--resume and --fresh contradict each other', 'give one of them', undefined, 'conflicting_options');
+  if (resuming && (opts.nodes !== undefined || opts.seed !== undefined)) {
+    throw new UsageError('--resume continues a run on its own nodes (listed in its run file): --nodes and --seed do not apply', 'drop --nodes/--seed; TLS and header options (or --profile) are given again', undefined, 'conflicting_options');
+  }
+  const policy = resuming ? undefined : readPolicy(opts.policy, opts.rule, ctx.cwd);
+  // Without a terminal to ask on, --yes is the only confirmation: refuse before any request at all.
+  if (!opts.yes && !(ctx.stdin.isTTY && ctx.stderr.isTTY)) {
+    throw new UsageError('not on a terminal: pass --yes to confirm the retention run (nothing was sent)');
+  }
+  const dir = runDir(ctx.env);
+  let saved: RunState | undefined;
+  if (resuming) saved = asUsage(() => findRun(dir, opts.resume!, ctx));
+  if (saved && summariseRun(saved).outcome === 'complete') {
+    ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
+    return EXIT.ok;
+  }
+  // SIGTERM (systemd stopping the unit, kill) is treated like Ctrl-C: no further DELETE, the run recorded as interrupted.
+  const term = new AbortController();
+  const onTerm = (): void => term.abort(new Error('SIGTERM'));
+  process.on('SIGTERM', onTerm);
+  const signal = AbortSignal.any([ctx.signal, term.signal]);
+  const runCtx: CliContext = { ...ctx, signal };
+  let net: Network | undefined;
+  let progress: RetentionProgress | undefined;
+  let lock: { release(): void } | undefined;
+  let journal: Journal | undefined;
+  try {
+    let target;
+    let resolved: { nodes: string[]; origin: string };
+    if (saved) {
+      // The run's own nodes; only the settings (TLS, headers, header prefix) come from flags and profile.
+      target = resolveSettings(opts, runCtx, 'tsnode retention apply');
+      net = openNetwork({ values: opts, target }, runCtx);
+      resolved = { nodes: saved.plan.nodes.map((n) => n.node), origin: `run ${saved.runId} (${saved.plan.nodes.length} node(s))` };
+      ctx.log.info(`nodes: the ${resolved.nodes.length} of run ${saved.runId} (its run file)`);
+    } else {
+      const opened = await openTarget(opts, runCtx, { command: 'tsnode retention apply', destructive: true });
+      target = opened.target;
+      net = opened.network;
+      resolved = { nodes: opened.nodes, origin: target.origin };
+    }
+    const network = net;
+    const clients = resolved.nodes.map((n) => network.client(n));
+
+    // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
+    const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
+    if (signal.aborted) {
+      ctx.log.warn('interrupted before anything was sent');
+      return EXIT.interrupted;
+    }
+    const report = judgeCluster(facts, { allowPartial: opts.allowPartial });
+    for (const note of report.notes) ctx.log.info(note);
+
+    let state: RunState | undefined;
+    let plan;
+    if (saved) {
+      state = resumeRun(saved);
+      plan = state.plan;
+      ctx.log.info(`continuing run ${state.runId} (attempt ${state.attempt}) with its cut-offs pinned at ${describeTime(plan.now * 1000)}`);
+    } else {
+      const declared = {
+        ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
+        ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
+      };
+      plan = asUsage(() => planRetention(policy!, ctx.now(), nodeSpansOf(resolved.nodes, facts), { headerPrefix: target.headerPrefix.value, declared }));
+      for (const w of plan.warnings) ctx.log.warn(w);
+      if (!opts.fresh) {
+        const fp = runFingerprint(plan);
+        const previous = findSavedRun(dir, (r) => r.fingerprint === fp, { skip: (p, why) => ctx.log.debug(`${p}: skipped (${why})`) });
+        if (previous && CONTINUABLE.has(previous.outcome)) {
+          state = resumeRun(previous.state);
+          plan = state.plan;
+          ctx.log.info(
+            `continuing run ${state.runId} of the same policy on the same nodes, which was stopped before it finished (attempt ${state.attempt}, cut-offs pinned at ${describeTime(plan.now * 1000)}); --fresh starts a new run instead`,
+          );
+        }
+      }
+    }
+    const runId = state?.runId ?? newRetentionRunId(ctx.now());
+    const runFile = runFilePath(dir, runId);
+    lock = lockRun(dir, runId, (m) => ctx.log.warn(m));
+
+    const log = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, true);
+    journal = log;
+    const by = whoAmI(ctx.env);
+    const catchUpBase = resumeCommand(runId, opts, ctx);
+    const nodeSource = saved ? `run file ${runFile}` : resolved.origin;
+    // Made once the run is confirmed: a live display must not draw over the prompt.
+    const startProgress = (): RetentionProgress => (progress ??= new RetentionProgress(ctx, resolved.nodes, plan.steps.length));
+
+    const onEvent = (e: RetentionEvent): void => {
+      progress?.onEvent(e);
+      if (e.kind === 'persist_failed') ctx.log.warn(`cannot write the run file ${runFile}: ${e.error} (the run goes on; a later resume may repeat steps)`);
+      if (e.kind !== 'step_end') return;
+      const step = plan.steps[e.step - 1]!;
+      const req = plan.nodes.find((n) => n.node === e.node)!.steps[e.step - 1]!.request;
+      const entry: RetentionStepEntry = {
+        kind: 'retention.step',
+        run: runId,
+        attempt: e.attempt,
+        node: e.node,
+        step: e.step,
+        cutoff: step.cutoff,
+        types: req?.types ?? [],
+        nntRollups: spansOf(req?.nntRollups, req?.types.includes('nnt') ?? false),
+        histogramRollups: spansOf(req?.histogramRollups, req?.types.includes('histogram') ?? false),
+        state: e.state,
+        reason: e.reason,
+        sentAt: e.sentAt !== undefined ? new Date(e.sentAt).toISOString() : null,
+        finishedAt: new Date(e.finishedAt).toISOString(),
+        seconds: e.seconds ?? null,
+      };
+      log.append(entry);
+    };
+
+    const confirm = async (p: { state: RunState; send: string[]; skipped: { node: string }[] }): Promise<boolean> => {
+      const steps = plan.steps.map((s) => {
+        const reqs = plan.nodes.map((n) => n.steps[s.step - 1]!.request).filter((r) => r !== null);
+        const same = reqs.every((r) => JSON.stringify(r) === JSON.stringify(reqs[0]));
+        return `step ${s.step}: ${same && reqs[0] ? describeRequest(reqs[0]) : s.types.join(', ')} before ${describeTime(s.cutoff * 1000)}`;
+      });
+      const where = `${p.send.length} node${p.send.length === 1 ? '' : 's'} (node list: ${nodeSource})`;
+      const skippedNote = p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : '';
+      if (!opts.yes) {
+        for (const line of steps) ctx.log.info(`  ${line}`);
+        const answer = await askYesNo(ctx, `Run ${plan.steps.length} retention step(s) on ${where}${skippedNote}?`);
+        if (answer === 'interrupted') throw new AbortedError('(cluster)', 'interrupted at the prompt');
+        if (answer !== 'yes') return false;
+      }
+      // A start line before any DELETE, so a run killed midway still leaves a trace.
+      const start: RetentionStartEntry = {
+        kind: 'retention.start',
+        run: runId,
+        attempt: p.state.attempt,
+        by,
+        policySource: plan.policy.source,
+        policy: policyToObject(plan.policy),
+        fingerprint: runFingerprint(plan),
+        now: plan.now,
+        steps: plan.steps.map((s) => ({ step: s.step, cutoff: s.cutoff, types: s.types, rules: s.rules.map(formatRule) })),
+        headerPrefix: plan.headerPrefix,
+        nodeSource,
+        nodes: plan.nodes.map((n) => n.node),
+        runFile,
+        coverage: journaledCoverage(report),
+      };
+      log.append(start);
+      ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
+      startProgress();
+      return true;
+    };
+
+    let result: RetentionResult;
+    try {
+      result = await applyRetention(clients, plan, {
+        ...(state ? { state } : { runId }),
+        persist: (s) => writeRunFile(runFile, s),
+        onEvent,
+        checks: [reportCheck(report)],
+        skipUnreachable: opts.skipUnreachable,
+        confirm,
+        concurrency: opts.concurrency,
+        intervalMs: opts.pollInterval,
+        lostAfterMs: opts.lostAfter ?? Math.max(30_000, 3 * opts.pollInterval),
+        stepTimeoutMs: opts.stepTimeout,
+        signal,
+      });
+    } catch (err) {
+      progress?.stop();
+      if (err instanceof SweepRefusedError) {
+        for (const b of err.busy) ctx.log.error(`${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
+        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+        for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
+        const hints = [
+          err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
+          err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
+          report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
+        ].filter(Boolean);
+        throw new UsageError('refusing to apply the retention policy: nothing was sent', hints.length ? hints.join('; ') : undefined);
+      }
+      if (err instanceof SweepNotConfirmedError) throw new UsageError('retention run not confirmed: nothing was sent');
+      if (err instanceof AbortedError || signal.aborted) {
+        ctx.log.warn('interrupted before anything was sent');
+        return EXIT.interrupted;
+      }
+      throw usageOf(err);
+    }
+    progress?.stop();
+
+    // The result, the catch-up, the journal's end line.
+    const final = result.state;
+    const code = retentionExitCode(result.outcome);
+    const unfinished = final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null);
+    const catchUp = unfinished.length ? { nodes: unfinished, command: catchUpBase.command, addBack: catchUpBase.addBack } : null;
+    const extras = {
+      runFile,
+      outcome: result.outcome,
+      exitCode: code,
+      interrupted: result.interrupted,
+      nodeSource,
+      coverage: report.coverage,
+      catchUp: catchUp ? { nodes: catchUp.nodes, command: catchUp.command, add_back: catchUp.addBack } : null,
+    };
+    if (opts.output === 'json') ctx.stdout.write(renderJson(resultJson(final, extras)));
+    else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));
+    else ctx.stdout.write(resultTable(final, ctx.colour));
+    const end: RetentionEndEntry = {
+      kind: 'retention.end',
+      run: runId,
+      attempt: final.attempt,
+      outcome: result.outcome,
+      exit: code,
+      interrupted: result.interrupted,
+      nodes: summariseRun(final).nodes.map((n) => ({ node: n.node, done: n.done, steps: n.steps, stoppedAt: stoppedAt(final, n.node) })),
+      catchUp,
+    };
+    log.append(end);
+    ctx.log.info(`summary: ${summaryLine(final)}`);
+    if (result.interrupted) {
+      ctx.log.warn('interrupted: no further DELETE was sent; sweeps already started keep running on their nodes');
+      ctx.log.info(`to continue with the same cut-offs: run the same command again, or ${catchUpBase.command}`);
+    } else if (catchUp) {
+      ctx.log.info(`to catch up (${catchUp.nodes.length} node(s) not finished): ${catchUp.command}`);
+    }
+    if (catchUp?.addBack.length) ctx.log.info(`  add back: ${catchUp.addBack.join('; ')}`);
+    return code;
+  } finally {
+    progress?.stop();
+    journal?.close();
+    lock?.release();
+    process.off('SIGTERM', onTerm);
+    await net?.close();
+  }
+}
+
+/** `--resume <run>` or `--resume` (the latest unfinished run). */
+function findRun(dir: string, which: string | true, ctx: CliContext): RunState {
+  if (which !== true) {
+    if (!/^r-[A-Za-z0-9._-]{1,100}$/.test(which)) throw new UsageError(`--resume: ${JSON.stringify(which)} is not a run id`, 'run ids look like r-20261122T043258Z-3f2a (tsnode history lists them)');
+    return readRunFile(runFilePath(dir, which));
+  }
+  const open = findSavedRun(dir, (r) => r.outcome !== 'complete', { cheap: rawHasWorkLeft, skip: (p, why) => ctx.log.warn(`${p}: skipped (${why})`) });
+  if (!open) throw new UsageError(`--resume: no unfinished run in ${dir}`, 'tsnode history lists the runs; start a new one with a policy');
+  return open.state;
+}
+
+function summaryLine(state: RunState): string {
+  const finished = state.nodes.filter((n) => stoppedAt(state, n.node) === null).length;
+  const stopped = state.nodes
+    .map((n) => ({ node: n.node, at: stoppedAt(state, n.node) }))
+    .filter((x) => x.at !== null)
+    .map((x) => `${x.node} at step ${x.at!.step} (${x.at!.state.replace(/_/g, ' ')})`);
+  return `${finished} of ${state.nodes.length} node(s) finished every step${stopped.length ? `; stopped: ${stopped.join(', ')}` : ''} (cut-offs pinned at ${isoSeconds(state.plan.now)})`;
+}

@@ -1,0 +1,134 @@
+import { Argument, Option, type Command } from 'commander';
+import type { Runner } from '../../action.js';
+import { completeWith } from '../../completion-hints.js';
+import { EXIT_CODES_HELP } from '../../exit-codes.js';
+import { addFlags, flag, type Flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
+import { MAX_TIMER_MS } from '../../values.js';
+
+// Kept here rather than imported from protocol/: declarations load at startup (bench/startup).
+const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+
+/** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
+export const targetFlags = {
+  ...networkFlags(),
+  headerPrefix: flag.choice('--header-prefix <prefix>', 'sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile\'s, else X-Service)', HEADER_PREFIXES, {
+    ignoreCase: true,
+  }),
+  concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
+};
+export type TargetFlagValues = FlagValues<typeof targetFlags>;
+
+const policyFlags = {
+  rule: flag.repeatable('--rule <rule>', 'a rule instead of a policy file, repeatable: nnt:60=30d, nnt:*=1y, histogram:60=30d, text=90d', { complete: { kind: 'none' } }),
+};
+
+export const retentionPlanFlags = {
+  ...targetFlags,
+  ...policyFlags,
+  output: flag.output(),
+};
+export type RetentionPlanFlags = FlagValues<typeof retentionPlanFlags> & { policy?: string | undefined };
+
+/** `--resume [run]`: a run id, or true for the latest unfinished run. */
+const resumeFlag: Flag<string | true | undefined> = {
+  option: completeWith(new Option('--resume [run]', 'continue a run with its pinned cut-offs: the run id (r-...), or without one the latest unfinished run'), { kind: 'none' }),
+};
+
+export const retentionApplyFlags = {
+  ...targetFlags,
+  ...policyFlags,
+  output: flag.output(),
+  yes: flag.boolean('-y, --yes', 'do not ask for confirmation (required when not on a terminal)'),
+  skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
+  allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
+  resume: resumeFlag,
+  fresh: flag.boolean('--fresh', 'start a new run even when an interrupted run of the same policy and nodes could be continued'),
+  pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
+  lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
+  stepTimeout: flag.duration('--step-timeout <duration>', "stop waiting for one step's sweep on a node after this long (the node stops there)", { default: '6h' }),
+  journal: flag.string('--journal <file>', 'append this run to this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl)', { complete: { kind: 'files' } }),
+};
+export type RetentionApplyFlags = FlagValues<typeof retentionApplyFlags> & { policy?: string | undefined };
+
+const policyArgument = (): Argument => completeWith(new Argument('[policy]', 'the policy file: YAML (.yaml, .yml) or JSON (.json)'), { kind: 'files' });
+
+/** `tsnode retention plan|apply`: declarations only; the work is in plan-action.ts and apply-action.ts. */
+export function declareRetention(program: Command, runner: Runner): void {
+  const retention = program
+    .command('retention')
+    .description('retention policies: how long each type and span is kept, turned into safely sequenced sweeps on every node')
+    .addHelpText(
+      'after',
+      `
+A policy (YAML or JSON; the same as repeatable --rule):
+  nnt:                 # numeric spans in seconds -> how long to keep them; "*" = every span not listed
+    60: 30d
+    300: 1y
+  histogram:
+    60: 30d
+  text: 90d            # text has no spans
+Ages: s, m, h, d, w, y (365 days). Spans the policy does not cover are kept forever.
+
+Examples:
+  $ tsnode retention plan retention.yaml --nodes nodes.txt
+  $ tsnode retention apply retention.yaml --profile prod --yes
+  $ tsnode retention apply --rule nnt:60=30d --rule 'nnt:*=1y' --rule text=90d --seed http://db1:8112
+  $ tsnode retention apply --resume              continue the latest unfinished run (same cut-offs)
+See docs/retention.md for the scheduling (cron, systemd) and the run files.`,
+    );
+
+  addFlags(
+    retention
+      .command('plan')
+      .description('show the steps a policy makes and each node\'s exact requests; sends no DELETE (only GET /state to learn the spans)')
+      .addArgument(policyArgument())
+      .addHelpText(
+        'after',
+        `
+"now" is pinned once; each step is one cut-off (newest first) with the types and spans whose rule
+has that age. Spans are checked against each node's own (GET /state), else the profile's
+nnt_rollups/histogram_rollups, else the plan says they could not be checked; an unknown span is an
+error (exit 2). Output: a table, -o json (the plan document) or -o csv (one row per node and step).
+
+Examples:
+  $ tsnode retention plan retention.yaml --nodes nodes.txt
+  $ tsnode retention plan --rule nnt:60=30d --rule text=90d -o json
+
+Exit: 0 planned, 2 bad policy, flags or an unknown span (nothing is sent either way).`,
+      ),
+    retentionPlanFlags,
+  ).action((policy: string | undefined, flags: RetentionPlanFlags) => runner(() => import('./plan-action.js').then((m) => m.retentionPlanAction), { ...flags, policy }));
+
+  addFlags(
+    retention
+      .command('apply')
+      .description('run a policy: per node its steps strictly one after another (DELETE, wait until idle, next); nodes independently')
+      .addArgument(policyArgument())
+      .addHelpText(
+        'after',
+        `
+The same plan as "retention plan", then every node's sweep status: a node already sweeping is
+refused (a policy never cancels a sweep, so there is no --force), an unreachable one too unless
+--skip-unreachable. When the nodes expose a topology, a list that misses ring nodes, nodes that
+disagree on the topology, or a rebalance in progress are refused unless --allow-partial. On a
+terminal you are asked to confirm; otherwise --yes is required. Then each node runs its steps: a
+fresh status check, one DELETE, polls until idle, the next step. A node whose step ends in anything
+but done runs no further steps; the others carry on.
+
+Every step is journaled (tsnode history) and the run is saved in a run file before every DELETE
+($XDG_STATE_HOME/tsnode/retention/<run>.json): after Ctrl-C, SIGTERM or a crash, running the same
+command again continues it with the same cut-offs (--fresh starts anew); for nodes that stopped by
+themselves it prints the catch-up command (--resume <run>). A step that may have reached a node is
+re-checked by polling before anything is sent again.
+
+Examples:
+  $ tsnode retention apply retention.yaml --nodes nodes.txt
+  $ tsnode retention apply /etc/tsnode/retention.yaml --profile prod --yes --output json
+  $ tsnode retention apply --resume r-20261122T043258Z-3f2a --profile prod --yes
+
+${EXIT_CODES_HELP}`,
+      ),
+    retentionApplyFlags,
+  ).action((policy: string | undefined, flags: RetentionApplyFlags) => runner(() => import('./apply-action.js').then((m) => m.retentionApplyAction), { ...flags, policy }));
+}

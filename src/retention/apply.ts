@@ -1,0 +1,378 @@
+/**
+ * Running a retention plan on its nodes: per node the steps strictly one after another, each one
+ * evidence-checked sweep (client/sweep.ts sweepOneNode: one DELETE, never retried, then polls
+ * until that node is idle, classified with the rules of issue 12); nodes independent of each
+ * other, so a slow node never holds the others back. UI-free: progress goes out as events, the
+ * run state goes to `persist` (the caller writes the run file; awaited before every DELETE), and
+ * nothing here prints, prompts or exits.
+ *
+ * Safety rules this module owns:
+ * - a node already sweeping anything is refused at preflight, and a step is sent only after a
+ *   fresh GET shows the node idle: a policy never cancels anybody's sweep (there is no force);
+ * - never two DELETEs in flight on one node: a node's next step starts only when its previous
+ *   step's sweep has ended, seen by polling;
+ * - a node whose step ends in anything but `done` runs no further steps in this attempt;
+ * - a step that may have reached the node in an earlier attempt is re-checked by polling before
+ *   anything is sent again (run-state.ts nextAction decides which).
+ */
+import { randomBytes } from 'node:crypto';
+import type { NodeClient } from '../client/node-client.js';
+import { preflightProblem, preflightSweep, recheckNode, runPreflightChecks, runningTypes, sweepOneNode, SweepNotConfirmedError, SweepRefusedError, systemClock, limiter, pollUntilIdle, type Clock, type NodeSweepState, type Preflight, type PreflightCheck, type PreflightNode, type SweepEvent } from '../client/sweep.js';
+import { describeRunning, runningIsOurs } from '../client/sweep-evidence.js';
+import { AbortedError, NodeRequestError } from '../client/errors.js';
+import type { SweepStatus } from '../protocol/index.js';
+import { isoSeconds } from './plan-json.js';
+import type { RetentionPlan } from './plan.js';
+import {
+  markOutcome,
+  markSending,
+  markStarted,
+  markWatching,
+  newRun,
+  nextAction,
+  summariseRun,
+  type FinalStepState,
+  type NodeRunSummary,
+  type RunOutcome,
+  type RunState,
+} from './run-state.js';
+
+export type RetentionEvent =
+  /** A node moved to another state; `step` is null at preflight. */
+  | { kind: 'state'; node: string; step: number | null; state: NodeSweepState; at: number; error?: string; status?: SweepStatus }
+  /** A poll answered (every poll): for live progress. */
+  | { kind: 'status'; node: string; step: number; at: number; status: SweepStatus }
+  /** A step ended on a node: the state, the one-line reason and its times (epoch ms). */
+  | { kind: 'step_end'; node: string; step: number; attempt: number; state: Exclude<FinalStepState, 'started'>; reason: string; sentAt?: number; finishedAt: number; seconds?: number }
+  /** The run state could not be persisted (the run goes on; a resume may repeat steps). */
+  | { kind: 'persist_failed'; error: string };
+
+export interface ApplyRetentionOptions {
+  /** A saved run of this very plan to continue (run-state.ts resumeRun); default: a new run. */
+  state?: RunState;
+  /** The id of a new run (default: newRetentionRunId). */
+  runId?: string;
+  /** Makes the run state durable (the run file). Awaited before every DELETE; a failure there sends nothing. */
+  persist?: (state: RunState) => Promise<void>;
+  onEvent?: (e: RetentionEvent) => void;
+  /** Extra preflight rules (ring coverage, node identity): any problem refuses the run, nothing sent. */
+  checks?: readonly PreflightCheck[];
+  /** Leave out nodes that do not answer the preflight (their step is `skipped`). */
+  skipUnreachable?: boolean;
+  /** Called after a clean preflight; return false to stop (nothing is sent). */
+  confirm?: (p: { preflight: Preflight; state: RunState; send: string[]; skipped: PreflightNode[] }) => boolean | Promise<boolean>;
+  /** Requests in flight at once across the cluster, DELETEs and polls (default 32). */
+  concurrency?: number;
+  intervalMs?: number;
+  lostAfterMs?: number;
+  pollTimeoutMs?: number;
+  /** Longest wait for one step's sweep on one node, from its DELETE (default: none). */
+  stepTimeoutMs?: number;
+  signal?: AbortSignal;
+  clock?: Clock;
+}
+
+export interface RetentionResult {
+  state: RunState;
+  outcome: RunOutcome;
+  nodes: NodeRunSummary[];
+  /** The run's signal aborted: sweeps already started keep running on their nodes. */
+  interrupted: boolean;
+  preflight: Preflight;
+}
+
+/** `r-20261122T043258Z-3f2a`: sortable by time, unique enough for one operator's state dir. */
+export function newRetentionRunId(atMs: number): string {
+  const stamp = new Date(atMs).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return `r-${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * Applies `plan` on `clients` (one per plan node, matched by URL): preflight, refuse or go on,
+ * confirm, then every node's steps. Throws SweepRefusedError / SweepNotConfirmedError before
+ * anything is sent; otherwise returns the run state with every node's steps.
+ */
+export async function applyRetention(clients: readonly NodeClient[], plan: RetentionPlan, opts: ApplyRetentionOptions = {}): Promise<RetentionResult> {
+  const clock = opts.clock ?? systemClock;
+  if (opts.state && opts.state.plan !== plan) throw new TypeError('applyRetention: the state given is of another plan (pass state.plan as the plan)');
+  let state: RunState = opts.state ?? newRun(plan, { runId: opts.runId ?? newRetentionRunId(clock.now()), at: clock.now() });
+  const byUrl = new Map(clients.map((c) => [c.url, c]));
+  for (const n of plan.nodes) if (!byUrl.has(n.node)) throw new TypeError(`applyRetention: no client for plan node ${n.node}`);
+  const emit = (e: RetentionEvent): void => opts.onEvent?.(e);
+  const sweepEvents = (step: number | null) => (e: SweepEvent): void => {
+    if (e.kind === 'status') {
+      if (step !== null) emit({ kind: 'status', node: e.node, step, at: e.at, status: e.status });
+    } else emit({ ...e, step });
+  };
+  const persist = serialPersist(() => state, opts.persist, (error) => emit({ kind: 'persist_failed', error }));
+
+  // 1. Preflight: only nodes with something left to do are asked.
+  const work = plan.nodes.map((n) => n.node).filter((node) => nextAction(state, node).kind !== 'finished');
+  const pre = await preflightSweep(
+    work.map((u) => byUrl.get(u)!),
+    { concurrency: opts.concurrency ?? 32, ...(opts.signal ? { signal: opts.signal } : {}), onEvent: sweepEvents(null), clock },
+  );
+  // A node is busy unless what it runs is the very step a re-check is about to look at.
+  const busy = pre.busy.filter((b) => {
+    const a = nextAction(state, b.node);
+    return !(a.kind === 'recheck' && b.status && b.running.every((t) => runningIsOurs(a.request, t, b.status![t])));
+  });
+  const unreachable = opts.skipUnreachable ? [] : pre.unreachable;
+  if (busy.length || unreachable.length) throw new SweepRefusedError(busy, unreachable);
+  await runPreflightChecks(pre, opts.checks ?? []);
+  const send = pre.nodes.filter((n) => !n.error).map((n) => n.node);
+  if (opts.confirm && !(await opts.confirm({ preflight: pre, state, send, skipped: pre.unreachable }))) throw new SweepNotConfirmedError();
+
+  // 2. Nodes left out at preflight stop at the step they are at.
+  for (const u of pre.unreachable) {
+    const a = nextAction(state, u.node);
+    const why = `${preflightProblem(u.error)} (at preflight)`;
+    if (a.kind === 'send') state = markOutcome(state, u.node, a.step, 'skipped', `not sent: ${why}`, clock.now());
+    else if (a.kind === 'recheck') {
+      state = markOutcome(state, u.node, a.step, 'unconfirmed', `not re-checked: ${why}; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run`, clock.now());
+    } else continue;
+    endEvent(u.node, a.step);
+  }
+  await persist.now();
+
+  // 3. Every node's steps, nodes side by side sharing one request limiter.
+  const gate = limiter(opts.concurrency ?? 32);
+  const baselines = new Map(pre.nodes.filter((n) => n.status).map((n) => [n.node, n.status!]));
+
+  function endEvent(node: string, step: number): void {
+    const rec = state.nodes.find((n) => n.node === node)!.steps[step - 1]!;
+    const ended = rec.state as Exclude<FinalStepState, 'started'>;
+    emit({
+      kind: 'step_end',
+      node,
+      step,
+      attempt: state.attempt,
+      state: ended,
+      reason: rec.reason ?? '',
+      ...(rec.sentAt !== undefined ? { sentAt: rec.sentAt, seconds: Math.round((rec.finishedAt ?? clock.now()) - rec.sentAt) / 1000 } : {}),
+      finishedAt: rec.finishedAt ?? clock.now(),
+    });
+  }
+  async function end(node: string, step: number, outcome: Exclude<FinalStepState, 'started'>, reason: string): Promise<void> {
+    state = markOutcome(state, node, step, outcome, reason, clock.now());
+    if (outcome !== 'done') emit({ kind: 'state', node, step, state: outcome, at: clock.now(), error: reason });
+    endEvent(node, step);
+    // Not awaited: only the write before a DELETE must be on disk before going on (that one is
+    // strict); the others follow within a moment, and the last one is awaited at the end.
+    persist.later();
+  }
+  const timing = {
+    ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
+    ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
+    ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  };
+
+  const runNode = async (node: string): Promise<void> => {
+    const client = byUrl.get(node)!;
+    let baseline = baselines.get(node);
+    // The poll that ended the previous step, when it showed every type idle: a look at the node
+    // made a moment ago, as good as another GET before the next DELETE (and one request less).
+    let freshIdle: { status: SweepStatus; at: number } | undefined;
+    for (;;) {
+      const a = nextAction(state, node);
+      if (a.kind === 'finished' || a.kind === 'stop') return;
+      if (a.kind === 'wait') throw new Error(`applyRetention: ${node} step ${a.step} is ${a.state} in this attempt, yet nobody watches it`);
+      if (opts.signal?.aborted) {
+        await end(node, a.step, 'interrupted', a.kind === 'recheck' ? `not re-checked: interrupted; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run` : 'not sent: interrupted before this step');
+        return;
+      }
+      const onEvent = sweepEvents(a.step);
+      let idle: SweepStatus | undefined = freshIdle && clock.now() - freshIdle.at <= FRESH_MS ? freshIdle.status : undefined;
+      freshIdle = undefined;
+      let resend: string | undefined;
+
+      if (a.kind === 'recheck') {
+        idle = undefined;
+        emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
+        let r;
+        try {
+          r = await recheckNode(client, a.request, a.sentAt, { gate, ...timing });
+        } catch (err) {
+          if (!(err instanceof AbortedError)) throw err;
+          await end(node, a.step, 'interrupted', `not re-checked: interrupted; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run`);
+          return;
+        }
+        const sent = `sent at ${isoSeconds(a.sentAt / 1000)}, ${a.previous.replace('_', ' ')} then`;
+        if (r.kind === 'no_status') {
+          await end(node, a.step, r.failure === 'no_answer' ? 'lost' : 'unconfirmed', `re-check got no status (${r.error}); the DELETE ${sent} may have run`);
+          return;
+        }
+        if (r.kind === 'other_sweep') {
+          await end(node, a.step, 'skipped', `not sent again: the node runs another sweep (${r.other}); a policy never cancels one`);
+          return;
+        }
+        if (r.kind === 'completed') {
+          await end(node, a.step, 'done', `${r.reason} (${sent})`);
+          baseline = r.status;
+          continue;
+        }
+        if (r.kind === 'ours_running') {
+          state = markWatching(state, node, a.step, clock.now());
+          persist.later();
+          emit({ kind: 'state', node, step: a.step, state: 'running', at: clock.now(), status: r.status });
+          const w = await pollUntilIdle(client, {
+            gate,
+            request: a.request,
+            baseline: r.status,
+            clock,
+            onEvent,
+            ...timing,
+            ...(opts.stepTimeoutMs !== undefined ? { deadline: clock.now() + opts.stepTimeoutMs } : {}),
+          });
+          const outcome = w.state === 'idle' ? 'unconfirmed' : w.state;
+          await end(node, a.step, outcome, `${w.reason} (the DELETE was ${sent}; found still running on resume)`);
+          if (outcome !== 'done') return;
+          baseline = w.status ?? baseline;
+          continue;
+        }
+        idle = r.status;
+        resend = `sent again: ${r.reason}`;
+      }
+
+      // A fresh look first: a DELETE would cancel whatever the node runs now.
+      if (!idle) {
+        emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
+        try {
+          idle = await gate(() => client.sweepStatus(opts.signal ? { signal: opts.signal } : {}));
+        } catch (err) {
+          if (opts.signal?.aborted) {
+            await end(node, a.step, 'interrupted', 'not sent: interrupted before this step');
+            return;
+          }
+          const e = err instanceof NodeRequestError ? err : undefined;
+          await end(node, a.step, 'skipped', `not sent: no status before the DELETE (${preflightProblem(e)})`);
+          return;
+        }
+      }
+      if (runningTypes(idle).length) {
+        await end(node, a.step, 'skipped', `not sent: the node runs another sweep (${describeRunning(idle)}); a policy never cancels one`);
+        return;
+      }
+      baseline = idle;
+      let sendFailed: string | undefined;
+      const r = await sweepOneNode(client, a.request, {
+        gate,
+        baseline,
+        clock,
+        onEvent,
+        ...timing,
+        ...(opts.stepTimeoutMs !== undefined ? { deadline: clock.now() + opts.stepTimeoutMs } : {}),
+        beforeSend: async (at) => {
+          state = markSending(state, node, a.step, at);
+          try {
+            await persist.now({ strict: true });
+          } catch (err) {
+            sendFailed = err instanceof Error ? err.message : String(err);
+            throw err;
+          }
+        },
+        onStarted: (at) => {
+          state = markStarted(state, node, a.step, at);
+          persist.later();
+        },
+      }).catch((err: unknown) => {
+        if (sendFailed === undefined) throw err;
+        return undefined;
+      });
+      if (!r) {
+        await end(node, a.step, 'skipped', `not sent: the run state could not be saved before the DELETE (${sendFailed})`);
+        return;
+      }
+      const state_ = r.state as Exclude<FinalStepState, 'started'>;
+      await end(node, a.step, state_, resend && state_ === 'done' ? `${r.reason} (${resend})` : r.reason);
+      if (state_ !== 'done') return;
+      baseline = r.status ?? baseline;
+      if (r.status && runningTypes(r.status).length === 0) freshIdle = { status: r.status, at: clock.now() };
+    }
+  };
+  // A node's loop that throws (a bug, not a node's answer) ends that node's step, never the others'.
+  const guarded = async (node: string): Promise<void> => {
+    try {
+      await runNode(node);
+    } catch (err) {
+      const a = nextAction(state, node);
+      const why = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+      if (a.kind === 'wait') await end(node, a.step, 'unconfirmed', `${why}; the DELETE may have been sent`);
+      else if (a.kind === 'send' || a.kind === 'recheck') await end(node, a.step, 'skipped', `not sent: ${why}`);
+    }
+  };
+  await Promise.all(send.map(guarded));
+  await persist.flush();
+  const summary = summariseRun(state);
+  return { state, outcome: summary.outcome, nodes: summary.nodes, interrupted: Boolean(opts.signal?.aborted), preflight: pre };
+}
+
+/**
+ * Persists the latest state, one write at a time. `now` resolves once a write that includes every
+ * transition made before the call has finished (several callers share one write); with `strict`
+ * (before a DELETE: not written, not sent) a failure throws, otherwise it is reported once and
+ * swallowed. A write starts GATHER_MS after it is asked for, so transitions of other nodes made
+ * meanwhile go into the same write. `later` only marks the state dirty and writes it within LATER_MS (the transitions after
+ * a DELETE are evidence worth keeping, not a precondition: on a hundred nodes, writing each one at
+ * once would rewrite the run file hundreds of times a second); `flush` writes what is pending.
+ */
+const LATER_MS = 250;
+/** A write waits this long for more transitions to include (on a hundred nodes, a write per node would be a hundred). */
+const GATHER_MS = 10;
+/** How old the poll that ended a step may be to stand for the idle check before the next DELETE. */
+const FRESH_MS = 1_000;
+
+function serialPersist(current: () => RunState, write: ((s: RunState) => Promise<void>) | undefined, onFailure: (error: string) => void) {
+  let version = 0;
+  let written = 0;
+  let running: Promise<void> | null = null;
+  let warned = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const cycle = async (): Promise<void> => {
+    try {
+      // Let the other nodes reaching a step at about the same moment join this write.
+      await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+      const v = version;
+      await write!(current());
+      written = Math.max(written, v);
+    } finally {
+      running = null;
+    }
+  };
+  const now = async (o: { strict?: boolean } = {}): Promise<void> => {
+    if (!write) return;
+    const target = ++version;
+    try {
+      while (written < target) {
+        if (running) {
+          await running.catch(() => undefined);
+          continue;
+        }
+        running = cycle();
+        await running;
+      }
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (o.strict) throw err;
+      if (!warned) onFailure(message);
+      warned = true;
+    }
+  };
+  return {
+    now,
+    later(): void {
+      if (!write) return;
+      version++;
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void now();
+      }, LATER_MS);
+    },
+    async flush(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      if (written < version || running) await now();
+    },
+  };
+}
