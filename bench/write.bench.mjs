@@ -126,7 +126,7 @@ async function tsnodeWrite(url) {
   const p = await runClient(['--verbose', 'write', file, '--node', url, '--output', 'json', '--concurrency', '4']);
   const doc = JSON.parse(p.stdout);
   if (doc.written !== N) throw new Error(`tsnode wrote ${doc.written} of ${N}`);
-  return { rss: doc.maxRssBytes, cpu: p.cpu };
+  return { rss: doc.max_rss_bytes, cpu: p.cpu };
 }
 
 /** 2. The naive peer: one curl per pre-split batch file, in a shell loop. */
@@ -218,7 +218,7 @@ try {
         received = 0;
         runs[b].push(await timed(async () => {
           const p = await runClient(['--verbose', 'write', file, '--node', url, '--output', 'json'], build.bin);
-          return { rss: JSON.parse(p.stdout).maxRssBytes, cpu: p.cpu, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
+          return { rss: JSON.parse(p.stdout).max_rss_bytes, cpu: p.cpu, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
         }));
       }
     }
@@ -234,7 +234,7 @@ try {
       for (const [b, build] of BUILDS.entries()) {
         runs[b].push(await timed(async () => {
           const p = await runClient(['--verbose', 'write', file, '--node', 'http://127.0.0.1:9', '--dry-run', '--output', 'json'], build.bin);
-          return { rss: JSON.parse(p.stdout).maxRssBytes, cpu: p.cpu };
+          return { rss: JSON.parse(p.stdout).max_rss_bytes, cpu: p.cpu };
         }));
       }
     }
