@@ -369,7 +369,8 @@ function nodeTable(f: Facts, ctx: CliContext): string {
     x.batches.toLocaleString('en-US'),
     x.rejected.toLocaleString('en-US'),
     x.failedRecords.toLocaleString('en-US'),
-    x.failedBatches > 0 ? `${x.failedBatches} request${x.failedBatches === 1 ? '' : 's'} failed: ${x.lastError ?? ''}` : '',
+    // The error names its node already: the row does.
+    x.failedBatches > 0 ? `${x.failedBatches} request${x.failedBatches === 1 ? '' : 's'} failed: ${(x.lastError ?? '').replace(`${x.node}: `, '')}` : '',
   ]);
   return renderTable(['node', 'written', 'requests', 'refused', 'not written', 'error'], rows, {
     colour: ctx.colour,
