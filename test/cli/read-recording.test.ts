@@ -309,6 +309,19 @@ describe('tsnode read --compare', () => {
       ['1700000100', '2023-11-14T22:15:00Z', '', '0', 'true'],
     ]);
   });
+  it('on a narrow terminal the node names wrap in the header; the numbers stay whole', async () => {
+    node.reply = { body: '[[1699999980,1],[1700000040,2.5],[1700000100,null]]' };
+    other.reply = { body: '[[1699999980,1],[1700000040,2.75],[1700000100,0]]' };
+    const args = ['read', U, 'cpu', ...range, '--compare', ...nodes(), '--retries', '0'];
+    const wide = await runInProcess(args);
+    expect(Math.max(...wide.stdout.split('\n').map((l) => [...l].length))).toBeGreaterThan(56);
+    const narrow = await runInProcess(args, { tty: { columns: 56, rows: 24 } });
+    expect(narrow.code).toBe(3);
+    const lines = narrow.stdout.trimEnd().split('\n');
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(56);
+    expect(lines.length).toBeGreaterThan(wide.stdout.trimEnd().split('\n').length);
+    expect(narrow.stdout).toMatch(/│ +2\.5 │ +2\.75 │ \* │/);
+  });
   it('a failing node is shown and exits 3; all failing exits 1', async () => {
     node.reply = { body: '[[1699999980,1]]' };
     other.reply = { status: 400, body: '{"error":"unknown check","code":"not_found"}' };

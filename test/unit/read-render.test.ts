@@ -276,3 +276,16 @@ describe('rollup tables on a narrow terminal', () => {
     expect(wrapHeader('127.0.0.1:18210 count', 10)).toEqual(['127.0.0.1:', '18210', 'count']);
   });
 });
+
+describe("read's flag lists, spelled in its declaration", () => {
+  it('are the protocol lists (declaring a command loads no protocol module)', async () => {
+    const declared = await import('../../src/cli/commands/read/command.js');
+    const protocol = await import('../../src/protocol/types.js');
+    const write = await import('../../src/cli/commands/write/command.js');
+    expect(declared.READ_KINDS).toEqual(protocol.DATA_TYPES);
+    expect(write.WRITE_KINDS).toEqual(protocol.DATA_TYPES);
+    expect(declared.READ_ENGINES).toEqual(protocol.ENGINES);
+    expect(declared.READ_TYPES).toEqual(protocol.ROLLUP_TYPES);
+    expect(declared.READ_TYPE_ALIASES).toEqual(protocol.ROLLUP_TYPE_ALIASES);
+  });
+});

@@ -5,16 +5,64 @@ import { addFlags, flag, type FlagValues } from '../../flags.js';
 import { networkFlags } from '../../network-options.js';
 import { didYouMean } from '../../suggest.js';
 import { quote } from '../../values.js';
-import { DATA_TYPES, ENGINES, ROLLUP_TYPES, canonicalRollupType, type RollupType } from '../../../protocol/types.js';
-import { parseSpanFlag } from './span-flag.js';
 
+/*
+ * The protocol's lists (protocol/types.ts), spelled here: declaring a command may load nothing
+ * beyond commander and the flag rules (test/cli/startup.test.ts). A unit test keeps them equal.
+ */
+export const READ_KINDS = ['nnt', 'text', 'histogram'] as const;
+export const READ_ENGINES = ['dispatch', 'nnt', 'recalc'] as const;
+export const READ_TYPES = [
+  'count',
+  'average',
+  'derive',
+  'counter',
+  'average_stddev',
+  'derive_stddev',
+  'counter_stddev',
+  'derive2',
+  'counter2',
+  'derive2_stddev',
+  'counter2_stddev',
+  'all',
+] as const;
+export type ReadType = (typeof READ_TYPES)[number];
+export const READ_TYPE_ALIASES: Readonly<Record<string, ReadType>> = {
+  derivative: 'derive',
+  derivative_stddev: 'derive_stddev',
+  derivative2: 'derive2',
+  derivative2_stddev: 'derive2_stddev',
+};
 export const READ_OUTPUTS = ['table', 'json', 'csv', 'chart'] as const;
 
 /** `--type`: a rollup type or one of its aliases (`derivative` = `derive`), any letter case. */
-export function parseRollupType(text: string, field: string): RollupType {
-  const type = canonicalRollupType(text.trim().toLowerCase());
+export function parseRollupType(text: string, field: string): ReadType {
+  const t = text.trim().toLowerCase();
+  const type = (READ_TYPES as readonly string[]).includes(t) ? (t as ReadType) : READ_TYPE_ALIASES[t];
   if (type) return type;
-  throw new InvalidValueError(field, text, `${quote(text)} is not a rollup type`, didYouMean(text.trim(), ROLLUP_TYPES) ?? `use one of: ${ROLLUP_TYPES.join(', ')} (aliases: derivative, derivative_stddev, derivative2, derivative2_stddev)`);
+  throw new InvalidValueError(field, text, `${quote(text)} is not a rollup type`, didYouMean(text.trim(), READ_TYPES) ?? `use one of: ${READ_TYPES.join(', ')} (aliases: ${Object.keys(READ_TYPE_ALIASES).join(', ')})`);
+}
+
+const SPAN_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+export const SPAN_FORMS = 'a number with a unit: 500ms, 60000ms, 60s, 300s, 5m, 1h, 1d';
+
+/** Parses --span (`300s`, `60000ms`, `5m`, `1h`, `1d`, `1.5s`) into whole milliseconds. A unit is required. */
+export function parseSpanFlag(text: string, field = '--span'): number {
+  const t = text.trim();
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(t);
+  if (!m) {
+    const hint = /^0+(\.0+)?$/.test(t)
+      ? 'a span must be greater than zero, e.g. 60s'
+      : /^\d+(\.\d+)?$/.test(t)
+        ? `add a unit: ${t}s for seconds or ${t}ms for milliseconds`
+        : `use ${SPAN_FORMS}`;
+    throw new InvalidValueError(field, text, `${JSON.stringify(text)} is not a span`, hint);
+  }
+  const exact = Number(m[1]) * SPAN_UNITS[m[2]!]!;
+  const ms = Math.round(exact);
+  if (ms <= 0) throw new InvalidValueError(field, text, `${JSON.stringify(text)} must be at least 1ms`, `use ${SPAN_FORMS}`);
+  if (Math.abs(exact - ms) > 1e-6) throw new InvalidValueError(field, text, `${JSON.stringify(text)} is not a whole number of milliseconds`, `use ${SPAN_FORMS}`);
+  return ms;
 }
 
 /** `--limit`: a row count >= 1, or `none`. */
@@ -35,12 +83,12 @@ export function parseTolerance(text: string, field: string): number {
 
 export function readFlags() {
   return {
-    kind: flag.choice('--kind <kind>', 'what to read: nnt (numeric rollups), text (GET /read) or histogram (GET /histogram, with --period)', DATA_TYPES, { default: 'nnt' }),
+    kind: flag.choice('--kind <kind>', 'what to read: nnt (numeric rollups), text (GET /read) or histogram (GET /histogram, with --period)', READ_KINDS, { default: 'nnt' }),
     start: flag.string('--start <time>', 'first bucket: epoch, epoch.mmm, ISO-8601 or an age like 6h (default: 24h before --end)', { complete: { kind: 'none' } }),
     end: flag.string('--end <time>', 'end of the range, exclusive (default: now)', { complete: { kind: 'none' } }),
     span: flag.parsed('--span <span>', 'numeric: bucket width, 500ms, 60000ms, 60s, 300s, 5m, 1h, 1d (default: chosen for at most ~300 rows)', parseSpanFlag, { complete: { kind: 'none' } }),
     // No defaults in the table: they apply to numeric reads only, and a text read given one is refused.
-    engine: flag.choice('--engine <engine>', 'numeric: data source: dispatch (default), nnt (rolled-up only), recalc (raw only)', ENGINES, { ignoreCase: true }),
+    engine: flag.choice('--engine <engine>', 'numeric: data source: dispatch (default), nnt (rolled-up only), recalc (raw only)', READ_ENGINES, { ignoreCase: true }),
     type: flag.parsed('--type <type>', 'numeric: value to read: average (default), count, derive, counter, *_stddev, derive2, counter2, ..., or all', parseRollupType),
     period: flag.span('--period <span>', 'histogram: the histogram period to read, one the nodes keep (60, 5m)', { complete: { kind: 'none' } }),
     node: flag.string('--node <url>', 'read from exactly this node, owner or not (instead of --nodes)', { complete: { kind: 'none' } }),
