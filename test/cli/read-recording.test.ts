@@ -401,11 +401,7 @@ describe('tsnode read: Ctrl-C', () => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const deadline = Date.now() + 10_000;
-    while (node.requests.length === 0) {
-      if (Date.now() > deadline) throw new Error('the request never arrived');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await expect.poll(() => node.requests.length, { timeout: 10_000, interval: 20, message: 'the request to arrive' }).toBeGreaterThan(0);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stdout).toBe('');

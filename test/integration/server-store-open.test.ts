@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,7 +58,15 @@ async function makeZombie(): Promise<{ parent: ChildProcess; zombie: number }> {
         return 'gone';
       }
     };
-    for (let i = 0; i < 250 && !state().includes(') Z ') && state() !== 'gone'; i++) await new Promise((r) => setTimeout(r, 20));
+    // The child exits after 0.2 s and its parent never reaps it: a zombie, unless it is already gone.
+    await vi
+      .waitFor(
+        () => {
+          if (!state().includes(') Z ') && state() !== 'gone') throw new Error('still running');
+        },
+        { timeout: 5000, interval: 20 },
+      )
+      .catch(() => undefined);
     if (state().includes(') Z ')) return { parent, zombie };
     parent.kill('SIGKILL');
     if (attempt === 4) throw new Error(`could not make a zombie: /proc/${zombie}/stat is ${state()}`);

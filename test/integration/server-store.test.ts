@@ -244,9 +244,7 @@ describe('SqliteStore ingest log', () => {
     const size0 = statSync(join(dir, DB_FILE)).size;
     s.writeNnt(Array.from({ length: 2000 }, (_, i) => rec(i * 60, 1, i)));
     s.flush();
-    const deadline = Date.now() + 10_000;
-    while (statSync(join(dir, DB_FILE)).size <= size0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(statSync(join(dir, DB_FILE)).size).toBeGreaterThan(size0);
+    await expect.poll(() => statSync(join(dir, DB_FILE)).size, { timeout: 10_000 }).toBeGreaterThan(size0);
   });
 
   it('keeps every write readable at once, before and after the flush that moves it into the chunks', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,13 +74,14 @@ async function startNode(args: string[]): Promise<Node> {
   return node;
 }
 
-const until = async (what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
+/** Waits for `cond`, looking every 2 ms: a kill is timed from the moment a phase starts. */
+const until = (what: string, cond: () => boolean): Promise<void> =>
+  vi.waitFor(
+    () => {
+      if (!cond()) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: 15_000, interval: 2 },
+  );
 
 /** Record i: series i % SERIES, one per 60 s per series, value i + 0.5. */
 const seriesOf = (i: number) => i % SERIES;
