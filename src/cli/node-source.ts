@@ -13,7 +13,7 @@
  * validated its own flags, because the action calls this after doing so.
  *
  * `applySeed` is the older path, kept for the commands that have not moved to the flag tables
- * (write, read, sweep, sweep cancel): the runner resolves their --seed before they run.
+ * (write, read): the runner resolves their --seed before they run.
  */
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
 import { NodeRequestError } from '../client/errors.js';
@@ -48,6 +48,15 @@ export interface OpenTargetOptions extends NetworkOptions {
 
 /** Resolves the target of a command on the flag tables, opens its network and discovers a seed's ring. */
 export async function openTarget(values: TargetValues, ctx: CliContext, opts: OpenTargetOptions): Promise<TargetRun> {
+  return connectTarget(resolveCommandTarget(values, ctx, opts), values, ctx, opts);
+}
+
+/**
+ * The first half of openTarget, which sends nothing: reads the config file and resolves the
+ * target (warnings on stderr). A command that must refuse before anything is sent, knowing where
+ * its nodes would come from (sweep without --yes off a terminal), calls this, then connectTarget.
+ */
+export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts: Pick<OpenTargetOptions, 'command' | 'destructive'>): Target {
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
   for (const w of loaded.warnings) ctx.log.warn(w);
   const target = resolveTarget({
@@ -72,6 +81,11 @@ export async function openTarget(values: TargetValues, ctx: CliContext, opts: Op
     ...(opts.destructive ? { destructive: true } : {}),
   });
   for (const w of target.warnings) ctx.log.warn(w);
+  return target;
+}
+
+/** The second half of openTarget: opens the network with the target's settings, discovers a seed's ring, says where the nodes came from. */
+export async function connectTarget(target: Target, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
   const network = openNetwork({ values, target }, ctx, opts);
   if (target.source.kind === 'list') {
     const described = target.describe();
