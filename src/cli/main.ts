@@ -144,8 +144,11 @@ export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set([
   'cluster up',
   'retention plan',
   'retention apply',
+  'sweep',
+  'sweep cancel',
 ]);
-export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
+// history reads the local journal: there is no target for a profile to name.
+export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion', 'history']);
 
 export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {
   const path = commandPath(action).replace(/^\S+ /, '');

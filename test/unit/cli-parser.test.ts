@@ -33,12 +33,12 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     ...NETWORK,
   },
   read: { engine: 'dispatch', type: 'average', compare: false, output: 'table', ...NETWORK },
+  // No --header-prefix by default: the profile's header_prefix applies, else X-Service.
   sweep: {
-    types: 'nnt',
-    headerPrefix: 'X-Service',
-    concurrency: '32',
-    pollInterval: '2s',
-    timeout: '6h',
+    types: ['nnt'],
+    concurrency: 32,
+    pollInterval: 2000,
+    timeout: 21_600_000,
     wait: true,
     dryRun: false,
     yes: false,
@@ -46,7 +46,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     skipUnreachable: false,
     allowPartial: false,
     output: 'table',
-    ...NETWORK,
+    ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
   'retention apply': {
@@ -71,7 +71,8 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   'profile show': { output: 'table' },
   'profile set': { header: [], unset: [] },
 };
-// `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand).
+// `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand);
+// the sweep-only ones are refused when given (an ERRORS row below).
 DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
 
 const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
@@ -89,10 +90,21 @@ const CONTRACT: Row[] = [
   [['read', 'U', 'M'], 'read', { uuid: 'U', metric: 'M' }],
   [['read', 'U', 'disk|ST[dev:sda]', '-o', 'csv', '--type', 'all', '--span', '1h', '--start', '6h'], 'read', { uuid: 'U', metric: 'disk|ST[dev:sda]', output: 'csv', type: 'all', span: '1h', start: '6h' }],
   [['read', 'U', 'M', '--compare', '--tolerance', '1e-9', '--node', 'http://a:1'], 'read', { uuid: 'U', metric: 'M', compare: true, tolerance: '1e-9', node: 'http://a:1' }],
-  [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: 'nnt,histogram', yes: true, wait: false }],
-  [['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'X-Snowth', '--nnt-rollups', '60,300', '-y'], 'sweep', { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: '60,300', yes: true }],
+  [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: ['nnt', 'histogram'], yes: true, wait: false }],
+  [
+    ['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'x-snowth', '--nnt-rollups', '300,1m', '--histogram-rollups', '60', '-y', '-o', 'csv'],
+    'sweep',
+    { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: [60, 300], histogramRollups: [60], yes: true, output: 'csv' },
+  ],
+  [
+    ['sweep', '--before', '1d', '--poll-interval', '500ms', '--lost-after', '1m', '--timeout', '2h', '--concurrency', '4', '--force', '--skip-unreachable', '--allow-partial', '--seed', 'http://db1:8112'],
+    'sweep',
+    { before: '1d', pollInterval: 500, lostAfter: 60_000, timeout: 7_200_000, concurrency: 4, force: true, skipUnreachable: true, allowPartial: true, seed: 'http://db1:8112' },
+  ],
+  [['--profile', 'prod', 'sweep', '--before', '1d', '--yes'], 'sweep', { before: '1d', yes: true }, { profile: 'prod' }],
   [['sweep', 'cancel'], 'sweep cancel', {}],
   [['sweep', 'cancel', '--nodes', 'a:1,b:2', '--yes', '--output', 'json'], 'sweep cancel', { nodes: 'a:1,b:2', yes: true, output: 'json' }],
+  [['sweep', 'cancel', '-o', 'csv', '--dry-run', '--concurrency', '8', '--profile', 'prod'], 'sweep cancel', { output: 'csv', dryRun: true, concurrency: 8 }, { profile: 'prod' }],
   [['retention', 'plan', 'retention.yaml'], 'retention plan', { policy: 'retention.yaml' }],
   [['retention', 'plan', '--rule', 'nnt:60=30d', '--rule', 'text=90d', '-o', 'json', '--nodes', 'a:1', '--header-prefix', 'x-snowth'], 'retention plan', { rule: ['nnt:60=30d', 'text=90d'], output: 'json', nodes: 'a:1', headerPrefix: 'X-Snowth' }],
   [
@@ -104,6 +116,7 @@ const CONTRACT: Row[] = [
   [['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'], 'retention apply', { resume: 'r-20261122T043258Z-3f2a', lostAfter: 60_000, output: 'csv' }, { profile: 'prod' }],
   [['history'], 'history', {}],
   [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
+  [['history', '-o', 'json'], 'history', { output: 'json' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],
@@ -188,7 +201,12 @@ const ERRORS: Array<[string[], string, RegExp, RegExp]> = [
   [['serve', '--bogus'], 'unknown_option', /^unknown option --bogus for tsnode serve$/, /^tsnode serve --help lists the options$/],
   [['-x'], 'unknown_option', /^unknown option -x for tsnode$/, /^tsnode --help lists the options$/],
   [['status', '--output', 'jsno'], 'invalid_value', /^--output: "jsno" is not one of table, json, csv$/, /^did you mean json\?$/],
-  [['sweep', '--output', 'csv'], 'invalid_value', /^--output: "csv" is not one of table, json$/, /^use one of: table, json$/],
+  [['sweep', '--output', 'yaml'], 'invalid_value', /^--output: "yaml" is not one of table, json, csv$/, /^use one of: table, json, csv$/],
+  [['sweep', '--before', '1d', '--types', 'nnt,txt'], 'invalid_value', /^--types: "txt" is not one of nnt, text, histogram$/, /did you mean text\?/],
+  [['sweep', '--before', '1d', '--nnt-rollups', '60,'], 'invalid_value', /^--nnt-rollups: item 2 of "60," is empty$/, /comma list of spans/],
+  [['sweep', '--before', '1d', '--poll-interval', '2'], 'invalid_value', /^--poll-interval: "2" is not a duration \(a bare number has no unit/, /500ms/],
+  [['sweep', 'cancel', '--before', '1d', '--force'], 'usage', /^--before, --force: options of tsnode sweep, not of tsnode sweep cancel \(nothing was sent\)$/, /drop them/],
+  [['history', '--output', 'yaml'], 'invalid_value', /^--output: "yaml" is not one of table, json, csv$/, /use one of/],
   [['completion', 'pwsh'], 'invalid_value', /^tsnode completion: "pwsh" is not one of bash, zsh, fish$/, /use one of: bash, zsh, fish/],
   [['profile', 'list', '-o', 'csv'], 'invalid_value', /^--output: "csv" is not one of table, json$/, /use one of/],
   [['profile', 'set', 'p', '--smallest-span', '0'], 'invalid_value', /^--smallest-span: "0" is not a span$/, /whole seconds/],
@@ -231,7 +249,7 @@ describe('profiles given to commands that do not read them yet', () => {
   const find = (path: string): Command => path.split(' ').reduce((cmd, name) => cmd.commands.find((c) => c.name() === name)!, program);
 
   it('are refused where a profile would name the nodes, ignored where there are none to name', () => {
-    for (const path of ['sweep', 'sweep cancel', 'read', 'write']) {
+    for (const path of ['read', 'write']) {
       expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, {}), path).toThrow(/does not read profiles yet/);
       expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, { TSNODE_PROFILE: 'prod' }), path).toThrow(/TSNODE_PROFILE=prod would be ignored/);
       expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, {}), path).not.toThrow();
