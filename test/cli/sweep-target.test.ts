@@ -234,3 +234,17 @@ describe('-o csv', () => {
     expect(hrows[1]).toMatch(new RegExp(`^[0-9a-f]+,sweep,[0-9T:.-]+Z,[0-9T:.-]+Z,[^,]+,${BEFORE},[0-9T:-]+Z,nnt text,60,,--nodes,1,1 done,,$`));
   });
 });
+
+describe('quiet and the profile environment', () => {
+  it('-q leaves the result on stdout and nothing on stderr; history reads its journal whatever TSNODE_PROFILE says', async () => {
+    const n = await productionNode();
+    const u = user(`profiles:\n  prod:\n    nodes: [${n.url}]\n`);
+    const r = await runCli(['sweep', '--before', BEFORE, '--nodes', n.url, '--yes', '-q', '--poll-interval', '100ms', '--retries', '0'], { env: u.env, cwd: u.cwd });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(new RegExp(`│ ${n.url}\\s+│ nnt\\s+│ done`));
+    const h = await runCli(['history', '-o', 'json'], { env: { ...u.env, TSNODE_PROFILE: 'prod' }, cwd: u.cwd });
+    expect(h.code, h.stderr).toBe(0);
+    expect(JSON.parse(h.stdout).runs).toHaveLength(1);
+  });
+});

@@ -178,7 +178,8 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
     renderTable(
       ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left'],
       runs.map((r) => [
-        isoOf(r.started) ?? isoOf(r.finished) ?? '',
+        // to the second: a table is read, not parsed (JSON and CSV keep the milliseconds)
+        (isoOf(r.started) ?? isoOf(r.finished) ?? '').replace(/\.\d{3}Z$/, 'Z'),
         r.run,
         r.by ?? '',
         what(r),

@@ -44,6 +44,12 @@ export function sweepFlags() {
     }),
     output: flag.output(),
     ...networkFlags(),
+    // A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it.
+    nodes: flag.string(
+      '--nodes <file|list>',
+      'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
+      { complete: { kind: 'files' } },
+    ),
   };
 }
 export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
