@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { SweepOptions } from '../../src/cli/commands/sweep/command.js';
+import { DATA_TYPES as SWEEP_DATA_TYPES, HEADER_PREFIXES as SWEEP_HEADER_PREFIXES, type SweepOptions } from '../../src/cli/commands/sweep/command.js';
 import { describeRequest, describeScope, planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
 import { parseArgv } from '../helpers/parse.js';
-import { buildSweepHeaders, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
+import { buildSweepHeaders, DATA_TYPES, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
 
 const TYPE_SETS: DataType[][] = [['nnt'], ['text'], ['histogram'], ['nnt', 'text'], ['nnt', 'histogram'], ['text', 'histogram'], ['nnt', 'text', 'histogram']];
 const NNT = [undefined, [60, 300]] as const;
@@ -74,6 +74,11 @@ describe('planSweep flags', () => {
     expect((await sweepOpts('--header-prefix', 'x-snowth')).headerPrefix).toBe('X-Snowth');
     expect((await sweepOpts()).headerPrefix).toBeUndefined();
     await expect(sweepOpts('--header-prefix', 'X-Foo')).rejects.toThrow(/--header-prefix: "X-Foo" is not one of X-Service, X-Snowth/);
+  });
+
+  it("declares the protocol's data types and header prefixes (copied to keep startup light)", () => {
+    expect(SWEEP_DATA_TYPES).toEqual(DATA_TYPES);
+    expect(SWEEP_HEADER_PREFIXES).toEqual(HEADER_PREFIXES);
   });
 
   it('validates the waiting flags', async () => {

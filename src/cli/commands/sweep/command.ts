@@ -5,10 +5,10 @@ import { UsageError } from '../../errors.js';
 import { addFlags, flag, type FlagValues } from '../../flags.js';
 import { networkFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
-import { DATA_TYPES } from '../../../protocol/types.js';
-
-// Kept here rather than imported from protocol/headers.ts: declarations load at startup (bench/startup).
-const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+// Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
+// test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
+export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+export const DATA_TYPES = ['nnt', 'text', 'histogram'] as const;
 
 /**
  * The flags of `tsnode sweep`, which `sweep cancel` shares: commander reads a parent's options
