@@ -140,6 +140,8 @@ export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set([
   'status',
   'nodes',
   'locate',
+  'write',
+  'read',
   // --profile <name> registers the cluster it starts as that profile (TSNODE_PROFILE is not read).
   'cluster up',
   'retention plan',

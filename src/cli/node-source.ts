@@ -13,17 +13,18 @@
  * validated its own flags, because the action calls this after doing so.
  *
  * `applySeed` is the older path, kept for the commands that have not moved to the flag tables
- * (write, read): the runner resolves their --seed before they run.
+ * (none now: every command is on them; the runner's --seed stopgap can go).
  */
+import { resolve } from 'node:path';
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
 import { NodeRequestError } from '../client/errors.js';
 import { loadConfig } from './config/load.js';
-import { resolveTarget, type Target, type TargetFlags } from './config/target.js';
+import { realFs, resolveTarget, type Target, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
 import type { NetworkFlags, NetworkValues } from './network-options.js';
 import { openNetwork, type Network, type NetworkOptions } from './network.js';
-import { resolveSeed } from './nodes.js';
+import { NODE_LINE_FORMS, parseNodeEntry, resolveSeed } from './nodes.js';
 
 /** The flags a command on the flag tables hands to openTarget: networkFlags() and, where it has them, the span and prefix settings. */
 export type TargetValues = NetworkValues & Pick<TargetFlags, 'headerPrefix' | 'smallestSpan' | 'nntRollups' | 'histogramRollups'>;
@@ -44,6 +45,12 @@ export interface OpenTargetOptions extends NetworkOptions {
   command: string;
   /** sweep, sweep cancel, retention apply: no ./nodes.txt or default-node fallback (exit 2 instead). */
   destructive?: boolean;
+  /**
+   * A command's `--node <url>` (write, read): that one node is the node list, named by the flag,
+   * ahead of every other source as `--nodes` is; a profile's settings (TLS, headers, prefix) still
+   * apply when `--profile`/`TSNODE_PROFILE` names one. With `--nodes` or `--seed` it is a usage error.
+   */
+  node?: string;
 }
 
 /** Resolves the target of a command on the flag tables, opens its network and discovers a seed's ring. */
@@ -56,13 +63,16 @@ export async function openTarget(values: TargetValues, ctx: CliContext, opts: Op
  * target (warnings on stderr). A command that must refuse before anything is sent, knowing where
  * its nodes would come from (sweep without --yes off a terminal), calls this, then connectTarget.
  */
-export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts: Pick<OpenTargetOptions, 'command' | 'destructive'>): Target {
+export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts: Pick<OpenTargetOptions, 'command' | 'destructive' | 'node'>): Target {
+  const node = opts.node === undefined ? undefined : singleNode(opts.node, values);
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
   for (const w of loaded.warnings) ctx.log.warn(w);
-  const target = resolveTarget({
+  const resolved = resolveTarget({
     flags: {
       profile: ctx.profile,
-      nodes: values.nodes,
+      // --node is a node list of one, given by a flag: resolved as --nodes would be (so `current`
+      // lends it no credentials), then named as itself. The value is a normalised URL, never read as a file.
+      nodes: node ?? values.nodes,
       seed: values.seed,
       cacert: values.cacert,
       cert: values.cert,
@@ -79,7 +89,9 @@ export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts
     home: loaded.home,
     command: opts.command,
     ...(opts.destructive ? { destructive: true } : {}),
+    ...(node !== undefined ? { fs: { ...realFs, exists: (p: string) => p !== resolve(ctx.cwd, node) && realFs.exists(p) } } : {}),
   });
+  const target: Target = node === undefined ? resolved : { ...resolved, origin: `--node ${node}`, describe: () => `nodes: --node ${node}, 1 node` };
   for (const w of target.warnings) ctx.log.warn(w);
   return target;
 }
@@ -103,6 +115,17 @@ export async function connectTarget(target: Target, values: NetworkValues, ctx: 
   ctx.log.info(described);
   warnAboutRing(ring, ctx);
   return { target, nodes: ring.nodes.map((n) => n.url), ring, network, described };
+}
+
+/** `--node <url>` as a normalised URL; usage errors for a bad address or another node source beside it. */
+function singleNode(text: string, values: Pick<TargetValues, 'nodes' | 'seed'>): string {
+  if (values.nodes !== undefined) throw new UsageError('--node and --nodes both name the nodes', 'use --node for one node or --nodes for a list, not both');
+  if (values.seed !== undefined) throw new UsageError('--node and --seed both name the nodes', 'use --node for exactly one node, or --seed to discover the ring from it');
+  try {
+    return parseNodeEntry(text);
+  } catch (err) {
+    throw new UsageError(`--node: ${(err as Error).message}`, `a node is ${NODE_LINE_FORMS}`);
+  }
 }
 
 /** How a seed is named in errors: `--seed`, or `profile lab (seed http://...)`. */
@@ -155,20 +178,9 @@ export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; n
   return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
 }
 
-/** The ring each command's options were seeded with (see seededRing). */
-const seeded = new WeakMap<object, DiscoveredRing>();
-
-/**
- * The ring applySeed discovered for these options, if any: a command that routes by the ring
- * (write and read to a metric's owners) takes it from here rather than asking again.
- */
-export function seededRing(opts: object): DiscoveredRing | undefined {
-  return seeded.get(opts);
-}
-
 /**
  * The runner's --seed for the commands without a flag table: discovers the ring from `opts.seed`
- * and puts its nodes in `opts.nodes` before the command runs; returns the ring (also left for seededRing).
+ * and puts its nodes in `opts.nodes` before the command runs; returns the ring.
  */
 export async function applySeed(opts: NetworkFlags & { seed: string; node?: string }, ctx: CliContext): Promise<DiscoveredRing> {
   const net = openNetwork(opts, ctx);
@@ -182,6 +194,5 @@ export async function applySeed(opts: NetworkFlags & { seed: string; node?: stri
   ctx.log.info(`nodes: ${found.nodes.length} from ${found.source}`);
   warnAboutRing(ring, ctx);
   opts.nodes = found.nodes.join(',');
-  seeded.set(opts, ring);
   return ring;
 }

@@ -279,11 +279,13 @@ export class NodeClient {
     return this.write('/write/nnt', body, call);
   }
 
-  async writeText(body: readonly TextRecord[] | string, call: CallOptions = {}): Promise<WriteAck> {
+  /** Writes text records (`/write/text`); the body as for writeNnt. */
+  async writeText(body: readonly TextRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<WriteAck> {
     return this.write('/write/text', body, call);
   }
 
-  async writeHistogram(body: readonly HistogramRecord[] | string, call: CallOptions = {}): Promise<WriteAck> {
+  /** Writes histogram records (`/histogram/write`); the body as for writeNnt. */
+  async writeHistogram(body: readonly HistogramRecord[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' } = {}): Promise<WriteAck> {
     return this.write('/histogram/write', body, call);
   }
 

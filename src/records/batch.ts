@@ -1,4 +1,5 @@
-import { nntRecordIssue, PlainRecordCheck, type ValidateOptions } from '../protocol/index.js';
+import { PlainRecordCheck } from '../protocol/index.js';
+import { recordIssue, type KindCheck, type RecordKind } from './kinds.js';
 import { JsonArraySplitter, type RawRecord } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
@@ -104,7 +105,12 @@ export interface BatcherOptions {
   source: string;
   batchSize: number;
   batchBytes: number;
+  /** What the records are (default `nnt`): each is checked by that kind's rule (kinds.ts). */
+  kind?: RecordKind;
+  /** Numeric records: offsets must sit on this span. */
   smallestSpan?: number;
+  /** Histogram records: `period` must be one of these. */
+  histogramPeriods?: readonly number[];
   /** Where this input starts (resume). */
   start?: Position;
 }
@@ -196,14 +202,20 @@ export class Batcher {
   private posLine: number;
   private readonly opts: BatcherOptions;
   private readonly pool: BodyPool;
-  private readonly validateOptions: ValidateOptions;
-  private readonly plain: PlainRecordCheck;
+  private readonly check: KindCheck;
+  /** Numeric records only: the byte-level check that vouches for most records without parsing them. */
+  private readonly plain: PlainRecordCheck | undefined;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
     this.pool = opts.pool ?? new BodyPool();
-    this.validateOptions = opts.smallestSpan === undefined ? {} : { smallestSpan: opts.smallestSpan };
-    this.plain = new PlainRecordCheck(opts.smallestSpan);
+    const kind = opts.kind ?? 'nnt';
+    this.check = {
+      kind,
+      ...(kind === 'nnt' && opts.smallestSpan !== undefined ? { smallestSpan: opts.smallestSpan } : {}),
+      ...(kind === 'histogram' && opts.histogramPeriods !== undefined ? { histogramPeriods: opts.histogramPeriods } : {}),
+    };
+    this.plain = kind === 'nnt' ? new PlainRecordCheck(opts.smallestSpan) : undefined;
     const start = opts.start ?? { record: 0, byte: 0, line: 1 };
     this.posRecord = start.record;
     this.posByte = start.byte;
@@ -226,9 +238,9 @@ export class Batcher {
   add(raw: RawRecord): Added {
     let text = raw.text;
     this.owner = undefined;
-    // Plain records are checked on their bytes; anything else goes through JSON.parse.
-    if (!this.plain.isPlainValid(text)) {
-      const checked = this.check(raw);
+    // Plain numeric records are checked on their bytes; anything else goes through JSON.parse.
+    if (this.plain === undefined || !this.plain.isPlainValid(text)) {
+      const checked = this.general(raw);
       if (typeof checked !== 'string') return checked;
       text = checked;
     }
@@ -256,7 +268,7 @@ export class Batcher {
   }
 
   /** The general check: the record's text to send, or its reject. */
-  private check(raw: RawRecord): string | Added {
+  private general(raw: RawRecord): string | Added {
     let value: unknown;
     let text = raw.text;
     try {
@@ -275,8 +287,8 @@ export class Batcher {
       value = value.input;
       text = memberText(text, 'input') ?? JSON.stringify(value);
     }
-    // validateNntRecord's verdict; the record goes out as read, so its normalised copy is not built.
-    const issue = nntRecordIssue(value, this.validateOptions);
+    // The node's verdict on this kind; the record goes out as read, so no normalised copy is built.
+    const issue = recordIssue(value, this.check);
     if (issue !== undefined) {
       this.passed(raw);
       return {

@@ -1,5 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import type { Position } from '../records/batch.js';
+import { RECORD_KINDS, type RecordKind } from '../records/kinds.js';
 import type { RecordFormat, SourceInfo } from '../records/reader.js';
 import { writePrivateAtomic } from './private-file.js';
 
@@ -48,6 +49,8 @@ export interface ReplayState {
   version: 1;
   updated: string;
   rejects: string;
+  /** The kind of records the run wrote (absent in files of older versions: numeric). */
+  kind?: RecordKind;
   inputs: Record<string, InputState>;
 }
 
@@ -80,6 +83,9 @@ export function loadState(path: string): ReplayState | undefined {
   const s = state as Partial<ReplayState>;
   if (s.version !== 1 || typeof s.inputs !== 'object' || s.inputs === null || Array.isArray(s.inputs)) {
     throw new ReplayStateError(`state file ${path} is not a tsnode write state (version 1)`, 'delete it to start over, or pass the right --state');
+  }
+  if (s.kind !== undefined && !RECORD_KINDS.includes(s.kind)) {
+    throw new ReplayStateError(`state file ${path}: kind ${JSON.stringify(s.kind)} is not one of ${RECORD_KINDS.join(', ')}`, 'delete the state file to start over, or restore the one tsnode wrote');
   }
   for (const [name, input] of Object.entries(s.inputs)) checkSaved(path, name, input);
   return s as ReplayState;
@@ -131,9 +137,9 @@ export function removeState(path: string): void {
 
 /**
  * Checks a saved input against the file now on disk. A changed file means the saved byte
- * offset may point into the middle of a different record: refuse unless forced.
+ * offset may point into the middle of a different record: refuse unless allowed.
  */
-export function checkInput(saved: InputState, info: SourceInfo, force: boolean): string | undefined {
+export function checkInput(saved: InputState, info: SourceInfo, allowChanged: boolean): string | undefined {
   if (info.stdin) return 'standard input cannot be checked: resuming assumes it carries the same records in the same order';
   const changed: string[] = [];
   if (saved.size !== null && info.size !== undefined && saved.size !== info.size) changed.push(`size ${saved.size} -> ${info.size}`);
@@ -141,13 +147,13 @@ export function checkInput(saved: InputState, info: SourceInfo, force: boolean):
     changed.push(`modified ${new Date(saved.mtimeMs).toISOString()} -> ${new Date(info.mtimeMs).toISOString()}`);
   }
   if (changed.length === 0) return undefined;
-  if (!force) {
+  if (!allowChanged) {
     throw new ReplayStateError(
       `${info.name} changed since the saved run (${changed.join(', ')}): its saved position (record ${saved.record}, byte ${saved.byte}) may no longer be right`,
-      'pass --force to resume anyway (records are skipped by position), or drop --resume to start over',
+      'pass --allow-changed-input to resume anyway (records are skipped by position), or drop --resume to start over',
     );
   }
-  return `${info.name} changed since the saved run (${changed.join(', ')}); resuming anyway because of --force`;
+  return `${info.name} changed since the saved run (${changed.join(', ')}); resuming anyway because of --allow-changed-input`;
 }
 
 /**

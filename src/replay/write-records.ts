@@ -5,8 +5,10 @@ import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import type { NodeClient } from '../client/node-client.js';
 import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import { Batcher, BodyPool, batchBody, batchTexts, rejectInput, type Batch, type Position, type RejectEntry } from '../records/batch.js';
+import type { RecordKind } from '../records/kinds.js';
 import { openRecords, statSource, type FormatChoice, type RecordFormat, type SourceInfo } from '../records/reader.js';
 import type { Ring } from '../ring/index.js';
+import { checkSavedKind, writerFor } from './kinds.js';
 import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
 import { joinSlices, OwnerRouter, type OwnerSlice, type RoutedBatch } from './owners.js';
 import { openPrivate } from './private-file.js';
@@ -25,6 +27,12 @@ export interface ReplayOptions {
   to?: Target;
   /** With `to: 'owners'`: the ring; `clients[k]` must reach the ring's node k (topology order). */
   ring?: Ring;
+  /**
+   * What the records are (default `nnt`): numeric (`/write/nnt`), text (`/write/text`) or
+   * histogram (`/histogram/write`). Each record is checked by that kind's rule; routing, rejects
+   * and resume are the same for every kind.
+   */
+  kind?: RecordKind;
   format?: FormatChoice;
   batchSize?: number;
   batchBytes?: number;
@@ -37,8 +45,10 @@ export interface ReplayOptions {
   maxErrors?: number;
   /** Records per second (token bucket). */
   rate?: number;
-  /** The nodes' smallest numeric span: offsets must be aligned to it. */
+  /** Numeric records: the nodes' smallest span; offsets must be aligned to it. */
   smallestSpan?: number;
+  /** Histogram records: the periods the nodes keep; a record's `period` must be one of them. */
+  histogramPeriods?: readonly number[];
   /** Validate every input first; send nothing when any record is invalid. */
   strict?: boolean;
   /** Where the acknowledged position is saved; no state when undefined. */
@@ -46,6 +56,8 @@ export interface ReplayOptions {
   /** Skip what the state file says is done. */
   resume?: boolean;
   /** Resume even when an input changed since the saved run. */
+  allowChangedInput?: boolean;
+  /** @deprecated the old name of `allowChangedInput`. */
   force?: boolean;
   /** Validate and batch, send nothing. */
   dryRun?: boolean;
@@ -102,6 +114,8 @@ export interface NodeReport {
   /** Request body bytes sent to this node, resends included (headers not counted). */
   bytesSent: number;
   lastError?: string;
+  /** The client's code for that error (`unreachable`, `timeout`, `http`, `bad_answer`, ...), `failed` for anything else. */
+  lastErrorCode?: string;
 }
 
 export interface InputReport {
@@ -408,7 +422,7 @@ function half(s: Slice, from: number, to: number): Slice {
 }
 
 /**
- * Replays numeric record files into nodes: streams each input, validates every record, sends
+ * Replays record files (numeric, text or histogram: `kind`) into nodes: streams each input, validates every record, sends
  * batches with bounded concurrency, puts invalid or refused records in the rejects file, and
  * saves the acknowledged position so a killed run can resume without losing a record.
  */
@@ -420,6 +434,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   const batchBytes = options.batchBytes ?? 4 * 1024 * 1024;
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const dryRun = options.dryRun ?? false;
+  const kind = options.kind ?? 'nnt';
+  const write = writerFor(kind);
   const emit = options.onEvent ?? (() => undefined);
   const signal = options.signal;
   if (sources.length === 0) throw new ReplayUsageError('no input files', 'name one or more record files, or - for standard input');
@@ -460,6 +476,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
   if (statePath !== undefined && options.resume) {
     saved = loadState(statePath);
     if (saved === undefined) emit({ type: 'warning', message: `no state file at ${statePath}: starting from the beginning` });
+    else checkSavedKind(statePath, saved, kind);
   }
   const starts = new Map<string, { pos: Position; format: RecordFormat; done: boolean; settled: SettledCounts }>();
   let earlier: SettledCounts | undefined;
@@ -468,7 +485,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     for (const info of infos) {
       const s = saved.inputs[info.name];
       if (!s) continue;
-      const warning = checkInput(s, info, options.force ?? false);
+      const warning = checkInput(s, info, options.allowChangedInput ?? options.force ?? false);
       if (warning) emit({ type: 'warning', message: warning });
       checkPosition(s, info);
       const settled = { ...noCounts(), ...s.settled };
@@ -521,6 +538,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     version: 1,
     updated: new Date(now()).toISOString(),
     rejects: options.rejectsPath ?? '',
+    kind,
     inputs: saved ? { ...saved.inputs } : {},
   };
   let lastSave = 0;
@@ -564,7 +582,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         nodes[i]!.bytesSent += slice.body.length;
       };
       onSent();
-      const ack = await client.writeNnt(slice.body, {
+      const ack = await write(client, slice.body, {
         method: options.method ?? 'POST',
         ...(signal ? { signal } : {}),
         onRetry: () => {
@@ -652,6 +670,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     nodes[i]!.failedBatches++;
     nodes[i]!.failedRecords += n;
     nodes[i]!.lastError = message;
+    nodes[i]!.lastErrorCode = err instanceof NodeRequestError ? err.code : 'failed';
     tally.notWritten += n;
     emit({ type: 'batch-failed', node: options.clients[i]!.url, source: batch.source, firstRecord: batch.records[0]!, lastRecord: batch.records[n - 1]!, error: message });
     batchTexts(batch.body).forEach((t, k) => {
@@ -677,6 +696,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     nodes[i]!.failedBatches++;
     nodes[i]!.failedRecords += n;
     nodes[i]!.lastError = message;
+    nodes[i]!.lastErrorCode = err instanceof NodeRequestError ? err.code : 'failed';
     tally.notWritten += n;
     const kept = s.records.flatMap((r, j) => (refused.has(r) ? [] : [j]));
     if (kept.length === 0) return;
@@ -1006,7 +1026,9 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
         batchSize,
         batchBytes,
         pool: bodies,
+        kind,
         ...(options.smallestSpan !== undefined ? { smallestSpan: options.smallestSpan } : {}),
+        ...(options.histogramPeriods !== undefined ? { histogramPeriods: options.histogramPeriods } : {}),
         start,
       });
       // The counts carried from the earlier run(s) keep adding up in the state file.

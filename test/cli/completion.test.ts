@@ -92,6 +92,12 @@ const CASES: Array<[string, string[], string[]]> = [
   ['positional choices', ['tsnode', 'completion', ''], ['bash', 'fish', 'zsh']],
   ['help for a command', ['tsnode', 'help', 'st'], ['status']],
   ['free text values offer nothing', ['tsnode', 'read', 'U', 'M', '--start', ''], []],
+  ['record kinds for write', ['tsnode', 'write', 'f.ndjson', '--kind', ''], ['histogram', 'nnt', 'text']],
+  ['record kinds for read', ['tsnode', 'read', 'U', 'M', '--kind', 'h'], ['histogram']],
+  ["write's summary formats", ['tsnode', 'write', 'f.ndjson', '-o', ''], ['csv', 'json', 'table']],
+  // --force is write's old spelling of --allow-changed-input: hidden, so only --format starts with --fo.
+  ['a renamed flag is not offered', ['tsnode', 'write', 'f.ndjson', '--fo'], ['--format']],
+  ['the new name is', ['tsnode', 'write', 'f.ndjson', '--allow'], ['--allow-changed-input']],
 ];
 
 describe.each(['bash', 'zsh', 'fish'] as const)('completion in %s', (shell) => {

@@ -55,11 +55,11 @@ describe('tsnode demo: interrupted, and --keep', () => {
     for (const node of readFileSync(nodesFile, 'utf8').split('\n').filter((l) => l.startsWith('http'))) {
       const read = await runCli(['read', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--start', '8d', '--end', 'now', '--span', '1d', '--output', 'json', '--nodes', node]);
       expect(read.code, read.stderr).toBe(0);
-      const rows = JSON.parse(read.stdout) as Array<{ timestamp: number; value: number | null }>;
+      const rows = (JSON.parse(read.stdout) as { rows: Array<{ time: number; value: number | null }> }).rows;
       const day = 86_400;
       const cut = Date.now() / 1000 - 7 * day;
-      const old = rows.filter((x) => x.timestamp + day < cut - 600);
-      const recent = rows.filter((x) => x.timestamp > cut + 600 && x.timestamp < Date.now() / 1000 - 600);
+      const old = rows.filter((x) => x.time + day < cut - 600);
+      const recent = rows.filter((x) => x.time > cut + 600 && x.time < Date.now() / 1000 - 600);
       expect(old.length).toBeGreaterThan(0);
       expect(old.every((x) => x.value === null), read.stdout).toBe(true); // swept
       expect(recent.length).toBeGreaterThan(5);

@@ -92,13 +92,13 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/--to owners: each record to its 2 owners on ring [0-9a-f]{12} \(5 nodes\); smallest span 60s \(the nodes' base_rollup\)/);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ status: 'done', to: 'owners', ring: { writeCopies: 2, nodes: 5 }, smallestSpan: { seconds: 60, from: 'nodes' }, read: 120, written: 120, writtenToSome: 0, rejected: 0 });
+    expect(doc).toMatchObject({ status: 'done', to: 'owners', ring: { write_copies: 2, node_count: 5 }, smallest_span: { seconds: 60, from: 'nodes' }, read: 120, written: 120, written_to_some: 0, rejected: 0 });
     // Per node, what it was sent is what it acknowledged, and the copies add up to 2 per record.
     expect(doc.nodes.map((n: { node: string }) => n.node)).toEqual(urls);
     expect(doc.nodes.reduce((a: number, n: { records: number }) => a + n.records, 0)).toBe(240);
     // Bytes on the wire: each record's text once per owner, a comma or bracket each, one more bracket per request.
     const sum = (k: string): number => doc.nodes.reduce((a: number, n: Record<string, number>) => a + n[k]!, 0);
-    expect(sum('bytesSent')).toBe(2 * statSync(path).size + sum('batches'));
+    expect(sum('bytes_sent')).toBe(2 * statSync(path).size + sum('batches'));
     for (const [id, metric] of pairs) {
       const own = owners(id, metric);
       const held = await Promise.all(urls.map((u) => heldOn(u, id, metric, 10)));
@@ -111,7 +111,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     const r = await runCli(['write', path, '--nodes', `${urls[0]},${urls[4]}`, '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`ring nodes the list does not name are written at their ring address: ${urls[1]}, ${urls[2]}, ${urls[3]}`);
-    expect(JSON.parse(r.stdout)).toMatchObject({ to: 'owners', written: 36, writtenToSome: 0 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ to: 'owners', written: 36, written_to_some: 0 });
     for (const [id, metric] of pairs) {
       const own = owners(id, metric);
       expect(await Promise.all(urls.map((u) => heldOn(u, id, metric, 3)))).toEqual(urls.map((_, k) => (own.includes(k) ? 3 : 0)));
@@ -141,12 +141,12 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     expect(r.code, r.stderr).toBe(3);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ status: 'done', to: 'owners', read: 600, refused: 0, invalid: 0 });
-    expect(doc.written + doc.writtenToSome).toBe(600);
-    expect(doc.writtenToSome).toBeGreaterThan(0);
+    expect(doc.written + doc.written_to_some).toBe(600);
+    expect(doc.written_to_some).toBeGreaterThan(0);
     expect(r.stderr).toContain(`${urls[victim]} is failing`);
 
     const lines = readFileSync(rejectsPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines).toHaveLength(doc.writtenToSome);
+    expect(lines).toHaveLength(doc.written_to_some);
     for (const l of lines) {
       // Named: the node (its URL) and the ring node the copy is owed to; owned by it; nothing else failed.
       expect(l).toMatchObject({ file: path, node: urls[victim], owner: topology.nodes[victim]!.id });
@@ -159,7 +159,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     await revive(victim);
     const replay = await runCli(['write', rejectsPath, '--seed', urls[0]!, '--output', 'json']);
     expect(replay.code, replay.stderr).toBe(0);
-    expect(JSON.parse(replay.stdout)).toMatchObject({ to: 'owners', read: lines.length, written: lines.length, toNamedOwner: lines.length, rejected: 0 });
+    expect(JSON.parse(replay.stdout)).toMatchObject({ to: 'owners', read: lines.length, written: lines.length, to_named_owner: lines.length, rejected: 0 });
     // Sent to the node each line names, and nowhere else.
     const perNode = JSON.parse(replay.stdout).nodes.map((n: { records: number }) => n.records);
     expect(perNode).toEqual(urls.map((_, k) => (k === victim ? lines.length : 0)));
@@ -169,6 +169,39 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
       expect(await Promise.all(urls.map((u) => heldOn(u, id, metric, 50))), `${id}-${metric}`).toEqual(urls.map((_, k) => (own.includes(k) ? 50 : 0)));
     }
   }, 60_000);
+});
+
+describe('text and histogram records on the ring', () => {
+  it('go to the owners of their <uuid>-<metric> key, as numeric records do, and are read back from them', async () => {
+    const pairs: Array<[string, string]> = IDS.flatMap((id) => METRICS.map((m): [string, string] => [id, `t.${m}`]));
+    const text = join(root, 'ring-text.ndjson');
+    writeFileSync(text, pairs.map(([id, metric], k) => JSON.stringify({ metric, id, offset: String(1_700_000_000 + k), value: `v${k}` })).join('\n') + '\n');
+    const w = await runCli(['write', text, '--kind', 'text', '--seed', urls[0]!, '--output', 'json']);
+    expect(w.code, w.stderr).toBe(0);
+    expect(JSON.parse(w.stdout)).toMatchObject({ kind: 'text', to: 'owners', written: pairs.length, written_to_some: 0 });
+    const range = { startMs: 1_699_999_000_000, endMs: 1_700_001_000_000 };
+    for (const [k, [id, metric]] of pairs.entries()) {
+      const own = owners(id, metric);
+      const held = await Promise.all(urls.map(async (u) => (await new NodeClient(u, { dispatcher }).readText({ uuid: id, metric, ...range })).length));
+      expect(held, `${id}-${metric}`).toEqual(urls.map((_, j) => (own.includes(j) ? 1 : 0)));
+      if (k > 2) continue;
+      // Read from the owners (primary first): the value, from a seed that need not own it.
+      const r = await runCli(['read', id, metric, '--kind', 'text', '--seed', urls[4]!, '--start', '1699999000', '--end', '1700001000', '--output', 'json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`${urls[own[0]!]} (primary)`);
+      expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'text', node: urls[own[0]!], rows: [{ time: 1_700_000_000 + k, value: `v${k}` }] });
+    }
+
+    const [hid, hmetric] = pairs[5]!;
+    const hist = join(root, 'ring-hist.ndjson');
+    writeFileSync(hist, `${JSON.stringify({ metric: hmetric, id: hid, offset: 1_700_000_040, period: 60, histogram: 'AAEC' })}\n`);
+    const h = await runCli(['write', hist, '--kind', 'histogram', '--seed', urls[1]!, '--output', 'json']);
+    expect(h.code, h.stderr).toBe(0);
+    expect(JSON.parse(h.stdout).nodes.map((n: { records: number }) => n.records)).toEqual(urls.map((_, j) => (owners(hid, hmetric).includes(j) ? 1 : 0)));
+    const hr = await runCli(['read', hid, hmetric, '--kind', 'histogram', '--period', '60', '--seed', urls[1]!, '--start', '1700000000', '--end', '1700000100', '--output', 'json']);
+    expect(hr.code, hr.stderr).toBe(0);
+    expect(JSON.parse(hr.stdout).rows).toEqual([{ time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, histogram: 'AAEC' }]);
+  });
 });
 
 describe('write --to owners: interrupted and resumed', () => {
@@ -189,7 +222,7 @@ describe('write --to owners: interrupted and resumed', () => {
 
     const resumed = await runCli(['write', path, '--seed', urls[1]!, '--batch-size', '30', '--resume', '--output', 'json']);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', to: 'owners', read: 720 - saved.record, writtenToSome: 0, rejected: 0 });
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', to: 'owners', read: 720 - saved.record, written_to_some: 0, rejected: 0 });
     for (const [id, metric] of pairs) {
       const own = owners(id, metric);
       expect(await Promise.all(urls.map((u) => heldOn(u, id, metric, 60))), `${id}-${metric}`).toEqual(urls.map((_, k) => (own.includes(k) ? 60 : 0)));
@@ -219,7 +252,7 @@ describe('read from the owners', () => {
     expect(first.stderr).toContain(`owners of ${id}-${metric} on ring`);
     expect(first.stderr).toContain(`${urls[primary]} (primary), ${urls[second]}`);
     expect(first.stderr).toContain(`node ${urls[primary]}`);
-    expect(JSON.parse(first.stdout).map((row: { value: number }) => row.value)).toEqual(Array(10).fill(7));
+    expect(JSON.parse(first.stdout).rows.map((row: { value: number }) => row.value)).toEqual(Array(10).fill(7));
 
     const cmp = await runCli(['read', id, metric, ...range, '--seed', seed, '--compare', '--output', 'json']);
     expect(cmp.code, cmp.stderr).toBe(0);
@@ -230,7 +263,7 @@ describe('read from the owners', () => {
     expect(failover.code, failover.stderr).toBe(0);
     expect(failover.stderr).toContain(`trying the next owner, ${urls[second]}`);
     expect(failover.stderr).toContain(`node ${urls[second]}`);
-    expect(JSON.parse(failover.stdout).map((row: { value: number }) => row.value)).toEqual(Array(10).fill(7));
+    expect(JSON.parse(failover.stdout).rows.map((row: { value: number }) => row.value)).toEqual(Array(10).fill(7));
 
     await stop(second);
     const none = await runCli(['read', id, metric, ...range, '--seed', seed, '--retries', '0', '--output', 'json']);
@@ -271,7 +304,7 @@ describe('checks before anything is sent', () => {
     writeFileSync(off, `${JSON.stringify({ metric: 'o', id: IDS[0], offset: 60, count: 1, value: 1 })}\n${JSON.stringify({ metric: 'o', id: IDS[0], offset: 300, count: 1, value: 1 })}\n`);
     const one = await runCli(['write', off, '--node', b.url, '--output', 'json']);
     expect(one.code).toBe(3);
-    expect(JSON.parse(one.stdout)).toMatchObject({ smallestSpan: { seconds: 300, from: 'nodes' }, invalid: 1 });
+    expect(JSON.parse(one.stdout)).toMatchObject({ smallest_span: { seconds: 300, from: 'nodes' }, invalid: 1 });
     await a.stop();
     await b.stop();
   });

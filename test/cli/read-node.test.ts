@@ -64,11 +64,11 @@ describe('tsnode read against a reference node', () => {
         const r = await read(['cpu', ...RANGE, '--engine', engine, '--type', type, '--output', 'json']);
         expect(r.code, `${engine}/${type}: ${r.stderr}`).toBe(0);
         const lib = await client.readRollup({ uuid: U, metric: 'cpu', startMs: T0 * 1000, endMs: (T0 + N * 60) * 1000, spanMs: 60_000, engine, type });
-        const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+        const rows = (JSON.parse(r.stdout) as { rows: Array<Record<string, unknown>> }).rows;
         expect(rows).toHaveLength(N);
         rows.forEach((row, i) => {
           const p = lib.points[i]!;
-          expect(row.timestamp).toBe(p.timestampMs / 1000);
+          expect(row.time).toBe(p.timestampMs / 1000);
           if (type === 'all') {
             for (const m of ROLLUP_MEMBERS) expect(row[m], `${engine}/${type}/${m}[${i}]`).toBe(p.value === null ? null : (p.value as unknown as Record<string, number | null>)[m]);
           } else expect(row.value, `${engine}/${type}[${i}]`).toBe(p.value);
@@ -85,7 +85,7 @@ describe('tsnode read against a reference node', () => {
         const r = await read(['cpu', ...RANGE, '--engine', engine, '--type', type, '--output', 'json']);
         const member = MEMBER_OF_TYPE[type];
         const field = (member === 'value' ? 'value' : member) as keyof NntRecord;
-        const rows = JSON.parse(r.stdout) as Array<{ value: number | null }>;
+        const rows = (JSON.parse(r.stdout) as { rows: Array<{ value: number | null }> }).rows;
         expect(rows.map((x) => x.value)).toEqual(Array.from({ length: N }, (_, i) => expected(i, field)));
       }
     }
@@ -96,8 +96,8 @@ describe('tsnode read against a reference node', () => {
     const header = table.stdout.split('\n')[1]!.split('│').map((s) => s.trim()).filter(Boolean);
     expect(header).toEqual(['time', ...ROLLUP_MEMBERS]);
     const csv = parseCsv((await read(['cpu', ...RANGE, '--type', 'all', '--output', 'csv'])).stdout);
-    const json = JSON.parse((await read(['cpu', ...RANGE, '--type', 'all', '--output', 'json'])).stdout) as Array<Record<string, number | null>>;
-    expect(csv[0]).toEqual(['timestamp', 'time', ...ROLLUP_MEMBERS]);
+    const json = (JSON.parse((await read(['cpu', ...RANGE, '--type', 'all', '--output', 'json'])).stdout) as { rows: Array<Record<string, number | null>> }).rows;
+    expect(csv[0]).toEqual(['time', 'time_iso', ...ROLLUP_MEMBERS]);
     expect(csv).toHaveLength(N + 1);
     for (let i = 0; i < N; i++) {
       ROLLUP_MEMBERS.forEach((m, k) => {
@@ -129,13 +129,15 @@ describe('tsnode read against a reference node', () => {
 
   it('millisecond spans: fractional timestamps, ISO times with milliseconds, in every format', async () => {
     const args = ['cpu', '--start', `${T0}.000`, '--end', `${T0 + 12}.000`, '--span', '1500ms', '--engine', 'recalc'];
-    const json = JSON.parse((await read([...args, '--output', 'json'])).stdout) as Array<{ timestamp: number; time: string; value: number | null }>;
+    const doc = JSON.parse((await read([...args, '--output', 'json'])).stdout) as { span: number; rows: Array<{ time: number; time_iso: string; value: number | null }> };
+    expect(doc.span).toBe(1.5);
+    const json = doc.rows;
     expect(json).toHaveLength(8);
-    expect(json[1]).toEqual({ timestamp: T0 + 1.5, time: new Date((T0 + 1.5) * 1000).toISOString(), value: null });
+    expect(json[1]).toEqual({ time: T0 + 1.5, time_iso: new Date((T0 + 1.5) * 1000).toISOString(), value: null });
     expect(json[0]!.value).toBe(1);
     expect(json[6]!.value).toBe(2); // the piece at +10 s falls in [9 s, 10.5 s)
     const csv = parseCsv((await read([...args, '--output', 'csv'])).stdout);
-    expect(csv.slice(1).map((r) => [Number(r[0]), r[1], r[2] === '' ? null : Number(r[2])])).toEqual(json.map((j) => [j.timestamp, j.time, j.value]));
+    expect(csv.slice(1).map((r) => [Number(r[0]), r[1], r[2] === '' ? null : Number(r[2])])).toEqual(json.map((j) => [j.time, j.time_iso, j.value]));
     const table = (await read(args)).stdout;
     expect(table).toContain(`${new Date((T0 + 1.5) * 1000).toISOString()} │`);
     expect(table).toContain(`${new Date(T0 * 1000).toISOString()} │`); // .000Z kept for a uniform column
@@ -145,7 +147,8 @@ describe('tsnode read against a reference node', () => {
     for (const name of ODD_NAMES) {
       const json = await read([name, ...RANGE, '--output', 'json']);
       expect(json.code, `${name}: ${json.stderr}`).toBe(0);
-      expect(JSON.parse(json.stdout).map((x: { value: number | null }) => x.value)).toEqual(Array.from({ length: N }, (_, i) => expected(i, 'value')));
+      expect(JSON.parse(json.stdout).metric).toBe(name);
+      expect(JSON.parse(json.stdout).rows.map((x: { value: number | null }) => x.value)).toEqual(Array.from({ length: N }, (_, i) => expected(i, 'value')));
       expect(json.stderr).toContain(`metric ${JSON.stringify(name)}`);
     }
     const csv = parseCsv((await read([ODD_NAMES[1]!, ...RANGE, '--output', 'csv'])).stdout);

@@ -117,18 +117,24 @@ describe('tsnode read: what goes on the wire', () => {
 
 describe('tsnode read: bad input is refused before anything is sent', () => {
   const cases: Array<{ name: string; args: string[]; stderr: RegExp }> = [
-    { name: 'unknown type', args: ['cpu', '--type', 'mean'], stderr: /--type: "mean" is not a rollup type[\s\S]*allowed: count, average, derive/ },
-    { name: 'unknown engine', args: ['cpu', '--engine', 'fast'], stderr: /--engine: "fast" is not an engine[\s\S]*allowed: dispatch, nnt, recalc/ },
+    { name: 'unknown type', args: ['cpu', '--type', 'mean'], stderr: /--type: "mean" is not a rollup type[\s\S]*use one of: count, average, derive/ },
+    { name: 'unknown engine', args: ['cpu', '--engine', 'fast'], stderr: /--engine: "fast" is not one of dispatch, nnt, recalc/ },
     { name: 'start after end', args: ['cpu', '--start', '1700000600', '--end', '1700000000'], stderr: /--start .*1700000600.* is not before --end/ },
     { name: 'span 0', args: ['cpu', '--span', '0s'], stderr: /--span: "0s" must be at least 1ms/ },
     { name: 'span without unit', args: ['cpu', '--span', '300'], stderr: /--span: "300" is not a span[\s\S]*300s for seconds/ },
     { name: 'too many buckets', args: ['cpu', '--start', '1700000000', '--end', '1700007200', '--span', '1ms'], stderr: /7,200,000 buckets .* more than a node answers in one read \(1,000,000\)/ },
     { name: 'bad time', args: ['cpu', '--start', 'yesterday'], stderr: /--start: "yesterday" is not a time/ },
-    { name: 'bad output', args: ['cpu', '--output', 'xml'], stderr: /--output: "xml" is not an output format[\s\S]*table, json, csv, chart/ },
+    { name: 'bad output', args: ['cpu', '--output', 'xml'], stderr: /--output: "xml" is not one of table, json, csv, chart/ },
     { name: 'bad limit', args: ['cpu', '--limit', '-3'], stderr: /--limit: "-3" is not a row limit/ },
     { name: 'bad tolerance', args: ['cpu', '--compare', '--tolerance', '5%'], stderr: /--tolerance: "5%" is not a relative difference/ },
     { name: 'tolerance without compare', args: ['cpu', '--tolerance', '1e-9'], stderr: /--tolerance without --compare/ },
     { name: 'chart of all', args: ['cpu', '--type', 'all', '--output', 'chart'], stderr: /--type all with --output chart/ },
+    { name: 'a numeric flag on a text read', args: ['cpu', '--kind', 'text', '--type', 'count'], stderr: /--type applies to numeric reads \(--kind nnt\), not to text/ },
+    { name: 'a span on a histogram read', args: ['cpu', '--kind', 'histogram', '--period', '60', '--span', '5m'], stderr: /--span applies to numeric reads \(--kind nnt\), not to histogram/ },
+    { name: 'a histogram read without a period', args: ['cpu', '--kind', 'histogram'], stderr: /--kind histogram needs --period <span>/ },
+    { name: 'a period without --kind histogram', args: ['cpu', '--period', '60'], stderr: /--period applies to histogram reads \(--kind histogram\), not to nnt/ },
+    { name: 'a chart of text', args: ['cpu', '--kind', 'text', '--output', 'chart'], stderr: /--output chart with --kind text: a chart draws numeric rollups/ },
+    { name: 'a comparison of text', args: ['cpu', '--kind', 'text', '--compare'], stderr: /--compare with --kind text/ },
   ];
   for (const c of cases) {
     it(c.name, async () => {
@@ -153,15 +159,30 @@ describe('tsnode read: unusual but valid answers', () => {
     node.reply = { body: '[[1699999980,1],[1700000040,0.30000000000000004],[1700000100,null],[1700000160,123456789.125]]' };
     const json = await read(['cpu', ...range, '--output', 'json']);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([
-      { timestamp: 1699999980, time: '2023-11-14T22:13:00Z', value: 1 },
-      { timestamp: 1700000040, time: '2023-11-14T22:14:00Z', value: 0.30000000000000004 },
-      { timestamp: 1700000100, time: '2023-11-14T22:15:00Z', value: null },
-      { timestamp: 1700000160, time: '2023-11-14T22:16:00Z', value: 123456789.125 },
-    ]);
+    // One object: what was read, from where, then the rows (times as epoch seconds and ISO).
+    expect(JSON.parse(json.stdout)).toEqual({
+      kind: 'nnt',
+      node: node.url,
+      uuid: U,
+      metric: 'cpu',
+      type: 'average',
+      engine: 'dispatch',
+      span: 60,
+      start: 1700000000,
+      start_iso: '2023-11-14T22:13:20Z',
+      end: 1700000240,
+      end_iso: '2023-11-14T22:17:20Z',
+      limited: false,
+      rows: [
+        { time: 1699999980, time_iso: '2023-11-14T22:13:00Z', value: 1 },
+        { time: 1700000040, time_iso: '2023-11-14T22:14:00Z', value: 0.30000000000000004 },
+        { time: 1700000100, time_iso: '2023-11-14T22:15:00Z', value: null },
+        { time: 1700000160, time_iso: '2023-11-14T22:16:00Z', value: 123456789.125 },
+      ],
+    });
     const csv = await read(['cpu', ...range, '--output', 'csv']);
     expect(parseCsv(csv.stdout)).toEqual([
-      ['timestamp', 'time', 'value'],
+      ['time', 'time_iso', 'value'],
       ['1699999980', '2023-11-14T22:13:00Z', '1'],
       ['1700000040', '2023-11-14T22:14:00Z', '0.30000000000000004'],
       ['1700000100', '2023-11-14T22:15:00Z', ''],
@@ -178,13 +199,14 @@ describe('tsnode read: unusual but valid answers', () => {
     node.reply = { body: '[[1700000040,{"count":3,"value":1.5,"stddev":null,"derivative":0.25}],[1700000100,null]]' };
     const r = await read(['cpu', ...range, '--type', 'all', '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
-    const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
-    expect(rows[0]).toMatchObject({ timestamp: 1700000040, count: 3, value: 1.5, stddev: null, derivative: 0.25, counter: null, counter2_stddev: null });
-    expect(Object.keys(rows[0]!)).toEqual(['timestamp', 'time', 'count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev', 'derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
+    const rows = (JSON.parse(r.stdout) as { type: string; rows: Array<Record<string, unknown>> }).rows;
+    expect(JSON.parse(r.stdout).type).toBe('all');
+    expect(rows[0]).toMatchObject({ time: 1700000040, count: 3, value: 1.5, stddev: null, derivative: 0.25, counter: null, counter2_stddev: null });
+    expect(Object.keys(rows[0]!)).toEqual(['time', 'time_iso', 'count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev', 'derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
     expect(rows[1]).toMatchObject({ count: null, value: null });
     const csv = await read(['cpu', ...range, '--type', 'all', '--output', 'csv']);
     const parsed = parseCsv(csv.stdout);
-    expect(parsed[0]).toEqual(['timestamp', 'time', 'count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev', 'derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
+    expect(parsed[0]).toEqual(['time', 'time_iso', 'count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev', 'derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
     expect(parsed[1]!.slice(2, 6)).toEqual(['3', '1.5', '', '0.25']);
     const table = await read(['cpu', ...range, '--type', 'all']);
     expect(table.stdout.split('\n')[1]).toMatch(/time .*│ +count │ +value │ +stddev │/);
@@ -194,9 +216,9 @@ describe('tsnode read: unusual but valid answers', () => {
     node.reply = { body: '[]' };
     const json = await read(['cpu', ...range, '--output', 'json']);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'nnt', metric: 'cpu', rows: [] });
     const csv = await read(['cpu', ...range, '--output', 'csv']);
-    expect(csv.stdout).toBe('timestamp,time,value\r\n');
+    expect(csv.stdout).toBe('time,time_iso,value\r\n');
     const table = await read(['cpu', ...range]);
     expect(table.code).toBe(0);
     expect(table.stdout).toBe('');
@@ -273,14 +295,32 @@ describe('tsnode read --compare', () => {
     const doc = JSON.parse(json.stdout);
     expect(doc.identical).toBe(false);
     expect(doc.differing).toBe(2);
-    expect(doc.rows[1]).toEqual({ timestamp: 1700000040, time: '2023-11-14T22:14:00Z', differs: true, values: { [node.url]: 2.5, [other.url]: 2.75 } });
+    expect(doc).toMatchObject({ kind: 'nnt', uuid: U, metric: 'cpu', type: 'average', engine: 'dispatch', span: 60, start: 1700000000, end_iso: '2023-11-14T22:17:20Z' });
+    expect(doc.nodes).toEqual([
+      { node: node.url, ok: true, rows: 3, limited: false },
+      { node: other.url, ok: true, rows: 3, limited: false },
+    ]);
+    expect(doc.rows[1]).toEqual({ time: 1700000040, time_iso: '2023-11-14T22:14:00Z', differs: true, values: { [node.url]: 2.5, [other.url]: 2.75 } });
     const csv = await read(['cpu', ...range, '--compare', '--output', 'csv'], nodes());
     expect(parseCsv(csv.stdout)).toEqual([
-      ['timestamp', 'time', node.url, other.url, 'differs'],
+      ['time', 'time_iso', node.url, other.url, 'differs'],
       ['1699999980', '2023-11-14T22:13:00Z', '1', '1', 'false'],
       ['1700000040', '2023-11-14T22:14:00Z', '2.5', '2.75', 'true'],
       ['1700000100', '2023-11-14T22:15:00Z', '', '0', 'true'],
     ]);
+  });
+  it('on a narrow terminal the node names wrap in the header; the numbers stay whole', async () => {
+    node.reply = { body: '[[1699999980,1],[1700000040,2.5],[1700000100,null]]' };
+    other.reply = { body: '[[1699999980,1],[1700000040,2.75],[1700000100,0]]' };
+    const args = ['read', U, 'cpu', ...range, '--compare', ...nodes(), '--retries', '0'];
+    const wide = await runInProcess(args);
+    expect(Math.max(...wide.stdout.split('\n').map((l) => [...l].length))).toBeGreaterThan(56);
+    const narrow = await runInProcess(args, { tty: { columns: 56, rows: 24 } });
+    expect(narrow.code).toBe(3);
+    const lines = narrow.stdout.trimEnd().split('\n');
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(56);
+    expect(lines.length).toBeGreaterThan(wide.stdout.trimEnd().split('\n').length);
+    expect(narrow.stdout).toMatch(/│ +2\.5 │ +2\.75 │ \* │/);
   });
   it('a failing node is shown and exits 3; all failing exits 1', async () => {
     node.reply = { body: '[[1699999980,1]]' };
@@ -293,7 +333,10 @@ describe('tsnode read --compare', () => {
     r = await read(['cpu', ...range, '--compare', '--output', 'json'], nodes());
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/every node failed/);
-    expect(JSON.parse(r.stdout).nodes).toHaveLength(2);
+    expect(JSON.parse(r.stdout).nodes).toEqual([
+      { node: node.url, ok: false, error: { code: 'http', message: expect.stringContaining('unknown check') } },
+      { node: other.url, ok: false, error: { code: 'http', message: expect.stringContaining('unknown check') } },
+    ]);
   });
   it('--tolerance lets last-digit differences count as equal', async () => {
     node.reply = { body: '[[1699999980,0.30000000000000004]]' };
@@ -341,7 +384,7 @@ describe('tsnode read: node selection', () => {
   it('--node and --nodes together are refused', async () => {
     const r = await read(['cpu', ...range, '--nodes', other.url]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--node and --nodes both given/);
+    expect(r.stderr).toMatch(/--node and --nodes both name the nodes/);
     expect(node.requests).toHaveLength(0);
   });
 });

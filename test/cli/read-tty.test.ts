@@ -54,7 +54,9 @@ describe.skipIf(!existsSync(TMUX))('tsnode read in a real 80×30 terminal', () =
     const screen = await onScreen('table', ['read', U, 'cpu', '--start', String(T0), '--end', String(T0 + 600), '--span', '60s', '--node', node.url]);
     const done = screen.findIndex((l) => l.startsWith('__DONE__'));
     expect(screen[done]).toBe('__DONE__0');
-    const header = screen.slice(0, done).filter((l) => !/^[┌│├└]/.test(l));
+    // Where the nodes came from, on a line of its own; then the read's header.
+    expect(screen[0]).toMatch(/^nodes: --node http:\/\/127\.0\.0\.1:\d+, 1 node$/);
+    const header = screen.slice(1, done).filter((l) => !/^[┌│├└]/.test(l));
     // The header on stderr wraps at its separators, never mid-word.
     expect(header.length).toBeGreaterThanOrEqual(2);
     expect(header.join(' ')).toMatch(/node http:\/\/127\.0\.0\.1:\d+ · check 3f2a9c1e/);

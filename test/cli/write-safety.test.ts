@@ -66,7 +66,9 @@ describe('what the headline and the exit code say', () => {
     const headline = r.stdout.split('\n')[0]!;
     expect(headline).toBe('read 20 records from 1 input, wrote 20 to some nodes only, none to every node, in 4 batches to 2 nodes (--to all)');
     expect(headline).not.toMatch(/wrote 0\b/);
-    expect(r.stdout).toContain(`  ${node}: 20 records in 4 batches`);
+    // Per node, in a table: what each took and what it did not (the dead one's error named).
+    expect(r.stdout).toMatch(new RegExp(`│ ${node} +│ +20 │ +4 │ +0 │ +0 │ +│`));
+    expect(r.stdout).toMatch(new RegExp(`│ ${dead} +│ +0 │ +0 │ +0 │ +20 │ 4 requests failed: .*connection refused`));
   });
 
   it('--to all to every node says so', async () => {
@@ -131,16 +133,18 @@ describe('--strict names the invalid records', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trimEnd().split('\n');
-    // The line saying where the records would go (read from the node) comes first; then the refusal.
-    expect(lines[0]).toMatch(/--to any: the node runs no topology/);
-    expect(lines[1]).toMatch(/error: --strict: 12 invalid records, nothing was sent$/);
+    // Where the nodes came from and where the records would go (read from the node) come first; then the refusal.
+    expect(lines[0]).toMatch(/nodes: --node /);
+    expect(lines[1]).toMatch(/--to any: the node runs no topology/);
+    expect(lines[2]).toMatch(/error: --strict: 12 invalid records, nothing was sent$/);
     const named = lines.filter((l) => l.includes(`  ${f}: record `));
     expect(named).toHaveLength(10);
     expect(named[0]).toMatch(new RegExp(`  ${f}: record 2 \\(line 2\\): id: must be a UUID`));
     expect(r.stderr).toContain('  ... and 2 more');
     expect(r.stderr).toContain(`every one of them is in ${f}.rejects.ndjson`);
     const json = await runCli(['write', f, '--node', node, '--strict', '--output', 'json']);
-    expect(JSON.parse(json.stdout).invalidRecords).toHaveLength(10);
+    expect(JSON.parse(json.stdout).invalid_records).toHaveLength(10);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'strict', invalid: 12, rejected: 12 });
     expect(await countOn(node, 'strict12', 30)).toBe(0);
   });
 });

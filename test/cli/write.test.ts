@@ -72,8 +72,9 @@ describe('tsnode write', () => {
   it('writes a JSON array into one node; every record reads back', async () => {
     const f = recordsFile('arr.json', 'arr', 250, 'json');
     const r = await runCli(['write', f, '--node', one, '--batch-size', '40', '--output', 'json']);
-    // One line, and only that: where the records go and on which span, both read from the node (plain: --to any).
-    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    // Two lines, and only those: where the nodes came from; where the records go and on which span, both read from the node (plain: --to any).
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(2);
+    expect(r.stderr).toMatch(new RegExp(`nodes: --node ${one}, 1 node$`, 'm'));
     expect(r.stderr).toMatch(/--to any: the node runs no topology \(GET \/state says current "-".*\); each batch goes to one node; smallest span 60s \(the nodes' base_rollup\)$/m);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
@@ -103,8 +104,10 @@ describe('tsnode write', () => {
     const r = await runCli(['write', f, '--nodes', three.join(','), '--to', 'all', '--batch-size', '30', '--output', 'json']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc.nodes).toEqual(three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { byCount: 90, bare: 0 }, failedBatches: 0, failedRecords: 0, refused: 0, bytesSent: expect.any(Number) })));
-    expect(doc).toMatchObject({ written: 90, writtenToSome: 0, acknowledged: { byCount: 270, bare: 0 } });
+    expect(doc.nodes).toEqual(
+      three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { by_count: 90, bare: 0 }, failed_batches: 0, failed_records: 0, refused: 0, bytes_sent: expect.any(Number), error: null })),
+    );
+    expect(doc).toMatchObject({ kind: 'nnt', written: 90, written_to_some: 0, acknowledged: { by_count: 270, bare: 0 } });
     for (const u of three) expect(await offsetsOn(u, 'all', 90)).toEqual(every(90));
   });
 
@@ -186,7 +189,8 @@ describe('tsnode write', () => {
     const d = await runCli(['write', g, '--nodes', three.join(','), '--dry-run', '--batch-size', '10']);
     expect(d.code).toBe(0);
     expect(d.stdout).toContain('dry run: read 30 records from 1 input, would write 30 in 3 batches to 3 nodes');
-    for (const u of three) expect(d.stdout).toContain(`${u}: 10 records`);
+    // The per-node split as a table: one row per node.
+    for (const u of three) expect(d.stdout).toMatch(new RegExp(`│ ${u} +│ +10 │`));
     expect((await union(three, 'dry', 30)).size).toBe(0);
   });
 
@@ -402,7 +406,8 @@ describe('tsnode write: faults', () => {
     const r = await runCli(['write', f, '--nodes', `${node.url},${dead}`, '--to', 'all', '--batch-size', '5', '--retries', '0', '--output', 'json']);
     expect(r.code).toBe(3);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ status: 'done', read: 20, failedBatches: 4 });
+    expect(doc).toMatchObject({ status: 'done', read: 20, failed_batches: 4 });
+    expect(doc.nodes[1].error).toEqual({ code: 'unreachable', message: expect.stringMatching(/connection refused/) });
     expect(doc.nodes.map((n: { records: number }) => n.records)).toEqual([20, 0]);
     expect(await offsetsOn(node.url, 'halfall', 20)).toEqual(every(20));
   });
@@ -421,7 +426,7 @@ describe('tsnode write: faults', () => {
     const again = await runCli(['write', f, '--node', node.url, '--resume', '--output', 'json']);
     // The first 10 records are still only in the rejects file: partial until they are replayed.
     expect(again.code).toBe(3);
-    expect(JSON.parse(again.stdout)).toMatchObject({ read: 40, written: 40, rejected: 0, inputs: [{ skipped: 10 }], earlier: { written: 0, notWritten: 10, rejected: 10 } });
+    expect(JSON.parse(again.stdout)).toMatchObject({ read: 40, written: 40, rejected: 0, inputs: [{ skipped: 10 }], earlier: { written: 0, not_written: 10, rejected: 10 } });
     const back = await runCli(['write', `${f}.rejects.ndjson`, '--node', node.url]);
     expect(back.code).toBe(0);
     expect(await offsetsOn(node.url, 'down', 50)).toEqual(every(50));

@@ -4,6 +4,7 @@ import { buildProgram } from '../../src/cli/main.js';
 import type { Runner } from '../../src/cli/action.js';
 import { colourEnabled, makeLogger, type CliContext } from '../../src/cli/context.js';
 import { reportError } from '../../src/cli/runtime.js';
+import { TsnodeError } from '../../src/cli/errors.js';
 import { EXIT, type ExitCode } from '../../src/cli/exit-codes.js';
 import type { CliResult } from './cli.js';
 
@@ -28,9 +29,9 @@ export async function runInProcess(
   const controller = new AbortController();
   let code: ExitCode = EXIT.ok;
   const stdoutStream = Object.assign(out, opts.tty ? { isTTY: true, ...opts.tty } : {});
-  const runner: Runner = async (load, o) => {
+  const makeContext = (): CliContext => {
     const colour = colourEnabled({ noColorFlag: false, env, isTTY: Boolean(opts.tty) });
-    const ctx: CliContext = {
+    return {
       stdout: stdoutStream,
       stderr: err,
       stdin: new PassThrough(),
@@ -44,6 +45,9 @@ export async function runInProcess(
       now,
       log: makeLogger({ stderr: err, interactive: false, verbose: false, now, paint: { warn: (s) => s, error: (s) => s, dim: (s) => s } }),
     };
+  };
+  const runner: Runner = async (load, o) => {
+    const ctx = makeContext();
     try {
       code = await (await load())(o, ctx);
     } catch (e) {
@@ -60,8 +64,10 @@ export async function runInProcess(
   try {
     await program.parseAsync(['node', 'tsnode', ...args]);
   } catch (e) {
-    if (!(e instanceof CommanderError)) throw e;
-    code = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    // A flag value refused while the command line is read (flags.ts) is reported as main.ts does.
+    if (e instanceof TsnodeError) code = reportError(e, makeContext());
+    else if (e instanceof CommanderError) code = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    else throw e;
   }
   await new Promise((resolve) => setImmediate(resolve));
   return { code, signal: null, stdout, stderr };

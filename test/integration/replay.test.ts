@@ -86,4 +86,42 @@ describe('writeRecords against a real node', () => {
     expect(readFileSync(join(dir, 'maxerr.rejects'), 'utf8').trim().split('\n')).toHaveLength(10);
     expect(await counts(node.url, 'me', 40)).toBe(30);
   });
+
+  it('writes text and histogram records to their endpoints, with the node refusals in the rejects file', async () => {
+    const node = await startNode({ memory: true, histogramRollups: [60, 300] });
+    const client = new NodeClient(node.url, { dispatcher });
+    const textPath = join(dir, 'notes.ndjson');
+    const texts = Array.from({ length: 7 }, (_, i) => ({ metric: 'version', id: ID, offset: String(1_700_000_000 + 100 * i), value: `v${i}` }));
+    writeFileSync(textPath, texts.map((t) => JSON.stringify(t)).join('\n') + '\n');
+    const t = await writeRecords([textPath], { clients: [client], kind: 'text', rejectsPath: join(dir, 'notes.rejects'), batchSize: 3 });
+    expect(t).toMatchObject({ stopped: 'done', read: 7, written: 7, rejected: 0, batches: 3, acknowledged: { byCount: 7, bare: 0 } });
+    expect(await client.readText({ uuid: ID, metric: 'version', startMs: 1_700_000_000_000, endMs: 1_700_001_000_000 })).toEqual(texts.map((x) => [Number(x.offset) * 1000, x.value]));
+
+    // Periods unknown to the client: the node refuses the one it does not keep (400 naming the record), the rest is stored.
+    const histPath = join(dir, 'latency.ndjson');
+    const hists = [60, 45, 300].map((period, i) => ({ metric: 'latency', id: ID, offset: 1_700_000_040 + 60 * i, period, histogram: 'AAEC' }));
+    writeFileSync(histPath, hists.map((h) => JSON.stringify(h)).join('\n') + '\n');
+    const rejectsPath = join(dir, 'latency.rejects');
+    const h = await writeRecords([histPath], { clients: [client], kind: 'histogram', rejectsPath });
+    expect(h).toMatchObject({ stopped: 'done', read: 3, written: 2, rejected: 1, rejectedByNode: 1 });
+    expect(JSON.parse(readFileSync(rejectsPath, 'utf8'))).toMatchObject({ record: 2, node: node.url, error: expect.stringMatching(/^period: /) });
+    expect(await client.readHistogram({ uuid: ID, metric: 'latency', startMs: 1_700_000_000_000, endMs: 1_700_001_000_000, periodS: 60 })).toEqual([[1_700_000_040, 60, 'AAEC']]);
+    // Told the periods, the client refuses it itself and the node sees only what it keeps.
+    const again = await writeRecords([histPath], { clients: [client], kind: 'histogram', histogramPeriods: [60, 300], rejectsPath });
+    expect(again).toMatchObject({ read: 3, written: 2, rejected: 1, rejectedByNode: 0 });
+  });
+
+  it('a state file is resumed only by a write of the same kind', async () => {
+    const node = await startNode({ memory: true });
+    const path = file('kind.ndjson', 6, 'kind');
+    const statePath = join(dir, 'kind.state.json');
+    const clients = [new NodeClient(node.url, { dispatcher })];
+    const first = await writeRecords([path], { clients, rejectsPath: join(dir, 'kind.rejects'), statePath, maxErrors: 0, batchSize: 2, kind: 'text' });
+    // Numeric records read as text: all invalid; stopped at the first, the position saved.
+    expect(first.stopped).toBe('max-errors');
+    expect(JSON.parse(readFileSync(statePath, 'utf8')).kind).toBe('text');
+    await expect(writeRecords([path], { clients, rejectsPath: join(dir, 'kind.rejects'), statePath, resume: true })).rejects.toThrow(
+      /was saved by a write of text records, and this write is of nnt records/,
+    );
+  });
 });

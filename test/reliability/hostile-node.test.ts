@@ -134,7 +134,7 @@ describe('a short acknowledgement', () => {
     const r = await runCli(['write', f, '--node', node.url, '--retries', '1', '--output', 'json']);
     expect(r.code, r.stderr).toBe(1);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ status: 'nodes-down', read: 5, written: 0, rejected: 5, failedRecords: 5, acknowledged: { byCount: 0, bare: 0 } });
+    expect(doc).toMatchObject({ status: 'nodes-down', read: 5, written: 0, rejected: 5, failed_records: 5, acknowledged: { by_count: 0, bare: 0 } });
     // The first answer and one resend.
     expect(node.requests.filter((q) => q.path === '/write/nnt')).toHaveLength(2);
     const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { record: number; error: string });

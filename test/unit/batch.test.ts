@@ -118,3 +118,55 @@ describe('rejectedIndex', () => {
     expect(rejectedIndex(err({ error: 'x', index: 9 }), 5)).toBeUndefined();
   });
 });
+
+describe('Batcher: each kind checked by its own rule', () => {
+  const run = (kind: 'nnt' | 'text' | 'histogram', lines: string[], extra: { histogramPeriods?: number[]; smallestSpan?: number } = {}) => {
+    const s = new NdjsonSplitter('in.ndjson');
+    const b = new Batcher({ source: 'in.ndjson', batchSize: 100, batchBytes: 1 << 20, kind, ...extra });
+    const rejects = [];
+    const sent: string[] = [];
+    for (const raw of [...s.push(Buffer.from(lines.join('\n') + '\n')), ...s.end()]) {
+      const r = b.add(raw);
+      if (r.kind === 'reject') rejects.push(r.reject);
+    }
+    sent.push(...batchTexts(b.flush().body));
+    return { rejects, sent };
+  };
+  const text = (extra: Record<string, unknown> = {}): string => JSON.stringify({ metric: 'version', id: ID, offset: '1700000000', value: 'v1.2', ...extra });
+  const hist = (extra: Record<string, unknown> = {}): string => JSON.stringify({ metric: 'latency', id: ID, offset: 1700000040, period: 60, histogram: 'AAEC', ...extra });
+
+  it('text: a string value, an offset as a number or a decimal string; no span to sit on', () => {
+    const { rejects, sent } = run('text', [text(), text({ offset: 1700000007 }), text({ value: 5 }), text({ offset: '17e8' }), rec(1)], { smallestSpan: 60 });
+    // Sent as read, the string offset included.
+    expect(sent).toEqual([text(), text({ offset: 1700000007 })]);
+    expect(rejects.map((r) => [r.record, r.error])).toEqual([
+      [3, 'value: must be a string (got 5)'],
+      [4, expect.stringMatching(/^offset: must be a whole number >= 0, or one written as a string/)],
+      // A numeric record given as text: its value is no string.
+      [5, 'value: must be a string (got 1)'],
+    ]);
+  });
+
+  it('histogram: a base64 histogram, a period the nodes keep (when they say)', () => {
+    const lines = [hist(), hist({ period: 300 }), hist({ histogram: 'not base64!' }), hist({ period: 45 })];
+    const checked = run('histogram', lines, { histogramPeriods: [60, 300] });
+    expect(checked.sent).toEqual([hist(), hist({ period: 300 })]);
+    expect(checked.rejects.map((r) => [r.record, r.error])).toEqual([
+      [3, expect.stringMatching(/^histogram: must be a base64 string/)],
+      [4, 'period: must be a configured histogram period (60, 300); got 45'],
+    ]);
+    // Periods unknown: only the shape is checked, the node judges the period.
+    expect(run('histogram', lines).rejects.map((r) => r.record)).toEqual([3]);
+  });
+
+  it('a rejects-file line replays its input whatever the kind', () => {
+    const line = JSON.stringify({ file: 'a', record: 1, error: 'x', input: JSON.parse(text()) });
+    expect(run('text', [line]).sent).toEqual([text()]);
+  });
+
+  it('nnt stays the default, with its byte-level fast path', () => {
+    const b = new Batcher({ source: 'x', batchSize: 10, batchBytes: 1 << 20, smallestSpan: 60 });
+    expect(b.add({ text: rec(1), record: 1, line: 1, byteEnd: 10, lineEnd: 2 }).kind).toBe('ok');
+    expect(b.add({ text: text(), record: 2, line: 2, byteEnd: 20, lineEnd: 3 }).kind).toBe('reject');
+  });
+});

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { columnFormatter, formatCompact, formatNumber } from '../../src/cli/render/number-format.js';
 import { csvField, csvRow, parseCsv } from '../../src/cli/render/csv.js';
 import { axisTime, plotColumns, renderChart } from '../../src/cli/render/chart.js';
-import { bucketTime, compareSeries, gridCsv, gridJson, gridOf, gridTable } from '../../src/cli/render/rollup.js';
+import { bucketTime, compareSeries, gridCsv, gridJson, gridOf, gridTable, withRows } from '../../src/cli/render/rollup.js';
+import { fitHeaders, wrapHeader } from '../../src/cli/render/rollup-table.js';
 import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from '../../src/cli/commands/read/span.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { headerLines } from '../../src/cli/commands/read/action.js';
@@ -204,15 +205,21 @@ describe('rollup grids', () => {
   });
   it('json and csv carry exact numbers', () => {
     const grid = gridOf(points, false);
-    expect(JSON.parse(gridJson(grid, 500))).toEqual([
-      { timestamp: 1700000000, time: '2023-11-14T22:13:20.000Z', value: 0.30000000000000004 },
-      { timestamp: 1700000000.5, time: '2023-11-14T22:13:20.500Z', value: null },
-      { timestamp: 1700000001, time: '2023-11-14T22:13:21.000Z', value: 7 },
-    ]);
+    expect(JSON.parse(gridJson(grid, 500, { kind: 'nnt', span: 0.5 }))).toEqual({
+      kind: 'nnt',
+      span: 0.5,
+      rows: [
+        { time: 1700000000, time_iso: '2023-11-14T22:13:20.000Z', value: 0.30000000000000004 },
+        { time: 1700000000.5, time_iso: '2023-11-14T22:13:20.500Z', value: null },
+        { time: 1700000001, time_iso: '2023-11-14T22:13:21.000Z', value: 7 },
+      ],
+    });
     expect(gridCsv(grid, 500)).toBe(
-      'timestamp,time,value\r\n1700000000,2023-11-14T22:13:20.000Z,0.30000000000000004\r\n1700000000.5,2023-11-14T22:13:20.500Z,\r\n1700000001,2023-11-14T22:13:21.000Z,7\r\n',
+      'time,time_iso,value\r\n1700000000,2023-11-14T22:13:20.000Z,0.30000000000000004\r\n1700000000.5,2023-11-14T22:13:20.500Z,\r\n1700000001,2023-11-14T22:13:21.000Z,7\r\n',
     );
-    expect(gridJson(gridOf([], false), 500)).toBe('[]\n');
+    expect(JSON.parse(gridJson(gridOf([], false), 500, { kind: 'nnt' }))).toEqual({ kind: 'nnt', rows: [] });
+    // One document, however many rows: what a script pipes into jq.
+    expect(() => JSON.parse(withRows({ a: 1 }, ['{"x":1}', '{"x":2}']))).not.toThrow();
   });
   it('compare marks differing, null-vs-number and missing buckets', () => {
     const a = { node: 'http://a:1', points: [{ timestampMs: 0, value: 1 }, { timestampMs: 60_000, value: 2 }, { timestampMs: 120_000, value: null }] };
@@ -242,5 +249,43 @@ describe('header lines', () => {
     const lines = headerLines(parts, 60);
     expect(lines).toEqual(['node http://127.0.0.1:8112 ·', '  check 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f ·', '  metric "cpu" · type average · 12 rows']);
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('rollup tables on a narrow terminal', () => {
+  it('wrap node headers over their numbers until the table fits; numbers are never cut', () => {
+    const a = { node: 'http://node-number-one.example:8112', points: [{ timestampMs: 0, value: 1.5 }] };
+    const b = { node: 'http://node-number-two.example:8112', points: [{ timestampMs: 0, value: 2.5 }] };
+    const cmp = compareSeries([a, b], false);
+    const headers = ['node-number-one.example:8112', 'node-number-two.example:8112'];
+    const wide = gridTable(cmp.grid, 60_000, { headers, marks: cmp.differs });
+    expect(wide[0]!.length).toBeGreaterThan(60);
+    const narrow = gridTable(cmp.grid, 60_000, { headers, marks: cmp.differs, width: 60 });
+    for (const line of narrow) expect([...line].length).toBeLessThanOrEqual(60);
+    // The header takes more lines; the value row is whole.
+    expect(narrow.length).toBeGreaterThan(wide.length);
+    expect(narrow.join('\n')).toMatch(/1\.5 │ +2\.5 │ \* │/);
+    // Off a terminal (no width) nothing changes.
+    expect(gridTable(cmp.grid, 60_000, { headers, marks: cmp.differs, width: undefined })).toEqual(wide);
+  });
+  it('fitHeaders never narrows a column below its cells, nor a header below 8', () => {
+    expect(fitHeaders([30, 30], [4, 4], 200)).toEqual([30, 30]);
+    expect(fitHeaders([30, 30], [4, 4], 30)).toEqual([11, 11]); // 30 minus the borders (7), shared
+    expect(fitHeaders([30, 30], [4, 4], 10)).toEqual([8, 8]);
+    expect(fitHeaders([30, 5], [20, 5], 10)).toEqual([20, 5]);
+    expect(wrapHeader('127.0.0.1:18210 count', 10)).toEqual(['127.0.0.1:', '18210', 'count']);
+  });
+});
+
+describe("read's flag lists, spelled in its declaration", () => {
+  it('are the protocol lists (declaring a command loads no protocol module)', async () => {
+    const declared = await import('../../src/cli/commands/read/command.js');
+    const protocol = await import('../../src/protocol/types.js');
+    const write = await import('../../src/cli/commands/write/command.js');
+    expect(declared.READ_KINDS).toEqual(protocol.DATA_TYPES);
+    expect(write.WRITE_KINDS).toEqual(protocol.DATA_TYPES);
+    expect(declared.READ_ENGINES).toEqual(protocol.ENGINES);
+    expect(declared.READ_TYPES).toEqual(protocol.ROLLUP_TYPES);
+    expect(declared.READ_TYPE_ALIASES).toEqual(protocol.ROLLUP_TYPE_ALIASES);
   });
 });

@@ -58,7 +58,7 @@ export interface Paint {
 }
 
 /** Table lines for a grid; `marks` adds a narrow column (e.g. `≠` for differing rows) and highlights those rows. */
-export function gridTable(grid: Grid, spanMs: number, opts: { paint?: Paint; headers?: string[]; marks?: boolean[] } = {}): string[] {
+export function gridTable(grid: Grid, spanMs: number, opts: { paint?: Paint; headers?: string[]; marks?: boolean[]; width?: number | undefined } = {}): string[] {
   const paint = opts.paint;
   const columns: TableColumn[] = [{ header: 'time', align: 'left', cells: grid.timestampsMs.map((t) => bucketTime(t, spanMs)) }];
   grid.columns.forEach((c, i) => {
@@ -82,20 +82,32 @@ export function gridTable(grid: Grid, spanMs: number, opts: { paint?: Paint; hea
     const marks = opts.marks;
     columns.push({ header: '≠', align: 'left', cells: marks.map((m) => (m ? '*' : '')), ...(paint ? { paint: (t: string, r: number) => (marks[r] ? paint.highlight(t) : t) } : {}) });
   }
-  return renderTable(columns, paint ? { paintHeader: paint.bold, paintBorder: paint.dim } : {});
+  return renderTable(columns, { ...(paint ? { paintHeader: paint.bold, paintBorder: paint.dim } : {}), width: opts.width });
 }
 
-/** `[{timestamp, time, value}]` or, for `all`, members as keys. Exact numbers. */
-export function gridJson(grid: Grid, spanMs: number): string {
+/**
+ * One JSON document: `meta` (what was read, from where; snake_case) and its `rows`, each
+ * `{time, time_iso, value}` (epoch seconds and the ISO string) or, for `all`, the members as keys.
+ * Exact numbers. The rows are written by hand: a year of 300 s buckets is 105,120 of them.
+ */
+export function gridJson(grid: Grid, spanMs: number, meta: Record<string, unknown> = {}): string {
   const keys = grid.columns.map((c) => `,${JSON.stringify(c.key)}:`);
   const parts: string[] = new Array<string>(grid.timestampsMs.length);
   for (let r = 0; r < grid.timestampsMs.length; r++) {
     const t = grid.timestampsMs[r]!;
-    let row = `{"timestamp":${secondsFromMs(t)},"time":"${bucketTime(t, spanMs)}"`;
+    let row = `{"time":${secondsFromMs(t)},"time_iso":"${bucketTime(t, spanMs)}"`;
     for (let k = 0; k < keys.length; k++) row += keys[k]! + jsonValue(grid.columns[k]!.values[r]);
     parts[r] = `${row}}`;
   }
-  return parts.length === 0 ? '[]\n' : `[\n  ${parts.join(',\n  ')}\n]\n`;
+  return withRows(meta, parts);
+}
+
+/** `{...meta, "rows": [...]}` with each row (already JSON) on a line of its own. */
+export function withRows(meta: Record<string, unknown>, rows: readonly string[]): string {
+  const head = JSON.stringify({ ...meta, rows: [] }, null, 2);
+  // The empty `"rows": []` closes the object: put the rows inside it.
+  const open = head.slice(0, head.lastIndexOf('[]'));
+  return rows.length === 0 ? `${head}\n` : `${open}[\n    ${rows.join(',\n    ')}\n  ]\n}\n`;
 }
 
 /** A finite number prints the same in JSON as in String(); NaN and infinities cannot occur in parsed JSON. */
@@ -103,7 +115,7 @@ function jsonValue(v: Cell | undefined): string {
   return v === null || v === undefined || !Number.isFinite(v) ? 'null' : String(v);
 }
 
-/** RFC 4180 CSV with a header row `timestamp,time,<columns>`; empty cell for null. */
+/** RFC 4180 CSV with a header row `time,time_iso,<columns>`; empty cell for null. */
 export function gridCsv(grid: Grid, spanMs: number, extra?: { header: string; cells: string[] }): string {
   return [...gridCsvChunks(grid, spanMs, extra)].join('');
 }
@@ -113,7 +125,7 @@ export function gridCsv(grid: Grid, spanMs: number, extra?: { header: string; ce
  * is garbage as soon as it is written, instead of 105,120 row strings living until one join.
  */
 export function* gridCsvChunks(grid: Grid, spanMs: number, extra?: { header: string; cells: string[] }, chunkRows = 4096): Generator<string> {
-  const head = ['timestamp', 'time', ...grid.columns.map((c) => c.key)];
+  const head = ['time', 'time_iso', ...grid.columns.map((c) => c.key)];
   if (extra) head.push(extra.header);
   yield csvRow(head);
   const cols = grid.columns;
@@ -141,7 +153,7 @@ export function* gridCsvChunks(grid: Grid, spanMs: number, extra?: { header: str
  * `chunkRows` rows: byte for byte what gridCsvChunks prints for the same rows, without a grid.
  */
 export function* columnsCsvChunks(timestampsMs: Float64Array, values: Float64Array, key: string, spanMs: number, chunkRows = 8192): Generator<string> {
-  yield csvRow(['timestamp', 'time', key]);
+  yield csvRow(['time', 'time_iso', key]);
   let chunk = '';
   const n = timestampsMs.length;
   for (let r = 0; r < n; r++) {
@@ -237,12 +249,13 @@ export function compareSeries(series: readonly NodeSeries[], all: boolean, toler
   return { grid: { timestampsMs, columns }, sources, differs, differing: differs.filter(Boolean).length };
 }
 
-/** The compare document for --output json. */
+/** The compare document for --output json: `meta`, then whether the nodes agree, each node's outcome, and the rows lined up. */
 export function comparisonJson(
   cmp: Comparison,
   series: readonly NodeSeries[],
   spanMs: number,
-  nodes: ReadonlyArray<{ node: string; ok: boolean; error?: string; rows?: number; limited?: boolean }>,
+  nodes: ReadonlyArray<{ node: string; ok: boolean; error?: { code: string; message: string }; rows?: number; limited?: boolean }>,
+  meta: Record<string, unknown> = {},
 ): string {
   const byNode = series.map((s) => new Map(s.points.map((p) => [p.timestampMs, p.value] as const)));
   const rows = cmp.grid.timestampsMs.map((t, r) => {
@@ -251,9 +264,9 @@ export function comparisonJson(
       const v = byNode[i]!.get(t);
       if (v !== undefined) values[s.node] = v;
     });
-    return { timestamp: secondsFromMs(t), time: bucketTime(t, spanMs), differs: cmp.differs[r]!, values };
+    return { time: secondsFromMs(t), time_iso: bucketTime(t, spanMs), differs: cmp.differs[r]!, values };
   });
-  return `${JSON.stringify({ identical: cmp.differing === 0 && nodes.every((n) => n.ok), differing: cmp.differing, nodes, rows }, null, 2)}\n`;
+  return `${JSON.stringify({ ...meta, identical: cmp.differing === 0 && nodes.every((n) => n.ok), differing: cmp.differing, nodes, rows }, null, 2)}\n`;
 }
 
 /** Short node label for table headers: host:port (and path), without the scheme. */

@@ -1,29 +1,20 @@
-import {
-  ENGINES,
-  ROLLUP_TYPES,
-  ROLLUP_TYPE_ALIASES,
-  UUID_RE,
-  canonicalRollupType,
-  formatSpan,
-  type Engine,
-  type RollupQuery,
-  type RollupType,
-} from '../../../protocol/index.js';
+import { formatSpan, UUID_RE, type DataType, type Engine, type RollupQuery, type RollupType } from '../../../protocol/index.js';
 import { fanOut } from '../../../client/cluster.js';
+import { DiscoveryError, type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
 import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
+import { ownerClients, surveyNodes } from '../../../client/routing.js';
+import { metricKey } from '../../../ring/index.js';
+import type { Target } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork, type Network } from '../../network.js';
-import { seededRing } from '../../node-source.js';
-import { DiscoveryError } from '../../../client/discovery.js';
-import { ownerClients, surveyNodes } from '../../../client/routing.js';
-import { metricKey } from '../../../ring/index.js';
-import { parseNodeEntry, resolveNodes, NODE_LINE_FORMS } from '../../nodes.js';
+import type { Network } from '../../network.js';
+import { openTarget } from '../../node-source.js';
 import { painter } from '../../runtime.js';
 import { describeTime, parseTime } from '../../time.js';
 import { renderChart } from '../../render/chart.js';
+import { errorJson, timeFields } from '../../render/json-values.js';
 import {
   columnsCsvChunks,
   compareSeries,
@@ -39,17 +30,24 @@ import {
   type NodeSeries,
   type Paint,
 } from '../../render/rollup.js';
-import type { ReadFlags } from './command.js';
-import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from './span.js';
+import { tableWidth } from '../../render/table.js';
+import type { DiscoveredRing } from '../../../client/discovery.js';
+import type { ReadOptions } from './command.js';
+import { renderHistogramRows, renderTextRows, write } from './records.js';
+import { bucketCount, checkBuckets, chooseSpan } from './span.js';
 
-const OUTPUTS = ['table', 'json', 'csv', 'chart'] as const;
-type Output = (typeof OUTPUTS)[number];
+type Output = ReadOptions['output'];
 const DAY_MS = 86_400_000;
 
 export interface ReadPlan {
+  kind: DataType;
+  /** The range and, for numeric reads, the span, engine and type (text and histogram reads use the range). */
   query: RollupQuery & { engine: Engine; type: RollupType };
   spanChosen: boolean;
   buckets: number;
+  /** Histogram reads: the period, seconds. */
+  period?: number;
+  /** The nodes to read, in order (the target's; the owners on a ring): set once the target is resolved. */
   nodes: string[];
   /** `--node`: read exactly that node (no ring lookup). */
   pinned: boolean;
@@ -57,105 +55,97 @@ export interface ReadPlan {
   limit: number | 'none' | undefined;
   tolerance: number;
   output: Output;
-  warnings: string[];
 }
 
-/** Validates and normalises everything before a single request is sent. Throws UsageError. */
-export function planRead(flags: ReadFlags & { uuid: string; metric: string }, env: { env: NodeJS.ProcessEnv; cwd: string; now: number }): ReadPlan {
+/** Flags that shape a numeric (rollup) read only: refused with --kind text|histogram. */
+const NUMERIC_ONLY = [
+  ['span', '--span'],
+  ['engine', '--engine'],
+  ['type', '--type'],
+  ['limit', '--limit'],
+  ['tolerance', '--tolerance'],
+] as const;
+
+/** Validates and normalises everything before a single request is sent (the nodes come later, from the target). Throws UsageError. */
+export function planRead(flags: ReadOptions & { uuid: string; metric: string }, now: number): ReadPlan {
   if (!UUID_RE.test(flags.uuid)) {
     throw new UsageError(`<uuid>: ${JSON.stringify(flags.uuid)} is not a UUID`, 'a check UUID looks like 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f');
   }
   if (flags.metric === '') throw new UsageError('<metric>: the metric name is empty', 'pass the metric name exactly as stored');
-  const engine = flags.engine.trim().toLowerCase();
-  if (!(ENGINES as readonly string[]).includes(engine)) {
-    throw new UsageError(`--engine: ${JSON.stringify(flags.engine)} is not an engine`, `allowed: ${ENGINES.join(', ')}`);
+  const kind = flags.kind;
+  if (kind !== 'nnt') {
+    if (flags.compare) throw new UsageError(`--compare with --kind ${kind}: --compare lines up numeric rollups`, `read each node with --node, or drop --compare`);
+    for (const [key, name] of NUMERIC_ONLY) {
+      if (flags[key] !== undefined) throw new UsageError(`${name} applies to numeric reads (--kind nnt), not to ${kind}`, `drop ${name}`);
+    }
+    if (flags.output === 'chart') throw new UsageError(`--output chart with --kind ${kind}: a chart draws numeric rollups`, 'use --output table, json or csv');
   }
-  const type = canonicalRollupType(flags.type.trim().toLowerCase());
-  if (!type) {
-    throw new UsageError(
-      `--type: ${JSON.stringify(flags.type)} is not a rollup type`,
-      `allowed: ${ROLLUP_TYPES.join(', ')} (aliases: ${Object.keys(ROLLUP_TYPE_ALIASES).join(', ')})`,
-    );
+  if (kind === 'histogram' && flags.period === undefined) {
+    throw new UsageError('--kind histogram needs --period <span>', "the histogram period to read, one the nodes keep, e.g. --period 60 (tsnode nodes -o json lists each node's histogram_rollups)");
   }
-  const output = flags.output.trim().toLowerCase() as Output;
-  if (!OUTPUTS.includes(output)) throw new UsageError(`--output: ${JSON.stringify(flags.output)} is not an output format`, `allowed: ${OUTPUTS.join(', ')}`);
+  if (kind !== 'histogram' && flags.period !== undefined) throw new UsageError(`--period applies to histogram reads (--kind histogram), not to ${kind}`, 'drop --period, or add --kind histogram');
+  const engine = flags.engine ?? 'dispatch';
+  const type = flags.type ?? 'average';
+  const output = flags.output;
 
-  const endMs = parseTime(flags.end ?? 'now', '--end', env.now);
-  const startMs = flags.start === undefined ? endMs - DAY_MS : parseTime(flags.start, '--start', env.now);
-  if (startMs < 0) throw new UsageError(`--start: ${describeStart(flags.start, startMs)} is before 1970`, 'use a later --start');
+  const endMs = parseTime(flags.end ?? 'now', '--end', now);
+  const startMs = flags.start === undefined ? endMs - DAY_MS : parseTime(flags.start, '--start', now);
+  if (startMs < 0) throw new UsageError(`--start: ${flags.start === undefined ? String(startMs) : JSON.stringify(flags.start)} is before 1970`, 'use a later --start');
   if (startMs >= endMs) {
     throw new UsageError(
       `--start ${describeTime(startMs)} is not before --end ${describeTime(endMs)}`,
       'the range is [start, end): --start must be earlier than --end',
     );
   }
-  const spanMs = flags.span === undefined ? chooseSpan(startMs, endMs) : parseSpanFlag(flags.span);
-  const buckets = bucketCount(startMs, endMs, spanMs);
-  checkBuckets(buckets, spanMs);
-
-  let limit: number | 'none' | undefined;
-  if (flags.limit !== undefined) {
-    const l = flags.limit.trim().toLowerCase();
-    if (l === 'none') limit = 'none';
-    else if (/^\d+$/.test(l) && Number(l) >= 1 && Number.isSafeInteger(Number(l))) limit = Number(l);
-    else throw new UsageError(`--limit: ${JSON.stringify(flags.limit)} is not a row limit`, 'a whole number >= 1, or none');
+  // Text change points and histogram rows are listed as stored: no buckets to count or choose.
+  let spanMs = kind === 'histogram' ? flags.period! * 1000 : 1000;
+  let buckets = 0;
+  if (kind === 'nnt') {
+    spanMs = flags.span ?? chooseSpan(startMs, endMs);
+    buckets = bucketCount(startMs, endMs, spanMs);
+    checkBuckets(buckets, spanMs);
   }
-
-  let tolerance = 0;
-  if (flags.tolerance !== undefined) {
-    const t = flags.tolerance.trim();
-    tolerance = /^(\d+(\.\d*)?|\.\d+)(e-?\d+)?$/i.test(t) ? Number(t) : NaN;
-    if (!(tolerance >= 0 && tolerance < 1)) {
-      throw new UsageError(`--tolerance: ${JSON.stringify(flags.tolerance)} is not a relative difference`, 'a number from 0 (exact) up to but below 1, e.g. 1e-9');
-    }
-    if (!flags.compare) throw new UsageError('--tolerance without --compare', 'it says when two nodes\' values count as equal; add --compare');
-  }
-  if (flags.node !== undefined && flags.nodes !== undefined) throw new UsageError('--node and --nodes both given', 'use --node for one node or --nodes for a list');
-  const warnings: string[] = [];
-  let nodes: string[];
-  if (flags.node !== undefined) {
-    try {
-      nodes = [parseNodeEntry(flags.node)];
-    } catch (err) {
-      throw new UsageError(`--node: ${(err as Error).message}`, `a node is ${NODE_LINE_FORMS}`);
-    }
-  } else {
-    const list = resolveNodes({ flag: flags.nodes, env: env.env, cwd: env.cwd });
-    warnings.push(...list.warnings);
-    nodes = list.nodes;
-  }
+  if (flags.tolerance !== undefined && !flags.compare) throw new UsageError('--tolerance without --compare', "it says when two nodes' values count as equal; add --compare");
   if (flags.compare && output === 'chart') throw new UsageError('--compare with --output chart: a chart draws one node', 'use --output table, json or csv with --compare');
   if (output === 'chart' && type === 'all') {
     throw new UsageError('--type all with --output chart: a chart draws one value', 'pick one --type (e.g. average), or use table, json or csv for all members');
   }
   return {
-    query: { uuid: flags.uuid, metric: flags.metric, startMs, endMs, spanMs, engine: engine as Engine, type },
+    kind,
+    query: { uuid: flags.uuid, metric: flags.metric, startMs, endMs, spanMs, engine, type },
     spanChosen: flags.span === undefined,
     buckets,
-    nodes,
+    ...(flags.period !== undefined ? { period: flags.period } : {}),
+    nodes: [],
     pinned: flags.node !== undefined,
     compare: flags.compare,
-    limit,
-    tolerance,
+    limit: flags.limit,
+    tolerance: flags.tolerance ?? 0,
     output,
-    warnings,
   };
-}
-
-function describeStart(text: string | undefined, ms: number): string {
-  return text === undefined ? String(ms) : JSON.stringify(text);
 }
 
 function describePlan(plan: ReadPlan): string[] {
   const q = plan.query;
-  return [
-    `check ${q.uuid}`,
-    `metric ${JSON.stringify(q.metric)}`,
-    `type ${q.type}`,
-    `span ${formatSpan(q.spanMs)}${plan.spanChosen ? ' (auto)' : ''}`,
-    `engine ${q.engine}`,
-    `${describeTime(q.startMs)} → ${describeTime(q.endMs)}`,
-  ];
+  const range = `${describeTime(q.startMs)} → ${describeTime(q.endMs)}`;
+  if (plan.kind === 'text') return [`check ${q.uuid}`, `metric ${JSON.stringify(q.metric)}`, 'kind text', range];
+  if (plan.kind === 'histogram') return [`check ${q.uuid}`, `metric ${JSON.stringify(q.metric)}`, 'kind histogram', `period ${plan.period}s`, range];
+  return [`check ${q.uuid}`, `metric ${JSON.stringify(q.metric)}`, `type ${q.type}`, `span ${formatSpan(q.spanMs)}${plan.spanChosen ? ' (auto)' : ''}`, `engine ${q.engine}`, range];
+}
+
+/** What was read, for `-o json` (snake_case; times in epoch seconds and ISO); the rows follow it. */
+export function readMeta(plan: ReadPlan, node?: string): Record<string, unknown> {
+  const q = plan.query;
+  return {
+    kind: plan.kind,
+    ...(node !== undefined ? { node } : {}),
+    uuid: q.uuid,
+    metric: q.metric,
+    ...(plan.kind === 'nnt' ? { type: q.type, engine: q.engine, span: q.spanMs / 1000 } : {}),
+    ...(plan.kind === 'histogram' ? { period: plan.period } : {}),
+    ...timeFields('start', q.startMs),
+    ...timeFields('end', q.endMs),
+  };
 }
 
 /**
@@ -192,9 +182,9 @@ function paintFor(enabled: boolean): Paint | undefined {
   return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
 }
 
-function paintOpt(ctx: CliContext): { paint?: Paint } {
+function tableOpts(ctx: CliContext): { paint?: Paint; width: number | undefined } {
   const paint = paintFor(ctx.colour);
-  return paint ? { paint } : {};
+  return { ...(paint ? { paint } : {}), width: tableWidth(ctx) };
 }
 
 function chartSize(ctx: CliContext, headerUsed: number): { width: number; height: number } {
@@ -206,51 +196,26 @@ function chartSize(ctx: CliContext, headerUsed: number): { width: number; height
   return { width: Math.max(30, cols - 1), height: Math.max(8, Math.min(rows - headerUsed - 1, 40)) };
 }
 
-async function write(ctx: CliContext, text: string): Promise<void> {
-  if (ctx.stdout.write(text)) return;
-  await new Promise<void>((resolve) => ctx.stdout.once('drain', () => resolve()));
-}
-
-export async function readAction(flags: ReadFlags & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
-  const plan = planRead(flags, { env: ctx.env, cwd: ctx.cwd, now: ctx.now() });
-  for (const w of plan.warnings) ctx.log.warn(w);
-  const net = openNetwork(flags, ctx);
+export async function readAction(flags: ReadOptions & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
+  const plan = planRead(flags, ctx.now());
+  // Only now, with every flag checked, is anything read or sent (a seed's discovery included).
+  const run = await openTarget(flags, ctx, { command: 'tsnode read', ...(flags.node !== undefined ? { node: flags.node } : {}) });
+  const net = run.network;
+  plan.nodes = run.nodes;
   try {
-    const owners = plan.pinned ? false : await readFromOwners(plan, flags, ctx, net);
+    const { owners, selves } = plan.pinned ? { owners: false, selves: [] } : await readFromOwners(plan, ctx, net, run.ring);
+    if (plan.kind === 'histogram') checkPeriod(plan, selves, run.target.spans);
     if (plan.compare) {
       if (plan.nodes.length < 2) ctx.log.warn(`--compare with a single ${owners ? 'owner' : 'node'} (${plan.nodes[0]}): nothing to compare against`);
     } else if (plan.nodes.length > 1 && !owners) {
       // Replicas hold the same data: read the first node that answers (in list order).
       ctx.log.warn(`${plan.nodes.length} nodes listed: reading from the first that answers, starting with ${plan.nodes[0]} (--compare reads them all)`);
     }
-    const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
-    if (!plan.compare) {
-      for (const [i, node] of plan.nodes.entries()) {
-        ctx.log.debug(`GET ${node}${NodeClient.rollupPath(plan.query)}`);
-        try {
-          if (plan.query.type !== 'all' && plan.output !== 'chart') {
-            // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
-            const cols = await net.client(node).readRollupColumns(plan.query, call);
-            const rows = cols.timestampsMs.length;
-            logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
-            warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
-            await renderColumns(cols, plan, ctx);
-            return EXIT.ok;
-          }
-          const res = (await net.client(node).readRollup(plan.query, call)) as RollupResult<BucketValue>;
-          const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
-          warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
-          await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0));
-          return EXIT.ok;
-        } catch (err) {
-          // Only a node we could not reach is worth skipping; an error answer is the answer.
-          const next = plan.nodes[i + 1];
-          if (next === undefined || !(err instanceof NodeRequestError) || (err.code !== 'unreachable' && err.code !== 'timeout')) throw err;
-          ctx.log.warn(`${err.message}; trying ${owners ? `the next owner, ${next}` : next}`);
-        }
-      }
+    if (plan.compare) {
+      const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
+      return await runCompare(plan, ctx, net.client, call);
     }
-    return await runCompare(plan, ctx, net.client, call);
+    return await firstAnswer(plan, ctx, owners, (node) => readOne(plan, ctx, net.client(node), node));
   } catch (err) {
     // Ctrl-C: a read changes nothing, so there is nothing to resume; say so and exit 130.
     if (ctx.signal.aborted) {
@@ -263,17 +228,72 @@ export async function readAction(flags: ReadFlags & { uuid: string; metric: stri
   }
 }
 
+/** Reads the nodes in order until one answers; only a node that could not be reached is skipped (an error answer is the answer). */
+async function firstAnswer(plan: ReadPlan, ctx: CliContext, owners: boolean, read: (node: string) => Promise<ExitCode>): Promise<ExitCode> {
+  for (const [i, node] of plan.nodes.entries()) {
+    try {
+      return await read(node);
+    } catch (err) {
+      const next = plan.nodes[i + 1];
+      if (next === undefined || !(err instanceof NodeRequestError) || (err.code !== 'unreachable' && err.code !== 'timeout')) throw err;
+      ctx.log.warn(`${err.message}; trying ${owners ? `the next owner, ${next}` : next}`);
+    }
+  }
+  throw new Error('no node to read from');
+}
+
+/** One node's answer, printed. */
+async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node: string): Promise<ExitCode> {
+  const q = plan.query;
+  if (plan.kind === 'text') {
+    ctx.log.debug(`GET ${node}/read/... (text)`);
+    const rows = await client.readText(q, { signal: ctx.signal });
+    logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows.length} rows`]);
+    await renderTextRows(rows, plan, ctx, readMeta(plan, node));
+    return EXIT.ok;
+  }
+  if (plan.kind === 'histogram') {
+    ctx.log.debug(`GET ${node}/histogram/... (period ${plan.period})`);
+    const rows = await client.readHistogram({ ...q, periodS: plan.period! }, { signal: ctx.signal });
+    logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows.length} rows`]);
+    await renderHistogramRows(rows, plan, ctx, readMeta(plan, node));
+    return EXIT.ok;
+  }
+  const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
+  ctx.log.debug(`GET ${node}${NodeClient.rollupPath(q)}`);
+  if (q.type !== 'all' && plan.output !== 'chart') {
+    // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
+    const cols = await client.readRollupColumns(q, call);
+    const rows = cols.timestampsMs.length;
+    logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
+    warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
+    await renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited });
+    return EXIT.ok;
+  }
+  const res = (await client.readRollup(q, call)) as RollupResult<BucketValue>;
+  const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
+  warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
+  await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0), { ...readMeta(plan, node), limited: res.limited });
+  return EXIT.ok;
+}
+
 /**
  * When the listed nodes (or the seed) run a ring, the read goes to the metric's owners, primary
- * first, and nowhere else: `plan.nodes` becomes the owners. Returns whether it did.
+ * first, and nowhere else: `plan.nodes` becomes the owners. Returns whether it did, and what the
+ * nodes to read said about themselves when asked (for the histogram period check).
  */
-async function readFromOwners(plan: ReadPlan, flags: ReadFlags, ctx: CliContext, net: Network): Promise<boolean> {
-  const seeded = seededRing(flags);
+async function readFromOwners(plan: ReadPlan, ctx: CliContext, net: Network, seeded: DiscoveredRing | undefined): Promise<{ owners: boolean; selves: NodeSelf[] }> {
   let survey;
   try {
     survey = await surveyNodes(
       plan.nodes.map((n) => net.client(n)),
-      { clientFor: net.client, call: { signal: net.signal }, askUnlisted: false, ...(seeded ? { seeded, probe: false } : {}) },
+      {
+        clientFor: net.client,
+        call: { signal: net.signal },
+        askUnlisted: false,
+        // A histogram read checks its period against what the owners keep: ask them.
+        ...(seeded ? { seeded, probe: plan.kind === 'histogram' } : {}),
+      },
     );
   } catch (err) {
     if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
@@ -283,16 +303,40 @@ async function readFromOwners(plan: ReadPlan, flags: ReadFlags, ctx: CliContext,
     // Plain nodes: the list as it is (one line only when the list mixes rings, which deserves a look).
     if (survey.noRingKind === 'mixed') ctx.log.warn(`reading the listed nodes in order: ${survey.noRing}`);
     else ctx.log.debug(`reading the listed nodes in order: ${survey.noRing}`);
-    return false;
+    return { owners: false, selves: survey.listed.flatMap((p) => (p.self ? [p.self] : [])) };
   }
   const t = survey.targets;
-  const owners = ownerClients(t, plan.query.uuid, plan.query.metric).map((c) => c.url);
+  const owners = ownerClients(t, plan.query.uuid, plan.query.metric);
   for (const note of survey.notes) ctx.log.warn(note);
   ctx.log.info(
-    `owners of ${metricKey(plan.query.uuid, plan.query.metric)} on ring ${t.ring.hash.slice(0, 12)}: ${owners.map((u, i) => (i === 0 ? `${u} (primary)` : u)).join(', ')}${plan.compare ? '' : owners.length > 1 ? '; reading the first that answers' : ''}`,
+    `owners of ${metricKey(plan.query.uuid, plan.query.metric)} on ring ${t.ring.hash.slice(0, 12)}: ${owners.map((c, i) => (i === 0 ? `${c.url} (primary)` : c.url)).join(', ')}${plan.compare ? '' : owners.length > 1 ? '; reading the first that answers' : ''}`,
   );
-  plan.nodes = owners;
-  return true;
+  plan.nodes = owners.map((c) => c.url);
+  const selves = owners.flatMap((c) => {
+    const self = t.selves[t.clients.indexOf(c)];
+    return self ? [self] : [];
+  });
+  return { owners: true, selves };
+}
+
+/**
+ * A histogram period the nodes to read do not keep is refused before the read (exit 2): the
+ * periods they report, else the profile's histogram_rollups; unchecked when neither says.
+ */
+function checkPeriod(plan: ReadPlan, selves: readonly NodeSelf[], spans: Target['spans']): void {
+  const period = plan.period!;
+  const off = selves.filter((s) => s.histogramRollups !== null && !s.histogramRollups.includes(period));
+  if (off.length > 0) {
+    throw new UsageError(
+      `--period ${period}: not a histogram period of ${off.map((s) => `${s.url} (it keeps ${s.histogramRollups!.join(', ') || 'none'})`).join(', ')} (nothing was read)`,
+      'read a period the node keeps',
+    );
+  }
+  const reported = selves.some((s) => s.histogramRollups !== null);
+  const profile = spans.histogramRollups;
+  if (!reported && profile && !profile.value.includes(period)) {
+    throw new UsageError(`--period ${period}: not one of the histogram periods ${profile.from} lists (${profile.value.join(', ')}) (nothing was read)`, 'read a period the nodes keep, or correct the profile');
+  }
 }
 
 function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; rows: number }, plan: ReadPlan): void {
@@ -303,31 +347,31 @@ function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; row
   );
 }
 
-async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext): Promise<void> {
+async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
     case 'csv':
       for (const chunk of columnsCsvChunks(cols.timestampsMs, cols.values, 'value', spanMs)) await write(ctx, chunk);
       return;
     case 'json':
-      return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs));
+      return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs, meta));
     default: {
       if (cols.timestampsMs.length === 0) {
         ctx.log.info('no buckets in range');
         return;
       }
       const grid = gridOfColumns(cols.timestampsMs, cols.values, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, paintOpt(ctx)).join('\n')}\n`);
+      return write(ctx, `${gridTable(grid, spanMs, tableOpts(ctx)).join('\n')}\n`);
     }
   }
 }
 
-async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext, headerUsed: number): Promise<void> {
+async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext, headerUsed: number, meta: Record<string, unknown>): Promise<void> {
   const spanMs = plan.query.spanMs;
   const all = plan.query.type === 'all';
   switch (plan.output) {
     case 'json':
-      return write(ctx, gridJson(gridOf(res.points, all), spanMs));
+      return write(ctx, gridJson(gridOf(res.points, all), spanMs, meta));
     case 'csv':
       for (const chunk of gridCsvChunks(gridOf(res.points, all), spanMs)) await write(ctx, chunk);
       return;
@@ -350,7 +394,7 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
         return;
       }
       const grid = gridOf(res.points, all, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, paintOpt(ctx)).join('\n')}\n`);
+      return write(ctx, `${gridTable(grid, spanMs, tableOpts(ctx)).join('\n')}\n`);
     }
   }
 }
@@ -368,7 +412,7 @@ async function runCompare(
   if (ctx.signal.aborted) return EXIT.interrupted;
   logHeader(ctx, [`compare ${plan.nodes.length} nodes`, ...describePlan(plan)]);
   const series: NodeSeries[] = [];
-  const nodes: Array<{ node: string; ok: boolean; error?: string; rows?: number; limited?: boolean }> = [];
+  const nodes: Array<{ node: string; ok: boolean; error?: { code: string; message: string }; rows?: number; limited?: boolean }> = [];
   for (const o of outcomes) {
     if (o.ok) {
       series.push({ node: o.node, points: o.value.points });
@@ -376,15 +420,16 @@ async function runCompare(
       ctx.log.info(`  ${o.node}: ${o.value.points.length} rows`);
       warnLimited(ctx, o.node, { limited: o.value.limited, rows: o.value.points.length }, plan);
     } else {
-      nodes.push({ node: o.node, ok: false, error: o.error.detail });
+      nodes.push({ node: o.node, ok: false, error: errorJson(o.error.code, o.error.detail) });
       ctx.log.error(o.error.message);
-      if (o.error.hint) ctx.log.info(`  hint: ${o.error.hint}`);
+      if (o.error.hint) ctx.log.hint(o.error.hint);
     }
   }
+  const meta = readMeta(plan);
   const failed = nodes.filter((n) => !n.ok).length;
   if (series.length === 0) {
     ctx.log.error(`every node failed (${failed} of ${plan.nodes.length})`);
-    if (plan.output === 'json') await write(ctx, comparisonJson(compareSeries([], false), [], plan.query.spanMs, nodes));
+    if (plan.output === 'json') await write(ctx, comparisonJson(compareSeries([], false), [], plan.query.spanMs, nodes, meta));
     return EXIT.failed;
   }
   const all = plan.query.type === 'all';
@@ -392,7 +437,7 @@ async function runCompare(
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
     case 'json':
-      await write(ctx, comparisonJson(cmp, series, spanMs, nodes));
+      await write(ctx, comparisonJson(cmp, series, spanMs, nodes, meta));
       break;
     case 'csv': {
       const grid = { ...cmp.grid, columns: cmp.grid.columns.map((c) => ({ ...c })) };
@@ -402,7 +447,7 @@ async function runCompare(
     default: {
       const headers = cmp.sources.map((s) => (s.member ? `${nodeLabel(s.node)} ${s.member}` : nodeLabel(s.node)));
       if (cmp.grid.timestampsMs.length > 0) {
-        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...paintOpt(ctx), headers, marks: cmp.differs }).join('\n')}\n`);
+        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...tableOpts(ctx), headers, marks: cmp.differs }).join('\n')}\n`);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Ora } from 'ora';
-import { redactUrlCredentials } from '../../../client/headers.js';
+import { DiscoveryError } from '../../../client/discovery.js';
 import { DEFAULT_RETRY } from '../../../client/retry.js';
 import { SourceError, RecordSyntaxError, type RejectEntry } from '../../../records/index.js';
 import {
@@ -14,24 +14,12 @@ import {
 } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork, parseCount, parseSize } from '../../network.js';
-import { parseNodeEntry, resolveNodes } from '../../nodes.js';
-import { seededRing } from '../../node-source.js';
-import { DiscoveryError } from '../../../client/discovery.js';
+import type { ExitCode } from '../../exit-codes.js';
+import { openTarget } from '../../node-source.js';
+import { startSpinner } from '../../render/spinner.js';
+import type { WriteOptions } from './command.js';
 import { planWriteRoute, type WriteRoute } from './route.js';
-import { escapeText } from '../../render/terminal-text.js';
-import { painter } from '../../runtime.js';
-import type { WriteFlags } from './command.js';
-
-export { parseSize } from '../../network.js';
-
-function humanBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
-}
+import { describeReject, humanBytes, report, STRICT_SHOWN } from './summary.js';
 
 function humanDuration(s: number): string {
   if (!Number.isFinite(s)) return '?';
@@ -53,21 +41,17 @@ function progressLine(p: ReplayProgress): string {
   return `${where}, ${p.written.toLocaleString('en-US')} written, ${rate.toLocaleString('en-US')} records/s${eta}, ${p.retries} retries, ${p.rejected} rejected`;
 }
 
-export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: CliContext): Promise<ExitCode> {
+export async function writeAction(opts: WriteOptions & { files: string[] }, ctx: CliContext): Promise<ExitCode> {
   const files = opts.files;
-  const batchSize = parseCount(opts.batchSize, '--batch-size', 1);
-  const batchBytes = parseSize(opts.batchBytes, '--batch-bytes');
-  const concurrency = parseCount(opts.concurrency, '--concurrency', 1);
-  if (opts.smallestSpan !== undefined) parseCount(opts.smallestSpan, '--smallest-span', 1);
-  const maxErrors = opts.maxErrors === undefined ? undefined : parseCount(opts.maxErrors, '--max-errors', 0);
-  const retries = parseCount(opts.retries, '--retries');
-  let rate: number | undefined;
-  if (opts.rate !== undefined) {
-    rate = Number(opts.rate);
-    if (!/^\d+(\.\d+)?$/.test(opts.rate.trim()) || !(rate > 0)) throw new UsageError(`--rate: ${JSON.stringify(opts.rate)} is not a positive number of records per second`, 'e.g. --rate 50000');
+  if (opts.output === 'text') ctx.log.warn('write --output text is deprecated: it is now --output table (the same summary); text goes in the next release');
+  // --force is the old spelling: read for one release, with a warning (it means "replace a running sweep" everywhere else).
+  if (opts.force && opts.allowChangedInput) throw new UsageError('--force and --allow-changed-input both given', '--force is the old spelling of --allow-changed-input: give --allow-changed-input only');
+  if (opts.force) ctx.log.warn('write --force is deprecated: use --allow-changed-input (--force means "replace a running sweep" in sweep; this spelling goes in the next release)');
+  const allowChangedInput = opts.allowChangedInput || opts.force;
+  if (allowChangedInput && !opts.resume) throw new UsageError(`${opts.force ? '--force' : '--allow-changed-input'} only makes sense with --resume`, 'it lets --resume continue an input that changed since the saved run');
+  if (opts.smallestSpan !== undefined && opts.kind !== 'nnt') {
+    throw new UsageError(`--smallest-span: ${opts.kind} records have no rollup span to sit on`, 'drop --smallest-span (it checks the offsets of numeric records, --kind nnt)');
   }
-  if (opts.node !== undefined && opts.nodes !== undefined) throw new UsageError('--node and --nodes both given', 'use --node for one node or --nodes for a list, not both');
-  if (opts.force && !opts.resume) throw new UsageError('--force only makes sense with --resume');
   // Each input keeps its own resume position, by name: the same input twice would share one.
   const seen = new Set<string>();
   for (const f of files) {
@@ -77,29 +61,21 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
   }
   if (opts.strict && opts.dryRun) ctx.log.debug('--strict with --dry-run: validating only');
 
-  let nodes: string[];
-  if (opts.node !== undefined) {
-    try {
-      nodes = [parseNodeEntry(opts.node)];
-    } catch (err) {
-      throw new UsageError(`--node: ${(err as Error).message}`, 'e.g. --node http://127.0.0.1:8112');
-    }
-  } else {
-    const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
-    list.warnings.forEach((w) => ctx.log.warn(w));
-    nodes = list.nodes;
-  }
-
   const first = files[0]!;
   const base = first === '-' ? resolve(ctx.cwd, 'tsnode') : resolve(ctx.cwd, first);
   const rejectsPath = opts.rejects !== undefined ? resolve(ctx.cwd, opts.rejects) : `${base}${first === '-' ? '-rejects.ndjson' : '.rejects.ndjson'}`;
   const statePath = opts.state !== undefined ? resolve(ctx.cwd, opts.state) : `${base}${first === '-' ? '-state.json' : '.tsnode-state.json'}`;
 
-  const paint = painter(ctx.colourErr);
-  const net = openNetwork(opts, ctx, { connectionsPerNode: Math.max(concurrency + 2, 8) });
+  // Only now, with every flag checked, is anything read or sent (a seed's discovery included).
+  const run = await openTarget(opts, ctx, {
+    command: 'tsnode write',
+    connectionsPerNode: Math.max(opts.concurrency + 2, 8),
+    ...(opts.node !== undefined ? { node: opts.node } : {}),
+  });
+  const net = run.network;
   let route: WriteRoute;
   try {
-    route = await planWriteRoute(opts, nodes, ctx, net, seededRing(opts));
+    route = await planWriteRoute({ kind: opts.kind, to: opts.to, spans: run.target.spans }, run.nodes, ctx, net, run.ring);
   } catch (err) {
     await net.close();
     if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
@@ -149,13 +125,10 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
         break;
     }
   };
-  // A spinner needs a terminal width: ora counts wrapped lines to erase, and a pty without a size
-  // (columns 0) makes that count explode. The line is also cut to one row so nothing wraps.
-  const columns = ctx.stderr.columns ?? 0;
-  // ora (and what it pulls in) costs ~0.1 s to load: only a terminal that shows the spinner pays for it.
-  // discardStdin off: ora's default puts the terminal in raw mode to swallow keystrokes, and
-  // then Ctrl-C (and Ctrl-\, Ctrl-Z) no longer make signals: the write could not be stopped.
-  if (ctx.interactive && columns >= 20) spinner = (await import('ora')).default({ text: 'starting', stream: ctx.stderr, color: 'cyan', discardStdin: false }).start();
+  // The spinner line is cut to one row: ora counts wrapped lines to erase, and a wrapped line
+  // would leave copies of itself behind. No spinner (a pipe, --no-progress): a plain line every 5 s.
+  spinner = await startSpinner(ctx, 'starting');
+  const columns = ctx.stderr.columns ?? 80;
   const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
   timer = setInterval(
     () => {
@@ -177,23 +150,25 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
       clients: route.clients,
       to: route.to,
       ...(route.ring ? { ring: route.ring } : {}),
-      format: opts.format as 'auto' | 'json' | 'ndjson',
-      batchSize,
-      batchBytes,
-      concurrency,
+      kind: opts.kind,
+      format: opts.format,
+      batchSize: opts.batchSize,
+      batchBytes: opts.batchBytes,
+      concurrency: opts.concurrency,
       method: opts.method === 'put' ? 'PUT' : 'POST',
       rejectsPath,
-      ...(maxErrors !== undefined ? { maxErrors } : {}),
-      ...(rate !== undefined ? { rate } : {}),
-      smallestSpan: route.smallestSpan,
+      ...(opts.maxErrors !== undefined ? { maxErrors: opts.maxErrors } : {}),
+      ...(opts.rate !== undefined ? { rate: opts.rate } : {}),
+      ...(route.smallestSpan ? { smallestSpan: route.smallestSpan.seconds } : {}),
+      ...(route.histogramPeriods?.seconds ? { histogramPeriods: route.histogramPeriods.seconds } : {}),
       strict: opts.strict,
       statePath,
       resume: opts.resume,
-      force: opts.force,
+      allowChangedInput,
       dryRun: opts.dryRun,
       signal: ctx.signal,
       stdin: ctx.stdin,
-      ackRetry: { ...DEFAULT_RETRY, retries },
+      ackRetry: { ...DEFAULT_RETRY, retries: opts.retries },
       onProgress: (p) => (latest = p),
       onEvent,
       now: ctx.now,
@@ -209,218 +184,7 @@ export async function writeAction(opts: WriteFlags & { files: string[] }, ctx: C
     await net.close();
   }
   spinner?.stop();
-  return report(result, opts, ctx, paint, route, invalidShown);
+  return report(result, opts, ctx, route, invalidShown);
 }
 
-/** How many invalid records --strict names on stderr. */
-const STRICT_SHOWN = 10;
-
-function describeReject(e: RejectEntry): string {
-  return `${e.file}: record ${e.record}${e.line !== undefined ? ` (line ${e.line})` : ''}: ${e.error}`;
-}
-
-/**
- * The command line that continues this run: the same arguments plus --resume, with no secret
- * in it. Every `--header` value is replaced by a placeholder naming the header (`headers` lists
- * them, so the hint can say what to put back), and credentials in URLs are hidden.
- */
-export function resumeCommand(args: readonly string[]): { command: string; headers: string[] } {
-  const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  const headers: string[] = [];
-  const placeholder = (line: string): string => {
-    const name = line.includes(':') ? line.slice(0, line.indexOf(':')).trim() : '';
-    const shown = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,60}$/.test(name) ? name : 'header';
-    headers.push(shown);
-    return `${shown}: <${shown} value>`;
-  };
-  const out: string[] = [];
-  for (let k = 0; k < args.length; k++) {
-    const a = args[k]!;
-    if (a === '--header' && k + 1 < args.length) out.push(a, placeholder(args[++k]!));
-    else if (a.startsWith('--header=')) out.push(`--header=${placeholder(a.slice('--header='.length))}`);
-    else out.push(redactUrlCredentials(a));
-  }
-  const command = ['tsnode', ...out.map(quote), ...(args.includes('--resume') ? [] : ['--resume'])].join(' ');
-  return { command, headers };
-}
-
-/** Records in the rejects file from the earlier run(s) of a resumed run (0 otherwise). */
-function earlierRejected(r: ReplayResult): number {
-  return r.earlier ? r.earlier.invalid + r.earlier.refused + r.earlier.notWritten : 0;
-}
-
-function exitCodeOf(r: ReplayResult): ExitCode {
-  // Records were read but none reached a node: that is "nothing could be written" (exit 1). With
-  // --to all, `written` counts records every node took; a node that took some makes it partial.
-  const reachedANode = r.written > 0 || r.nodes.some((n) => n.records > 0);
-  const nothingWritten = !r.dryRun && r.read > 0 && !reachedANode;
-  switch (r.stopped) {
-    case 'interrupted':
-      return EXIT.interrupted;
-    case 'strict':
-    case 'input-error':
-      return EXIT.usage;
-    case 'max-errors':
-      return nothingWritten ? EXIT.failed : EXIT.partial;
-    case 'nodes-down':
-      return reachedANode ? EXIT.partial : EXIT.failed;
-    case 'done':
-      if (r.dryRun) return r.rejected > 0 ? EXIT.partial : EXIT.ok;
-      if (nothingWritten) return EXIT.failed;
-      // Records an earlier run left in the rejects file are not written either: partial until they are replayed.
-      return r.rejected > 0 || r.failedBatches > 0 || earlierRejected(r) > 0 ? EXIT.partial : EXIT.ok;
-  }
-}
-
-function report(r: ReplayResult, opts: WriteFlags, ctx: CliContext, paint: ReturnType<typeof painter>, route: WriteRoute, invalidShown: readonly RejectEntry[]): ExitCode {
-  const code = exitCodeOf(r);
-  const to = route.to;
-  const nodeCount = route.clients.length;
-  const copies = route.ring?.writeCopies;
-  const rate = r.seconds > 0 ? Math.round(r.read / r.seconds) : r.read;
-  const invalid = r.rejected - r.rejectedByNode - r.failedRecords;
-  const resume =
-    r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error' || r.stopped === 'nodes-down') ? resumeCommand(process.argv.slice(2)) : undefined;
-  const resumeHint = resume ? `to continue: ${resume.command} (state: ${r.statePath})` : undefined;
-  const headerNote = resume?.headers.length
-    ? `  (header values are not repeated: put back the value of ${[...new Set(resume.headers)].join(', ')} where it says <... value>)`
-    : undefined;
-  if (r.stopped === 'strict') {
-    // The records that stopped it, where a person looks for errors: stderr, first ones named.
-    ctx.log.error(`--strict: ${r.rejected.toLocaleString('en-US')} invalid record${r.rejected === 1 ? '' : 's'}, nothing was sent`);
-    for (const e of invalidShown) ctx.log.info(`  ${describeReject(e)}`);
-    if (r.rejected > invalidShown.length) ctx.log.info(`  ... and ${(r.rejected - invalidShown.length).toLocaleString('en-US')} more`);
-    if (r.rejectsPath) ctx.log.info(`  every one of them is in ${r.rejectsPath}`);
-  }
-  if (opts.output === 'json') {
-    const doc: Record<string, unknown> = {
-      status: r.stopped,
-      to,
-      ring: route.targets ? { hash: route.targets.ring.hash, writeCopies: route.targets.ring.topology.writeCopies, nodes: route.targets.ring.nodes.length } : null,
-      smallestSpan: { seconds: route.smallestSpan, from: route.spanFrom },
-      read: r.read,
-      written: r.written,
-      ...(to === 'all' || to === 'owners' ? { writtenToSome: r.writtenToSome } : {}),
-      ...(to === 'owners' ? { toNamedOwner: r.toNamedOwner } : {}),
-      acknowledged: r.acknowledged,
-      rejected: r.rejected,
-      invalid,
-      refused: r.rejectedByNode,
-      failedRecords: r.failedRecords,
-      batches: r.batches,
-      failedBatches: r.failedBatches,
-      retries: r.retries,
-      bytes: r.bytes,
-      seconds: Number(r.seconds.toFixed(3)),
-      recordsPerSecond: rate,
-      rejects: r.rejectsPath ?? null,
-      state: r.stopped === 'done' ? null : (r.statePath ?? null),
-      dryRun: r.dryRun,
-      inputs: r.inputs.map((i) => ({ file: i.name, format: i.format, read: i.read, skipped: i.skipped, position: i.position })),
-      earlier: r.earlier ? { ...r.earlier, rejected: earlierRejected(r) } : null,
-    };
-    if (to === 'all' || to === 'owners' || r.dryRun) {
-      doc.nodes = r.nodes.map((n) => ({
-        node: n.node,
-        batches: n.batches,
-        records: n.records,
-        acknowledged: { byCount: n.ackedByCount, bare: n.ackedBare },
-        failedBatches: n.failedBatches,
-        failedRecords: n.failedRecords,
-        refused: n.rejected,
-        bytesSent: n.bytesSent,
-        ...(n.lastError ? { error: n.lastError } : {}),
-      }));
-    }
-    if (r.stopped === 'strict') doc.invalidRecords = invalidShown.map((e) => ({ file: e.file, record: e.record, ...(e.line !== undefined ? { line: e.line } : {}), error: e.error }));
-    if (r.inputError) doc.error = r.inputError.message;
-    if (resumeHint) doc.resume = resumeHint;
-    if (ctx.verbose) doc.maxRssBytes = process.resourceUsage().maxRSS * 1024;
-    ctx.stdout.write(`${JSON.stringify(doc)}\n`);
-  } else if (r.stopped !== 'strict') {
-    const n = (x: number): string => x.toLocaleString('en-US');
-    // The summary quotes nodes and inputs (a node's error text among them): every line is escaped
-    // before it is painted, as in a table.
-    const out: string[] = [];
-    const say = (text: string, colour?: (s: string) => string, tail?: { text: string; colour: (s: string) => string }): void => {
-      const line = colour ? colour(escapeText(text)) : escapeText(text);
-      out.push(tail ? line + tail.colour(escapeText(tail.text)) : line);
-    };
-    const inputs = `${n(r.read)} records from ${r.inputs.length} input${r.inputs.length === 1 ? '' : 's'}`;
-    const batches = `${n(r.batches)} batch${r.batches === 1 ? '' : 'es'}`;
-    if (r.dryRun) {
-      say(`dry run: read ${inputs}, would write ${n(r.read - r.rejected)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to ${to})`);
-    } else if (to === 'owners') {
-      // The headline says whether every record reached all of its owners; a node that failed must not hide in "wrote N".
-      const complete = r.writtenToSome === 0 && r.failedRecords === 0 && r.rejectedByNode === 0;
-      // Records replayed from owner-named rejects lines go to that one owner: say so rather than "all of its owners".
-      const named = r.toNamedOwner === 0 ? '' : r.toNamedOwner >= r.read - invalid ? ' (each to the owner its rejects-file line names)' : ` (${n(r.toNamedOwner)} of them to the one owner their rejects-file line names)`;
-      const where = complete
-        ? r.toNamedOwner > 0 && r.toNamedOwner >= r.read - invalid
-          ? `wrote ${n(r.written)} to their owners${named}`
-          : `wrote ${n(r.written)}, each to all of its ${copies} owner${copies === 1 ? '' : 's'}${named}`
-        : r.written > 0
-          ? `wrote ${n(r.written)} to all of their owners and ${n(r.writtenToSome)} to some of their owners only`
-          : `wrote ${n(r.writtenToSome)} to some of their owners only, none to all of them`;
-      say(`read ${inputs}, ${where}, in ${batches} to ${nodeCount} nodes (--to owners)`, complete ? undefined : paint.yellow);
-    } else if (to === 'all') {
-      // "Written" with --to all is what every node took; a node that took less must not turn the headline into "wrote 0".
-      const complete = r.writtenToSome === 0 && r.nodes.every((x) => x.failedBatches === 0);
-      const where =
-        complete
-          ? `wrote ${n(r.written)} to every node`
-          : r.written > 0
-            ? `wrote ${n(r.written)} to every node and ${n(r.writtenToSome)} more to some nodes only`
-            : `wrote ${n(r.writtenToSome)} to some nodes only, none to every node`;
-      say(`read ${inputs}, ${where}, in ${batches} to ${nodeCount} nodes (--to all)`, complete ? undefined : paint.yellow);
-    } else {
-      say(`read ${inputs}, wrote ${n(r.written)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to any)`);
-    }
-    for (const i of r.inputs) if (i.skipped > 0) say(`  ${i.name}: resumed after record ${n(i.skipped)}`);
-    if (r.rejected > 0) {
-      const parts = [invalid > 0 ? `${n(invalid)} invalid` : '', r.rejectedByNode > 0 ? `${n(r.rejectedByNode)} refused by a node` : '', r.failedRecords > 0 ? `${n(r.failedRecords)} in ${n(r.failedBatches)} batch(es) that failed after retries` : '']
-        .filter(Boolean)
-        .join(', ');
-      say(`rejected ${n(r.rejected)} (${parts})${r.rejectsPath ? `: see ${r.rejectsPath}` : ''}`, paint.yellow);
-      const owedTo = r.nodes.filter((x) => x.failedRecords > 0).map((x) => x.node);
-      if (to === 'owners' && owedTo.length > 0 && r.rejectsPath) {
-        say(`  once ${owedTo.join(', ')} ${owedTo.length === 1 ? 'is' : 'are'} back: tsnode write ${r.rejectsPath} (with the same node flags) sends each of those records to the node its line names`);
-      }
-    } else say('rejected 0');
-    if (r.earlier) {
-      const e = r.earlier;
-      const before = earlierRejected(r);
-      const parts = [e.invalid ? `${n(e.invalid)} invalid` : '', e.refused ? `${n(e.refused)} refused by a node` : '', e.notWritten ? `${n(e.notWritten)} not written` : ''].filter(Boolean).join(', ');
-      say(
-        `earlier run(s), up to where this one resumed: wrote ${n(e.written)}${(to === 'all' || to === 'owners') && e.writtenToSome ? ` (and ${n(e.writtenToSome)} to some ${to === 'owners' ? 'of their owners' : 'nodes'} only)` : ''}, rejected ${n(before)}${before ? ` (${parts})${r.rejectsPath ? `: in ${r.rejectsPath}` : ''}` : ''}`,
-        before ? paint.yellow : undefined,
-      );
-      if (before && r.stopped === 'done') say(`  fix them, then replay the rejects file: tsnode write ${r.rejectsPath ?? '<rejects file>'} (with the same node flags)`);
-    }
-    if (!r.dryRun && r.acknowledged.byCount + r.acknowledged.bare > 0) {
-      say(`acknowledged: ${n(r.acknowledged.byCount)} records by the node's count, ${n(r.acknowledged.bare)} by a 2xx that carried no count`);
-    }
-    if (to === 'all' || to === 'owners' || r.dryRun) {
-      for (const node of r.nodes) {
-        const base = `  ${node.node}: ${n(node.records)} records${r.dryRun ? '' : ` in ${n(node.batches)} batch${node.batches === 1 ? '' : 'es'}`}`;
-        const failed =
-          to === 'owners'
-            ? `, ${n(node.failedRecords)} records not written in ${node.failedBatches} failed batch${node.failedBatches === 1 ? '' : 'es'} (${node.lastError ?? ''}): in the rejects file for this node`
-            : `, ${node.failedBatches} batches failed (${node.lastError ?? ''})`;
-        say(base, undefined, node.failedBatches ? { text: failed, colour: paint.red } : undefined);
-      }
-    }
-    say(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(rate)} records/s`);
-    if (ctx.verbose) say(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
-    if (r.stopped === 'max-errors') say(`stopped: more than ${opts.maxErrors} records rejected`, paint.red);
-    if (r.stopped === 'nodes-down' && to === 'owners') say(`stopped: every owner a batch went to failed it (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
-    else if (r.stopped === 'nodes-down') say(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
-    if (r.stopped === 'interrupted') say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
-    if (r.inputError) say(`stopped: ${r.inputError.message}`, paint.red);
-    if (resumeHint) say(resumeHint);
-    if (headerNote) say(headerNote);
-    ctx.stdout.write(`${out.join('\n')}\n`);
-  }
-  if (r.inputError) ctx.log.error(r.inputError.message);
-  return code;
-}
+export { describeReject, resumeCommand, STRICT_SHOWN } from './summary.js';
