@@ -11,9 +11,6 @@
  * header prefix, discovers the ring when the nodes come from a seed (--seed or a profile's
  * `seed:`), and says on stderr where the nodes came from. Nothing is sent before the action has
  * validated its own flags, because the action calls this after doing so.
- *
- * `applySeed` is the older path, kept for the commands that have not moved to the flag tables
- * (none now: every command is on them; the runner's --seed stopgap can go).
  */
 import { resolve } from 'node:path';
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
@@ -22,9 +19,9 @@ import { loadConfig } from './config/load.js';
 import { realFs, resolveTarget, type Target, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
-import type { NetworkFlags, NetworkValues } from './network-options.js';
+import type { NetworkValues } from './network-options.js';
 import { openNetwork, type Network, type NetworkOptions } from './network.js';
-import { NODE_LINE_FORMS, parseNodeEntry, resolveSeed } from './nodes.js';
+import { NODE_LINE_FORMS, parseNodeEntry } from './nodes.js';
 
 /** The flags a command on the flag tables hands to openTarget: networkFlags() and, where it has them, the span and prefix settings. */
 export type TargetValues = NetworkValues & Pick<TargetFlags, 'headerPrefix' | 'smallestSpan' | 'nntRollups' | 'histogramRollups'>;
@@ -165,34 +162,4 @@ async function discoverSeed(seedUrl: string, label: string, net: Network): Promi
     }
     throw err;
   }
-}
-
-/**
- * Whether a command's options carry a --seed to resolve: only a command that talks to nodes (it
- * has the network flags) uses one as its node source; `profile set --seed` stores it as text.
- * Commands on the flag tables (typed timeouts) resolve their seed in openTarget instead.
- */
-export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; node?: string } {
-  if (typeof opts !== 'object' || opts === null) return false;
-  const o = opts as { seed?: unknown; connectTimeout?: unknown };
-  return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
-}
-
-/**
- * The runner's --seed for the commands without a flag table: discovers the ring from `opts.seed`
- * and puts its nodes in `opts.nodes` before the command runs; returns the ring.
- */
-export async function applySeed(opts: NetworkFlags & { seed: string; node?: string }, ctx: CliContext): Promise<DiscoveredRing> {
-  const net = openNetwork(opts, ctx);
-  let found;
-  try {
-    found = await resolveSeed(opts, (url) => discoverSeed(url, '--seed', net));
-  } finally {
-    await net.close();
-  }
-  const ring = found.ring;
-  ctx.log.info(`nodes: ${found.nodes.length} from ${found.source}`);
-  warnAboutRing(ring, ctx);
-  opts.nodes = found.nodes.join(',');
-  return ring;
 }

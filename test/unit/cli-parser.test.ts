@@ -6,7 +6,7 @@
  */
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { buildProgram, GLOBAL_FLAGS, PROFILE_AWARE_COMMANDS, PROFILE_NOT_APPLICABLE, refuseUnreadProfile } from '../../src/cli/main.js';
+import { buildProgram, GLOBAL_FLAGS } from '../../src/cli/main.js';
 import { parseArgv } from '../helpers/parse.js';
 
 const NETWORK = { connectTimeout: '3s', headersTimeout: '10s', requestTimeout: '30s', retries: '3' };
@@ -266,21 +266,5 @@ describe('parser contract: argv -> usage error', () => {
   it('help is help, not an error', async () => {
     expect(await parseArgv(['--help'])).toEqual({ ok: false, help: true });
     expect(await parseArgv(['sweep', 'cancel', '--help'])).toEqual({ ok: false, help: true });
-  });
-});
-
-describe('profiles given to commands that do not read them yet', () => {
-  const program = buildProgram(async () => {});
-  const find = (path: string): Command => path.split(' ').reduce((cmd, name) => cmd.commands.find((c) => c.name() === name)!, program);
-
-  it('are refused where a profile would name the nodes, ignored where there are none to name', () => {
-    for (const path of [] as string[]) {
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, {}), path).toThrow(/does not read profiles yet/);
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, { TSNODE_PROFILE: 'prod' }), path).toThrow(/TSNODE_PROFILE=prod would be ignored/);
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, {}), path).not.toThrow();
-    }
-    for (const path of [...PROFILE_NOT_APPLICABLE, ...PROFILE_AWARE_COMMANDS]) {
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, { TSNODE_PROFILE: 'x' }), path).not.toThrow();
-    }
   });
 });
