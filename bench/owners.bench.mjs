@@ -37,11 +37,11 @@ async function generate(run) {
   for (let i = 0; i < N; i++) {
     buf += line(run, i) + '\n';
     if (buf.length > 1 << 20) {
-      if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+      if (!out.write(buf)) await new Promise((r) => out.once('drain', () => r(undefined)));
       buf = '';
     }
   }
-  await new Promise((r) => out.end(buf, r));
+  await new Promise((r) => out.end(buf, () => r(undefined)));
   return file;
 }
 

@@ -38,7 +38,7 @@ function startReplayNode(body) {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, server })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`, server })));
 }
 
 function runToFile(args, file) {
@@ -47,8 +47,8 @@ function runToFile(args, file) {
     const t0 = performance.now();
     // /usr/bin/time reports the CLI's own CPU time (user + sys), which a loaded machine distorts
     // far less than wall time.
-    const cmd = TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
-    const child = spawn(cmd[0], cmd[1], { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const [exe, argv] = /** @type {[string, string[]]} */ (TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]]);
+    const child = spawn(exe, argv, { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     child.on('exit', (code) => {

@@ -8,12 +8,12 @@ const BIN = fileURLToPath(new URL('../bin/tsnode.js', import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 20);
 const BUDGET_MS = 150;
 
-const cases = [
+const cases = /** @type {[string, string[]][]} */ ([
   ['node -e 0', ['-e', '0']],
   ['tsnode --version', [BIN, '--version']],
   ['tsnode --help', [BIN, '--help']],
   ['tsnode sweep --help', [BIN, 'sweep', '--help']],
-];
+]);
 
 function time(args) {
   const t0 = process.hrtime.bigint();
