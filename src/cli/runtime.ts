@@ -14,7 +14,7 @@ export function painter(enabled: boolean): InstanceType<typeof Chalk> {
 
 export async function createContext(globals: GlobalOptions, signal: AbortSignal): Promise<CliContext> {
   const env = process.env;
-  const noColorFlag = globals.color === false;
+  const noColorFlag = !globals.color;
   const colour = colourEnabled({ noColorFlag, env, isTTY: Boolean(process.stdout.isTTY) });
   const colourErr = colourEnabled({ noColorFlag, env, isTTY: Boolean(process.stderr.isTTY) });
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';

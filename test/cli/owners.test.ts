@@ -73,7 +73,7 @@ async function stop(index: number): Promise<void> {
     await node.kill();
     return;
   }
-  const pid = state.nodes[index]!.pid!;
+  const pid = state.nodes[index]!.pid;
   process.kill(pid, 'SIGKILL');
   await expect.poll(() => !isAlive(pid), { timeout: 10_000 }).toBe(true);
 }

@@ -86,7 +86,7 @@ export function openTerminal(command: string, opts: { columns: number; rows: num
         );
       } catch (err) {
         const why = err instanceof Error && err.message !== 'not yet' ? ` (${err.message})` : '';
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}; the terminal shows:\n${history()}`);
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}; the terminal shows:\n${history()}`, { cause: err });
       }
     },
     close: () => {

@@ -50,7 +50,7 @@ const snapshot = (dir: string): Map<string, Buffer> => new Map(readdirSync(dir).
 async function makeZombie(): Promise<{ parent: ChildProcess; zombie: number }> {
   for (let attempt = 0; ; attempt++) {
     const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))));
+    const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))));
     const state = (): string => {
       try {
         return readFileSync(`/proc/${zombie}/stat`, 'utf8');
@@ -140,9 +140,9 @@ describe('a refused open changes nothing', () => {
     expect(after).toEqual(before);
   });
 
-  it('a database of other rollups, and a file that is no tsnode database, the same', () => {
+  it('a database of other rollups, and a file that is no tsnode database, the same', async () => {
     const dir = tempDir();
-    open(dir).close();
+    await open(dir).close();
     stores.splice(0);
     const before = snapshot(dir);
     expect(() => new SqliteStore({ dataDir: dir, rollups: [60, 600], histogramRollups: [60] })).toThrow(/created with --rollups 60,300/);

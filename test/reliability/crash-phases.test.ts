@@ -53,18 +53,18 @@ async function startNode(args: string[]): Promise<Node> {
     stderr: [],
     kill: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
         child.once('exit', () => resolve());
         child.kill('SIGKILL');
       }),
   };
-  createInterface({ input: child.stderr! }).on('line', (line) => {
+  createInterface({ input: child.stderr }).on('line', (line) => {
     node.stderr.push(line);
     const m = / flush (\{.*\})$/.exec(line);
     if (m) node.events.push(JSON.parse(m[1]!));
   });
   node.url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /listening on (http:\/\/\S+)/.exec(line);
       if (m) resolve(m[1]!);
     });
@@ -176,10 +176,9 @@ describe('kills inside a flush, a replay and a sweep', () => {
       expect(res.statusCode).toBe(200);
       await res.body.dump();
       // Running, some series done: then the kill.
-      let running = false;
       await new Promise((r) => setTimeout(r, 20 + delays[d++]!));
       const st = await request(`${node.url}/sweep_delete`);
-      running = ((await st.body.json()) as { nnt: { running: string } }).nnt.running === 'true';
+      const running = ((await st.body.json()) as { nnt: { running: string } }).nnt.running === 'true';
       await node.kill();
       alive = false;
       await w.done;
