@@ -50,7 +50,7 @@ function runToFile(args, file) {
     const [exe, argv] = /** @type {[string, string[]]} */ (TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]]);
     const child = spawn(exe, argv, { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let err = '';
-    child.stderr.on('data', (d) => (err += d));
+    child.stderr?.on('data', (d) => (err += d));
     child.on('exit', (code) => {
       const ms = performance.now() - t0;
       closeSync(fd);
@@ -120,5 +120,6 @@ console.log('| source | output | median wall ms | min wall ms | median CLI CPU m
 console.log('|---|---|---:|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.label} | ${r.output} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${Number.isNaN(r.cpu) ? '-' : r.cpu.toFixed(0)} | ${r.bytes} |`);
 const csv = rows.find((r) => r.label === 'reference node' && r.output === 'csv');
+if (!csv) throw new Error('no CSV row from the reference node');
 console.log(`load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);

@@ -106,7 +106,7 @@ async function ingest(series) {
     // background: the clock stops when a read sees the last batch, so that work is counted.
     const last = JSON.parse(bodies[bodies.length - 1]).at(-1);
     const res = await request(`${node.url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`, { dispatcher });
-    const seen = await res.body.json();
+    const seen = /** @type {any} */ (await res.body.json());
     if (seen[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(seen)}`);
     const secs = (performance.now() - t0) / 1000;
     rates.push((BATCHES * BATCH) / secs);

@@ -81,7 +81,7 @@ async function readLast(url) {
   const last = JSON.parse(line(N - 1));
   const q = `start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`;
   const res = await request(`${url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?${q}`);
-  const body = await res.body.json();
+  const body = /** @type {any} */ (await res.body.json());
   if (body[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(body)}`);
 }
 
@@ -184,7 +184,7 @@ try {
       ['curl --data-binary loop (pre-split files)', curlLoop],
       ['node ingest ceiling (pre-serialised, 4 in flight)', ceiling],
     ]);
-    const runs = methods.map(() => []);
+    const runs = methods.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < RUNS; k++) {
       for (const [m, [, run]] of methods.entries()) {
         const node = await startNode(`node-${m}-${k}`);
@@ -213,7 +213,7 @@ try {
     });
     await new Promise((r) => sink.listen(0, '127.0.0.1', () => r(undefined)));
     const url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (sink.address()).port}`;
-    const runs = BUILDS.map(() => []);
+    const runs = BUILDS.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < (CLIENT_ONLY ? RUNS : 1); k++) {
       for (const [b, build] of BUILDS.entries()) {
         received = 0;
@@ -232,7 +232,7 @@ try {
   }
   // 5. Where the client's time goes: read + split + validate + batch, nothing sent.
   {
-    const runs = BUILDS.map(() => []);
+    const runs = BUILDS.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < (CLIENT_ONLY ? RUNS : 3); k++) {
       for (const [b, build] of BUILDS.entries()) {
         runs[b].push(await timed(async () => {
