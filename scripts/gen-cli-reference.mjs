@@ -4,6 +4,7 @@
 //
 //   node scripts/gen-cli-reference.mjs           write docs/reference.md
 //   node scripts/gen-cli-reference.mjs --stdout  print it instead (test/docs/reference.test.ts)
+//   node scripts/gen-cli-reference.mjs --commands  print every command path as JSON (test/docs/pages.test.ts)
 //
 // `npm run docs:reference` builds first, then writes the file. The help is rendered at a fixed
 // width of 80 columns without colour, whatever the terminal, so the file is the same everywhere.
@@ -41,13 +42,25 @@ function helpOf(cmd) {
 
 const slug = (title) => title.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
 
-export async function renderReference() {
+/** The built program, declared but never run. */
+async function loadProgram() {
   const main = join(root, 'dist', 'cli', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm run docs:reference does)`);
   const { buildProgram } = await import(pathToFileURL(main).href);
-  const program = buildProgram(async () => {
+  return buildProgram(async () => {
     throw new Error('the reference generator runs no command');
   });
+}
+
+/** Every visible command as its words after `tsnode` (`['sweep', 'cancel']`), depth first; test/docs checks each has its page. */
+export async function commandPaths() {
+  return walk(await loadProgram(), [], [])
+    .map(({ path }) => path)
+    .filter((path) => path.length > 0);
+}
+
+export async function renderReference() {
+  const program = await loadProgram();
   const sections = walk(program, ['tsnode'], []).map(({ cmd, path }) => ({ title: path.join(' '), help: helpOf(cmd) }));
   const lines = [
     '# Command reference',
@@ -67,6 +80,10 @@ export async function renderReference() {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
+    if (process.argv.includes('--commands')) {
+      process.stdout.write(JSON.stringify(await commandPaths()) + '\n');
+      process.exit(0);
+    }
     const text = await renderReference();
     if (process.argv.includes('--stdout')) process.stdout.write(text);
     else {
