@@ -37,3 +37,8 @@ describe.each(topLevel)('tsnode %s', (name) => {
     for (const p of paths.filter((q) => q[0] === name && q.length > 1)) expect(text, `${page} does not mention tsnode ${p.join(' ')}`).toContain(`${p.join(' ')}`);
   });
 });
+
+test('the README stays a front door (at most 250 lines; the manual lives in docs/)', () => {
+  const lines = read('README.md').split('\n').length;
+  expect(lines, `README.md has ${lines} lines: move the detail to its page under docs/`).toBeLessThanOrEqual(250);
+});
