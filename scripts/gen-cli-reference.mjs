@@ -40,7 +40,11 @@ function helpOf(cmd) {
   return text.replace(/[ \t]+$/gm, '').replace(/\n+$/, '');
 }
 
-const slug = (title) => title.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+const slug = (title) =>
+  title
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 
 /** The built program, declared but never run. */
 async function loadProgram() {

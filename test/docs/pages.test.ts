@@ -9,15 +9,15 @@ import { describe, expect, test } from 'vitest';
 // without a page fails here rather than reaching users undocumented. Runs against dist/ (npm test
 // builds first), through the reference generator, which knows the command tree.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const paths = JSON.parse(
-  execFileSync(process.execPath, [join(root, 'scripts', 'gen-cli-reference.mjs'), '--commands'], { cwd: root, encoding: 'utf8' }),
-) as string[][];
+const paths = JSON.parse(execFileSync(process.execPath, [join(root, 'scripts', 'gen-cli-reference.mjs'), '--commands'], { cwd: root, encoding: 'utf8' })) as string[][];
 const read = (rel: string): string => readFileSync(join(root, rel), 'utf8');
 const topLevel = [...new Set(paths.map((p) => p[0]!))];
 
 test('the program declares the commands this test expects to find', () => {
   // Guards against an empty walk passing every check below vacuously.
-  expect(topLevel).toEqual(expect.arrayContaining(['serve', 'write', 'read', 'sweep', 'retention', 'status', 'history', 'nodes', 'locate', 'cluster', 'demo', 'profile', 'completion']));
+  expect(topLevel).toEqual(
+    expect.arrayContaining(['serve', 'write', 'read', 'sweep', 'retention', 'status', 'history', 'nodes', 'locate', 'cluster', 'demo', 'profile', 'completion']),
+  );
 });
 
 describe.each(topLevel)('tsnode %s', (name) => {
@@ -34,7 +34,7 @@ describe.each(topLevel)('tsnode %s', (name) => {
 
   test('its page names every subcommand', () => {
     const text = read(page);
-    for (const p of paths.filter((q) => q[0] === name && q.length > 1)) expect(text, `${page} does not mention tsnode ${p.join(' ')}`).toContain(`${p.join(' ')}`);
+    for (const p of paths.filter((q) => q[0] === name && q.length > 1)) expect(text, `${page} does not mention tsnode ${p.join(' ')}`).toContain(p.join(' '));
   });
 });
 
