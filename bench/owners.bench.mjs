@@ -37,11 +37,11 @@ async function generate(run) {
   for (let i = 0; i < N; i++) {
     buf += line(run, i) + '\n';
     if (buf.length > 1 << 20) {
-      if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+      if (!out.write(buf)) await new Promise((r) => out.once('drain', () => r(undefined)));
       buf = '';
     }
   }
-  await new Promise((r) => out.end(buf, r));
+  await new Promise((r) => out.end(buf, () => r(undefined)));
   return file;
 }
 
@@ -76,6 +76,7 @@ async function readLast(run, urls) {
   const last = JSON.parse(line(run, N - 1));
   const q = `start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`;
   for (const url of urls) {
+    /** @type {any} */
     let body;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -103,7 +104,7 @@ try {
     { name: '--to owners (--seed)', args: ['--seed', urls[0], ...(process.env.OWNERS_ARGS ?? '').split(' ').filter(Boolean)], readBack: (last) => ring.ownersOf(last.id, last.metric).map((n) => urls[topology.nodes.indexOf(n)]) },
     { name: '--to all (--nodes)', args: ['--nodes', urls.join(','), '--to', 'all'], readBack: () => urls },
   ];
-  const results = methods.map(() => []);
+  const results = methods.map(() => /** @type {any[]} */ ([]));
   const load = [loadavg()[0]];
   let run = 0;
   let fileBytes = 0;

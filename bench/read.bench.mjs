@@ -38,7 +38,7 @@ function startReplayNode(body) {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, server })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`, server })));
 }
 
 function runToFile(args, file) {
@@ -47,10 +47,10 @@ function runToFile(args, file) {
     const t0 = performance.now();
     // /usr/bin/time reports the CLI's own CPU time (user + sys), which a loaded machine distorts
     // far less than wall time.
-    const cmd = TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
-    const child = spawn(cmd[0], cmd[1], { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const [exe, argv] = /** @type {[string, string[]]} */ (TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]]);
+    const child = spawn(exe, argv, { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let err = '';
-    child.stderr.on('data', (d) => (err += d));
+    child.stderr?.on('data', (d) => (err += d));
     child.on('exit', (code) => {
       const ms = performance.now() - t0;
       closeSync(fd);
@@ -120,5 +120,6 @@ console.log('| source | output | median wall ms | min wall ms | median CLI CPU m
 console.log('|---|---|---:|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.label} | ${r.output} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${Number.isNaN(r.cpu) ? '-' : r.cpu.toFixed(0)} | ${r.bytes} |`);
 const csv = rows.find((r) => r.label === 'reference node' && r.output === 'csv');
+if (!csv) throw new Error('no CSV row from the reference node');
 console.log(`load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);

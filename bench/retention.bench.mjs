@@ -51,7 +51,7 @@ async function host(paces) {
 
 /** 100 nodes with the given paces over HOSTS processes; node i is urls[i]. */
 async function hostNodes(paces, HOSTS = 4) {
-  const groups = Array.from({ length: HOSTS }, () => []);
+  const groups = Array.from({ length: HOSTS }, () => /** @type {any[]} */ ([]));
   paces.forEach((p, i) => groups[i % HOSTS].push(p));
   const hosts = await Promise.all(groups.map((g) => host(g)));
   const urls = paces.map((_, i) => hosts[i % HOSTS].urls[Math.floor(i / HOSTS)]);
@@ -105,7 +105,7 @@ function cliApply(urls, stateDir) {
 /** The barrier: every node's DELETE for step k, then poll every node until all are idle, then step k+1. */
 async function barrier(urls, cutoffs) {
   const idle = async (u) => {
-    const s = await (await fetch(`${u}/sweep_delete`)).json();
+    const s = /** @type {any} */ (await (await fetch(`${u}/sweep_delete`)).json());
     return TYPES.every((t) => s[t].running === 'false');
   };
   for (const [k, type] of TYPES.entries()) {

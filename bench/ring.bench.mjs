@@ -27,7 +27,7 @@ async function startRing() {
     const started = await Promise.allSettled(topology.nodes.map((n) => startServer({ dataDir: null, port: n.port, nodeId: n.id, topology })));
     if (started.every((r) => r.status === 'fulfilled')) return { topology, nodes: started.map((r) => r.value) };
     await Promise.all(started.filter((r) => r.status === 'fulfilled').map((r) => r.value.close()));
-    if (attempt === 3) throw started.find((r) => r.status === 'rejected').reason;
+    if (attempt === 3) throw /** @type {PromiseRejectedResult} */ (started.find((r) => r.status === 'rejected')).reason;
   }
 }
 const { topology, nodes } = await startRing();

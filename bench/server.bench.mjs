@@ -106,7 +106,7 @@ async function ingest(series) {
     // background: the clock stops when a read sees the last batch, so that work is counted.
     const last = JSON.parse(bodies[bodies.length - 1]).at(-1);
     const res = await request(`${node.url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`, { dispatcher });
-    const seen = await res.body.json();
+    const seen = /** @type {any} */ (await res.body.json());
     if (seen[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(seen)}`);
     const secs = (performance.now() - t0) / 1000;
     rates.push((BATCHES * BATCH) / secs);
@@ -134,7 +134,7 @@ async function rollupRead() {
     for (let r = 0; r < READS; r++) {
       const t0 = performance.now();
       const res = await request(`${node.url}/rollup/${uuid(1)}/year?start_ts=${start}.000&end_ts=${start + n * 300}.000&rollup_span=300s&type=${type}`, { dispatcher });
-      const body = await res.body.json();
+      const body = /** @type {unknown[]} */ (await res.body.json());
       times.push(performance.now() - t0);
       rows = body.length;
     }

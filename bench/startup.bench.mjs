@@ -8,12 +8,12 @@ const BIN = fileURLToPath(new URL('../bin/tsnode.js', import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 20);
 const BUDGET_MS = 150;
 
-const cases = [
+const cases = /** @type {[string, string[]][]} */ ([
   ['node -e 0', ['-e', '0']],
   ['tsnode --version', [BIN, '--version']],
   ['tsnode --help', [BIN, '--help']],
   ['tsnode sweep --help', [BIN, 'sweep', '--help']],
-];
+]);
 
 function time(args) {
   const t0 = process.hrtime.bigint();
@@ -30,7 +30,7 @@ const median = (xs) => {
 
 // Round-robin, so a burst of load on this shared machine hits every command alike.
 for (const [, args] of cases) time(args); // warm the file cache
-const samples = cases.map(() => []);
+const samples = cases.map(() => /** @type {number[]} */ ([]));
 for (let i = 0; i < RUNS; i++) cases.forEach(([, args], c) => samples[c].push(time(args)));
 const rows = cases.map(([name], c) => ({ name, median: median(samples[c]), min: Math.min(...samples[c]), max: Math.max(...samples[c]) }));
 const floor = rows[0].median;

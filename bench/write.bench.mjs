@@ -40,11 +40,11 @@ async function generate() {
   for (let i = 0; i < N; i++) {
     buf += line(i) + '\n';
     if (buf.length > 1 << 20) {
-      if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+      if (!out.write(buf)) await new Promise((r) => out.once('drain', () => r(undefined)));
       buf = '';
     }
   }
-  await new Promise((r) => out.end(buf, r));
+  await new Promise((r) => out.end(buf, () => r(undefined)));
   // The naive peer's input: the same records pre-split into 5,000-record JSON array files.
   const batches = join(tmp, 'batches');
   mkdirSync(batches);
@@ -81,7 +81,7 @@ async function readLast(url) {
   const last = JSON.parse(line(N - 1));
   const q = `start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`;
   const res = await request(`${url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?${q}`);
-  const body = await res.body.json();
+  const body = /** @type {any} */ (await res.body.json());
   if (body[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(body)}`);
 }
 
@@ -179,12 +179,12 @@ try {
   // 1-3. End to end, each method against a fresh node, the three interleaved RUNS times (default
   //      3) so a burst of load on this noisy machine hits all of them alike; medians are reported.
   if (!CLIENT_ONLY) {
-    const methods = [
+    const methods = /** @type {[string, (url: string) => Promise<object>][]} */ ([
       ['tsnode write (NDJSON file, 4 in flight)', tsnodeWrite],
       ['curl --data-binary loop (pre-split files)', curlLoop],
       ['node ingest ceiling (pre-serialised, 4 in flight)', ceiling],
-    ];
-    const runs = methods.map(() => []);
+    ]);
+    const runs = methods.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < RUNS; k++) {
       for (const [m, [, run]] of methods.entries()) {
         const node = await startNode(`node-${m}-${k}`);
@@ -211,9 +211,9 @@ try {
       // An acknowledgement without a count (as the production store answers): a count of 0 would be a short one.
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
     });
-    await new Promise((r) => sink.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${sink.address().port}`;
-    const runs = BUILDS.map(() => []);
+    await new Promise((r) => sink.listen(0, '127.0.0.1', () => r(undefined)));
+    const url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (sink.address()).port}`;
+    const runs = BUILDS.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < (CLIENT_ONLY ? RUNS : 1); k++) {
       for (const [b, build] of BUILDS.entries()) {
         received = 0;
@@ -232,7 +232,7 @@ try {
   }
   // 5. Where the client's time goes: read + split + validate + batch, nothing sent.
   {
-    const runs = BUILDS.map(() => []);
+    const runs = BUILDS.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < (CLIENT_ONLY ? RUNS : 3); k++) {
       for (const [b, build] of BUILDS.entries()) {
         runs[b].push(await timed(async () => {

@@ -93,7 +93,7 @@ function valued<T, O extends object>(parse: (text: string, field: string, opts: 
     option.argParser((text: string) => parse(text, field, o));
     if (o.default !== undefined) option.default(parse(o.default, field, o), o.default);
     return { option: finish(option, o) };
-  }) as ValuedFlag<T, O>;
+  });
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -176,7 +176,7 @@ export const flag = {
  * Adds a table of flags to a command. Each key must be the name commander stores the value
  * under (`--dry-run` -> `dryRun`), so the table's type is the options object's type.
  */
-export function addFlags<S extends Record<string, Flag<unknown>>>(cmd: Command, table: S): Command {
+export function addFlags(cmd: Command, table: Record<string, Flag<unknown>>): Command {
   for (const [key, f] of Object.entries(table)) {
     const attr = f.option.attributeName();
     if (attr !== key) throw new Error(`flag ${f.option.flags}: declared under "${key}" but commander stores it as "${attr}"`);

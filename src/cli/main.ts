@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import type { Runner } from './action.js';
+import type { CliContext } from './context.js';
 import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { commands } from './commands/index.js';
@@ -61,15 +62,39 @@ ${EXIT_CODES_HELP}`,
   return program;
 }
 
-/** The process entry point: the only place in tsnode that sets an exit code. */
-export async function run(argv: string[]): Promise<void> {
-  // `tsnode read ... | head`: a closed pipe is the reader's choice, not an error worth a trace.
-  // Any other stdout failure (a full disk behind `> file`) is one line on stderr, not a trace.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
-    process.stderr.write(`error: cannot write the output: ${err.message}\n`);
-    process.exit(EXIT.failed);
-  });
+/** What run() takes from the outside world: the process's own, or a test's captured streams. */
+export interface CliIo {
+  stdout: CliContext['stdout'];
+  stderr: CliContext['stderr'];
+  stdin: CliContext['stdin'];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  now(): number;
+}
+
+/** This process's streams, environment, directory and clock. */
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), now: () => Date.now() };
+}
+
+/**
+ * The entry point: parses `argv`, runs the command, reports what escapes it, and returns the exit
+ * code. Without `io` it runs as the process (its streams, Ctrl-C, a closed stdout) and is the only
+ * place in tsnode that sets the process's exit code; with `io` (tests run the CLI in process) it
+ * touches none of that.
+ */
+export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
+  const own = io === undefined;
+  const host = io ?? processIo();
+  if (own) {
+    // `tsnode read ... | head`: a closed pipe is the reader's choice, not an error worth a trace.
+    // Any other stdout failure (a full disk behind `> file`) is one line on stderr, not a trace.
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+      process.stderr.write(`error: cannot write the output: ${err.message}\n`);
+      process.exit(EXIT.failed);
+    });
+  }
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {
@@ -78,13 +103,13 @@ export async function run(argv: string[]): Promise<void> {
     if (interrupts > 1) process.exit(EXIT.interrupted);
     controller.abort(new Error('interrupted'));
   };
+  let code: ExitCode = EXIT.ok;
   let program: Command | undefined;
   const runner: Runner = async (load, opts) => {
     const { createContext, reportError } = await import('./runtime.js');
     const globals = program!.opts<GlobalOptions>();
-    const ctx = await createContext(globals, controller.signal);
-    process.on('SIGINT', onSigint);
-    let code: ExitCode;
+    const ctx = await createContext(globals, controller.signal, host);
+    if (own) process.on('SIGINT', onSigint);
     try {
       const action = await load();
       // A command's --seed and --profile are its own business: it resolves them (openTarget) after
@@ -93,25 +118,26 @@ export async function run(argv: string[]): Promise<void> {
     } catch (err) {
       code = reportError(err, ctx);
     } finally {
-      process.off('SIGINT', onSigint);
+      if (own) process.off('SIGINT', onSigint);
     }
-    process.exitCode = code;
   };
   program = buildProgram(runner);
-  const parsing = prepareForParsing(program);
+  const parsing = prepareForParsing(program, io);
   try {
     await program.parseAsync(argv);
   } catch (err) {
     // Help and version exit 0 (commander printed them); a parse error is reported like any usage error.
     if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed')) {
-      process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-      return;
+      code = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    } else {
+      const usage = err instanceof CommanderError ? parseError(err, parsing.failedIn() ?? program) : err;
+      if (!(usage instanceof TsnodeError)) throw err;
+      const { createContext, reportError } = await import('./runtime.js');
+      code = reportError(usage, await createContext(program.opts<GlobalOptions>(), controller.signal, host));
     }
-    const usage = err instanceof CommanderError ? parseError(err, parsing.failedIn() ?? program) : err;
-    if (!(usage instanceof TsnodeError)) throw err;
-    const { createContext, reportError } = await import('./runtime.js');
-    process.exitCode = reportError(usage, await createContext(program.opts<GlobalOptions>(), controller.signal));
   }
+  if (own) process.exitCode = code;
+  return code;
 }
 
 /**
@@ -119,7 +145,7 @@ export async function run(argv: string[]): Promise<void> {
  * main.ts reports parse errors in tsnode's style (parse-errors.ts). Returns the command whose
  * parse failed, for the "did you mean" candidates.
  */
-export function prepareForParsing(program: Command): { failedIn(): Command | undefined } {
+export function prepareForParsing(program: Command, io?: CliIo): { failedIn(): Command | undefined } {
   let failed: Command | undefined;
   const visit = (cmd: Command): void => {
     cmd.exitOverride((err) => {
@@ -127,6 +153,8 @@ export function prepareForParsing(program: Command): { failedIn(): Command | und
       throw err;
     });
     cmd.configureOutput({ outputError: () => {} });
+    // Help and version go to the streams run() was given (commander writes to the process's otherwise).
+    if (io) cmd.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
     cmd.showSuggestionAfterError(false);
     cmd.commands.forEach(visit);
   };

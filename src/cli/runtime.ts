@@ -5,29 +5,30 @@ import { NodeRequestError } from '../client/errors.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
 import { TsnodeError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import type { GlobalOptions } from './main.js';
+import type { CliIo, GlobalOptions } from './main.js';
 
 /** Paints for stdout and stderr, each following its own stream's colour decision. */
 export function painter(enabled: boolean): InstanceType<typeof Chalk> {
   return new Chalk({ level: enabled ? 1 : 0 });
 }
 
-export async function createContext(globals: GlobalOptions, signal: AbortSignal): Promise<CliContext> {
-  const env = process.env;
-  const noColorFlag = globals.color === false;
-  const colour = colourEnabled({ noColorFlag, env, isTTY: Boolean(process.stdout.isTTY) });
-  const colourErr = colourEnabled({ noColorFlag, env, isTTY: Boolean(process.stderr.isTTY) });
+/** The context a command runs in, built from the streams, environment and directory run() was given. */
+export async function createContext(globals: GlobalOptions, signal: AbortSignal, io: CliIo): Promise<CliContext> {
+  const env = io.env;
+  const noColorFlag = !globals.color;
+  const colour = colourEnabled({ noColorFlag, env, isTTY: Boolean(io.stdout.isTTY) });
+  const colourErr = colourEnabled({ noColorFlag, env, isTTY: Boolean(io.stderr.isTTY) });
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
-  const interactive = Boolean(process.stderr.isTTY) && !ci && env.TERM !== 'dumb';
+  const interactive = Boolean(io.stderr.isTTY) && !ci && env.TERM !== 'dumb';
   const verbose = globals.verbose || /(^|,)tsnode(,|$)/.test(env.DEBUG ?? '');
   const paint = painter(colourErr);
-  const now = (): number => Date.now();
+  const now = (): number => io.now();
   return {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin: process.stdin,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    stdin: io.stdin,
     env,
-    cwd: process.cwd(),
+    cwd: io.cwd,
     interactive,
     colour,
     colourErr,
@@ -38,7 +39,7 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal)
     signal,
     now,
     log: makeLogger({
-      stderr: process.stderr,
+      stderr: io.stderr,
       interactive,
       verbose,
       quiet: globals.quiet === true,

@@ -45,10 +45,10 @@ export function validateHeader(name: string, value: string, field = 'header'): v
     throw new HeaderError(field, name, `${quoteName(name)} is managed by the HTTP layer and cannot be set by hand`);
   }
   // CR, LF and NUL would split or truncate the request (header injection); other controls except tab are invalid.
-  // eslint-disable-next-line no-control-regex
   if (/[\r\n\0]/.test(value)) throw new HeaderError(field, name, `the value of ${quoteName(name)} contains a line break or NUL`);
   // eslint-disable-next-line no-control-regex
   if (/[\x01-\x08\x0b-\x1f\x7f]/.test(value)) throw new HeaderError(field, name, `the value of ${quoteName(name)} contains a control character`);
+  // eslint-disable-next-line no-control-regex
   if (/[^\x00-\xff]/.test(value)) throw new HeaderError(field, name, `the value of ${quoteName(name)} contains non-Latin-1 characters (encode it first)`);
 }
 

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-member-access -- Buffer's latin1Slice/utf8Slice: untyped Node internals, used on purpose (no subarray per field) */
 /**
  * A byte-level scanner for plain numeric records: a JSON object whose keys are the ten record
  * fields, plus at most a `parts` that says "no parts" (`null`, `[0,null]`, `[0,[]]`), no other

@@ -185,8 +185,8 @@ interface Chunks {
  * leave a trail of dead read buffers (the splitter copies what it keeps).
  */
 async function fileChunks(name: string, from: number): Promise<Chunks> {
-  const fh = await fsp.open(name, 'r').catch((err: Error) => {
-    throw new SourceError(name, `cannot read: ${err.message}`);
+  const fh = await fsp.open(name, 'r').catch((err: unknown) => {
+    throw new SourceError(name, `cannot read: ${(err as Error).message}`);
   });
   const buf = Buffer.allocUnsafeSlow(READ_CHUNK_BYTES);
   let pos = from;

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-member-access -- Buffer's latin1Slice/utf8Slice: untyped Node internals, used on purpose (no subarray per field) */
 /**
  * Owner routing for the write pipeline: the records of one batch, split by the ring into one
  * slice per destination node, each record in the slices of exactly its `write_copies` owners.
@@ -375,9 +376,9 @@ export class OwnerRouter {
       body[o++] = LBRACKET;
       for (let j = 0; j < r.length; j += 2) {
         if (j > 0) body[o++] = COMMA;
-        o += buf.copy(body, o, r[j]!, r[j + 1]!);
+        o += buf.copy(body, o, r[j], r[j + 1]);
       }
-      body[o++] = RBRACKET;
+      body[o] = RBRACKET;
       const idx = index[node]!;
       slices.push({ node, body, count: idx.length, records: idx.map((k) => batch.records[k]!), lines: idx.map((k) => batch.lines[k]!), index: idx });
     });

@@ -101,7 +101,7 @@ function checkSaved(path: string, name: string, input: unknown): asserts input i
   if (typeof input !== 'object' || input === null) bad('is not an object');
   const i = input as Record<string, unknown>;
   for (const key of ['record', 'byte'] as const) if (!isCount(i[key])) bad(`${key} ${JSON.stringify(i[key])} is not a whole number >= 0`);
-  if (!isCount(i.line) || (i.line as number) < 1) bad(`line ${JSON.stringify(i.line)} is not a whole number >= 1`);
+  if (!isCount(i.line) || i.line < 1) bad(`line ${JSON.stringify(i.line)} is not a whole number >= 1`);
   if (i.format !== 'json' && i.format !== 'ndjson') bad(`format ${JSON.stringify(i.format)} is not json or ndjson`);
   if (i.size !== null && !isCount(i.size)) bad(`size ${JSON.stringify(i.size)} is not a whole number >= 0 or null`);
   if (i.settled !== undefined) {

@@ -485,6 +485,8 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
     for (const info of infos) {
       const s = saved.inputs[info.name];
       if (!s) continue;
+      // `force` is the old name of allowChangedInput, still honoured for library callers.
+      // eslint-disable-next-line @typescript-eslint/no-deprecated
       const warning = checkInput(s, info, options.allowChangedInput ?? options.force ?? false);
       if (warning) emit({ type: 'warning', message: warning });
       checkPosition(s, info);
@@ -730,7 +732,7 @@ export async function writeRecords(sources: readonly string[], options: ReplayOp
    * owners acknowledged it, as written to some when only some did.
    */
   const settleChunk = (c: Chunk): void => {
-    if (c.interrupted) return c.done(undefined);
+    if (c.interrupted) { c.done(undefined); return; }
     // Every owner of every record in it failed: stop reading (see StopReason).
     if (c.routed.slices.length > 0 && c.failed === c.routed.slices.length) stop ??= 'nodes-down';
     counters.batches++;

@@ -188,7 +188,6 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
       let resend: string | undefined;
 
       if (a.kind === 'recheck') {
-        idle = undefined;
         emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
         let r;
         try {

@@ -312,7 +312,7 @@ export function serializeRunState(state: RunState): string {
   }
   const json = runStateToJson(state, { plan: false });
   const text = JSON.stringify({ ...json, plan: '<plan>', nodes: json.nodes }, null, 2);
-  return `${text.replace(PLAN_MARK, () => plan!)}\n`;
+  return `${text.replace(PLAN_MARK, () => plan)}\n`;
 }
 
 const epochSeconds = z.number().nonnegative();

@@ -43,7 +43,7 @@ export function packRecords(records: readonly NntRecord[]): PackedWrite {
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
     let byMetric = index.get(r.id);
-    if (!byMetric) index.set(r.id, (byMetric = new Map()));
+    if (!byMetric) index.set(r.id, (byMetric = new Map<string, number>()));
     let k = byMetric.get(r.metric);
     if (k === undefined) {
       byMetric.set(r.metric, (k = series.id.length));

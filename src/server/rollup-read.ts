@@ -83,7 +83,7 @@ export function readBuckets(store: Store, seriesId: number | undefined, plan: Bu
 }
 
 /** Marks a bucket known to hold stored data, so filling from raw leaves it alone. */
-const PRESENT: Agg = Object.freeze({ count: 0, records: 1, value: 0, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 }) as Agg;
+const PRESENT: Agg = Object.freeze({ count: 0, records: 1, value: 0, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 });
 
 /**
  * The values of one stored member for each bucket of the answer (null when empty). When the span

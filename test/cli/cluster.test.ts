@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterState } from '../../src/cli/cluster/manager.js';
 import { BIN, runCli } from '../helpers/cli.js';
-import { isAlive, killMentioning, processGroupOf, processesMentioning, waitFor } from '../helpers/procs.js';
+import { isAlive, killMentioning, processGroupOf, processesMentioning } from '../helpers/procs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-cluster-test-'));
 let n = 0;
@@ -140,7 +140,7 @@ describe('tsnode cluster up/down', () => {
       if (url) urls.push(url);
     });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    expect(await waitFor(() => urls.length === 2 && /Ctrl-C/.test(stderr), 20_000)).toBe(true);
+    await expect.poll(() => urls.length === 2 && /Ctrl-C/.test(stderr), { timeout: 20_000 }).toBe(true);
     const pids = state(dir).nodes.map((x) => x.pid);
     for (const u of urls) expect(await answers(u)).toBe(true);
     // Nodes run in their own process groups: a Ctrl-C typed in the terminal reaches only the
@@ -166,7 +166,7 @@ describe('tsnode cluster up/down', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdout.resume();
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    expect(await waitFor(() => /Ctrl-C/.test(stderr), 20_000)).toBe(true);
+    await expect.poll(() => stderr, { timeout: 20_000 }).toMatch(/Ctrl-C/);
     const down = await runCli(['cluster', 'down', '--dir', dir]);
     expect(down.code).toBe(0);
     expect(down.stderr).toMatch(/stopped 2 of 2 nodes/);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, runCli } from '../helpers/cli.js';
-import { killMentioning, processesMentioning, waitFor } from '../helpers/procs.js';
+import { killMentioning, processesMentioning } from '../helpers/procs.js';
 
 // Each run gets its own TMPDIR, so "nothing left behind" is checkable: the demo's temp dir lives
 // in it and every node's command line mentions it.
@@ -31,14 +31,14 @@ describe('tsnode demo: interrupted, and --keep', () => {
     child.stdout.resume();
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
     // Interrupt once the cluster is up and the records are being replayed.
-    expect(await waitFor(() => stderr.includes('$ tsnode write'), 60_000)).toBe(true);
+    await expect.poll(() => stderr, { timeout: 60_000 }).toContain('$ tsnode write');
     expect(processesMentioning(tmp).length).toBeGreaterThanOrEqual(3);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toMatch(/interrupted during step "(replay the records|read a metric as a table)"/);
     expect(stderr).toMatch(/stopped 3 nodes/);
     expect(readdirSync(tmp)).toEqual([]);
-    expect(await waitFor(() => processesMentioning(tmp).length === 0, 5000)).toBe(true);
+    await expect.poll(() => processesMentioning(tmp), { timeout: 5000 }).toEqual([]);
   }, 90_000);
 
   it('--keep leaves the swept cluster running, says how to stop it, and cluster down stops it', async () => {
@@ -79,7 +79,7 @@ describe('tsnode demo: interrupted, and --keep', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdout.resume();
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
-    expect(await waitFor(() => stderr.includes('$ tsnode write'), 60_000)).toBe(true);
+    await expect.poll(() => stderr, { timeout: 60_000 }).toContain('$ tsnode write');
     const pid = Number(/node 2 {2}http:\/\/\S+ {2}pid (\d+)/.exec(stderr)?.[1]);
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
@@ -88,6 +88,6 @@ describe('tsnode demo: interrupted, and --keep', () => {
     expect(stderr).toMatch(/error: demo failed at step "[a-z ()]+": /);
     expect(stderr).toMatch(/removed /);
     expect(readdirSync(tmp)).toEqual([]);
-    expect(await waitFor(() => processesMentioning(tmp).length === 0, 5000)).toBe(true);
+    await expect.poll(() => processesMentioning(tmp), { timeout: 5000 }).toEqual([]);
   }, 90_000);
 });

@@ -14,7 +14,7 @@ import type { ClusterState } from '../../src/cli/cluster/manager.js';
 import { Ring, topologyFromJson, type Topology } from '../../src/ring/index.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
-import { isAlive, killMentioning, waitFor } from '../helpers/procs.js';
+import { isAlive, killMentioning } from '../helpers/procs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-owners-test-'));
 const dir = join(root, 'ring');
@@ -73,9 +73,9 @@ async function stop(index: number): Promise<void> {
     await node.kill();
     return;
   }
-  const pid = state.nodes[index]!.pid!;
+  const pid = state.nodes[index]!.pid;
   process.kill(pid, 'SIGKILL');
-  expect(await waitFor(() => !isAlive(pid), 10_000)).toBe(true);
+  await expect.poll(() => !isAlive(pid), { timeout: 10_000 }).toBe(true);
 }
 
 /** Starts node `index` again on its data dir, port, identity and topology (as cluster up did). */
@@ -135,7 +135,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     // Slow enough (600 records at 300/s) that the node dies with most of the run still to come.
     const run = startCli(['write', path, '--seed', urls[0]!, '--batch-size', '24', '--concurrency', '1', '--rate', '300', '--retries', '1', '--output', 'json']);
     await run.waitForStderr(/--to owners/);
-    expect(await waitFor(() => existsSync(statePath), 15_000)).toBe(true);
+    await expect.poll(() => existsSync(statePath), { timeout: 15_000 }).toBe(true);
     await stop(victim);
     const r = await run.done;
     expect(r.code, r.stderr).toBe(3);
@@ -209,7 +209,7 @@ describe('write --to owners: interrupted and resumed', () => {
     const { path, pairs } = recordsFile('resume.ndjson', 'r.', 60);
     const statePath = `${path}.tsnode-state.json`;
     const run = startCli(['write', path, '--seed', urls[1]!, '--batch-size', '30', '--rate', '400', '--output', 'json']);
-    expect(await waitFor(() => existsSync(statePath), 15_000)).toBe(true);
+    await expect.poll(() => existsSync(statePath), { timeout: 15_000 }).toBe(true);
     run.child.kill('SIGINT');
     const r = await run.done;
     expect(r.code, r.stderr).toBe(130);

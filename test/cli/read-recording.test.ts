@@ -98,17 +98,17 @@ describe('tsnode read: what goes on the wire', () => {
   });
 
   it('sends the engine, the canonical type and --limit as x-snowth-advisory-limit', async () => {
-    let r = await read(['cpu', '--engine', 'recalc', '--type', 'derivative_stddev', '--limit', '500', '--start', '1700000000', '--end', '1700000060']);
+    const r = await read(['cpu', '--engine', 'recalc', '--type', 'derivative_stddev', '--limit', '500', '--start', '1700000000', '--end', '1700000060']);
     expect(r.code).toBe(0);
     let q = queryOf(node.requests[0]!);
     expect(q.get('get_engine')).toBe('recalc');
     expect(q.get('type')).toBe('derive_stddev');
     expect(node.requests[0]!.headers['x-snowth-advisory-limit']).toBe('500');
     node.requests.length = 0;
-    r = await read(['cpu', '--limit', 'none', '--start', '1700000000', '--end', '1700000060']);
+    await read(['cpu', '--limit', 'none', '--start', '1700000000', '--end', '1700000060']);
     expect(node.requests[0]!.headers['x-snowth-advisory-limit']).toBe('none');
     node.requests.length = 0;
-    r = await read(['cpu', '--start', '1700000000', '--end', '1700000060']);
+    await read(['cpu', '--start', '1700000000', '--end', '1700000060']);
     expect(node.requests[0]!.headers['x-snowth-advisory-limit']).toBeUndefined();
     q = queryOf(node.requests[0]!);
     expect(q.get('type')).toBe('average');
@@ -401,11 +401,7 @@ describe('tsnode read: Ctrl-C', () => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const deadline = Date.now() + 10_000;
-    while (node.requests.length === 0) {
-      if (Date.now() > deadline) throw new Error('the request never arrived');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await expect.poll(() => node.requests.length, { timeout: 10_000, interval: 20, message: 'the request to arrive' }).toBeGreaterThan(0);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stdout).toBe('');

@@ -1,32 +1,21 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { queryOf, startRecordingNode, type RecordingNode } from '../helpers/recording-node.js';
+import { closeTerminals, openTerminal, terminalEnv } from '../helpers/tmux.js';
 
-const TMUX = '/usr/bin/tmux';
-const SOCKET = `tsnode-read-test-${process.pid}`;
 const U = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 const T0 = 1_700_000_040;
 
-const tmux = (...args: string[]): string => execFileSync(TMUX, ['-L', SOCKET, ...args], { encoding: 'utf8' });
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** Runs a command in a detached 80×30 tmux pane (a real pseudo-terminal) and returns the screen once it is done. */
-async function onScreen(name: string, args: string[]): Promise<string[]> {
-  // A person's terminal: CI (set by the CI runner) would switch off the interactive layout.
-  const cmd = `env -u CI ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}; echo __DONE__$?; sleep 60`;
-  tmux('new-session', '-d', '-s', name, '-x', '80', '-y', '30', '-e', 'NO_COLOR=1', '-e', 'LANG=C.UTF-8', cmd);
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const screen = tmux('capture-pane', '-p', '-t', name);
-    if (screen.includes('__DONE__')) {
-      tmux('kill-session', '-t', name);
-      return screen.split('\n');
-    }
-    if (Date.now() > deadline) throw new Error(`no __DONE__ within 15 s:\n${screen}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Runs a command in an 80×30 terminal (a real pseudo-terminal) and returns the screen once it is done. */
+async function onScreen(args: string[]): Promise<string[]> {
+  const cmd = `${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}; echo __DONE__$?; sleep 60`;
+  const term = openTerminal(cmd, { columns: 80, rows: 30, env: terminalEnv({ NO_COLOR: '1', LANG: 'C.UTF-8' }) });
+  let screen = '';
+  await term.until('the command to end', () => (screen = term.screen()).includes('__DONE__'));
+  term.close();
+  return screen.split('\n');
 }
 
 let node: RecordingNode;
@@ -42,16 +31,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await node?.close();
-  try {
-    tmux('kill-server');
-  } catch {
-    // no server left: every session ended
-  }
+  closeTerminals();
 });
 
-describe.skipIf(!existsSync(TMUX))('tsnode read in a real 80×30 terminal', () => {
+describe('tsnode read in a real 80×30 terminal', () => {
   it('the table fits without wrapping', async () => {
-    const screen = await onScreen('table', ['read', U, 'cpu', '--start', String(T0), '--end', String(T0 + 600), '--span', '60s', '--node', node.url]);
+    const screen = await onScreen(['read', U, 'cpu', '--start', String(T0), '--end', String(T0 + 600), '--span', '60s', '--node', node.url]);
     const done = screen.findIndex((l) => l.startsWith('__DONE__'));
     expect(screen[done]).toBe('__DONE__0');
     // Where the nodes came from, on a line of its own; then the read's header.
@@ -72,7 +57,7 @@ describe.skipIf(!existsSync(TMUX))('tsnode read in a real 80×30 terminal', () =
   });
 
   it('the chart fills the screen width and height without wrapping, with gaps for nulls', async () => {
-    const screen = await onScreen('chart', ['read', U, 'cpu', '--start', String(T0), '--end', String(T0 + 3600), '--span', '60s', '--node', node.url, '--output', 'chart']);
+    const screen = await onScreen(['read', U, 'cpu', '--start', String(T0), '--end', String(T0 + 3600), '--span', '60s', '--node', node.url, '--output', 'chart']);
     const done = screen.findIndex((l) => l.startsWith('__DONE__'));
     expect(screen[done]).toBe('__DONE__0');
     const lines = screen.slice(0, done);

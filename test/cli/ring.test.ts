@@ -11,7 +11,7 @@ import { Ring, topologyFromJson, topologyFromXml, topologyHash, type Topology } 
 import type { ClusterState } from '../../src/cli/cluster/manager.js';
 import { runCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes } from '../helpers/nodes.js';
-import { killMentioning, waitFor } from '../helpers/procs.js';
+import { killMentioning } from '../helpers/procs.js';
 import { startRecordingNode } from '../helpers/recording-node.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-ring-test-'));
@@ -233,7 +233,7 @@ describe('tsnode nodes with a ring node down', () => {
     const state = JSON.parse(readFileSync(join(dir, 'cluster.json'), 'utf8')) as ClusterState;
     const victim = state.nodes[2]!;
     process.kill(victim.pid, 'SIGKILL');
-    expect(await waitFor(async () => (await get(`${victim.url}/state`).catch(() => undefined)) === undefined, 10_000)).toBe(true);
+    await expect.poll(async () => (await get(`${victim.url}/state`).catch(() => undefined)) === undefined, { timeout: 10_000 }).toBe(true);
     const r = await runCli(['nodes', '--seed', urls[0]!, '--retries', '0', '--output', 'json']);
     expect(r.code).toBe(3);
     const doc = JSON.parse(r.stdout);

@@ -31,8 +31,7 @@ describe('tsnode serve', () => {
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const deadline = Date.now() + 15_000;
-    while (!stdout.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(() => stdout.includes('\n') || child.exitCode !== null, { timeout: 15_000, interval: 20 }).toBe(true);
     expect(stdout).toMatch(new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, node id [0-9a-f-]{36}\\)\\n$`));
     expect(existsSync(data)).toBe(true);
     expect(stderr).not.toContain('warning');
@@ -53,8 +52,7 @@ describe('tsnode serve', () => {
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const deadline = Date.now() + 15_000;
-    while (!out.includes('\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(() => out, { timeout: 15_000, interval: 20 }).toContain('\n');
     expect(out).toMatch(/\(data: memory, node id [0-9a-f-]{36}, new for this process\)\n$/);
     expect(err).toContain('no authentication');
     const code = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));

@@ -1,28 +1,20 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
-import { killMentioning, waitFor } from '../helpers/procs.js';
+import { killMentioning } from '../helpers/procs.js';
 import { startStubNode, type StubNode } from '../helpers/stub-node.js';
-import { requireTmux } from '../helpers/tmux.js';
+import { closeTerminals, openTerminal, terminalEnv } from '../helpers/tmux.js';
 
 // A node's strings on a real terminal: `status --watch` redraws its lines in place on a TTY, the
 // one path the pipe-based tests cannot see. If an escape got through, tmux would show it: the
 // pane's title would change, the screen would be cleared. Fails (never skips) without tmux.
-const socket = `tsnode-status-tty-${process.pid}`;
 const tmp = mkdtempSync(join(tmpdir(), 'tsnode-status-tty-'));
-let tmuxBin: string | undefined;
-const tmux = (...args: string[]): string => execFileSync(tmuxBin ?? requireTmux(), ['-L', socket, ...args], { encoding: 'utf8' });
 let node: StubNode | undefined;
 
 afterAll(async () => {
-  try {
-    if (tmuxBin) tmux('kill-server');
-  } catch {
-    // already gone
-  }
+  closeTerminals();
   killMentioning(tmp);
   rmSync(tmp, { recursive: true, force: true });
   await node?.close();
@@ -47,37 +39,34 @@ describe('tsnode status --watch in a real terminal (tmux, 100x30)', () => {
         return true;
       },
     });
-    tmuxBin = requireTmux();
     const codeFile = join(tmp, 'exit-code');
-    const env = { ...process.env };
-    for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES']) delete env[k];
     // A marker line first: a clear-screen escape that got through would wipe it.
     const inner = `echo MARKER-BEFORE; ${process.execPath} ${BIN} status --nodes ${node.url} --watch 100ms; echo $? > ${codeFile}; sleep 600`;
-    execFileSync(tmuxBin, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', 's', 'sh', '-c', inner], { env });
+    const term = openTerminal(inner, { columns: 100, rows: 30 });
     let live = '';
-    const done = await waitFor(() => {
-      const screen = tmux('capture-pane', '-p', '-t', 's');
-      if (!live && screen.includes('pwned')) live = screen;
-      return existsSync(codeFile);
-    }, 20_000);
-    const all = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 's');
-    expect(done, all).toBe(true);
+    await term.until(
+      'status --watch to end',
+      () => {
+        const screen = term.screen();
+        if (!live && screen.includes('pwned')) live = screen;
+        return existsSync(codeFile);
+      },
+      20_000,
+    );
+    const all = term.history();
     expect(readFileSync(codeFile, 'utf8').trim(), all).toBe('0');
     expect(live, all).toContain('\\x1b[2J\\x1b[H\\rFORGED');
     expect(all).toContain('MARKER-BEFORE');
-    expect(tmux('display-message', '-p', '-t', 's', '#{pane_title}')).not.toContain('pwned');
+    expect(term.title()).not.toContain('pwned');
   }, 40_000);
 
   it('fits its table to an 80-column terminal: the long error wraps inside its cell, no line wraps on screen', async () => {
-    tmuxBin = requireTmux();
     const codeFile = join(tmp, 'exit-code-width');
-    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(tmp, 'no-config') };
-    for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES', 'TSNODE_PROFILE', 'TSNODE_CONFIG']) delete env[k];
     const inner = `${process.execPath} ${BIN} status --nodes http://127.0.0.1:1,http://127.0.0.1:2 --retries 0; echo $? > ${codeFile}; sleep 600`;
-    execFileSync(tmuxBin, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '80', '-y', '30', '-s', 'w', 'sh', '-c', inner], { env });
-    expect(await waitFor(() => existsSync(codeFile), 20_000)).toBe(true);
-    // Without -J: a line the terminal had to wrap would show as two rows here.
-    const screen = tmux('capture-pane', '-p', '-t', 'w').split('\n');
+    const term = openTerminal(inner, { columns: 80, rows: 30, env: terminalEnv({ XDG_CONFIG_HOME: join(tmp, 'no-config') }) });
+    await term.until('status to end', () => existsSync(codeFile), 20_000);
+    // The screen, not the history: a line the terminal had to wrap would show as two rows here.
+    const screen = term.screen().split('\n');
     const table = screen.filter((l) => /^[┌│├└]/.test(l));
     expect(table.length, screen.join('\n')).toBeGreaterThan(5);
     for (const line of table) {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,20 +7,7 @@ import { NodeClient } from '../../src/client/node-client.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 import { BIN } from '../helpers/cli.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
-
-// A real pseudo-terminal: tmux on its own socket, so nothing else's tmux is touched.
-const TMUX = '/usr/bin/tmux';
-const SOCKET = `tsnode-sweep-test-${process.pid}`;
-const tmux = (...args: string[]): string => execFileSync(TMUX, ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'sweep');
-
-async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; screen:\n${screen()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { closeTerminals, openTerminal } from '../helpers/tmux.js';
 
 const agent = new Agent();
 // The sweep journals itself: into a temp state dir, never the user's.
@@ -51,16 +37,12 @@ beforeAll(async () => {
   [quick, paced] = await Promise.all([startNode({ memory: true }), startNode({ memory: true, sweepPaceMs: 50 })]);
 });
 afterAll(async () => {
-  try {
-    tmux('kill-server');
-  } catch {
-    // already gone
-  }
+  closeTerminals();
   await stopAllNodes();
   await agent.close();
 });
 
-describe.skipIf(!existsSync(TMUX))('tsnode sweep on a terminal', () => {
+describe('tsnode sweep on a terminal', () => {
   it('asks for confirmation, redraws one line per node in place, and prints the final table once', async () => {
     await Promise.all([seed(quick.url, 3), seed(paced.url, 60)]);
     const cmd = [
@@ -76,20 +58,21 @@ describe.skipIf(!existsSync(TMUX))('tsnode sweep on a terminal', () => {
       '100ms',
       '; echo EXIT=$?; sleep 60',
     ].join(' ');
-    tmux('new-session', '-d', '-s', 'sweep', '-x', '160', '-y', '40', cmd);
+    const term = openTerminal(cmd, { columns: 160, rows: 40 });
+    const screen = (): string => term.history();
 
     // 1. the TTY confirmation, with time in ISO and epoch and the node count
-    await until('the prompt', () => /\[y\/N\]/.test(screen()));
+    await term.until('the prompt', () => /\[y\/N\]/.test(screen()));
     // what goes (types and spans), how many nodes and where the list came from
     expect(screen()).toMatch(new RegExp(`Delete data before [0-9T:-]+Z \\(${BEFORE}\\) \\(nnt all spans\\) on 2 nodes \\(nodes: --nodes, 2 nodes\\)\\? \\[y/N\\]`));
-    tmux('send-keys', '-t', 'sweep', 'y', 'Enter');
+    term.keys('y', 'Enter');
 
     // 2. live per-node lines: the paced node shows a spinner, `running` and what it works on
     const spinner = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/.source;
-    await until('a running line for the paced node', () => new RegExp(`${spinner} ${paced.url}\\s+running\\s+\\d+s\\s+nnt 0000`).test(screen()));
+    await term.until('a running line for the paced node', () => new RegExp(`${spinner} ${paced.url}\\s+running\\s+\\d+s\\s+nnt 0000`).test(screen()));
 
     // 3. the end: exit 0, each node's line drawn in place (it appears once), the table once
-    await until('the exit line', () => /EXIT=\d+/.test(screen()), 20_000);
+    await term.until('the exit line', () => /EXIT=\d+/.test(screen()), 20_000);
     const out = screen();
     expect(out).toMatch(/EXIT=0/);
     for (const url of [quick.url, paced.url]) {

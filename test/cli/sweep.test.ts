@@ -36,14 +36,6 @@ async function points(url: string, i = 0): Promise<{ old: boolean; new: boolean 
 
 const status = (url: string): Promise<SweepStatus> => client(url).sweepStatus();
 
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const FAST = ['--poll-interval', '100ms', '--retries', '0'];
 let a: TestNode;
 let b: TestNode;
@@ -221,7 +213,7 @@ describe('tsnode sweep', () => {
     expect(r.stderr).toMatch(/watch them with: tsnode status --nodes http/);
     expect((await status(paced.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });
     await client(paced.url).cancelSweep();
-    await until('the paced sweep to stop', async () => !(await status(paced.url)).nnt.running);
+    await expect.poll(async () => (await status(paced.url)).nnt.running, { timeout: 10_000, message: 'the paced sweep to stop' }).toBe(false);
   });
 });
 
@@ -262,7 +254,7 @@ describe('sweeps in progress', () => {
       nodes: [{ node: slow.url, state: 'cancelling', cancelled: ['nnt'], error: null }],
       coverage: expect.objectContaining({ verdict: 'unchecked', missing: [], allowed_partial: false }),
     });
-    await until('the cancelled sweep to stop', async () => !(await status(slow.url)).nnt.running);
+    await expect.poll(async () => (await status(slow.url)).nnt.running, { timeout: 10_000, message: 'the cancelled sweep to stop' }).toBe(false);
   });
 
   it('Ctrl-C while waiting exits 130, leaves the sweep running and says how to watch it', async () => {

@@ -1,28 +1,20 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { startNode, stopAllNodes } from '../helpers/nodes.js';
-import { killMentioning, waitFor } from '../helpers/procs.js';
-import { requireTmux } from '../helpers/tmux.js';
+import { killMentioning } from '../helpers/procs.js';
+import { closeTerminals, openTerminal, type Terminal } from '../helpers/tmux.js';
 
 // `tsnode write` loads ora only when it shows a spinner: this runs it where it does, in a real
 // terminal (our own tmux server, never a user's), and watches the live line while it runs.
 // No tmux fails these tests (requireTmux throws): they are never skipped.
-const socket = `tsnode-write-tty-${process.pid}`;
 const tmp = mkdtempSync(join(tmpdir(), 'tsnode-write-tty-'));
-let tmuxBin: string | undefined;
-const tmux = (...args: string[]): string => execFileSync(tmuxBin ?? requireTmux(), ['-L', socket, ...args], { encoding: 'utf8' });
 const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 
 afterAll(async () => {
-  try {
-    if (tmuxBin) tmux('kill-server');
-  } catch {
-    // already gone
-  }
+  closeTerminals();
   killMentioning(tmp);
   rmSync(tmp, { recursive: true, force: true });
   await stopAllNodes();
@@ -34,13 +26,8 @@ function recordsFile(name: string, n: number): string {
   return file;
 }
 
-/** Starts `inner` in a new 100x30 session of our tmux server, as a user's terminal would run it (no CI, colour allowed). */
-function session(name: string, inner: string): void {
-  tmuxBin = requireTmux();
-  const env = { ...process.env };
-  for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TSNODE_NODES']) delete env[k];
-  execFileSync(tmuxBin, ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', '-s', name, 'sh', '-c', inner], { env });
-}
+/** Starts `inner` in a 100x30 terminal, as a user's terminal would run it (no CI, colour allowed). */
+const session = (inner: string): Terminal => openTerminal(inner, { columns: 100, rows: 30 });
 
 describe('tsnode write in a real terminal (tmux, 100x30)', () => {
   it('shows the spinner with live progress, then the summary', async () => {
@@ -49,18 +36,21 @@ describe('tsnode write in a real terminal (tmux, 100x30)', () => {
     const file = recordsFile('records.ndjson', n);
     const codeFile = join(tmp, 'exit-code');
     // --rate keeps the run going for ~3 s, long enough to see the live line; batches of 100 move it.
-    session('w', `${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`);
+    const term = session(`${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`);
 
     let live = '';
-    const done = await waitFor(() => {
-      const screen = tmux('capture-pane', '-p', '-t', 'w');
-      // The spinner's line: progress redrawn in place, no timestamp in front of it.
-      const m = /^\S+ (\d+(\.\d)?% .*records read, [\d,]+ written.*)$/m.exec(screen);
-      if (m && !live) live = m[0];
-      return existsSync(codeFile);
-    }, 30_000);
-    expect(done).toBe(true);
-    const all = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'w');
+    await term.until(
+      'the write to end',
+      () => {
+        const screen = term.screen();
+        // The spinner's line: progress redrawn in place, no timestamp in front of it.
+        const m = /^\S+ (\d+(\.\d)?% .*records read, [\d,]+ written.*)$/m.exec(screen);
+        if (m && !live) live = m[0];
+        return existsSync(codeFile);
+      },
+      30_000,
+    );
+    const all = term.history();
     expect(readFileSync(codeFile, 'utf8').trim(), all).toBe('0');
     expect(live, all).not.toBe('');
     expect(live).not.toMatch(/^\d{4}-\d{2}-\d{2}T/);
@@ -75,14 +65,12 @@ describe('tsnode write in a real terminal (tmux, 100x30)', () => {
     const codeFile = join(tmp, 'interrupt-exit-code');
     // `trap : INT`: the shell survives the Ctrl-C to record the exit code. 20,000 records at
     // 1,000/s: without a working Ctrl-C the run would go on for 20 s and end with 0.
-    session('c', `trap : INT; ${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`);
-    const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'c');
+    const term = session(`trap : INT; ${process.execPath} ${BIN} write ${file} --node ${node.url} --rate 1000 --batch-size 100; echo $? > ${codeFile}; sleep 600`);
     // Wait until batches are acknowledged (the state file holds a position), then type Ctrl-C.
-    const saving = await waitFor(() => existsSync(state) && /written/.test(screen()), 20_000);
-    expect(saving, screen()).toBe(true);
-    tmux('send-keys', '-t', 'c', 'C-c');
-    expect(await waitFor(() => existsSync(codeFile), 10_000), screen()).toBe(true);
-    const all = screen();
+    await term.until('acknowledged batches', () => existsSync(state) && /written/.test(term.history()), 20_000);
+    term.keys('C-c');
+    await term.until('the write to stop', () => existsSync(codeFile), 10_000);
+    const all = term.history();
     expect(readFileSync(codeFile, 'utf8').trim(), all).toBe('130');
     expect(all).toContain('interrupted: acknowledged records are saved');
     expect(all).toContain(`to continue: tsnode write ${file} --node ${node.url} --rate 1000 --batch-size 100 --resume`);

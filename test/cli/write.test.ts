@@ -4,7 +4,6 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
@@ -49,16 +48,6 @@ async function union(urls: string[], metric: string, n: number): Promise<Set<num
 }
 
 const every = (n: number): Set<number> => new Set(Array.from({ length: n }, (_, i) => i * 60));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 describe('tsnode write', () => {
   let one: string;
@@ -255,7 +244,7 @@ describe('tsnode write: faults', () => {
     const n = 600;
     const f = recordsFile('failover.ndjson', 'fo', n, 'ndjson');
     const run = runCli(['write', f, '--nodes', nodes.map((x) => x.url).join(','), '--batch-size', '10', '--rate', '400', '--retries', '1', '--output', 'json'], { timeoutMs: 30_000 });
-    await until('the victim to hold some records', async () => ((await offsetsOn(nodes[1]!.url, 'fo', n)).size >= 30 ? true : undefined));
+    await expect.poll(async () => (await offsetsOn(nodes[1]!.url, 'fo', n)).size, { timeout: 15_000, interval: 25, message: 'the victim to hold some records' }).toBeGreaterThanOrEqual(30);
     await nodes[1]!.kill();
     const r = await run;
     expect(r.code).toBe(0);
@@ -273,15 +262,14 @@ describe('tsnode write: faults', () => {
     const state = `${f}.tsnode-state.json`;
     const child = spawn(process.execPath, [BIN, 'write', f, '--node', node.url, '--batch-size', '10', '--rate', '300'], { stdio: 'ignore', env: { ...process.env, TSNODE_NODES: '' } });
     const exited = new Promise((res) => child.once('exit', res));
-    await until('the state file to show progress', () => {
+    const progress = (): number => {
       try {
-        const s = JSON.parse(readFileSync(state, 'utf8'));
-        const at = s.inputs[f]?.record ?? 0;
-        return at >= 100 ? at : undefined;
+        return JSON.parse(readFileSync(state, 'utf8')).inputs[f]?.record ?? 0;
       } catch {
-        return undefined;
+        return 0; // not written yet, or caught mid-write
       }
-    });
+    };
+    await expect.poll(progress, { timeout: 15_000, interval: 25, message: 'the state file to show progress' }).toBeGreaterThanOrEqual(100);
     child.kill('SIGKILL');
     await exited;
     const saved = JSON.parse(readFileSync(state, 'utf8')).inputs[f];

@@ -53,7 +53,7 @@ describe('the store\'s curl examples, with real curl', () => {
   });
 
   it(`${SWEEP_DOC.page}: curl -X DELETE -H 'X-Snowth-Delete-Time: ...' .../sweep_delete`, async () => {
-    const headers = Object.entries(SWEEP_DOC.deletes[1]!.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+    const headers = Object.entries(SWEEP_DOC.deletes[1].headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
     const r = await curl(['-X', 'DELETE', ...headers, `${node.url}/sweep_delete`]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([]);

@@ -31,16 +31,6 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Polls `cond` every 25 ms until it holds or `timeoutMs` passes; returns whether it held. */
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return cond();
-}
-
 /** SIGKILLs every live process whose command line mentions `needle` (test cleanup); ignores ones already gone. */
 export function killMentioning(needle: string): void {
   for (const pid of processesMentioning(needle)) {

@@ -140,7 +140,7 @@ describe('applyRetention', () => {
     s = markSending(s, urls[0]!, 1, sentAt);
     await client(urls[0]!).sweepDelete(plan.nodes[0]!.steps[0]!.request!);
     // (the tsnode that sent it died before it saw the end; the node finished it)
-    for (let i = 0; i < 100 && (await client(urls[0]!).sweepStatus()).nnt.running; i++) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(async () => (await client(urls[0]!).sweepStatus()).nnt.running, { timeout: 10_000, interval: 20 }).toBe(false);
     s = markOutcome(s, urls[0]!, 1, 'interrupted', 'stopped watching', sentAt + 10);
     proxies[0]!.exchanges.length = 0;
     const resumed = resumeRun(s);

@@ -185,7 +185,7 @@ describe('rollup read validation', () => {
     for (const missing of ['start_ts', 'end_ts', 'rollup_span']) {
       const p = new URLSearchParams({ start_ts: '0.000', end_ts: '600.000', rollup_span: '60s' });
       p.delete(missing);
-      expectError(await call(url, 'GET', `/rollup/${UUID}/cpu?${p}`), 400, 'invalid_query', missing);
+      expectError(await call(url, 'GET', `/rollup/${UUID}/cpu?${p.toString()}`), 400, 'invalid_query', missing);
     }
   });
 

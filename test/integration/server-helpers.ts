@@ -57,14 +57,3 @@ export async function rollup(base: string, q: Parameters<typeof rollupPath>[0], 
 export async function memoryNode(overrides: Partial<ServerConfig> = {}): Promise<RunningNode> {
   return startServer({ port: 0, dataDir: null, ...overrides }, { onInternalError: (err) => console.error('node internal error', err) });
 }
-
-/** Polls until `check` passes or the deadline is reached (never a blind sleep). */
-export async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

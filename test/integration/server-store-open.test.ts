@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,7 +50,7 @@ const snapshot = (dir: string): Map<string, Buffer> => new Map(readdirSync(dir).
 async function makeZombie(): Promise<{ parent: ChildProcess; zombie: number }> {
   for (let attempt = 0; ; attempt++) {
     const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))));
+    const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))));
     const state = (): string => {
       try {
         return readFileSync(`/proc/${zombie}/stat`, 'utf8');
@@ -58,7 +58,15 @@ async function makeZombie(): Promise<{ parent: ChildProcess; zombie: number }> {
         return 'gone';
       }
     };
-    for (let i = 0; i < 250 && !state().includes(') Z ') && state() !== 'gone'; i++) await new Promise((r) => setTimeout(r, 20));
+    // The child exits after 0.2 s and its parent never reaps it: a zombie, unless it is already gone.
+    await vi
+      .waitFor(
+        () => {
+          if (!state().includes(') Z ') && state() !== 'gone') throw new Error('still running');
+        },
+        { timeout: 5000, interval: 20 },
+      )
+      .catch(() => undefined);
     if (state().includes(') Z ')) return { parent, zombie };
     parent.kill('SIGKILL');
     if (attempt === 4) throw new Error(`could not make a zombie: /proc/${zombie}/stat is ${state()}`);
@@ -132,9 +140,9 @@ describe('a refused open changes nothing', () => {
     expect(after).toEqual(before);
   });
 
-  it('a database of other rollups, and a file that is no tsnode database, the same', () => {
+  it('a database of other rollups, and a file that is no tsnode database, the same', async () => {
     const dir = tempDir();
-    open(dir).close();
+    await open(dir).close();
     stores.splice(0);
     const before = snapshot(dir);
     expect(() => new SqliteStore({ dataDir: dir, rollups: [60, 600], histogramRollups: [60] })).toThrow(/created with --rollups 60,300/);

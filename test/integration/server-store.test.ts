@@ -102,14 +102,14 @@ describe('SqliteStore ingest log', () => {
     expect(summary(s.rollupRows(sid, 60, 0, 300))).toEqual([[0, 1, 1]]);
   });
 
-  it('never applies a log twice: one left behind by a crash right after its flush is skipped', () => {
+  it('never applies a log twice: one left behind by a crash right after its flush is skipped', async () => {
     const dir = tempDir();
     writeAndCrash(dir, [[rec(0, 1, 1)]]);
     const [log] = logFiles(dir) as [string];
     const stale = readFileSync(log);
     const a = open(dir); // applies the log
     a.writeNnt([rec(0, 1, 7)]); // replaces the record
-    a.close();
+    await a.close();
     // The crash window: the database applied the log, its file was not deleted yet.
     writeFileSync(log, stale);
     const b = open(dir);
@@ -171,7 +171,7 @@ describe('SqliteStore ingest log', () => {
     expect(rows[0]).toEqual([60_000, 1, 1000]);
   });
 
-  it('takes writes while a flush is under way, and reads see both', () => {
+  it('takes writes while a flush is under way, and reads see both', async () => {
     const dir = tempDir();
     const s = open(dir);
     s.writeNnt([rec(0, 1, 1)]);
@@ -179,13 +179,13 @@ describe('SqliteStore ingest log', () => {
     s.writeNnt([rec(60, 1, 3)]); // into the next generation
     const sid = s.findSeries(UUID, 'm')!;
     expect(summary(s.rollupRows(sid, 300, 0, 300))).toEqual([[0, 2, 2]]);
-    s.close();
+    await s.close();
     expect(logFiles(dir).map((f) => statSync(f).size)).toEqual([16]);
   });
 
-  it('leaves no empty log files behind over restarts without writes', () => {
+  it('leaves no empty log files behind over restarts without writes', async () => {
     const dir = tempDir();
-    for (let i = 0; i < 4; i++) open(dir).close();
+    for (let i = 0; i < 4; i++) await open(dir).close();
     stores.splice(0);
     expect(logFiles(dir)).toHaveLength(1);
   });
@@ -212,27 +212,27 @@ describe('SqliteStore ingest log', () => {
     expect([...new Float64Array(rows[1]![9]!.buffer.slice(rows[1]![9]!.byteOffset, rows[1]![9]!.byteOffset + 112))].filter((_, i) => i % 7 === 1)).toEqual([2, 4]);
   });
 
-  it('refuses a data directory of another schema version, naming both', () => {
+  it('refuses a data directory of another schema version, naming both', async () => {
     const dir = tempDir();
-    open(dir).close();
+    await open(dir).close();
     const db = new Database(join(dir, DB_FILE));
     db.prepare("UPDATE meta SET value = '2' WHERE key = 'schema'").run();
     db.close();
     expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 3/);
   });
 
-  it('lets one store at a time use a data directory, and takes over a lock left by a dead process', () => {
+  it('lets one store at a time use a data directory, and takes over a lock left by a dead process', async () => {
     const dir = tempDir();
     writeAndCrash(dir, [[rec(0, 1, 1)]]); // dies holding the lock
     const a = open(dir);
     expect(() => open(dir)).toThrow(new RegExp(`in use by this process \\(${process.pid}\\)`));
-    a.close();
+    await a.close();
     expect(() => open(dir)).not.toThrow();
   });
 
-  it('releases the lock when it cannot start', () => {
+  it('releases the lock when it cannot start', async () => {
     const dir = tempDir();
-    open(dir).close();
+    await open(dir).close();
     const other = (): SqliteStore => new SqliteStore({ dataDir: dir, rollups: [60, 300], histogramRollups: [60] });
     expect(other).toThrow(/created with --rollups 60,300,1800/);
     expect(() => open(dir)).not.toThrow(); // not "in use"
@@ -244,9 +244,7 @@ describe('SqliteStore ingest log', () => {
     const size0 = statSync(join(dir, DB_FILE)).size;
     s.writeNnt(Array.from({ length: 2000 }, (_, i) => rec(i * 60, 1, i)));
     s.flush();
-    const deadline = Date.now() + 10_000;
-    while (statSync(join(dir, DB_FILE)).size <= size0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(statSync(join(dir, DB_FILE)).size).toBeGreaterThan(size0);
+    await expect.poll(() => statSync(join(dir, DB_FILE)).size, { timeout: 10_000 }).toBeGreaterThan(size0);
   });
 
   it('keeps every write readable at once, before and after the flush that moves it into the chunks', () => {

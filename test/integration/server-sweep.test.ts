@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import type { RunningNode } from '../../src/server/server.js';
 import type { NntRecord } from '../../src/protocol/index.js';
-import { UUID, call, memoryNode, nnt, rollup, until, write } from './server-helpers.js';
+import { UUID, call, memoryNode, nnt, rollup, write } from './server-helpers.js';
 
 const nodes: RunningNode[] = [];
 async function node(opts: Parameters<typeof memoryNode>[0] = {}): Promise<RunningNode> {
@@ -125,16 +125,25 @@ describe('a running sweep', () => {
 
   it('shows its progress with string values while running, then returns to idle', async () => {
     await del(n.url, { 'X-Service-Delete-Time': String(T), 'X-Service-Delete-Data-Types': 'nnt,text', 'X-Service-NNT-Delete-Rollups': '60' });
-    const s = await until('a current uuid', () => status(n.url), (st) => st.nnt.current_uuid === UUID);
+    const s = await vi.waitFor(async () => {
+      const st = await status(n.url);
+      expect(st.nnt.current_uuid, 'a current uuid').toBe(UUID);
+      return st;
+    }, { timeout: 10_000, interval: 10 });
     expect(s.nnt).toMatchObject({ running: 'true', timestamp: String(T), rollups: '60', current_uuid: UUID });
     expect(s.text).toMatchObject({ running: 'true', timestamp: String(T) });
     expect(s.histogram).toEqual({ running: 'false', instance: n.node.sweeper.instance });
-    const t = await until('text progress', () => status(n.url), (st) => st.nnt.running === 'false' && /^.+-m\d+$/.test(st.text.current_metric ?? ''));
+    const t = await vi.waitFor(async () => {
+      const st = await status(n.url);
+      expect(st.nnt.running, 'nnt done').toBe('false');
+      expect(st.text.current_metric, 'text progress').toMatch(/^.+-m\d+$/);
+      return st;
+    }, { timeout: 10_000, interval: 10 });
     expect(t.text.current_metric).toMatch(new RegExp(`^${UUID}-m\\d+$`));
     // nnt is done while text still runs: its record says so already.
     expect(t.nnt).toMatchObject({ running: 'false', last_timestamp: String(T), last_rollups: '60', last_result: 'completed' });
     expect(t.nnt.current_uuid).toBeUndefined();
-    await until('idle', () => status(n.url), (st) => st.text.running === 'false');
+    await expect.poll(async () => (await status(n.url)).text.running, { timeout: 10_000, interval: 10 }).toBe('false');
     const end = await status(n.url);
     expect(end.text).toMatchObject({ running: 'false', last_timestamp: String(T), last_result: 'completed' });
     expect(end.text.last_rollups).toBeUndefined();
@@ -144,7 +153,7 @@ describe('a running sweep', () => {
   it('is cancelled promptly by a second DELETE, which starts the new sweep', async () => {
     await write(n.url, Array.from({ length: SERIES }, (_, i) => nnt(T - 120, {}, `m${i}`)));
     await del(n.url, { 'X-Service-Delete-Time': String(T), 'X-Service-NNT-Delete-Rollups': '300' });
-    await until('first sweep under way', () => status(n.url), (st) => st.nnt.current_uuid === UUID);
+    await expect.poll(async () => (await status(n.url)).nnt.current_uuid, { timeout: 10_000, interval: 10 }).toBe(UUID);
     const second = await del(n.url, { 'X-Service-Delete-Time': String(T - 60), 'X-Service-Delete-Data-Types': 'text' });
     expect(second.status).toBe(200);
     const s = await status(n.url);
@@ -161,7 +170,7 @@ describe('a running sweep', () => {
 
   it('GET /sweep_delete/cancel stops it and reports cancelling', async () => {
     await del(n.url, { 'X-Service-Delete-Time': String(T), 'X-Service-NNT-Delete-Rollups': '300' });
-    await until('sweep under way', () => status(n.url), (st) => st.nnt.current_uuid === UUID);
+    await expect.poll(async () => (await status(n.url)).nnt.current_uuid, { timeout: 10_000, interval: 10 }).toBe(UUID);
     const c = await call(n.url, 'GET', '/sweep_delete/cancel');
     expect(c.json.nnt).toMatchObject({ running: 'true', cancelling: 'true' });
     const s = await status(n.url);

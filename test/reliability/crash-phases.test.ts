@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,18 +53,18 @@ async function startNode(args: string[]): Promise<Node> {
     stderr: [],
     kill: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
         child.once('exit', () => resolve());
         child.kill('SIGKILL');
       }),
   };
-  createInterface({ input: child.stderr! }).on('line', (line) => {
+  createInterface({ input: child.stderr }).on('line', (line) => {
     node.stderr.push(line);
     const m = / flush (\{.*\})$/.exec(line);
     if (m) node.events.push(JSON.parse(m[1]!));
   });
   node.url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /listening on (http:\/\/\S+)/.exec(line);
       if (m) resolve(m[1]!);
     });
@@ -74,13 +74,14 @@ async function startNode(args: string[]): Promise<Node> {
   return node;
 }
 
-const until = async (what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
+/** Waits for `cond`, looking every 2 ms: a kill is timed from the moment a phase starts. */
+const until = (what: string, cond: () => boolean): Promise<void> =>
+  vi.waitFor(
+    () => {
+      if (!cond()) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: 15_000, interval: 2 },
+  );
 
 /** Record i: series i % SERIES, one per 60 s per series, value i + 0.5. */
 const seriesOf = (i: number) => i % SERIES;
@@ -175,10 +176,9 @@ describe('kills inside a flush, a replay and a sweep', () => {
       expect(res.statusCode).toBe(200);
       await res.body.dump();
       // Running, some series done: then the kill.
-      let running = false;
       await new Promise((r) => setTimeout(r, 20 + delays[d++]!));
       const st = await request(`${node.url}/sweep_delete`);
-      running = ((await st.body.json()) as { nnt: { running: string } }).nnt.running === 'true';
+      const running = ((await st.body.json()) as { nnt: { running: string } }).nnt.running === 'true';
       await node.kill();
       alive = false;
       await w.done;

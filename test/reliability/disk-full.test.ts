@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,13 +86,7 @@ async function counts(url: string, s: number, from: number, to: number): Promise
 async function sweep(url: string, before: number): Promise<void> {
   const res = await request(`${url}/sweep_delete`, { method: 'DELETE', headers: { 'X-Service-Delete-Time': String(before) } });
   expect(res.statusCode, await res.body.text()).toBe(200);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const st = await get(url, '/sweep_delete');
-    if (st.json.nnt.running === 'false') return;
-    if (Date.now() > deadline) throw new Error('sweep did not finish');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await expect.poll(async () => (await get(url, '/sweep_delete')).json.nnt.running, { timeout: 60_000, message: 'the sweep to finish' }).toBe('false');
 }
 
 describe.skipIf(typeof disk === 'string')('disk full', () => {
@@ -113,22 +107,25 @@ describe.skipIf(typeof disk === 'string')('disk full', () => {
       return st.bavail * st.bsize;
     };
     for (; b < 5000 && refused === undefined; b++) {
-      for (let tries = 0; ; tries++) {
-        const r = await post(node.url, batch(b));
-        if (r.status === 200) {
-          for (let k = 0; k < BATCH; k++) acked.add(b * BATCH + k);
-          break;
-        }
-        expect(r.status, JSON.stringify(r.json)).toBe(507);
-        expect(r.json.code).toBe('disk_full');
-        if (tries >= 10 && free() < 2 * RESERVE) {
-          refused = r;
-          break;
-        }
-        if (tries > 300) throw new Error(`507 for a minute with ${free()} bytes free: the node never took writes again`);
-        early507++;
-        await new Promise((res) => setTimeout(res, 200));
+      let tries = 0;
+      const r = await vi.waitFor(
+        async () => {
+          const r = await post(node.url, batch(b));
+          // Accepted, or an answer other than disk_full (checked below, at once): no retry.
+          if (r.status !== 507 || r.json.code !== 'disk_full') return r;
+          if (++tries > 10 && free() < 2 * RESERVE) return r;
+          early507++;
+          throw new Error(`507 for a minute with ${free()} bytes free: the node never took writes again`);
+        },
+        { timeout: 60_000, interval: 200 },
+      );
+      if (r.status === 200) {
+        for (let k = 0; k < BATCH; k++) acked.add(b * BATCH + k);
+        continue;
       }
+      expect(r.status, JSON.stringify(r.json)).toBe(507);
+      expect(r.json.code).toBe('disk_full');
+      refused = r;
     }
     b--;
     expect(refused?.status, 'the disk never filled up').toBe(507);
@@ -150,13 +147,8 @@ describe.skipIf(typeof disk === 'string')('disk full', () => {
     expect((await post(node.url, batch(b + 2))).status).toBe(507);
     // A sweep of the older half makes room; then writes are accepted again.
     await sweep(node.url, mid);
-    const deadline = Date.now() + 30_000;
-    let after = await post(node.url, batch(b + 3));
-    while (after.status === 507 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
-      after = await post(node.url, batch(b + 3));
-    }
-    expect(after.status).toBe(200);
+    // (the same batch each time: a refused one was never acknowledged)
+    await expect.poll(async () => (await post(node.url, batch(b + 3))).status, { timeout: 30_000, interval: 250 }).toBe(200);
     for (let k = 0; k < BATCH; k++) acked.add((b + 3) * BATCH + k);
 
     // Every acknowledged record at or after the sweep time is there, exactly; none before it.

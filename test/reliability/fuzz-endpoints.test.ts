@@ -80,7 +80,7 @@ const req: fc.Arbitrary<Req> = fc.oneof(
     note: 'rollup',
   })),
   fc.record({ path: fc.constantFrom('/write/nnt', '/write/text', '/histogram/write'), method: fc.constantFrom('PUT', 'POST'), body: jsonish, ct: fc.constantFrom('application/json', 'text/plain', '') }).map(
-    ({ path, method, body, ct }) => ({ method, path, headers: (ct ? { 'content-type': ct } : {}) as Record<string, string>, body, note: 'write' }),
+    ({ path, method, body, ct }): Req => ({ method, path, headers: ct ? { 'content-type': ct } : {}, body, note: 'write' }),
   ),
   fc.tuple(seg, seg, seg, seg).map(([a, b, c, d]) => ({ method: 'GET', path: `/read/${a}/${b}/${c}/${d}`, headers: {}, note: 'text read' })),
   fc.tuple(seg, seg, seg, seg, seg).map(([a, b, p, c, d]) => ({ method: 'GET', path: `/histogram/${a}/${b}/${p}/${c}/${d}`, headers: {}, note: 'histogram read' })),
@@ -112,7 +112,7 @@ describe('fuzz: every endpoint of a real node', () => {
             signal: AbortSignal.timeout(5_000),
           });
         } catch (err) {
-          if (Date.now() - started > 4_000) throw new Error(`${r.note}: ${r.method} ${r.path.slice(0, 120)} got no answer in ${Date.now() - started} ms (${String(err)})`);
+          if (Date.now() - started > 4_000) throw new Error(`${r.note}: ${r.method} ${r.path.slice(0, 120)} got no answer in ${Date.now() - started} ms (${String(err)})`, { cause: err });
           // undici refuses to send some generated requests (e.g. a NUL in a header): nothing reached the node.
           if ((err as { code?: string }).code === 'UND_ERR_INVALID_ARG') return;
           throw err;

@@ -51,10 +51,10 @@ function only(fn: () => unknown, types: readonly ErrorClass[], names: RegExp, in
   try {
     fn();
   } catch (err) {
-    if (!types.some((t) => err instanceof t)) throw new Error(`threw an undocumented ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`);
+    if (!types.some((t) => err instanceof t)) throw new Error(`threw an undocumented ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`, { cause: err });
     const msg = (err as Error).message;
-    if (!names.test(msg)) throw new Error(`message does not name the field (${names}): ${msg}`);
-    if (msg.length > 2 * input.length + 600) throw new Error(`message is ${msg.length} characters for a ${input.length}-character input`);
+    if (!names.test(msg)) throw new Error(`message does not name the field (${names}): ${msg}`, { cause: err });
+    if (msg.length > 2 * input.length + 600) throw new Error(`message is ${msg.length} characters for a ${input.length}-character input`, { cause: err });
   }
 }
 
@@ -117,7 +117,7 @@ describe('fuzz: command-line parsers', () => {
         const line = `${name}: ${secret}${junk}`;
         only(() => parseHeaderLine(line, '--header'), [HeaderError], /^--header: /, line);
         try {
-          headersFromFlags({ header: [line] }, { TSNODE_HEADERS: `${junk}` });
+          headersFromFlags({ header: [line] }, { TSNODE_HEADERS: junk });
         } catch (err) {
           expect(err).toBeInstanceOf(UsageError);
           expect((err as Error).message).toMatch(/^(--header|TSNODE_HEADERS)( item \d+)?: /);

@@ -55,7 +55,7 @@ describe('load', () => {
       const sweeps = (async () => {
         const total = WRITERS * Math.ceil(PER_WRITER / BATCH);
         for (const [k, before] of deleteTimes.entries()) {
-          while (batchesAcked < total * (k + 1) * 0.2) await new Promise((r) => setTimeout(r, 20));
+          await expect.poll(() => batchesAcked, { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(total * (k + 1) * 0.2);
           if (k === deleteTimes.length - 1) ackedBeforeLastSweep = acked.map((a) => [...a]);
           await client.sweepDelete({ before, types: ['nnt'] });
         }
@@ -65,13 +65,7 @@ describe('load', () => {
       await Promise.all(readers);
 
       // Let the last sweep finish (a later DELETE cancels an earlier one; the last one must complete).
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const status = await client.sweepStatus();
-        if (!status.nnt.running) break;
-        if (Date.now() > deadline) throw new Error('the last sweep did not finish in 30 s');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await expect.poll(async () => (await client.sweepStatus()).nnt.running, { timeout: 30_000, interval: 100, message: 'the last sweep to finish' }).toBe(false);
       const loadMs = Date.now() - started;
 
       // Verify: every acknowledged record at or after the last delete time, exactly.

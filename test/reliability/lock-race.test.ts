@@ -31,9 +31,9 @@ function serve(dir: string): Promise<Start> {
   const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const s: Start = { child, stderr: '' };
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (s.stderr += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (s.stderr += d));
   return new Promise((resolve) => {
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
       const m = /listening on (http:\/\/\S+)/.exec(d);
       if (m) {
         s.url = m[1];
@@ -50,7 +50,7 @@ function serve(dir: string): Promise<Start> {
 
 const stop = (c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> =>
   new Promise((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    if (c.exitCode !== null || c.signalCode !== null) { resolve(); return; }
     c.once('exit', () => resolve());
     c.kill(signal);
   });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   proxy.on('connect', (req, client: Socket) => {
     tunnels.push({ target: req.url ?? '', auth: req.headers['proxy-authorization'] });
     const [host, port] = (req.url ?? '').split(':');
-    const upstream = connect(Number(port), host!, () => {
+    const upstream = connect(Number(port), host, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.pipe(client);
       client.pipe(upstream);

@@ -120,7 +120,7 @@ describe.skipIf(!hasOpenssl)('TLS to https:// nodes', () => {
         const c = net.client(front.url);
         await c.sweepStatus();
         node.failNext(400); // an error path too
-        await c.writeNnt([]).catch((err: Error) => err);
+        await c.writeNnt([]).catch((err: unknown) => err);
         return net.headers;
       },
       { verbose: true, env: { TSNODE_HEADERS: 'X-From-Env: env-1; Cookie: session=abcdef; theme=dark' } },

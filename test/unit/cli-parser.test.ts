@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram, GLOBAL_FLAGS } from '../../src/cli/main.js';
 import { parseArgv } from '../helpers/parse.js';
 
-const NETWORK = { connectTimeout: '3s', headersTimeout: '10s', requestTimeout: '30s', retries: '3' };
 /** networkFlags(): the commands on the flag tables get typed values (ms, counts) and [] for the repeatable ones. */
 const NETWORK_TYPED = { connectTimeout: 3000, headersTimeout: 10_000, requestTimeout: 30_000, retries: 3, insecure: false, header: [], redact: [] };
 /** The target flags of retention plan/apply: the typed network flags and --concurrency. */

@@ -62,7 +62,7 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
   it('reads plain records exactly as JSON.parse and the validator do', () => {
     const body = JSON.stringify([
       { metric: 'cpu', id: UUID, offset: 60, count: 1, value: 1.5 },
-      { metric: 'cpu', id: UUID.toUpperCase(), offset: 120, count: 2, value: -0, derivative: 0.1, counter: 1e-7, stddev: 123456789.123456789 },
+      { metric: 'cpu', id: UUID.toUpperCase(), offset: 120, count: 2, value: -0, derivative: 0.1, counter: 1e-7, stddev: 123456789.12345679 },
       { id: UUID, metric: 'disk|ST[a:b]', offset: 0, count: 0, value: 3, derivative_stddev: 2, counter_stddev: 5e300 },
     ]);
     expect(checkAgainstOracle(body)).toBe('fast');

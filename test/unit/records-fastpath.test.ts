@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NdjsonSplitter, type RawRecord, type Splitter } from '../../src/records/splitter.js';
 import { badNameChar, isUuid, nntRecordIssue, NUMERIC_FIELDS, UUID_RE, validateNntRecord } from '../../src/protocol/records.js';
-import * as v0 from './reference/splitter-v0.js';
-import * as v0r from './reference/records-v0.js';
-import * as v0b from './reference/batch-v0.js';
+import * as v0 from '../oracles/v0/splitter-v0.js';
+import * as v0r from '../oracles/v0/records-v0.js';
+import * as v0b from '../oracles/v0/batch-v0.js';
 import { Batcher, BodyPool } from '../../src/records/batch.js';
 
 /**
  * The records pipeline's fast paths (ASCII chunks decoded once, ...) against the code they
- * replaced, kept verbatim in ./reference: for any input and any chunking, the same records, the
+ * replaced, kept verbatim in test/oracles/v0: for any input and any chunking, the same records, the
  * same positions, the same errors.
  */
 

@@ -42,7 +42,7 @@ describe('status --watch', () => {
     const ac = new AbortController();
     ac.abort();
     let calls = 0;
-    await watchClock(100, { now: () => 0, sleep: async () => void calls++ }).sleep(1000, ac.signal);
+    await watchClock(100, { now: () => 0, sleep: async () => { calls++; } }).sleep(1000, ac.signal);
     expect(calls).toBe(0);
   });
 });

@@ -129,8 +129,7 @@ describe('runClusterSweep', () => {
     const { agent, clients } = setup(['http://a:1', 'http://b:1']);
     status(agent, 'http://a:1', idle);
     status(agent, 'http://b:1', running);
-    const del = agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
-    void del;
+    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
     const err = await runClusterSweep(clients, req, { clock: fakeClock() }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SweepRefusedError);
     expect((err as Error).message).toMatch(/http:\/\/b:1 \(nnt before 2023-07-22T04:26:40Z \(1690000000\) rollups all\)/);
@@ -171,8 +170,7 @@ describe('runClusterSweep', () => {
       .intercept({ path: '/sweep_delete', method: 'DELETE' })
       .reply(400, JSON.stringify({ error: 'X-Service-NNT-Delete-Rollups: 61 is not a configured span (60, 300)', code: 'invalid_header' }));
     agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(503, JSON.stringify({ error: 'busy', code: 'internal' }));
-    const second = agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
-    void second;
+    agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
     const r = await runClusterSweep(clients, { ...req, nntRollups: [61] }, { clock: fakeClock() });
     expect(r.nodes[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/61 is not a configured span/) });
     expect(r.nodes[1]).toMatchObject({ state: 'failed', error: expect.stringMatching(/HTTP 503/) });

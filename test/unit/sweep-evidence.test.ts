@@ -31,7 +31,7 @@ function feed(ev: SweepEvidence, ...obs: Array<SweepStatus | { fail: 'no_answer'
   let at = 1_000_000;
   for (const o of obs) {
     at += 1000;
-    ev = 'fail' in o ? observeFailure(ev, { kind: o.fail as 'no_answer', detail: o.fail === 'no_answer' ? 'connection refused (ECONNREFUSED)' : 'HTTP 502' }, at) : observeStatus(ev, o as SweepStatus, at);
+    ev = 'fail' in o ? observeFailure(ev, { kind: o.fail, detail: o.fail === 'no_answer' ? 'connection refused (ECONNREFUSED)' : 'HTTP 502' }, at) : observeStatus(ev, o, at);
   }
   return ev;
 }
@@ -129,7 +129,7 @@ describe('a node that keeps records (reference node)', () => {
     ['cancelled', { result: 'cancelled' }, 'cancelled', /record says the sweep of nnt was cancelled/],
     ['replaced', { result: 'replaced', replacedBy: 'text before 1690000060' }, 'replaced', /replaced by another: text before 1690000060/],
   ] as const)('record says %s', (_n, l, state, reason) => {
-    const v = classify(feed(newEvidence(REQ, ref('a')), ref('a', { nnt: runningOurs }), ref('a', { nnt: done(l as Partial<LastSweep>) })));
+    const v = classify(feed(newEvidence(REQ, ref('a')), ref('a', { nnt: runningOurs }), ref('a', { nnt: done(l) })));
     expect(v.state).toBe(state);
     expect(v.reason).toMatch(reason);
     if (state === 'failed') expect(v.error).toBe('nnt: SQLITE_FULL: disk full');

@@ -8,7 +8,6 @@ import { escapeLine, escapeText } from '../../src/cli/render/terminal-text.js';
 import { painter } from '../../src/cli/runtime.js';
 import type { SweepStatus } from '../../src/protocol/index.js';
 
-// eslint-disable-next-line no-control-regex
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 describe('escapeText', () => {
@@ -40,7 +39,7 @@ describe('escapeLine', () => {
 describe('the logger escapes every line it writes', () => {
   const capture = (colour: boolean) => {
     let text = '';
-    const stderr = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
+    const stderr = new Writable({ write: (c: Buffer, _e, cb) => { text += c.toString(); cb(); } });
     const p = painter(colour);
     const log = makeLogger({ stderr, interactive: true, verbose: true, now: () => 0, colour, paint: { warn: (s) => p.yellow(s), error: (s) => p.red(s), dim: (s) => p.dim(s) } });
     return { log, text: () => text };
@@ -71,8 +70,7 @@ describe('the table renderers escape their cells', () => {
   it('a forged row stays inside its cell', () => {
     const forged = 'x\r│ http://db9:8112 │ done │\n│ http://db8 │ done │';
     const out = renderTable(['node', 'state', 'detail'], [['http://a:1', 'failed', forged]], { colour: true, paint: (c, _i, _r, p) => p.red(c) });
-    // eslint-disable-next-line no-control-regex
-    const plain = out.replace(/\u001b\[\d+m/g, '');
+        const plain = out.replace(/\u001b\[\d+m/g, '');
     expect(plain).not.toMatch(RAW_CONTROL);
     expect(plain.trimEnd().split('\n')).toHaveLength(5); // top, header, rule, the one row, bottom
     expect(plain).toContain('x\\r│ http://db9:8112 │ done │\\n│ http://db8 │ done │');

@@ -131,7 +131,7 @@ export function parseConfig(text: string, path: string, shown = path): ConfigFil
   if (root === null || (isScalar(root) && root.value === null)) return config;
   if (!isMap(root)) return fail(lineOf(root), '(top level)', 'is not a mapping', 'a mapping with the keys current and profiles');
 
-  for (const pair of root.items as Pair<unknown, unknown>[]) {
+  for (const pair of root.items) {
     const key = keyName(pair, lineOf, fail, '');
     const value = deref(pair.value);
     const line = lineOf(pair.key as Node);
@@ -142,7 +142,7 @@ export function parseConfig(text: string, path: string, shown = path): ConfigFil
     } else if (key === 'profiles') {
       if (value === null || (isScalar(value) && value.value === null)) continue;
       if (!isMap(value)) fail(line, 'profiles', `${describe(value)} is not a mapping`, 'a mapping of profile names to profiles');
-      for (const p of (value as { items: Pair<unknown, unknown>[] }).items) {
+      for (const p of (value as { items: Pair[] }).items) {
         const name = keyName(p, lineOf, fail, 'profiles.');
         const pLine = lineOf(p.key as Node) ?? 0;
         if (!PROFILE_NAME_RE.test(name)) fail(pLine, `profiles.${name}`, 'is not a valid profile name', PROFILE_NAME_FORMS);
@@ -163,7 +163,7 @@ function hintSuffix(typed: string, candidates: readonly string[]): string {
   return s ? ` (${s})` : '';
 }
 
-function keyName(pair: Pair<unknown, unknown>, lineOf: LineOf, fail: Fail, prefix: string): string {
+function keyName(pair: Pair, lineOf: LineOf, fail: Fail, prefix: string): string {
   const k = pair.key;
   if (!isScalar(k) || (typeof k.value !== 'string' && typeof k.value !== 'number')) {
     return fail(lineOf(k as Node), `${prefix}(key)`, 'is not a plain name', 'a plain key such as nodes or header_prefix');
@@ -191,7 +191,7 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
   const at = `profiles.${name}`;
   if (!isMap(node)) return fail(lineOf(node), at, `${describe(node)} is not a mapping`, `the profile's settings: ${PROFILE_KEYS.join(', ')}`);
 
-  for (const pair of node.items as Pair<unknown, unknown>[]) {
+  for (const pair of node.items) {
     const key = keyName(pair, lineOf, fail, `${at}.`);
     const keyLine = lineOf(pair.key as Node);
     const value = deref(pair.value);
@@ -264,7 +264,7 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
       case 'headers': {
         if (value === null || (isScalar(value) && value.value === null)) break;
         if (!isMap(value)) fail(vLine, field, `${describe(value)} is not a mapping`, 'a mapping of header names to values, e.g. Authorization: "Bearer ${TOKEN}"');
-        for (const hp of (value as { items: Pair<unknown, unknown>[] }).items) {
+        for (const hp of (value as { items: Pair[] }).items) {
           const hName = keyName(hp, lineOf, fail, `${field}.`);
           const hLine = lineOf(hp.key as Node) ?? vLine ?? line;
           const hv = deref(hp.value);

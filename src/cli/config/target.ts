@@ -179,7 +179,7 @@ export function resolveTarget(inputs: TargetInputs): Target {
   for (const k of ['cacert', 'cert', 'key'] as const) {
     const flagValue = nonEmpty(flags[k]);
     if (flagValue !== undefined) tls[k] = { value: resolve(cwd, flagValue), from: `--${k}` };
-    else if (profile?.[k] !== undefined) tls[k] = { value: resolveConfigRelative(profile[k]!, config.path, home), from: at(profile, k) };
+    else if (profile?.[k] !== undefined) tls[k] = { value: resolveConfigRelative(profile[k], config.path, home), from: at(profile, k) };
   }
   if ((tls.cert === undefined) !== (tls.key === undefined)) {
     const [given, missing] = tls.cert !== undefined ? [tls.cert.from, 'key'] : [tls.key!.from, 'cert'];

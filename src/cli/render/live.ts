@@ -18,6 +18,7 @@ export function truncateLine(s: string, width: number): string {
   let seen = 0;
   for (let i = 0; i < s.length; ) {
     if (s[i] === '\u001b') {
+      // eslint-disable-next-line no-control-regex
       const m = /^\u001b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i));
       if (m) {
         out += m[0];

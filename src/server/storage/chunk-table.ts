@@ -40,7 +40,7 @@ export class ChunkTable {
   put(sid: number, span: number, chunkTs: number, entries: Float64Array): void {
     if (this.scratch) {
       let m = this.scratch.chunks.get(span);
-      if (!m) this.scratch.chunks.set(span, (m = new Map()));
+      if (!m) this.scratch.chunks.set(span, (m = new Map<number, Float64Array>()));
       m.set(chunkTs, entries);
     } else if (entries.length === 0) this.s.deleteChunk.run(sid, span, chunkTs);
     else this.s.putChunk.run(sid, span, chunkTs, blobOf(entries));

@@ -72,7 +72,7 @@ type Sweepish = JournalEntry;
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const spans = (v: unknown): number[] | 'all' | null => (v === 'all' ? 'all' : Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v as number[]) : null);
+const spans = (v: unknown): number[] | 'all' | null => (v === 'all' ? 'all' : Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v) : null);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 function newSweepRun(e: Sweepish): HistoryRun {
@@ -132,7 +132,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
   const runs = new Map<string, HistoryRun>();
   const carry = new Map<string, { carry: string[]; addBack: string[] }>();
   for (const raw of entries) {
-    const e = raw as Sweepish;
+    const e = raw;
     if (typeof e.run !== 'string') continue;
     const at = str(e.at);
     if (e.kind === 'sweep.start' || e.kind === 'sweep.end') {

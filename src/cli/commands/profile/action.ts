@@ -35,7 +35,7 @@ export function profileJson(p: Profile, config: ConfigFile, home: string): Recor
   // Paths as they will be read (relative ones from the config file's directory, ~ expanded).
   const resolved: Record<string, string> = {};
   if (p.nodesFile) resolved.nodes_file = resolveConfigRelative(p.nodesFile, config.path, home);
-  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) resolved[k] = resolveConfigRelative(p[k]!, config.path, home);
+  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) resolved[k] = resolveConfigRelative(p[k], config.path, home);
   if (Object.keys(resolved).length) out.resolved_paths = resolved;
   return out;
 }
@@ -99,7 +99,7 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   if (p.seed) rows.push(['seed', p.seed]);
   if (!p.nodes && !p.nodesFile && !p.seed) rows.push(['nodes', '(none: give --nodes or --seed, or TSNODE_NODES)']);
   if (p.headerPrefix) rows.push(['header_prefix', p.headerPrefix]);
-  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) rows.push([k, withResolved(k, p[k]!)]);
+  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) rows.push([k, withResolved(k, p[k])]);
   for (const h of p.headers) rows.push([`headers.${h.name}`, redactTemplate(h.template)]);
   if (p.smallestSpan !== undefined) rows.push(['smallest_span', String(p.smallestSpan)]);
   if (p.nntRollups) rows.push(['nnt_rollups', p.nntRollups.join(', ')]);
@@ -151,7 +151,7 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
     }
   }
   if (flags.headerPrefix !== undefined) changes.headerPrefix = flags.headerPrefix;
-  for (const k of ['cacert', 'cert', 'key'] as const) if (flags[k] !== undefined) changes[k] = absolute(flags[k]!.trim(), cwd);
+  for (const k of ['cacert', 'cert', 'key'] as const) if (flags[k] !== undefined) changes[k] = absolute(flags[k].trim(), cwd);
   if (flags.header.length) {
     changes.headers = flags.header.map((line) => {
       try {

@@ -23,7 +23,7 @@ export async function renderTextRows(rows: ReadonlyArray<[number, string]>, plan
     case 'csv':
       return write(ctx, renderCsv(['time', 'time_iso', 'value'], rows.map(([ms, value]) => [ms / 1000, isoTime(ms), value]), { terminal: Boolean(ctx.stdout.isTTY) }));
     default:
-      if (rows.length === 0) return void ctx.log.info('no text values in range');
+      if (rows.length === 0) { ctx.log.info('no text values in range'); return; }
       return write(ctx, renderTable(['time', 'value'], rows.map(([ms, value]) => [isoTime(ms), value]), { colour: ctx.colour, width: tableWidth(ctx) }));
   }
 }
@@ -36,7 +36,7 @@ export async function renderHistogramRows(rows: ReadonlyArray<[number, number, s
     case 'csv':
       return write(ctx, renderCsv(['time', 'time_iso', 'period', 'histogram'], rows.map(([s, period, histogram]) => [s, isoTime(s * 1000), period, histogram]), { terminal: Boolean(ctx.stdout.isTTY) }));
     default:
-      if (rows.length === 0) return void ctx.log.info('no histograms in range');
+      if (rows.length === 0) { ctx.log.info('no histograms in range'); return; }
       return write(
         ctx,
         renderTable(['time', 'period', 'histogram'], rows.map(([s, period, histogram]) => [isoTime(s * 1000), period, histogram]), {

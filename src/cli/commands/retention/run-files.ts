@@ -137,7 +137,13 @@ export function listRuns(dir: string, skip: (path: string, why: string) => void 
 export function rawHasWorkLeft(raw: unknown): boolean {
   const nodes = (raw as { nodes?: unknown })?.nodes;
   if (!Array.isArray(nodes)) return true;
-  return nodes.some((n) => !Array.isArray(n?.steps) || n.steps.some((s: { state?: unknown }) => s?.state !== 'done' && s?.state !== 'not_needed'));
+  return nodes.some((n: unknown) => {
+    const steps = (n as { steps?: unknown } | null)?.steps;
+    return !Array.isArray(steps) || steps.some((s: unknown) => {
+      const state = (s as { state?: unknown } | null)?.state;
+      return state !== 'done' && state !== 'not_needed';
+    });
+  });
 }
 
 /** Outcomes a re-run of the same command continues by itself: stopped by a signal or a crash. */

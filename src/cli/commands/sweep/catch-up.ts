@@ -5,7 +5,7 @@
  * the flags that carried them are named instead, for the operator to add back.
  */
 import { resolve } from 'node:path';
-import { DEFAULT_HEADER_PREFIX, type HeaderPrefix, type SweepRequest } from '../../../protocol/index.js';
+import { DEFAULT_HEADER_PREFIX, type SweepRequest } from '../../../protocol/index.js';
 
 export interface CatchUp {
   /** The nodes to repeat the sweep on. */
@@ -70,7 +70,7 @@ export function carriedFlags(flags: ReachFlags, env: NodeJS.ProcessEnv, cwd: str
 /** The catch-up for `nodes`, or undefined when there is nothing to catch up. */
 export function catchUpFor(
   request: SweepRequest,
-  headerPrefix: HeaderPrefix | string,
+  headerPrefix: string,
   nodes: readonly string[],
   flags: CarriedFlags = { carry: [], addBack: [] },
 ): CatchUp | undefined {

@@ -83,7 +83,6 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   }
   let spinner: Ora | undefined;
   let latest: ReplayProgress | undefined;
-  let timer: NodeJS.Timeout | undefined;
   let shownRejects = 0;
   // --strict names the first invalid records on stderr; the count is the result's.
   const invalidShown: RejectEntry[] = [];
@@ -130,7 +129,7 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   spinner = await startSpinner(ctx, 'starting');
   const columns = ctx.stderr.columns ?? 80;
   const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
-  timer = setInterval(
+  const timer = setInterval(
     () => {
       if (!latest) return;
       if (spinner) spinner.text = fit(progressLine(latest));
