@@ -1,6 +1,8 @@
 /** tsnode's library API: everything the CLI does, callable from scripts. */
 export * from './protocol/index.js';
-export { NodeClient, type NodeClientOptions, type RollupPoint, type RollupResult, type RollupColumns, type CallOptions, type WriteAck } from './client/node-client.js';
+export { NodeClient, type NodeClientOptions, type RollupResult, type RollupColumns, type CallOptions } from './client/node-client.js';
+export type { RollupPoint } from './client/rollup-rows.js';
+export type { WriteAck } from './client/answers.js';
 export { Cluster, fanOut, type Outcome } from './client/cluster.js';
 export { createAgent, proxyFromEnv, type AgentOptions, type TlsOptions, type ProxySettings } from './client/agent.js';
 export {
