@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLUSTER_FILE, ClusterError, startCluster, stopClusterDir, type RunningCluster, type StopResult } from '../../cluster/manager.js';
+import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
+import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
+import { stopClusterDir } from '../../local-cluster/stop.js';
 import { loadConfig } from '../../config/load.js';
 import { checkProfileName, setProfileText, writeConfigFile } from '../../config/write.js';
 import type { CliContext } from '../../context.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createAgent } from '../../../client/agent.js';
 import { NodeClient } from '../../../client/node-client.js';
-import { startCluster, TSNODE_BIN, type RunningCluster } from '../../cluster/manager.js';
+import { startCluster, TSNODE_BIN, type RunningCluster } from '../../local-cluster/start.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
