@@ -1,5 +1,5 @@
 import type { CliContext } from '../../context.js';
-import { completionScript } from '../../completion.js';
+import { completionScript } from '../../completion/script.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { CompletionFlags } from './command.js';
 
