@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Batcher, BodyPool, batchTexts, isRejectLine, memberText } from '../../src/records/batch.js';
-import { NdjsonSplitter } from '../../src/records/splitter.js';
+import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
 import { LowWater } from '../../src/replay/state.js';
 import { rejectedIndex } from '../../src/replay/acknowledge.js';
 import { NodeHttpError } from '../../src/client/errors.js';
