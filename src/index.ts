@@ -114,5 +114,6 @@ export {
   type ClusterCheckReport,
   type ClusterCheckOptions,
   type CoverageOutcome,
+  type DeclaredSpans,
 } from './client/sweep-checks.js';
 export * from './retention/index.js';

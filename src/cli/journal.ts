@@ -162,8 +162,12 @@ export interface JournaledSweep {
   nntRollups: number[] | 'all' | null;
   histogramRollups: number[] | 'all' | null;
   headerPrefix: string;
-  /** Where the node list came from (`--nodes`, a file, TSNODE_NODES, ...). */
+  /** Where the node list came from (`--nodes nodes.txt`, `profile prod`, `TSNODE_NODES`, `--seed URL`). */
   nodeSource: string;
+  /** The line the run printed about its nodes (`nodes: profile prod, 6 nodes`); absent in older journals. */
+  described?: string;
+  /** The profile whose settings the run used (null: none); absent in older journals. */
+  profile?: string | null;
   /** Flags a catch-up carries (TLS files, --insecure, --redact) and flags it only names (--header). */
   carry: string[];
   addBack: string[];
@@ -193,6 +197,8 @@ export interface SweepCancelEntry extends JournalEntry {
   kind: 'sweep.cancel';
   by: string;
   nodeSource: string;
+  described?: string;
+  profile?: string | null;
   nodes: Array<{ node: string; state: string; cancelled: string[]; error: string | null }>;
   coverage?: JournaledCoverage | null;
 }

@@ -4,8 +4,8 @@ import type { Runner } from './action.js';
 import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { commands } from './commands/index.js';
-import { TsnodeError, UsageError } from './errors.js';
-import { commandPath, parseError } from './parse-errors.js';
+import { TsnodeError } from './errors.js';
+import { parseError } from './parse-errors.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -79,8 +79,6 @@ export async function run(argv: string[]): Promise<void> {
     controller.abort(new Error('interrupted'));
   };
   let program: Command | undefined;
-  /** The command that runs (`sweep cancel`), set by the preAction hook before its action. */
-  let running = '';
   const runner: Runner = async (load, opts) => {
     const { createContext, reportError } = await import('./runtime.js');
     const globals = program!.opts<GlobalOptions>();
@@ -89,13 +87,8 @@ export async function run(argv: string[]): Promise<void> {
     let code: ExitCode;
     try {
       const action = await load();
-      // --seed of a command not yet on the flag tables: the ring's nodes become its node list before
-      // it runs (node-source.ts applySeed). The others resolve it themselves (openTarget), after
-      // checking their own flags, so a bad flag sends nothing, not even the seed's discovery.
-      if (!PROFILE_AWARE_COMMANDS.has(running) && typeof (opts as { seed?: unknown }).seed === 'string') {
-        const { applySeed, hasSeed } = await import('./node-source.js');
-        if (hasSeed(opts)) await applySeed(opts, ctx);
-      }
+      // A command's --seed and --profile are its own business: it resolves them (openTarget) after
+      // checking its own flags, so a bad flag sends nothing, not even the seed's discovery.
       code = await action(opts, ctx);
     } catch (err) {
       code = reportError(err, ctx);
@@ -105,10 +98,6 @@ export async function run(argv: string[]): Promise<void> {
     process.exitCode = code;
   };
   program = buildProgram(runner);
-  program.hook('preAction', (_self, action) => {
-    running = commandPath(action).replace(/^\S+ /, '');
-    refuseUnreadProfile(action, program!.opts<GlobalOptions>(), process.env);
-  });
   const parsing = prepareForParsing(program);
   try {
     await program.parseAsync(argv);
@@ -123,41 +112,6 @@ export async function run(argv: string[]): Promise<void> {
     const { createContext, reportError } = await import('./runtime.js');
     process.exitCode = reportError(usage, await createContext(program.opts<GlobalOptions>(), controller.signal));
   }
-}
-
-/**
- * Commands that resolve their target through profiles (config/target.ts). Until a command is
- * here, a profile given to it would be silently ignored and its nodes taken from --nodes,
- * TSNODE_NODES, ./nodes.txt or the default node: for a sweep that is the wrong cluster. So it is
- * refused, unless the command has no target a profile could name (PROFILE_NOT_APPLICABLE).
- */
-export const PROFILE_AWARE_COMMANDS: ReadonlySet<string> = new Set([
-  'profile list',
-  'profile show',
-  'profile use',
-  'profile set',
-  'profile remove',
-  'status',
-  'nodes',
-  'locate',
-  'write',
-  'read',
-  // --profile <name> registers the cluster it starts as that profile (TSNODE_PROFILE is not read).
-  'cluster up',
-  'retention plan',
-  'retention apply',
-]);
-export const PROFILE_NOT_APPLICABLE: ReadonlySet<string> = new Set(['serve', 'demo', 'cluster down', 'completion']);
-
-export function refuseUnreadProfile(action: Command, globals: GlobalOptions, env: NodeJS.ProcessEnv): void {
-  const path = commandPath(action).replace(/^\S+ /, '');
-  if (PROFILE_AWARE_COMMANDS.has(path) || PROFILE_NOT_APPLICABLE.has(path)) return;
-  const via = globals.profile !== undefined ? `--profile ${globals.profile}` : env.TSNODE_PROFILE?.trim() ? `TSNODE_PROFILE=${env.TSNODE_PROFILE.trim()}` : undefined;
-  if (via === undefined) return;
-  throw new UsageError(
-    `tsnode ${path} does not read profiles yet, so ${via} would be ignored and the nodes taken from elsewhere (nothing was sent)`,
-    `give the nodes with --nodes (tsnode profile show lists a profile's nodes)${via.startsWith('TSNODE_PROFILE') ? ', and unset TSNODE_PROFILE for this command' : ''}`,
-  );
 }
 
 /**

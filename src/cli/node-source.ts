@@ -11,9 +11,6 @@
  * header prefix, discovers the ring when the nodes come from a seed (--seed or a profile's
  * `seed:`), and says on stderr where the nodes came from. Nothing is sent before the action has
  * validated its own flags, because the action calls this after doing so.
- *
- * `applySeed` is the older path, kept for the commands that have not moved to the flag tables
- * (sweep, sweep cancel): the runner resolves their --seed before they run.
  */
 import { resolve } from 'node:path';
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
@@ -22,9 +19,9 @@ import { loadConfig } from './config/load.js';
 import { realFs, resolveTarget, type Target, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
-import type { NetworkFlags, NetworkValues } from './network-options.js';
+import type { NetworkValues } from './network-options.js';
 import { openNetwork, type Network, type NetworkOptions } from './network.js';
-import { NODE_LINE_FORMS, parseNodeEntry, resolveSeed } from './nodes.js';
+import { NODE_LINE_FORMS, parseNodeEntry } from './nodes.js';
 
 /** The flags a command on the flag tables hands to openTarget: networkFlags() and, where it has them, the span and prefix settings. */
 export type TargetValues = NetworkValues & Pick<TargetFlags, 'headerPrefix' | 'smallestSpan' | 'nntRollups' | 'histogramRollups'>;
@@ -55,6 +52,15 @@ export interface OpenTargetOptions extends NetworkOptions {
 
 /** Resolves the target of a command on the flag tables, opens its network and discovers a seed's ring. */
 export async function openTarget(values: TargetValues, ctx: CliContext, opts: OpenTargetOptions): Promise<TargetRun> {
+  return connectTarget(resolveCommandTarget(values, ctx, opts), values, ctx, opts);
+}
+
+/**
+ * The first half of openTarget, which sends nothing: reads the config file and resolves the
+ * target (warnings on stderr). A command that must refuse before anything is sent, knowing where
+ * its nodes would come from (sweep without --yes off a terminal), calls this, then connectTarget.
+ */
+export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts: Pick<OpenTargetOptions, 'command' | 'destructive' | 'node'>): Target {
   const node = opts.node === undefined ? undefined : singleNode(opts.node, values);
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
   for (const w of loaded.warnings) ctx.log.warn(w);
@@ -84,6 +90,11 @@ export async function openTarget(values: TargetValues, ctx: CliContext, opts: Op
   });
   const target: Target = node === undefined ? resolved : { ...resolved, origin: `--node ${node}`, describe: () => `nodes: --node ${node}, 1 node` };
   for (const w of target.warnings) ctx.log.warn(w);
+  return target;
+}
+
+/** The second half of openTarget: opens the network with the target's settings, discovers a seed's ring, says where the nodes came from. */
+export async function connectTarget(target: Target, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
   const network = openNetwork({ values, target }, ctx, opts);
   if (target.source.kind === 'list') {
     const described = target.describe();
@@ -151,34 +162,4 @@ async function discoverSeed(seedUrl: string, label: string, net: Network): Promi
     }
     throw err;
   }
-}
-
-/**
- * Whether a command's options carry a --seed to resolve: only a command that talks to nodes (it
- * has the network flags) uses one as its node source; `profile set --seed` stores it as text.
- * Commands on the flag tables (typed timeouts) resolve their seed in openTarget instead.
- */
-export function hasSeed(opts: unknown): opts is NetworkFlags & { seed: string; node?: string } {
-  if (typeof opts !== 'object' || opts === null) return false;
-  const o = opts as { seed?: unknown; connectTimeout?: unknown };
-  return typeof o.seed === 'string' && typeof o.connectTimeout === 'string';
-}
-
-/**
- * The runner's --seed for the commands without a flag table: discovers the ring from `opts.seed`
- * and puts its nodes in `opts.nodes` before the command runs; returns the ring.
- */
-export async function applySeed(opts: NetworkFlags & { seed: string; node?: string }, ctx: CliContext): Promise<DiscoveredRing> {
-  const net = openNetwork(opts, ctx);
-  let found;
-  try {
-    found = await resolveSeed(opts, (url) => discoverSeed(url, '--seed', net));
-  } finally {
-    await net.close();
-  }
-  const ring = found.ring;
-  ctx.log.info(`nodes: ${found.nodes.length} from ${found.source}`);
-  warnAboutRing(ring, ctx);
-  opts.nodes = found.nodes.join(',');
-  return ring;
 }

@@ -7,7 +7,8 @@
  *   ring nodes (named), when the nodes disagree on the topology hash, or when a rebalance is in
  *   progress; `allowPartial` lets the run go ahead, and the report keeps the missing nodes for the
  *   result and the journal;
- * - **spans**: spans a sweep names must be configured on every node that reports its spans.
+ * - **spans**: spans a sweep names must be configured on every node that reports its spans, and
+ *   among the spans the target declares (a profile's) for the nodes that do not.
  * Nodes without these endpoints (older stores, plain lists) keep working: the report says in one
  * line what could not be checked. Only GETs are sent here.
  */
@@ -100,6 +101,17 @@ export interface ClusterCheckOptions {
   allowPartial?: boolean;
   /** Spans a sweep names (seconds), checked against every node that reports its spans. */
   spans?: { nnt?: readonly number[] | undefined; histogram?: readonly number[] | undefined };
+  /**
+   * The spans the target declares (a profile's nnt_rollups, histogram_rollups), and where: what
+   * `spans` are checked against on nodes that do not report their own.
+   */
+  declared?: { nnt?: DeclaredSpans | undefined; histogram?: DeclaredSpans | undefined };
+}
+
+export interface DeclaredSpans {
+  spans: readonly number[];
+  /** For messages: `profiles.prod.nnt_rollups (~/.config/tsnode/config.yaml:7)`. */
+  from: string;
 }
 
 const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -126,8 +138,26 @@ export function judgeCluster(facts: ClusterFacts, opts: ClusterCheckOptions = {}
       unknownSpans.push(line);
       problems.push({ node: u.url, message: `has no ${u.kind} span ${u.span} (its ${u.kind} spans: ${u.configured.join(', ') || 'none'}): its DELETE would be refused` });
     }
-    const silent = [...spans.unreported, ...facts.nodes.filter((n) => !n.self).map((n) => n.url)];
-    if (silent.length) notes.push(`spans could not be checked on ${plural(silent.length, 'node')} (they do not report them): ${listSome(silent)}`);
+    const unchecked = new Set<string>();
+    for (const kind of ['nnt', 'histogram'] as const) {
+      const wanted = opts.spans[kind];
+      if (!wanted?.length) continue;
+      // Nodes that do not say which spans they have (no /state, or an older one without spans).
+      const silent = facts.nodes.filter((n) => !n.self || (kind === 'nnt' ? n.self.nntRollups : n.self.histogramRollups) === null).map((n) => n.url);
+      if (silent.length === 0) continue;
+      const declared = opts.declared?.[kind];
+      if (!declared) {
+        for (const url of silent) unchecked.add(url);
+        continue;
+      }
+      const missing = wanted.filter((span) => !declared.spans.includes(span));
+      if (missing.length) {
+        const line = `${kind} span${missing.length === 1 ? '' : 's'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not among the ${kind} spans ${declared.from} declares (${declared.spans.join(', ')}), which stand for the ${plural(silent.length, 'node')} that do not report theirs: ${listSome(silent)}`;
+        unknownSpans.push(line);
+        problems.push({ message: `${line}; their DELETE would be refused` });
+      } else notes.push(`${kind} spans checked against ${declared.from} for ${plural(silent.length, 'node')} that do not report theirs`);
+    }
+    if (unchecked.size) notes.push(`spans could not be checked on ${plural(unchecked.size, 'node')} (they do not report them): ${listSome([...unchecked])}`);
   }
   return { coverage, unknownSpans, notes: [coverage.note, ...notes], problems };
 }

@@ -174,21 +174,25 @@ describe("commander's errors in tsnode's style", () => {
   });
 });
 
-describe('commands that do not read profiles yet', () => {
-  it('refuse --profile and TSNODE_PROFILE instead of acting on other nodes; nothing is sent', async () => {
+describe('sweep and sweep cancel read profiles', () => {
+  it('--profile names the nodes over TSNODE_NODES; TSNODE_PROFILE too; the profile is said on stderr', async () => {
     const node = await startRecordingNode();
+    const other = await startRecordingNode();
     try {
       const u = user();
-      await runCli(['profile', 'set', 'prod', '--nodes', 'db1:8112'], { env: u.env });
-      const flag = await runCli(['--profile', 'prod', 'sweep', '--before', '1d', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url } });
-      expect(flag.code).toBe(2);
-      expect(lines(flag.stderr)[0]).toBe('error: tsnode sweep does not read profiles yet, so --profile prod would be ignored and the nodes taken from elsewhere (nothing was sent)');
-      const env = await runCli(['sweep', 'cancel', '--yes'], { env: { ...u.env, TSNODE_NODES: node.url, TSNODE_PROFILE: 'prod' } });
-      expect(env.code).toBe(2);
-      expect(lines(env.stderr)[0]).toMatch(/^error: tsnode sweep cancel does not read profiles yet, so TSNODE_PROFILE=prod would be ignored/);
+      await runCli(['profile', 'set', 'prod', '--nodes', node.url], { env: u.env });
+      const flag = await runCli(['--profile', 'prod', 'sweep', '--before', '1d', '--dry-run'], { env: { ...u.env, TSNODE_NODES: other.url } });
+      expect(flag.code).toBe(0);
+      expect(lines(flag.stderr)[0]).toBe('nodes: profile prod, 1 node');
+      expect(flag.stdout).toMatch(new RegExp(`^DELETE ${node.url}/sweep_delete\n`));
+      const env = await runCli(['sweep', 'cancel', '--dry-run'], { env: { ...u.env, TSNODE_PROFILE: 'prod' } });
+      expect(env.code).toBe(0);
+      expect(env.stdout).toBe(`GET ${node.url}/sweep_delete/cancel\n`);
       expect(node.requests).toEqual([]);
+      expect(other.requests).toEqual([]);
     } finally {
       await node.close();
+      await other.close();
     }
   });
 });

@@ -334,14 +334,14 @@ describe('stopping and resuming', () => {
   it('tsnode history shows the retention runs, resumed ones as one row with every node finished', async () => {
     const r = await runCli(['history', '--output', 'json'], { env });
     expect(r.code).toBe(0);
-    const runs = (JSON.parse(r.stdout) as { runs: Array<{ run: string; kind: string; outcome: boolean; pending: string[]; nodes: { state: string }[]; retention?: { attempt: number; outcome: string } }> }).runs.filter(
+    const runs = (JSON.parse(r.stdout) as { runs: Array<{ run: string; kind: string; outcome_recorded: boolean; pending: string[]; nodes: { state: string }[]; retention?: { attempt: number; outcome: string } }> }).runs.filter(
       (x) => x.kind === 'retention',
     );
     expect(runs.length).toBeGreaterThanOrEqual(3);
     const resumed = runs.filter((x) => x.retention!.attempt === 2);
     expect(resumed).toHaveLength(2);
     for (const x of resumed) {
-      expect(x).toMatchObject({ outcome: true, pending: [] });
+      expect(x).toMatchObject({ outcome_recorded: true, pending: [] });
       expect(x.retention!.outcome).toBe('complete');
       expect(x.nodes.every((n) => n.state === 'finished')).toBe(true);
     }

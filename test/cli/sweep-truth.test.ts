@@ -41,13 +41,14 @@ interface NodeDoc {
   node: string;
   state: string;
   reason: string;
-  error: string | null;
+  error: { code: string; message: string } | null;
   other: string | null;
+  elapsed_ms: number | null;
 }
 interface SweepDoc {
   nodes: NodeDoc[];
   summary: Record<string, number>;
-  catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
+  catch_up: { nodes: string[]; command: string; add_back: string[] } | null;
 }
 const doc = (r: CliResult): SweepDoc => JSON.parse(r.stdout) as SweepDoc;
 const catchUpFor = (nodes: string[], before = BEFORE): string => `tsnode sweep --before ${before} --types nnt --nodes ${nodes.join(',')}`;
@@ -83,14 +84,14 @@ describe('a sweep that did not happen is never done', () => {
         reason: expect.stringMatching(new RegExp(`replaced by another: nnt before [0-9T:-]+Z \\(${other}\\), nnt spans all`)),
         error: null,
         other: expect.stringContaining(`(${other})`),
-        seconds: expect.any(Number),
+        elapsed_ms: expect.any(Number),
       },
     ]);
-    expect(d.catchUp).toEqual({ nodes: [n.url], command: catchUpFor([n.url]), addBack: [] });
+    expect(d.catch_up).toEqual({ nodes: [n.url], command: catchUpFor([n.url]), add_back: [] });
     expect(r.stderr).toContain(`to catch up (1 node(s) not done): ${catchUpFor([n.url])}`);
     expect(forced!.code).toBe(0);
     expect(doc(forced!).nodes[0]).toMatchObject({ state: 'done', reason: "the node's record says our sweep completed" });
-    expect(doc(forced!).catchUp).toBeNull();
+    expect(doc(forced!).catch_up).toBeNull();
   });
 
   it('cancelled by tsnode sweep cancel: cancelled (exit 1), with the catch-up', async () => {
@@ -102,7 +103,7 @@ describe('a sweep that did not happen is never done', () => {
     });
     expect(r.code).toBe(1);
     expect(doc(r).nodes[0]).toMatchObject({ state: 'cancelled', reason: "the node's record says the sweep of nnt was cancelled" });
-    expect(doc(r).catchUp!.command).toBe(catchUpFor([n.url]));
+    expect(doc(r).catch_up!.command).toBe(catchUpFor([n.url]));
     expect(doc(r).summary).toMatchObject({ cancelled: 1, done: 0 });
   });
 
@@ -123,7 +124,7 @@ describe('a sweep that did not happen is never done', () => {
     expect(node.state).toBe('unconfirmed');
     expect(node.reason).toMatch(/^no record of our sweep of nnt on the node: the node restarted \(instance [0-9a-f]{12} -> [0-9a-f]{12}\); whether it ran to the end is unknown$/);
     expect(r.stderr).toMatch(new RegExp(`${n.url}: no answer`));
-    expect(doc(r).catchUp!.command).toBe(catchUpFor([n.url]));
+    expect(doc(r).catch_up!.command).toBe(catchUpFor([n.url]));
     // and indeed: the last series still holds its old point
     const last = await client(again!.url).readRollup({ uuid: uuid(149), metric: 'cpu', startMs: OLD * 1000, endMs: (OLD + 60) * 1000, spanMs: 60_000 });
     expect(last.points[0]!.value).not.toBeNull();
@@ -165,10 +166,10 @@ describe('a sweep that did not happen is never done', () => {
         [broken.url, 'failed'],
         [html.url, 'failed'],
       ]);
-      expect(d.nodes[1]).toMatchObject({ reason: "the node's record says the sweep of nnt failed: SQLITE_FULL: database or disk is full", error: 'nnt: SQLITE_FULL: database or disk is full' });
+      expect(d.nodes[1]).toMatchObject({ reason: "the node's record says the sweep of nnt failed: SQLITE_FULL: database or disk is full", error: { code: 'failed', message: 'nnt: SQLITE_FULL: database or disk is full' } });
       expect(d.nodes[2]!.reason).toMatch(/^the DELETE was answered with something other than \[\] \(sweep delete: the answer is not JSON .*Welcome to nginx.*\); whether a sweep started is unknown$/);
       expect(html.requests.filter((q) => q.method === 'DELETE')).toHaveLength(1);
-      expect(d.catchUp).toEqual({ nodes: [broken.url, html.url], command: catchUpFor([broken.url, html.url]), addBack: ['--header (1 given; values not shown)'] });
+      expect(d.catch_up).toEqual({ nodes: [broken.url, html.url], command: catchUpFor([broken.url, html.url]), add_back: ['--header (1 given; values not shown)'] });
       expect(r.stderr).toContain('add back: --header (1 given; values not shown)');
       expect(`${r.stdout}${r.stderr}${readFileSync(JOURNAL, 'utf8')}`).not.toContain('s3cr3t');
     });
@@ -181,7 +182,7 @@ describe('a sweep that did not happen is never done', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`--nodes item 2: http://localhost:${n.port} is the same node as http://127.0.0.1:${n.port} (item 1) under another spelling; using it once`);
     expect(doc(r).nodes.map((x) => [x.node, x.state])).toEqual([[n.url, 'done']]);
-    expect(doc(r).catchUp).toBeNull();
+    expect(doc(r).catch_up).toBeNull();
     // Counting what arrives needs a fake node: exactly one DELETE for the two spellings.
     const rec = await startRecordingNode((req) =>
       req.method === 'DELETE' ? { body: '[]' } : { body: JSON.stringify({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } }) },
@@ -227,12 +228,14 @@ describe('a sweep that did not happen is never done', () => {
       const journal = join(dir, 'seed.jsonl');
       const r = await runCli(['sweep', '--before', String(BEFORE), '--seed', urls[0]!, '--yes', '--journal', journal, ...FAST], { env });
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toContain(`on 2 nodes (node list: --seed ${urls[0]})`);
-      const lines = readFileSync(journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; nodeSource: string; nodes: unknown[] });
-      expect(lines.map((l) => [l.kind, l.nodeSource, l.nodes.length])).toEqual([
-        ['sweep.start', `--seed ${urls[0]}`, 2],
-        ['sweep.end', `--seed ${urls[0]}`, 2],
+      const described = `nodes: --seed ${urls[0]}, 2 nodes discovered (topology `;
+      expect(r.stderr).toContain(`on 2 nodes (${described}`);
+      const lines = readFileSync(journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; nodeSource: string; described: string; nodes: unknown[] });
+      expect(lines.map((l) => [l.kind, l.nodeSource, l.described.slice(0, described.length), l.nodes.length])).toEqual([
+        ['sweep.start', `--seed ${urls[0]}`, described, 2],
+        ['sweep.end', `--seed ${urls[0]}`, described, 2],
       ]);
+      expect(JSON.parse(r.stdout)).toMatchObject({ node_source: `--seed ${urls[0]}`, profile: null });
     } finally {
       await runCli(['cluster', 'down', '--dir', dir, '--grace', '2s'], { env });
     }
@@ -255,19 +258,33 @@ describe('tsnode history', () => {
     expect(r.code).toBe(0);
     const h = JSON.parse(r.stdout) as {
       journal: string;
-      runs: Array<{ kind: string; outcome: boolean; nodes: Array<{ node: string; state: string | null }>; pending: string[]; catchUp: { command: string } | null; before: number; by: string }>;
+      runs: Array<{
+        kind: string;
+        outcome_recorded: boolean;
+        nodes: Array<{ node: string; state: string | null }>;
+        pending: string[];
+        catch_up: { command: string } | null;
+        before: number;
+        before_iso: string;
+        started: number;
+        started_iso: string;
+        by: string;
+      }>;
     };
     expect(h.journal).toBe(JOURNAL);
     const sweeps = h.runs.filter((x) => x.kind === 'sweep');
-    const states = sweeps.map((x) => (x.outcome ? x.nodes.map((n) => n.state).join(',') : 'no outcome'));
+    const states = sweeps.map((x) => (x.outcome_recorded ? x.nodes.map((n) => n.state).join(',') : 'no outcome'));
     // in order: replaced, the forced one (done), cancelled, unconfirmed, done/failed/failed, the two-spelling runs, the killed run
     expect(states).toEqual(['replaced', 'done', 'cancelled', 'unconfirmed', 'done,failed,failed', 'done', 'done', 'no outcome']);
     expect(h.runs.filter((x) => x.kind === 'cancel')).toHaveLength(1);
     expect(sweeps.every((x) => /@/.test(x.by))).toBe(true);
     const failed = sweeps[4]!;
     expect(failed.pending).toHaveLength(2);
-    expect(failed.catchUp!.command).toMatch(/^tsnode sweep --before \d+ --types nnt --nodes http/);
+    expect(failed.catch_up!.command).toMatch(/^tsnode sweep --before \d+ --types nnt --nodes http/);
     expect(sweeps[7]!.pending).toHaveLength(1);
+    // times as epoch seconds beside their ISO string
+    expect(new Date(failed.started * 1000).toISOString().replace('.000Z', 'Z')).toBe(failed.started_iso);
+    expect(failed.before_iso).toBe(new Date(failed.before * 1000).toISOString().replace('.000Z', 'Z'));
 
     const table = await runCli(['history'], { env });
     expect(table.code).toBe(0);

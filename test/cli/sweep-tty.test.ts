@@ -81,7 +81,7 @@ describe.skipIf(!existsSync(TMUX))('tsnode sweep on a terminal', () => {
     // 1. the TTY confirmation, with time in ISO and epoch and the node count
     await until('the prompt', () => /\[y\/N\]/.test(screen()));
     // what goes (types and spans), how many nodes and where the list came from
-    expect(screen()).toMatch(new RegExp(`Delete data before [0-9T:-]+Z \\(${BEFORE}\\) \\(nnt all spans\\) on 2 nodes \\(node list: --nodes\\)\\? \\[y/N\\]`));
+    expect(screen()).toMatch(new RegExp(`Delete data before [0-9T:-]+Z \\(${BEFORE}\\) \\(nnt all spans\\) on 2 nodes \\(nodes: --nodes, 2 nodes\\)\\? \\[y/N\\]`));
     tmux('send-keys', '-t', 'sweep', 'y', 'Enter');
 
     // 2. live per-node lines: the paced node shows a spinner, `running` and what it works on

@@ -66,19 +66,27 @@ describe('tsnode sweep', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as {
       before: number;
+      before_iso: string;
       types: string[];
-      nodes: { node: string; state: string; reason: string; error: null; seconds: number }[];
+      nnt_rollups: unknown;
+      node_source: string;
+      exit_code: number;
+      nodes: { node: string; state: string; reason: string; error: null; elapsed_ms: number }[];
       summary: Record<string, number>;
-      catchUp: unknown;
+      catch_up: unknown;
     };
     expect(doc.before).toBe(BEFORE);
+    expect(doc.before_iso).toBe(new Date(BEFORE * 1000).toISOString().replace('.000Z', 'Z'));
     expect(doc.types).toEqual(['nnt']);
+    expect(doc.nnt_rollups).toBeNull();
+    expect(doc.node_source).toBe('--nodes');
+    expect(doc.exit_code).toBe(0);
     expect(doc.nodes.map((n) => [n.node, n.state, n.error])).toEqual([a.url, b.url, paced.url].map((u) => [u, 'done', null]));
     // reference nodes keep a record of their sweeps: done rests on it
     expect(doc.nodes.every((n) => n.reason === "the node's record says our sweep completed")).toBe(true);
-    expect(doc.nodes.every((n) => typeof n.seconds === 'number')).toBe(true);
+    expect(doc.nodes.every((n) => Number.isInteger(n.elapsed_ms))).toBe(true);
     expect(doc.summary).toEqual({ done: 3, started: 0, replaced: 0, cancelled: 0, failed: 0, unconfirmed: 0, lost: 0, skipped: 0, timed_out: 0, interrupted: 0 });
-    expect(doc.catchUp).toBeNull();
+    expect(doc.catch_up).toBeNull();
     for (const url of [a.url, b.url, paced.url]) {
       expect(await points(url, 0)).toEqual({ old: false, new: true });
       expect(await points(url, 2)).toEqual({ old: false, new: true });
@@ -106,21 +114,21 @@ describe('tsnode sweep', () => {
 
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', `${a.url},${dead}`, '--yes', '--skip-unreachable', '--output', 'json', ...FAST]);
     expect(r.code).toBe(3);
-    const doc = JSON.parse(r.stdout) as { nodes: unknown[]; summary: Record<string, number>; catchUp: { command: string } };
+    const doc = JSON.parse(r.stdout) as { nodes: unknown[]; summary: Record<string, number>; catch_up: { command: string } };
     expect(doc.nodes).toEqual([
-      { node: a.url, state: 'done', reason: expect.any(String), error: null, other: null, seconds: expect.any(Number) },
+      { node: a.url, state: 'done', reason: expect.any(String), error: null, other: null, elapsed_ms: expect.any(Number) },
       {
         node: dead,
         state: 'skipped',
         reason: expect.stringMatching(/^not sent: unreachable: connection refused .* \(at preflight\)$/),
-        error: expect.stringMatching(/^connection refused/),
+        error: { code: 'skipped', message: expect.stringMatching(/^connection refused/) },
         other: null,
-        seconds: null,
+        elapsed_ms: null,
       },
     ]);
     expect(doc.summary).toMatchObject({ done: 1, skipped: 1 });
     // the skipped node is the one to catch up
-    expect(doc.catchUp.command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${dead}`);
+    expect(doc.catch_up.command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${dead}`);
     expect(await points(a.url)).toEqual({ old: false, new: true });
   });
 
@@ -157,8 +165,8 @@ describe('tsnode sweep', () => {
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nnt-rollups', '60', '--nodes', `${older.url},${b.url}`, '--yes', '--output', 'json', ...FAST]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`spans could not be checked on 1 node (they do not report them): ${older.url}`);
-    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: string | null }[] };
-    expect(doc.nodes[0]).toMatchObject({ node: older.url, state: 'failed', reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/), error: expect.stringMatching(/^HTTP 400: .*120/) });
+    const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: unknown }[] };
+    expect(doc.nodes[0]).toMatchObject({ node: older.url, state: 'failed', reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/), error: { code: 'failed', message: expect.stringMatching(/^HTTP 400: .*120/) } });
     expect(doc.nodes[1]).toMatchObject({ node: b.url, state: 'done', error: null });
     expect(older.requests.filter((q) => q.method === 'DELETE')).toHaveLength(1);
     await older.close();
@@ -247,7 +255,13 @@ describe('sweeps in progress', () => {
     expect((await status(slow.url)).nnt.running).toBe(true);
     const r = await runCli(['sweep', 'cancel', '--nodes', slow.url, '--yes', '--output', 'json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ nodes: [{ node: slow.url, state: 'cancelling', cancelled: ['nnt'], error: null }], coverage: expect.objectContaining({ verdict: 'unchecked', missing: [] }) });
+    expect(JSON.parse(r.stdout)).toEqual({
+      node_source: '--nodes',
+      profile: null,
+      exit_code: 0,
+      nodes: [{ node: slow.url, state: 'cancelling', cancelled: ['nnt'], error: null }],
+      coverage: expect.objectContaining({ verdict: 'unchecked', missing: [], allowed_partial: false }),
+    });
     await until('the cancelled sweep to stop', async () => !(await status(slow.url)).nnt.running);
   });
 
@@ -269,9 +283,9 @@ describe('sweeps in progress', () => {
     await seed(slow.url, 200);
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', slow.url, '--yes', '--timeout', '500ms', '--output', 'json', ...FAST]);
     expect(r.code).toBe(1);
-    const doc = JSON.parse(r.stdout) as { nodes: { state: string; seconds: number }[]; summary: Record<string, number> };
+    const doc = JSON.parse(r.stdout) as { nodes: { state: string; elapsed_ms: number }[]; summary: Record<string, number> };
     expect(doc.nodes[0]!.state).toBe('timed_out');
-    expect(doc.nodes[0]!.seconds).toBeGreaterThanOrEqual(0.5);
+    expect(doc.nodes[0]!.elapsed_ms).toBeGreaterThanOrEqual(500);
     expect(doc.summary.timed_out).toBe(1);
     expect(r.stderr).toMatch(/watch them with: tsnode status/);
     expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });

@@ -4,7 +4,7 @@ import { UsageError } from '../../src/cli/errors.js';
 import { headersFromFlags } from '../../src/cli/network.js';
 import { parseNodeEntry, parseNodeList } from '../../src/cli/nodes.js';
 import { parseDuration, parseTime } from '../../src/cli/time.js';
-import { parseOutput, parseTypes } from '../../src/cli/commands/sweep/plan.js';
+import { parseChoiceList, parseOutput } from '../../src/cli/values.js';
 import { HeaderError, parseHeaderLine } from '../../src/client/headers.js';
 import {
   CodecError,
@@ -131,8 +131,8 @@ describe('fuzz: command-line parsers', () => {
   it('sweep --types and --output: UsageError naming the flag', () => {
     fc.assert(
       fc.property(text, (s) => {
-        only(() => parseTypes(s), [UsageError], /^--types: /, s);
-        only(() => parseOutput(s, ['table', 'json', 'csv'] as const), [UsageError], /^--output: /, s);
+        only(() => parseChoiceList(s, '--types', ['nnt', 'text', 'histogram'], { ignoreCase: true }), [UsageError], /^--types: /, s);
+        only(() => parseOutput(s), [UsageError], /^--output: /, s);
       }),
       params,
     );

@@ -6,7 +6,7 @@
  */
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { buildProgram, GLOBAL_FLAGS, PROFILE_AWARE_COMMANDS, PROFILE_NOT_APPLICABLE, refuseUnreadProfile } from '../../src/cli/main.js';
+import { buildProgram, GLOBAL_FLAGS } from '../../src/cli/main.js';
 import { parseArgv } from '../helpers/parse.js';
 
 const NETWORK = { connectTimeout: '3s', headersTimeout: '10s', requestTimeout: '30s', retries: '3' };
@@ -36,12 +36,12 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   // No --engine or --type by default: they shape numeric reads only (dispatch and average when absent).
   read: { kind: 'nnt', compare: false, output: 'table', ...NETWORK_TYPED },
+  // No --header-prefix by default: the profile's header_prefix applies, else X-Service.
   sweep: {
-    types: 'nnt',
-    headerPrefix: 'X-Service',
-    concurrency: '32',
-    pollInterval: '2s',
-    timeout: '6h',
+    types: ['nnt'],
+    concurrency: 32,
+    pollInterval: 2000,
+    timeout: 21_600_000,
     wait: true,
     dryRun: false,
     yes: false,
@@ -49,7 +49,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     skipUnreachable: false,
     allowPartial: false,
     output: 'table',
-    ...NETWORK,
+    ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
   'retention apply': {
@@ -74,7 +74,8 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   'profile show': { output: 'table' },
   'profile set': { header: [], unset: [] },
 };
-// `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand).
+// `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand);
+// the sweep-only ones are refused when given (an ERRORS row below).
 DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
 
 const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
@@ -103,10 +104,21 @@ const CONTRACT: Row[] = [
   [['read', 'U', 'M', '--kind', 'text', '--start', '30d', '--seed', 'db1', '-o', 'json'], 'read', { uuid: 'U', metric: 'M', kind: 'text', start: '30d', seed: 'db1', output: 'json' }],
   [['read', 'U', 'M', '--kind', 'histogram', '--period', '1m', '--limit', '10', '--retries', '0'], 'read', { uuid: 'U', metric: 'M', kind: 'histogram', period: 60, limit: 10, retries: 0 }],
   [['--profile', 'prod', 'read', 'U', 'M', '--node', 'db2', '-o', 'chart'], 'read', { uuid: 'U', metric: 'M', node: 'db2', output: 'chart' }, { profile: 'prod' }],
-  [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: 'nnt,histogram', yes: true, wait: false }],
-  [['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'X-Snowth', '--nnt-rollups', '60,300', '-y'], 'sweep', { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: '60,300', yes: true }],
+  [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: ['nnt', 'histogram'], yes: true, wait: false }],
+  [
+    ['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'x-snowth', '--nnt-rollups', '300,1m', '--histogram-rollups', '60', '-y', '-o', 'csv'],
+    'sweep',
+    { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: [60, 300], histogramRollups: [60], yes: true, output: 'csv' },
+  ],
+  [
+    ['sweep', '--before', '1d', '--poll-interval', '500ms', '--lost-after', '1m', '--timeout', '2h', '--concurrency', '4', '--force', '--skip-unreachable', '--allow-partial', '--seed', 'http://db1:8112'],
+    'sweep',
+    { before: '1d', pollInterval: 500, lostAfter: 60_000, timeout: 7_200_000, concurrency: 4, force: true, skipUnreachable: true, allowPartial: true, seed: 'http://db1:8112' },
+  ],
+  [['--profile', 'prod', 'sweep', '--before', '1d', '--yes'], 'sweep', { before: '1d', yes: true }, { profile: 'prod' }],
   [['sweep', 'cancel'], 'sweep cancel', {}],
   [['sweep', 'cancel', '--nodes', 'a:1,b:2', '--yes', '--output', 'json'], 'sweep cancel', { nodes: 'a:1,b:2', yes: true, output: 'json' }],
+  [['sweep', 'cancel', '-o', 'csv', '--dry-run', '--concurrency', '8', '--profile', 'prod'], 'sweep cancel', { output: 'csv', dryRun: true, concurrency: 8 }, { profile: 'prod' }],
   [['retention', 'plan', 'retention.yaml'], 'retention plan', { policy: 'retention.yaml' }],
   [['retention', 'plan', '--rule', 'nnt:60=30d', '--rule', 'text=90d', '-o', 'json', '--nodes', 'a:1', '--header-prefix', 'x-snowth'], 'retention plan', { rule: ['nnt:60=30d', 'text=90d'], output: 'json', nodes: 'a:1', headerPrefix: 'X-Snowth' }],
   [
@@ -118,6 +130,7 @@ const CONTRACT: Row[] = [
   [['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'], 'retention apply', { resume: 'r-20261122T043258Z-3f2a', lostAfter: 60_000, output: 'csv' }, { profile: 'prod' }],
   [['history'], 'history', {}],
   [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
+  [['history', '-o', 'json'], 'history', { output: 'json' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],
@@ -202,7 +215,12 @@ const ERRORS: Array<[string[], string, RegExp, RegExp]> = [
   [['serve', '--bogus'], 'unknown_option', /^unknown option --bogus for tsnode serve$/, /^tsnode serve --help lists the options$/],
   [['-x'], 'unknown_option', /^unknown option -x for tsnode$/, /^tsnode --help lists the options$/],
   [['status', '--output', 'jsno'], 'invalid_value', /^--output: "jsno" is not one of table, json, csv$/, /^did you mean json\?$/],
-  [['sweep', '--output', 'csv'], 'invalid_value', /^--output: "csv" is not one of table, json$/, /^use one of: table, json$/],
+  [['sweep', '--output', 'yaml'], 'invalid_value', /^--output: "yaml" is not one of table, json, csv$/, /^use one of: table, json, csv$/],
+  [['sweep', '--before', '1d', '--types', 'nnt,txt'], 'invalid_value', /^--types: "txt" is not one of nnt, text, histogram$/, /did you mean text\?/],
+  [['sweep', '--before', '1d', '--nnt-rollups', '60,'], 'invalid_value', /^--nnt-rollups: item 2 of "60," is empty$/, /comma list of spans/],
+  [['sweep', '--before', '1d', '--poll-interval', '2'], 'invalid_value', /^--poll-interval: "2" is not a duration \(a bare number has no unit/, /500ms/],
+  [['sweep', 'cancel', '--before', '1d', '--force'], 'usage', /^--before, --force: options of tsnode sweep, not of tsnode sweep cancel \(nothing was sent\)$/, /drop them/],
+  [['history', '--output', 'yaml'], 'invalid_value', /^--output: "yaml" is not one of table, json, csv$/, /use one of/],
   [['completion', 'pwsh'], 'invalid_value', /^tsnode completion: "pwsh" is not one of bash, zsh, fish$/, /use one of: bash, zsh, fish/],
   [['profile', 'list', '-o', 'csv'], 'invalid_value', /^--output: "csv" is not one of table, json$/, /use one of/],
   [['profile', 'set', 'p', '--smallest-span', '0'], 'invalid_value', /^--smallest-span: "0" is not a span$/, /whole seconds/],
@@ -248,21 +266,5 @@ describe('parser contract: argv -> usage error', () => {
   it('help is help, not an error', async () => {
     expect(await parseArgv(['--help'])).toEqual({ ok: false, help: true });
     expect(await parseArgv(['sweep', 'cancel', '--help'])).toEqual({ ok: false, help: true });
-  });
-});
-
-describe('profiles given to commands that do not read them yet', () => {
-  const program = buildProgram(async () => {});
-  const find = (path: string): Command => path.split(' ').reduce((cmd, name) => cmd.commands.find((c) => c.name() === name)!, program);
-
-  it('are refused where a profile would name the nodes, ignored where there are none to name', () => {
-    for (const path of ['sweep', 'sweep cancel']) {
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, {}), path).toThrow(/does not read profiles yet/);
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, { TSNODE_PROFILE: 'prod' }), path).toThrow(/TSNODE_PROFILE=prod would be ignored/);
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false }, {}), path).not.toThrow();
-    }
-    for (const path of [...PROFILE_NOT_APPLICABLE, ...PROFILE_AWARE_COMMANDS]) {
-      expect(() => refuseUnreadProfile(find(path), { color: true, verbose: false, profile: 'prod' }, { TSNODE_PROFILE: 'x' }), path).not.toThrow();
-    }
   });
 });

@@ -78,4 +78,22 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
     expect(r.notes).toContain(`spans could not be checked on 1 node (they do not report them): ${url(1)}`);
     expect(judgeCluster(f, { spans: { nnt: [300] } }).problems).toEqual([]);
   });
+
+  it("nodes that do not report their spans are checked against the target's declared ones; the nodes' own report wins", () => {
+    const f: ClusterFacts = { nodes: [{ url: url(0), self: self(0) }, { url: url(1), self: self(1, { nntRollups: null }) }, { url: url(2), noEndpoints: true }], topology: TOPOLOGY };
+    const declared = { nnt: { spans: [60, 300, 1800], from: 'profiles.prod.nnt_rollups (config.yaml:5)' } };
+    // 1800 is declared, but node 0 reports its own spans without it
+    const r = judgeCluster(f, { spans: { nnt: [1800] }, declared });
+    expect(r.problems).toEqual([{ node: url(0), message: `has no nnt span 1800 (its nnt spans: 60, 300): its DELETE would be refused` }]);
+    expect(r.notes).toContain(`nnt spans checked against profiles.prod.nnt_rollups (config.yaml:5) for 2 nodes that do not report theirs`);
+    // 120 is neither: refused for the two silent nodes, naming where the declaration is
+    const bad = judgeCluster(f, { spans: { nnt: [120] }, declared });
+    expect(bad.problems.map((p) => p.message)).toContain(
+      `nnt span 120 is not among the nnt spans profiles.prod.nnt_rollups (config.yaml:5) declares (60, 300, 1800), which stand for the 2 nodes that do not report theirs: ${url(1)}, ${url(2)}; their DELETE would be refused`,
+    );
+    // histogram spans with nothing declared: still only a note
+    const hist = judgeCluster({ nodes: [{ url: url(2), noEndpoints: true }], topology: null }, { spans: { histogram: [60] }, declared });
+    expect(hist.problems).toEqual([]);
+    expect(hist.notes).toContain(`spans could not be checked on 1 node (they do not report them): ${url(2)}`);
+  });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { describeRequest, describeScope, parseHeaderPrefix, parseTypes, planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
-import { buildSweepHeaders, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
+import { DATA_TYPES as SWEEP_DATA_TYPES, HEADER_PREFIXES as SWEEP_HEADER_PREFIXES, type SweepOptions } from '../../src/cli/commands/sweep/command.js';
+import { describeRequest, describeScope, planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
+import { parseArgv } from '../helpers/parse.js';
+import { buildSweepHeaders, DATA_TYPES, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
 
 const TYPE_SETS: DataType[][] = [['nnt'], ['text'], ['histogram'], ['nnt', 'text'], ['nnt', 'histogram'], ['text', 'histogram'], ['nnt', 'text', 'histogram']];
 const NNT = [undefined, [60, 300]] as const;
@@ -33,27 +35,20 @@ describe('buildSweepHeaders: every option combination', () => {
   });
 });
 
-const base: SweepFlags = {
-  before: '1787529600',
-  types: 'nnt',
-  headerPrefix: 'X-Service',
-  concurrency: '32',
-  pollInterval: '2s',
-  timeout: '6h',
-  wait: true,
-  dryRun: false,
-  yes: false,
-  force: false,
-  skipUnreachable: false,
-  output: 'table',
-};
 const NOW = 1_800_000_000_000;
 
+/** The options `tsnode sweep <argv>` hands its action: the real declarations parse them. */
+async function sweepOpts(...argv: string[]): Promise<SweepOptions> {
+  const r = await parseArgv(['sweep', '--before', '1787529600', ...argv]);
+  if (!r.ok) throw 'error' in r ? r.error : new Error('help');
+  return r.options as SweepOptions;
+}
+
 describe('planSweep flags', () => {
-  it('builds the request the dry run prints, per node', () => {
-    const plan = planSweep({ ...base, types: 'nnt,histogram', nntRollups: '60,300,60', headerPrefix: 'x-snowth' }, NOW);
+  it('builds the request the dry run prints, per node', async () => {
+    const plan = planSweep(await sweepOpts('--types', 'nnt,histogram', '--nnt-rollups', '300,60,60'), NOW);
     expect(plan.request).toEqual({ before: 1_787_529_600, types: ['nnt', 'histogram'], nntRollups: [60, 300] });
-    expect(describeRequest('http://db1:8112', plan)).toEqual({
+    expect(describeRequest('http://db1:8112', plan.request, 'X-Snowth')).toEqual({
       method: 'DELETE',
       url: 'http://db1:8112/sweep_delete',
       headers: { 'X-Snowth-Delete-Time': '1787529600', 'X-Snowth-Delete-Data-Types': 'nnt,histogram', 'X-Snowth-NNT-Delete-Rollups': '60,300' },
@@ -61,35 +56,43 @@ describe('planSweep flags', () => {
     expect(describeScope(plan.request)).toBe('nnt spans 60,300 only, histogram all spans');
   });
 
-  it('parses types, deduplicated, case-insensitive, naming a bad one', () => {
-    expect(parseTypes('NNT, text,nnt')).toEqual(['nnt', 'text']);
-    expect(() => parseTypes('nnt,numeric')).toThrow(/--types: "numeric" is not a data type/);
-    expect(() => parseTypes('nnt,,text')).toThrow(/--types: "nnt,,text" is not a data type/);
+  it('parses types, deduplicated, case-insensitive, naming a bad one (while the command line is read)', async () => {
+    expect((await sweepOpts('--types', 'NNT,text,nnt')).types).toEqual(['nnt', 'text']);
+    await expect(sweepOpts('--types', 'nnt,numeric')).rejects.toThrow(/--types: "numeric" is not one of nnt, text, histogram/);
+    await expect(sweepOpts('--types', 'nnt,,text')).rejects.toThrow(/--types: item 2 of "nnt,,text" is empty/);
   });
 
-  it('rejects spans for a type not being deleted, and bad spans', () => {
-    expect(() => planSweep({ ...base, types: 'text', nntRollups: '60' }, NOW)).toThrow(/--nnt-rollups 60 given, but --types text does not include nnt/);
-    expect(() => planSweep({ ...base, histogramRollups: '60' }, NOW)).toThrow(/does not include histogram/);
-    expect(() => planSweep({ ...base, nntRollups: '60,5m' }, NOW)).toThrow(/--nnt-rollups: "5m" is not a span in seconds/);
-    expect(() => planSweep({ ...base, nntRollups: '0' }, NOW)).toThrow(/--nnt-rollups: "0"/);
+  it('rejects spans for a type not being deleted, and bad spans', async () => {
+    expect(() => planSweep({ ...NO_SPANS, types: ['text'], nntRollups: [60] }, NOW)).toThrow(/--nnt-rollups 60 given, but --types text does not include nnt/);
+    expect(() => planSweep({ ...NO_SPANS, histogramRollups: [60] }, NOW)).toThrow(/does not include histogram/);
+    expect((await sweepOpts('--nnt-rollups', '60,5m')).nntRollups).toEqual([60, 300]);
+    await expect(sweepOpts('--nnt-rollups', '60,5x')).rejects.toThrow(/--nnt-rollups: "5x" is not a span/);
+    await expect(sweepOpts('--nnt-rollups', '0')).rejects.toThrow(/--nnt-rollups: "0"/);
   });
 
-  it('knows both header prefixes and nothing else', () => {
-    expect(parseHeaderPrefix('X-Snowth')).toBe('X-Snowth');
-    expect(parseHeaderPrefix('x-service-')).toBe('X-Service');
-    expect(() => parseHeaderPrefix('X-Foo')).toThrow(/--header-prefix: "X-Foo" is not a known prefix/);
+  it('knows both header prefixes, in any letter case, and nothing else; none given: the target decides', async () => {
+    expect((await sweepOpts('--header-prefix', 'x-snowth')).headerPrefix).toBe('X-Snowth');
+    expect((await sweepOpts()).headerPrefix).toBeUndefined();
+    await expect(sweepOpts('--header-prefix', 'X-Foo')).rejects.toThrow(/--header-prefix: "X-Foo" is not one of X-Service, X-Snowth/);
   });
 
-  it('validates the waiting flags', () => {
-    const plan = planSweep({ ...base, pollInterval: '20s' }, NOW);
+  it("declares the protocol's data types and header prefixes (copied to keep startup light)", () => {
+    expect(SWEEP_DATA_TYPES).toEqual(DATA_TYPES);
+    expect(SWEEP_HEADER_PREFIXES).toEqual(HEADER_PREFIXES);
+  });
+
+  it('validates the waiting flags', async () => {
+    const plan = planSweep(await sweepOpts('--poll-interval', '20s'), NOW);
     expect(plan.lostAfterMs).toBe(60_000);
-    expect(planSweep({ ...base, lostAfter: '5s' }, NOW).lostAfterMs).toBe(5000);
-    expect(planSweep(base, NOW).timeoutMs).toBe(6 * 3_600_000);
-    expect(() => planSweep({ ...base, concurrency: '0' }, NOW)).toThrow(/--concurrency: "0" is not a whole number >= 1/);
-    expect(() => planSweep({ ...base, timeout: 'forever' }, NOW)).toThrow(/--timeout/);
-    expect(() => planSweep({ ...base, output: 'yaml' }, NOW)).toThrow(/--output: "yaml"/);
+    expect(planSweep(await sweepOpts('--lost-after', '5s'), NOW).lostAfterMs).toBe(5000);
+    expect(planSweep(await sweepOpts(), NOW).timeoutMs).toBe(6 * 3_600_000);
+    await expect(sweepOpts('--concurrency', '0')).rejects.toThrow(/--concurrency: 0 is out of range/);
+    await expect(sweepOpts('--timeout', 'forever')).rejects.toThrow(/--timeout/);
+    await expect(sweepOpts('--output', 'yaml')).rejects.toThrow(/--output: "yaml"/);
   });
 });
+
+const NO_SPANS: SweepFlags = { before: '1787529600', types: ['nnt'], nntRollups: undefined, histogramRollups: undefined, concurrency: 32, pollInterval: 2000, lostAfter: undefined, timeout: 21_600_000, wait: true };
 
 describe('header names as the request spelled them (for the node\'s errors)', () => {
   it('uses X-Snowth- for every header once the request used that prefix, and ours otherwise', () => {

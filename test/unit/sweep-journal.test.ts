@@ -21,7 +21,7 @@ describe('catch-up command', () => {
 
   it('never prints a header value: the flags are named to add back; TLS files are carried as absolute paths', () => {
     const flags = carriedFlags(
-      { header: ['Authorization: Bearer s3cr3t', 'X-Tenant: acme'], cacert: 'ca.pem', insecure: true, redact: ['X-Tenant'], connectTimeout: '3s', requestTimeout: '30s', retries: '3' },
+      { header: ['Authorization: Bearer s3cr3t', 'X-Tenant: acme'], cacert: 'ca.pem', insecure: true, redact: ['X-Tenant'] },
       { TSNODE_HEADERS: 'Cookie: sid=abc' },
       '/home/op',
     );
@@ -29,6 +29,13 @@ describe('catch-up command', () => {
     expect(c.command).toBe(`tsnode sweep --before ${T} --types nnt --nodes http://a:8112 --cacert /home/op/ca.pem --insecure --redact X-Tenant`);
     expect(JSON.stringify(c)).not.toMatch(/s3cr3t|acme|sid=abc/);
     expect(c.addBack).toEqual(['--header (2 given; values not shown)', 'TSNODE_HEADERS (read from the environment again when set)']);
+  });
+
+  it('names the profile the settings came from (its headers are read again, never printed) and the journal', () => {
+    const flags = carriedFlags({ header: [] }, {}, '/home/op', { profile: 'prod', journal: 'j.jsonl' });
+    const c = catchUpFor({ before: T, types: ['nnt'] }, 'X-Snowth', ['http://a:8112'], flags)!;
+    expect(c.command).toBe(`tsnode sweep --before ${T} --types nnt --header-prefix X-Snowth --nodes http://a:8112 --profile prod --journal /home/op/j.jsonl`);
+    expect(c.addBack).toEqual([]);
   });
 
   it('quotes for the shell only when needed', () => {

@@ -71,17 +71,14 @@ describe('parseTime', () => {
 describe('--before in a sweep plan', () => {
   const flags = (before: string): SweepFlags => ({
     before,
-    types: 'nnt',
-    headerPrefix: 'X-Service',
-    concurrency: '32',
-    pollInterval: '2s',
-    timeout: '6h',
+    types: ['nnt'],
+    nntRollups: undefined,
+    histogramRollups: undefined,
+    concurrency: 32,
+    pollInterval: 2000,
+    lostAfter: undefined,
+    timeout: 21_600_000,
     wait: true,
-    dryRun: false,
-    yes: false,
-    force: false,
-    skipUnreachable: false,
-    output: 'table',
   });
 
   it('rejects a time in the future, showing it in ISO and epoch', () => {

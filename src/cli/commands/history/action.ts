@@ -3,17 +3,13 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { journalPath, readJournal, type JournalEntry } from '../../journal.js';
 import { parseNodeEntry, sameNodeKey } from '../../nodes.js';
-import { renderCsv, renderJson, renderTable, type CellValue } from '../../render/table.js';
+import { timeFields } from '../../render/json-values.js';
+import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, parseTime } from '../../time.js';
-import { parseOutput } from '../sweep/plan.js';
+import type { HistoryOptions } from './command.js';
 import { assembleRuns, filterRuns, type HistoryRun } from './runs.js';
 
-export interface HistoryOptions {
-  since?: string;
-  node?: string;
-  journal?: string;
-  output: string;
-}
+export type { HistoryOptions } from './command.js';
 
 function what(r: HistoryRun): string {
   if (r.kind === 'cancel') return 'cancel running sweeps';
@@ -58,15 +54,15 @@ function safeKey(node: string): string {
   }
 }
 
-const CSV_HEADERS = ['run', 'kind', 'started', 'finished', 'by', 'before', 'before_iso', 'types', 'nnt_rollups', 'histogram_rollups', 'node_source', 'nodes', 'outcome', 'left', 'catch_up'] as const;
+export const CSV_HEADERS = ['run', 'kind', 'started', 'finished', 'by', 'before', 'before_iso', 'types', 'nnt_rollups', 'histogram_rollups', 'node_source', 'nodes', 'outcome', 'left', 'catch_up'] as const;
 
 function csvRow(r: HistoryRun): CellValue[] {
   const sp = (s: number[] | 'all' | null): string => (s === null ? '' : Array.isArray(s) ? s.join(' ') : s);
   return [
     r.run,
     r.kind,
-    r.started ?? '',
-    r.finished ?? '',
+    isoOf(r.started) ?? '',
+    isoOf(r.finished) ?? '',
     r.by ?? '',
     r.before ?? '',
     r.before !== null ? new Date(r.before * 1000).toISOString().replace('.000Z', 'Z') : '',
@@ -81,9 +77,64 @@ function csvRow(r: HistoryRun): CellValue[] {
   ];
 }
 
+/** An ISO time as the journal wrote it (`...T00:00:00.000Z`), shown without zero milliseconds; null when unreadable. */
+function isoOf(at: string | null): string | null {
+  const ms = at === null ? NaN : Date.parse(at);
+  return Number.isNaN(ms) ? null : (timeFields('t', ms).t_iso as string);
+}
+
+/** A journal time as JSON: epoch seconds and ISO under `key` (null for both when the journal has none). */
+function atFields(key: string, at: string | null): Record<string, number | string | null> {
+  const ms = at === null ? NaN : Date.parse(at);
+  return Number.isNaN(ms) ? { [key]: null, [`${key}_iso`]: null } : timeFields(key, ms);
+}
+
+/** Spans as JSON: the numbers, null for every span or a type not swept (`types` says which). */
+function spansJson(s: number[] | 'all' | null): number[] | null {
+  return Array.isArray(s) ? [...s] : null;
+}
+
+/** One run as `history -o json` prints it (docs/cli-conventions.md#json: snake_case, times as epoch seconds plus ISO). */
+export function runJson(r: HistoryRun): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    run: r.run,
+    kind: r.kind,
+    ...atFields('started', r.started),
+    ...atFields('finished', r.finished),
+    by: r.by,
+    node_source: r.nodeSource,
+    profile: r.profile,
+    ...(r.before !== null ? timeFields('before', r.before * 1000) : { before: null, before_iso: null }),
+    types: [...r.types],
+    nnt_rollups: spansJson(r.nntRollups),
+    histogram_rollups: spansJson(r.histogramRollups),
+    header_prefix: r.headerPrefix,
+    outcome_recorded: r.outcome,
+    exit_code: r.exit,
+    summary: r.summary,
+    nodes: r.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, caught_up_by: n.caughtUpBy ?? null })),
+    pending: [...r.pending],
+    catch_up: r.catchUp ? { nodes: [...r.catchUp.nodes], command: r.catchUp.command, add_back: [...r.catchUp.addBack] } : null,
+  };
+  const ret = r.retention;
+  if (ret) {
+    out.retention = {
+      policy_source: ret.policySource,
+      fingerprint: ret.fingerprint,
+      ...(ret.now !== null ? timeFields('now', ret.now * 1000) : { now: null, now_iso: null }),
+      steps: ret.steps.map((s) => ({ step: s.step, ...(s.cutoff !== null ? timeFields('cutoff', s.cutoff * 1000) : { cutoff: null, cutoff_iso: null }), types: [...s.types], rules: [...s.rules] })),
+      attempt: ret.attempt,
+      run_file: ret.runFile,
+      outcome: ret.outcome,
+      steps_by_node: ret.stepsByNode,
+    };
+  }
+  return out;
+}
+
 /** `tsnode history`: the journal's runs, filtered, with what is left to catch up. */
 export async function historyAction(opts: HistoryOptions, ctx: CliContext): Promise<ExitCode> {
-  const output = parseOutput(opts.output, ['table', 'json', 'csv'] as const);
+  const output = opts.output;
   const sinceMs = opts.since !== undefined ? parseTime(opts.since, '--since', ctx.now()) : undefined;
   let node: string | undefined;
   if (opts.node !== undefined) {
@@ -112,11 +163,11 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
   const nodeKey = node !== undefined ? safeKey(node) : undefined;
 
   if (output === 'json') {
-    ctx.stdout.write(renderJson({ journal: path, runs }));
+    ctx.stdout.write(renderJson({ journal: path, runs: runs.map(runJson) }));
     return EXIT.ok;
   }
   if (output === 'csv') {
-    ctx.stdout.write(renderCsv(CSV_HEADERS, runs.map(csvRow)));
+    ctx.stdout.write(renderCsv(CSV_HEADERS, runs.map(csvRow), { terminal: Boolean(ctx.stdout.isTTY) }));
     return EXIT.ok;
   }
   if (runs.length === 0) {
@@ -127,7 +178,8 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
     renderTable(
       ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left'],
       runs.map((r) => [
-        (r.started ?? r.finished ?? '').replace(/\.\d{3}Z$/, 'Z'),
+        // to the second: a table is read, not parsed (JSON and CSV keep the milliseconds)
+        (isoOf(r.started) ?? isoOf(r.finished) ?? '').replace(/\.\d{3}Z$/, 'Z'),
         r.run,
         r.by ?? '',
         what(r),
@@ -137,6 +189,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
       ]),
       {
         colour: ctx.colour,
+        width: tableWidth(ctx),
         paint: (cell, col, _r, p) => (col === 6 && cell !== 'none' && cell !== '' ? p.yellow(cell) : col === 5 && /no outcome/.test(cell) ? p.yellow(cell) : cell),
       },
     ),

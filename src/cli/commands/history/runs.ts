@@ -48,6 +48,8 @@ export interface HistoryRun {
   finished: string | null;
   by: string | null;
   nodeSource: string | null;
+  /** The profile whose settings the run used, when the journal says (older journals do not). */
+  profile: string | null;
   before: number | null;
   types: string[];
   nntRollups: number[] | 'all' | null;
@@ -81,6 +83,7 @@ function newSweepRun(e: Sweepish): HistoryRun {
     finished: null,
     by: str(e.by),
     nodeSource: str(e.nodeSource),
+    profile: str(e.profile),
     before: num(e.before),
     types: strings(e.types),
     nntRollups: spans(e.nntRollups),
@@ -165,6 +168,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         finished: at,
         by: str(c.by),
         nodeSource: str(c.nodeSource),
+        profile: str(c.profile),
         before: null,
         types: [],
         outcome: true,

@@ -1,4 +1,3 @@
-import { fanOut } from '../../../client/cluster.js';
 import type { NodeClient } from '../../../client/node-client.js';
 import {
   assessPreflight,
@@ -6,36 +5,36 @@ import {
   preflightProblem,
   preflightSweep,
   runPreflightChecks,
+  runningTypes,
   startAndWait,
   SweepRefusedError,
   type ClusterSweepResult,
-  type FinalSweepState,
   type NodeSweepState,
   type Preflight,
   type PreflightCheck,
 } from '../../../client/sweep.js';
 import { AbortedError } from '../../../client/errors.js';
-import { clusterCheck, gatherClusterFacts, judgeCluster, type ClusterCheckReport, type CoverageOutcome } from '../../../client/sweep-checks.js';
-import { runningTypes } from '../../../client/sweep.js';
+import { clusterCheck, type ClusterCheckReport, type CoverageOutcome } from '../../../client/sweep-checks.js';
 import type { SweepStatus } from '../../../protocol/index.js';
+import type { Target } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { Journal, journalPath, newRunId, whoAmI, type JournaledCoverage, type JournaledSweep, type SweepCancelEntry, type SweepEndEntry, type SweepStartEntry } from '../../journal.js';
-import type { NetworkFlags } from '../../network-options.js';
-import { openNetwork } from '../../network.js';
-import { resolveNodes, type NodeList } from '../../nodes.js';
+import { Journal, journalPath, newRunId, whoAmI, type JournaledCoverage, type JournaledSweep, type SweepEndEntry, type SweepStartEntry } from '../../journal.js';
+import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
-import { NodeProgress, stateLabel } from '../../render/node-progress.js';
-import { renderJson, renderTable } from '../../render/table.js';
+import { NodeProgress } from '../../render/node-progress.js';
+import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
-import { carriedFlags, catchUpFor, type CarriedFlags, type CatchUp } from './catch-up.js';
-import { describeRequest, describeScope, parseOutput, planSweep, type SweepFlags, type SweepPlan } from './plan.js';
+import { carriedFlags, catchUpFor, type CarriedFlags } from './catch-up.js';
+import type { SweepOptions } from './command.js';
+import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
+import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
 
-export type SweepOptions = SweepFlags & NetworkFlags & { journal?: string };
+export type { SweepOptions } from './command.js';
 
-/** The coverage as the JSON result and the journal carry it (null: not checked, e.g. a dry run). */
-export function coverageJson(c: CoverageOutcome | undefined): JournaledCoverage | null {
+/** The coverage as the journal carries it (null: not checked, e.g. a dry run). A file format: keys kept as they are. */
+export function journaledCoverage(c: CoverageOutcome | undefined): JournaledCoverage | null {
   return c ? { verdict: c.verdict, hash: c.hash, missing: c.missing, problems: c.problems, allowed: c.allowed } : null;
 }
 
@@ -52,65 +51,18 @@ export function notDone(result: Pick<ClusterSweepResult, 'nodes'>): string[] {
   return result.nodes.filter((n) => n.state !== 'done').map((n) => n.node);
 }
 
-/**
- * The `--output json` document. Keys are stable: every node has node, state, reason, error,
- * other and seconds; `catchUp` is null when every node is done.
- */
-export function sweepJson(result: ClusterSweepResult, catchUp?: CatchUp, coverage?: CoverageOutcome): unknown {
-  return {
-    before: result.request.before,
-    types: result.request.types,
-    nntRollups: result.request.types.includes('nnt') ? (result.request.nntRollups ?? 'all') : null,
-    histogramRollups: result.request.types.includes('histogram') ? (result.request.histogramRollups ?? 'all') : null,
-    interrupted: result.interrupted,
-    nodes: result.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, error: n.error ?? null, other: n.other ?? null, seconds: n.seconds ?? null })),
-    summary: result.summary,
-    catchUp: catchUp ?? null,
-    coverage: coverageJson(coverage),
-  };
+/** ` --nodes a,b`, and the profile whose headers and TLS reach them (never its values). */
+function nodesHint(nodes: readonly string[], target: RunTarget): string {
+  return ` --nodes ${nodes.join(',')}${target.profile !== null ? ` --profile ${target.profile}` : ''}`;
 }
 
-function duration(seconds: number | undefined): string {
-  if (seconds === undefined) return '';
-  if (seconds < 60) return `${seconds.toFixed(1)}s`;
-  const m = Math.floor(seconds / 60);
-  return m < 60 ? `${m}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+/** The target as results and documents name it. */
+export function runTarget(target: Target): RunTarget {
+  return { origin: target.origin, profile: target.profile?.name ?? null, headerPrefix: target.headerPrefix.value };
 }
 
-const BAD: ReadonlySet<string> = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
-const MEH: ReadonlySet<string> = new Set(['skipped', 'interrupted', 'started']);
-
-export function sweepTable(result: ClusterSweepResult, colour: boolean): string {
-  const types = result.request.types.join(',');
-  return renderTable(
-    ['node', 'types', 'state', 'duration', 'reason'],
-    result.nodes.map((n) => [n.node, types, stateLabel(n.state), duration(n.seconds), n.reason]),
-    {
-      colour,
-      align: [undefined, undefined, undefined, 'right'],
-      paint: (cell, col, _row, p) => (col !== 2 ? cell : cell === 'done' ? p.green(cell) : BAD.has(cell) ? p.red(cell) : MEH.has(cell) ? p.yellow(cell) : cell),
-    },
-  );
-}
-
-function summaryLine(result: ClusterSweepResult): string {
-  return Object.entries(result.summary)
-    .filter(([, n]) => n > 0)
-    .map(([s, n]) => `${n} ${stateLabel(s as FinalSweepState)}`)
-    .join(', ');
-}
-
-function nodesHint(nodes: readonly string[]): string {
-  return ` --nodes ${nodes.join(',')}`;
-}
-
-/** Where the node list came from, for the prompt and the journal (a --seed has filled --nodes by now). */
-function nodeSource(opts: NetworkFlags, list: NodeList): string {
-  return opts.seed !== undefined ? `--seed ${opts.seed}` : list.source;
-}
-
-/** What a run deletes and how to repeat it, as every journal line of the run carries it. */
-function journaledSweep(plan: SweepPlan, source: string, carried: CarriedFlags, by: string): JournaledSweep {
+/** What a run deletes and how to repeat it, as every journal line of the run carries it (a file format: camelCase kept). */
+function journaledSweep(plan: SweepPlan, run: TargetRun, carried: CarriedFlags, by: string): JournaledSweep {
   const req = plan.request;
   return {
     by,
@@ -118,10 +70,21 @@ function journaledSweep(plan: SweepPlan, source: string, carried: CarriedFlags, 
     types: req.types,
     nntRollups: req.types.includes('nnt') ? (req.nntRollups ?? 'all') : null,
     histogramRollups: req.types.includes('histogram') ? (req.histogramRollups ?? 'all') : null,
-    headerPrefix: plan.headerPrefix,
-    nodeSource: source,
+    headerPrefix: run.target.headerPrefix.value,
+    nodeSource: run.target.origin,
+    described: run.described,
+    profile: run.target.profile?.name ?? null,
     carry: carried.carry,
     addBack: carried.addBack,
+  };
+}
+
+/** The declared spans of the target (a profile's nnt_rollups, histogram_rollups), for nodes that do not report theirs. */
+function declaredSpans(target: Target): { nnt?: { spans: number[]; from: string }; histogram?: { spans: number[]; from: string } } {
+  const { nntRollups, histogramRollups } = target.spans;
+  return {
+    ...(nntRollups ? { nnt: { spans: nntRollups.value, from: nntRollups.from } } : {}),
+    ...(histogramRollups ? { histogram: { spans: histogramRollups.value, from: histogramRollups.from } } : {}),
   };
 }
 
@@ -131,11 +94,12 @@ function journaledSweep(plan: SweepPlan, source: string, carried: CarriedFlags, 
  * coverage (issue 15: missing ring nodes, a topology disagreement or a rebalance refuse the sweep
  * unless --allow-partial) and the spans named by --nnt-rollups/--histogram-rollups.
  */
-function preflightChecks(clients: readonly NodeClient[], plan: SweepPlan, opts: { allowPartial: boolean; signal: AbortSignal }, found: (r: ClusterCheckReport) => void): PreflightCheck[] {
+function preflightChecks(clients: readonly NodeClient[], plan: SweepPlan, target: Target, opts: { allowPartial: boolean; signal: AbortSignal }, found: (r: ClusterCheckReport) => void): PreflightCheck[] {
   return [
     clusterCheck(clients, {
       allowPartial: opts.allowPartial,
       spans: { nnt: plan.request.types.includes('nnt') ? plan.request.nntRollups : undefined, histogram: plan.request.types.includes('histogram') ? plan.request.histogramRollups : undefined },
+      declared: declaredSpans(target),
       concurrency: plan.concurrency,
       call: { signal: opts.signal },
       onReport: found,
@@ -144,7 +108,7 @@ function preflightChecks(clients: readonly NodeClient[], plan: SweepPlan, opts: 
 }
 
 /** Lines for stderr after a check: what it found or could not check; the missing nodes a partial run leaves alone. */
-function logReport(ctx: CliContext, report: ClusterCheckReport | undefined): void {
+export function logReport(ctx: CliContext, report: ClusterCheckReport | undefined): void {
   if (!report) return;
   for (const note of report.notes) ctx.log.info(note);
   if (report.coverage.allowed && report.coverage.problems.length) {
@@ -153,48 +117,61 @@ function logReport(ctx: CliContext, report: ClusterCheckReport | undefined): voi
 }
 
 /** The hint of a refusal that a coverage problem caused. */
-function coverageHint(report: ClusterCheckReport | undefined): string {
+export function coverageHint(report: ClusterCheckReport | undefined): string {
   return report && report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to sweep the listed nodes anyway (the missing ones keep their data)' : '';
 }
 
 /** Under the table: the ring nodes a partial run did not reach. */
-function missingFooter(report: ClusterCheckReport | undefined): string {
+export function missingFooter(report: ClusterCheckReport | undefined, what = 'not swept'): string {
   const c = report?.coverage;
   if (!c || !c.allowed || c.missing.length === 0) return '';
-  return `\nring nodes not in the list, not swept (--allow-partial): ${c.missing.map((m) => `${m.id} (${m.url})`).join(', ')}\n`;
+  return `\nring nodes not in the list, ${what} (--allow-partial): ${c.missing.map((m) => `${m.id} (${m.url})`).join(', ')}\n`;
 }
 
+/** Without a terminal to ask on, --yes is the only confirmation. */
+function canAsk(ctx: CliContext): boolean {
+  return Boolean(ctx.stdin.isTTY && ctx.stderr.isTTY);
+}
+
+const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
+
 export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
-  // 1. Resolve and validate everything before touching the network.
+  // 1. The command's own flags, then the target: nothing is sent until both have passed.
   const plan: SweepPlan = planSweep(opts, ctx.now());
-  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
-  for (const w of [...list.warnings, ...plan.warnings]) ctx.log.warn(w);
-  const scope = describeScope(plan.request);
-  const what = `data before ${describeTime(plan.request.before * 1000)} (${scope})`;
-  const source = nodeSource(opts, list);
-  const where = (n: number): string => `${n} node${n === 1 ? '' : 's'} (node list: ${source})`;
-
-  if (opts.dryRun) {
-    // Sends nothing at all, not even the read-only status check: a dry run must be safe to run anywhere.
-    const requests = list.nodes.map((n) => describeRequest(n, plan));
-    if (plan.output === 'json') {
-      ctx.stdout.write(renderJson({ dryRun: true, before: plan.request.before, types: plan.request.types, requests }));
-    } else {
-      const lines = requests.flatMap((r) => [`${r.method} ${r.url}`, ...Object.entries(r.headers).map(([k, v]) => `  ${k}: ${v}`), '']);
-      ctx.stdout.write(lines.join('\n'));
-    }
-    ctx.log.info(`dry run: would delete ${what} on ${where(list.nodes.length)}; nothing was sent`);
-    return EXIT.ok;
+  for (const w of plan.warnings) ctx.log.warn(w);
+  const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
+  // --nnt-rollups/--histogram-rollups name what to delete, not the spans the nodes have: the
+  // target's declared spans are the profile's, to check them against.
+  const target = resolveCommandTarget({ ...opts, nntRollups: undefined, histogramRollups: undefined }, ctx, { command: 'tsnode sweep', destructive: true });
+  if (!opts.dryRun && !opts.yes && !canAsk(ctx)) {
+    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
   }
-
-  // Without a terminal to ask on, --yes is the only confirmation: refuse before any request at all.
-  if (!opts.yes && !(ctx.stdin.isTTY && ctx.stderr.isTTY)) {
-    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${where(list.nodes.length)}`);
+  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal });
+  const shown = runTarget(target);
+  // A seed's ring is discovered here (GET only); a list is not contacted yet.
+  const run = await connectTarget(target, opts, ctx);
+  try {
+    if (opts.dryRun) return dryRun(run, plan, shown, opts, ctx);
+    return await sweepNodes(run, plan, shown, carried, opts, ctx);
+  } finally {
+    await run.network.close();
   }
-  const carried = carriedFlags(opts, ctx.env, ctx.cwd);
-  const net = openNetwork(opts, ctx, { headerPrefix: plan.headerPrefix });
-  const clients = list.nodes.map((n) => net.client(n));
-  const progress = new NodeProgress(ctx, list.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
+}
+
+/** --dry-run: each node's exact request; sends nothing at all, not even the read-only status check. */
+function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOptions, ctx: CliContext): ExitCode {
+  const requests = run.nodes.map((n) => ({ node: n, ...describeRequest(n, plan.request, shown.headerPrefix) }));
+  if (opts.output === 'json') ctx.stdout.write(renderJson(dryRunJson(requests, { target: shown, request: plan.request })));
+  else if (opts.output === 'csv') ctx.stdout.write(dryRunCsv(requests, Boolean(ctx.stdout.isTTY)));
+  else ctx.stdout.write(dryRunText(requests));
+  ctx.log.info(`dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`);
+  return EXIT.ok;
+}
+
+async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, carried: CarriedFlags, opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
+  const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
+  const clients = run.nodes.map((n) => run.network.client(n));
+  const progress = new NodeProgress(ctx, run.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
   let stopped = false;
   const stopProgress = (): void => {
     if (!stopped) progress.stop();
@@ -209,11 +186,10 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     try {
       pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
       ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
-      await runPreflightChecks(pre, preflightChecks(clients, plan, { allowPartial: opts.allowPartial === true, signal: ctx.signal }, (r) => (report = r)));
+      await runPreflightChecks(pre, preflightChecks(clients, plan, run.target, { allowPartial: opts.allowPartial, signal: ctx.signal }, (r) => (report = r)));
       stopProgress();
       logReport(ctx, report);
       if (opts.force && pre.busy.length) {
-        stopProgress();
         for (const b of pre.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
       }
     } catch (err) {
@@ -245,8 +221,9 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     if (send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
     else if (!opts.yes) {
       const skippedNote = skipped.length ? `; ${skipped.length} unreachable node(s) skipped` : '';
-      const answer = await askYesNo(ctx, `Delete ${what} on ${where(send.length)}${skippedNote}?`);
-      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${where(send.length)}`);
+      const question = `Delete ${what} on ${plural(send.length)} (${run.described}${skippedNote})?`;
+      const answer = await askYesNo(ctx, question);
+      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${plural(send.length)} (${run.described})`);
       if (answer === 'interrupted') {
         ctx.log.warn('interrupted: nothing was sent');
         return EXIT.interrupted;
@@ -275,16 +252,16 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
 
     // 4. The journal: a start line before any DELETE, so a run killed midway still leaves a trace.
     const journal = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now);
-    const run = newRunId();
-    const sweep = journaledSweep(plan, source, carried, whoAmI(ctx.env));
-    const coverage = coverageJson(report?.coverage);
-    const start: SweepStartEntry = { kind: 'sweep.start', run, ...sweep, nodes: [...send, ...skipped.map((x) => x.node)], force: opts.force, wait: plan.wait, coverage };
+    const runId = newRunId();
+    const sweep = journaledSweep(plan, run, carried, whoAmI(ctx.env));
+    const coverage = journaledCoverage(report?.coverage);
+    const start: SweepStartEntry = { kind: 'sweep.start', run: runId, ...sweep, nodes: [...send, ...skipped.map((x) => x.node)], force: opts.force, wait: plan.wait, coverage };
     journal.append(start);
 
     // 5 + 6. One DELETE per node, then wait for each node's sweep to end.
     const sending = new Set(send);
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
-    if (targets.length) ctx.log.info(`deleting ${what} on ${where(targets.length)}${plan.wait ? '' : ' (not waiting)'}`);
+    if (targets.length) ctx.log.info(`deleting ${what} on ${plural(targets.length)} (${run.described})${plan.wait ? '' : ' (not waiting)'}`);
     const live = new NodeProgress(ctx, [...send, ...skipped.map((x) => x.node)], { quiet: new Set<NodeSweepState>(['sending']) });
     let result: ClusterSweepResult;
     try {
@@ -305,12 +282,14 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
 
     // 7. The result, the catch-up, the journal's end line.
     const code = sweepExitCode(result, plan.wait);
-    const catchUp = catchUpFor(plan.request, plan.headerPrefix, notDone(result), carried);
-    ctx.stdout.write(plan.output === 'json' ? renderJson(sweepJson(result, catchUp, report?.coverage)) : sweepTable(result, ctx.colour) + missingFooter(report));
+    const catchUp = catchUpFor(plan.request, shown.headerPrefix, notDone(result), carried);
+    if (opts.output === 'json') ctx.stdout.write(renderJson(sweepJson(result, { target: shown, exitCode: code, catchUp, coverage: report?.coverage })));
+    else if (opts.output === 'csv') ctx.stdout.write(sweepCsv(result, Boolean(ctx.stdout.isTTY)));
+    else ctx.stdout.write(sweepTable(result, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(report));
     ctx.log.info(`summary: ${summaryLine(result)}`);
     const end: SweepEndEntry = {
       kind: 'sweep.end',
-      run,
+      run: runId,
       ...sweep,
       nodes: result.nodes.map((n) => ({
         node: n.node,
@@ -331,7 +310,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
       ctx.log.warn(`interrupted: stopped watching; sweeps already started keep running on their nodes (no DELETE was repeated or cancelled)`);
     }
     const mayRun = result.nodes.filter((n) => ['interrupted', 'started', 'timed_out', 'lost', 'unconfirmed'].includes(n.state)).map((n) => n.node);
-    if (mayRun.length) ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun)})`);
+    if (mayRun.length) ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)})`);
     if (catchUp) {
       const allStarted = result.nodes.every((n) => n.state === 'started' || n.state === 'done');
       const label = allStarted ? 'if a node does not finish, repeat the sweep there with' : `to catch up (${catchUp.nodes.length} node(s) not done)`;
@@ -342,57 +321,5 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
     return code;
   } finally {
     stopProgress();
-    await net.close();
-  }
-}
-
-export interface CancelOptions extends NetworkFlags {
-  yes: boolean;
-  output: string;
-  journal?: string;
-  allowPartial?: boolean;
-}
-
-/** `tsnode sweep cancel`: GET /sweep_delete/cancel on every node, after confirmation. */
-export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): Promise<ExitCode> {
-  const output = parseOutput(opts.output, ['table', 'json'] as const);
-  const list = resolveNodes({ flag: opts.nodes, env: ctx.env, cwd: ctx.cwd });
-  for (const w of list.warnings) ctx.log.warn(w);
-  if (!opts.yes && !(ctx.stdin.isTTY && ctx.stderr.isTTY)) throw new UsageError('not on a terminal: pass --yes to confirm cancelling (nothing was sent)');
-  const net = openNetwork(opts, ctx);
-  try {
-    const clients = list.nodes.map((n) => net.client(n));
-    // The same identity and coverage checks as a sweep: a cancel that misses ring nodes leaves their sweeps running.
-    const report = judgeCluster(await gatherClusterFacts(clients, { call: { signal: ctx.signal } }), { allowPartial: opts.allowPartial === true });
-    if (ctx.signal.aborted) return EXIT.interrupted;
-    logReport(ctx, report);
-    if (report.problems.length) {
-      for (const p of report.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
-      throw new UsageError('refusing to cancel: nothing was sent', coverageHint(report) || undefined);
-    }
-    if (!opts.yes) {
-      const answer = await askYesNo(ctx, `Cancel running sweeps on ${list.nodes.length} node${list.nodes.length === 1 ? '' : 's'} (node list: ${nodeSource(opts, list)})?`);
-      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm cancelling (nothing was sent)');
-      if (answer === 'interrupted') return EXIT.interrupted;
-      if (answer === 'no') throw new UsageError('cancel not confirmed: nothing was sent');
-    }
-    const outcomes = await fanOut(clients, (c) => c.cancelSweep({ signal: ctx.signal }));
-    const rows = outcomes.map((o) => {
-      if (!o.ok) return { node: o.node, state: 'failed', cancelled: [] as string[], error: o.error.detail };
-      const cancelled = runningTypes(o.value);
-      return { node: o.node, state: cancelled.length ? 'cancelling' : 'idle', cancelled, error: null };
-    });
-    const entry: SweepCancelEntry = { kind: 'sweep.cancel', run: newRunId(), by: whoAmI(ctx.env), nodeSource: nodeSource(opts, list), nodes: rows, coverage: coverageJson(report.coverage) };
-    new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now).append(entry);
-    if (output === 'json') ctx.stdout.write(renderJson({ nodes: rows, coverage: coverageJson(report.coverage) }));
-    else {
-      ctx.stdout.write(renderTable(['node', 'state', 'detail'], rows.map((r) => [r.node, r.state, r.error ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]), { colour: ctx.colour }));
-      ctx.stdout.write(missingFooter(report).replace('not swept', 'not cancelled'));
-    }
-    if (ctx.signal.aborted) return EXIT.interrupted;
-    const failed = rows.filter((r) => r.state === 'failed').length;
-    return failed === 0 ? EXIT.ok : failed === rows.length ? EXIT.failed : EXIT.partial;
-  } finally {
-    await net.close();
   }
 }

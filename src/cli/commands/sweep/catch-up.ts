@@ -6,7 +6,6 @@
  */
 import { resolve } from 'node:path';
 import { DEFAULT_HEADER_PREFIX, type HeaderPrefix, type SweepRequest } from '../../../protocol/index.js';
-import type { NetworkFlags } from '../../network-options.js';
 
 export interface CatchUp {
   /** The nodes to repeat the sweep on. */
@@ -28,18 +27,39 @@ export function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The flags of a run that reach its nodes the same way (networkFlags() values, or the older string flags). */
+export interface ReachFlags {
+  cacert?: string | undefined;
+  cert?: string | undefined;
+  key?: string | undefined;
+  insecure?: boolean | undefined;
+  redact?: readonly string[] | undefined;
+  header?: readonly string[] | undefined;
+}
+
+/** What else a catch-up needs to land where the run did: the profile its settings came from, its journal. */
+export interface CarryContext {
+  /** The profile whose settings (headers, TLS, header prefix) the run used: named, so the catch-up uses them too. */
+  profile?: string | undefined;
+  /** `--journal` as given (made absolute): the catch-up lands in the same journal, so history sees it. */
+  journal?: string | undefined;
+}
+
 /**
- * The run's network flags that a catch-up needs to reach the same nodes the same way: TLS files
- * (as absolute paths, so the command works from any directory), --insecure, --redact names.
- * --header values and TSNODE_HEADERS are named, never copied.
+ * The run's flags that a catch-up needs to reach the same nodes the same way: `--profile` when the
+ * settings came from one (its headers are read again from the config file, never printed), TLS
+ * files given as flags (as absolute paths, so the command works from any directory), --insecure,
+ * --redact names, --journal. --header values and TSNODE_HEADERS are named, never copied.
  */
-export function carriedFlags(flags: NetworkFlags, env: NodeJS.ProcessEnv, cwd: string): CarriedFlags {
+export function carriedFlags(flags: ReachFlags, env: NodeJS.ProcessEnv, cwd: string, extra: CarryContext = {}): CarriedFlags {
   const carry: string[] = [];
+  if (extra.profile !== undefined) carry.push('--profile', extra.profile);
   if (flags.cacert !== undefined) carry.push('--cacert', resolve(cwd, flags.cacert));
   if (flags.cert !== undefined) carry.push('--cert', resolve(cwd, flags.cert));
   if (flags.key !== undefined) carry.push('--key', resolve(cwd, flags.key));
   if (flags.insecure) carry.push('--insecure');
   for (const name of flags.redact ?? []) carry.push('--redact', name);
+  if (extra.journal !== undefined) carry.push('--journal', resolve(cwd, extra.journal));
   const addBack: string[] = [];
   const headers = flags.header?.length ?? 0;
   if (headers) addBack.push(`--header (${headers} given; values not shown)`);

@@ -1,50 +1,101 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
 import { EXIT_CODES_HELP } from '../../exit-codes.js';
-import { addNetworkOptions, addNodesOption } from '../../network-options.js';
+import { UsageError } from '../../errors.js';
+import { addFlags, flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
+import { MAX_TIMER_MS } from '../../values.js';
+// Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
+// test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
+export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+export const DATA_TYPES = ['nnt', 'text', 'histogram'] as const;
 
-/** `tsnode sweep` and `tsnode sweep cancel`: declarations only; the work is in action.ts. */
+/**
+ * The flags of `tsnode sweep`, which `sweep cancel` shares: commander reads a parent's options
+ * wherever they appear on the command line, so `sweep cancel --yes` sets sweep's `--yes`.
+ * The ones only a sweep uses are refused by `sweep cancel` (CANCEL_FLAGS lists the others).
+ */
+export function sweepFlags() {
+  return {
+    before: flag.string('--before <time>', 'delete everything strictly before this time: epoch, epoch.mmm, ISO-8601 with zone, or an age (90d, 12h, 1w)', {
+      complete: { kind: 'none' },
+    }),
+    types: flag.choiceList('--types <list>', 'data types to delete: comma list of nnt, text, histogram', DATA_TYPES, { default: 'nnt', ignoreCase: true }),
+    nntRollups: flag.spanList('--nnt-rollups <spans>', 'only these numeric spans, in seconds (60,300 or 1m,5m); default all', { complete: { kind: 'none' } }),
+    histogramRollups: flag.spanList('--histogram-rollups <spans>', 'only these histogram spans, in seconds; default all', { complete: { kind: 'none' } }),
+    headerPrefix: flag.choice('--header-prefix <prefix>', "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)", HEADER_PREFIXES, {
+      ignoreCase: true,
+    }),
+    concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
+    pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
+    lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while being polled is reported lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
+    timeout: flag.duration('--timeout <duration>', 'stop waiting after this long (sweeps keep running on the nodes)', { default: '6h' }),
+    wait: flag.boolean('--no-wait', 'send the deletes and exit without waiting (nodes reported as started)'),
+    dryRun: flag.boolean('--dry-run', "print each node's exact request and exit; sends nothing, not even the status check"),
+    yes: flag.boolean('-y, --yes', 'do not ask for confirmation (required when not on a terminal)'),
+    force: flag.boolean('--force', 'sweep nodes that are already sweeping (their running sweep is cancelled and replaced)'),
+    skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
+    allowPartial: flag.boolean(
+      '--allow-partial',
+      'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)',
+    ),
+    journal: flag.string('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
+      complete: { kind: 'files' },
+    }),
+    output: flag.output(),
+    ...networkFlags(),
+    // A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it.
+    nodes: flag.string(
+      '--nodes <file|list>',
+      'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
+      { complete: { kind: 'files' } },
+    ),
+  };
+}
+export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
+
+/** What `sweep cancel` reads of sweep's flags: the target, the network, and these. */
+export const CANCEL_FLAGS = ['yes', 'dryRun', 'allowPartial', 'journal', 'output', 'concurrency', 'headerPrefix'] as const;
+export type CancelOptions = Pick<SweepOptions, (typeof CANCEL_FLAGS)[number] | keyof ReturnType<typeof networkFlags>>;
+
+/**
+ * The sweep-only flags given on the command line of `sweep cancel`: they would be read and
+ * ignored (`sweep cancel --before 1d` cancels every sweep, whatever its time), so they are refused.
+ */
+export function sweepOnlyFlagsGiven(sweep: Command): string[] {
+  const cancelKeys = new Set<string>([...CANCEL_FLAGS, ...Object.keys(networkFlags())]);
+  return sweep.options.filter((o) => !cancelKeys.has(o.attributeName()) && sweep.getOptionValueSource(o.attributeName()) === 'cli').map((o) => o.long ?? o.flags);
+}
+
+/** `tsnode sweep` and `tsnode sweep cancel`: declarations only; the work is in action.ts and cancel-action.ts. */
 export function declareSweep(program: Command, runner: Runner): void {
   const sweep = program
     .command('sweep')
-    .description('delete data older than a time on every node (DELETE /sweep_delete), then wait until every node is done')
-    .option('--before <time>', 'delete everything strictly before this time: epoch, epoch.mmm, ISO-8601 with zone, or an age (90d, 12h, 1w)')
-    .option('--types <list>', 'data types to delete: comma list of nnt, text, histogram', 'nnt')
-    .option('--nnt-rollups <spans>', 'only these numeric spans, in seconds (e.g. 60,300); default all')
-    .option('--histogram-rollups <spans>', 'only these histogram spans, in seconds; default all')
-    .option('--header-prefix <prefix>', 'sweep header prefix: X-Service, or X-Snowth for production nodes', 'X-Service')
-    .option('--concurrency <n>', 'requests in flight at once across the cluster', '32')
-    .option('--poll-interval <duration>', 'time between status polls of a node', '2s')
-    .option('--lost-after <duration>', 'a node silent this long while being polled is reported lost (default max(30s, 3 poll intervals))')
-    .option('--timeout <duration>', 'stop waiting after this long (sweeps keep running on the nodes)', '6h')
-    .option('--no-wait', 'send the deletes and exit without waiting (nodes reported as started)')
-    .option('--dry-run', 'print each node\'s exact request and exit; sends nothing, not even the status check', false)
-    .option('-y, --yes', 'do not ask for confirmation (required when not on a terminal)', false)
-    .option('--force', 'sweep nodes that are already sweeping (their running sweep is cancelled and replaced)', false)
-    .option('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)', false)
-    .option('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)', false)
-    .option('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)')
-    .addOption(new Option('--output <format>', 'result format on stdout').choices(['table', 'json']).default('table'));
-  addNodesOption(sweep);
-  addNetworkOptions(sweep);
+    .description('delete data older than a time on every node (DELETE /sweep_delete), then wait until every node is done');
+  addFlags(sweep, sweepFlags());
   sweep.addHelpText(
     'after',
     `
+The nodes: --nodes, --seed, --profile, $TSNODE_NODES, $TSNODE_PROFILE or the current profile;
+never ./nodes.txt or the default node (no node list: exit 2, nothing sent). stderr says where
+they came from, and so does the confirmation prompt and the journal.
+
 Before anything is deleted every node is asked for its sweep status (GET /sweep_delete):
 a node already sweeping is refused unless --force (a new DELETE would cancel its sweep),
 and an unreachable node is refused unless --skip-unreachable. When the nodes expose a ring
 topology (GET /state), a list that misses ring nodes (named), nodes that disagree on the
 topology, or a rebalance in progress are refused unless --allow-partial; two URLs answering
 as one node are always refused; --nnt-rollups/--histogram-rollups must be spans every node
-reports. On a terminal you are asked to confirm; otherwise --yes is required. Each node gets
-exactly one DELETE, never retried.
+reports (a node that reports none is checked against the profile's nnt_rollups and
+histogram_rollups, when it declares them). On a terminal you are asked to confirm; otherwise
+--yes is required. Each node gets exactly one DELETE, never retried.
 
 Examples:
-  $ tsnode sweep --before 90d --nodes nodes.txt
+  $ tsnode sweep --before 90d --profile prod
   $ tsnode sweep --before 2026-08-24T00:00:00Z --types nnt,histogram --nnt-rollups 60,300 --yes
   $ tsnode sweep --before 1787529600 --dry-run --header-prefix X-Snowth --nodes db1:8112,db2:8112
-  $ tsnode sweep --before 30d --no-wait --yes --output json    then: tsnode status --watch
-  $ tsnode sweep cancel --nodes nodes.txt --yes
+  $ tsnode sweep --before 30d --no-wait --yes -o json    then: tsnode status --watch
+  $ tsnode sweep cancel --profile prod --yes
 
 Every node ends in one state, with a one-line reason saying what it rests on:
   done         our sweep ran to the end: the node's record says so (reference node), or the
@@ -61,27 +112,36 @@ nodes ("to catch up"). Each run is appended to a journal (see --journal; tsnode 
 
 ${EXIT_CODES_HELP}`,
   );
-  sweep.action((opts: Record<string, unknown>) => runner(() => import('./action.js').then((m) => m.sweepAction), opts as never));
+  sweep.action((opts: SweepOptions) => runner(() => import('./action.js').then((m) => m.sweepAction), opts));
 
-  // `sweep cancel` takes its options from `sweep` itself (--nodes, --yes, --output and the network
-  // options): commander parses the parent's known options wherever they appear, so declaring them
-  // twice would leave the subcommand's copies at their defaults.
   sweep
     .command('cancel')
     .description('cancel running sweeps on every node (GET /sweep_delete/cancel)')
     .addHelpText(
       'after',
       `
-Options (shared with sweep): --nodes <file|list>, --seed <url>, -y/--yes (required when not
-on a terminal), --allow-partial, --output table|json, --journal <file>, --connect-timeout,
---request-timeout, --retries. The ring coverage check of sweep applies: a list that misses ring
-nodes is refused (exit 2, nothing sent) unless --allow-partial.
+Options (declared on sweep, see tsnode sweep --help): the node source (--nodes, --seed,
+--profile; never ./nodes.txt or the default node), -y/--yes (required when not on a terminal),
+--dry-run (list the requests, send nothing), --allow-partial, -o/--output table|json|csv,
+--journal <file>, --concurrency and the network options. The flags that only a sweep reads
+(--before, --types, --force, ...) are refused. The ring coverage check of sweep applies: a list
+that misses ring nodes is refused (exit 2, nothing sent) unless --allow-partial.
 
 Examples:
   $ tsnode sweep cancel --nodes nodes.txt
-  $ tsnode sweep cancel --yes --output json
+  $ tsnode sweep cancel --profile prod --yes -o json
 
 Exit: 0 every node answered, 3 some failed, 1 all failed, 2 refused or not confirmed (nothing sent).`,
     )
-    .action((_opts: unknown, cmd: Command) => runner(() => import('./action.js').then((m) => m.sweepCancelAction), cmd.parent!.opts() as never));
+    .action((_opts: unknown, cmd: Command) => {
+      const sweepCmd = cmd.parent!;
+      const stray = sweepOnlyFlagsGiven(sweepCmd);
+      if (stray.length) {
+        throw new UsageError(
+          `${stray.join(', ')}: ${stray.length === 1 ? 'an option' : 'options'} of tsnode sweep, not of tsnode sweep cancel (nothing was sent)`,
+          'sweep cancel cancels whatever sweep runs on each node; drop them (tsnode sweep cancel --help lists what it reads)',
+        );
+      }
+      return runner(() => import('./cancel-action.js').then((m) => m.sweepCancelAction), sweepCmd.opts<SweepOptions>() as CancelOptions);
+    });
 }
