@@ -3,7 +3,7 @@ export * from './protocol/index.js';
 export { NodeClient, type NodeClientOptions, type RollupResult, type RollupColumns, type CallOptions } from './client/node-client.js';
 export type { RollupPoint } from './client/rollup-rows.js';
 export type { WriteAck } from './client/answers.js';
-export { Cluster, fanOut, type Outcome } from './client/cluster.js';
+export { fanOut, type Outcome } from './client/fan-out.js';
 export { createAgent, proxyFromEnv, type AgentOptions, type TlsOptions, type ProxySettings } from './client/agent.js';
 export {
   redactHeaders,
@@ -23,42 +23,54 @@ export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } fr
 export { DEFAULT_TIMEOUTS, DEFAULT_MAX_ANSWER_BYTES, type Timeouts, type RequestLogEntry } from './client/http.js';
 export { STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, rollupBuckets } from './client/answer-limits.js';
 export {
-  runClusterSweep,
-  preflightSweep,
-  assessPreflight,
-  startAndWait,
-  pollUntilIdle,
-  runningTypes,
-  summarise,
-  baselineOf,
-  runPreflightChecks,
-  sweepOneNode,
-  recheckNode,
-  limiter,
   systemClock,
-  SweepRefusedError,
-  SweepNotConfirmedError,
-  FINAL_SWEEP_STATES,
-  DEFAULT_POLL_INTERVAL_MS,
-  DEFAULT_LOST_AFTER_MS,
   type Clock,
+} from './client/clock.js';
+export {
+  limiter,
+} from './client/concurrency.js';
+export {
+  FINAL_SWEEP_STATES,
   type NodeSweepState,
   type FinalSweepState,
   type SweepEvent,
   type SweepListener,
+} from './client/sweep-states.js';
+export {
+  preflightSweep,
+  assessPreflight,
+  runningTypes,
+  baselineOf,
+  runPreflightChecks,
+  SweepRefusedError,
   type Preflight,
   type PreflightNode,
+  type PreflightCheck,
+  type PreflightProblem,
+} from './client/sweep-preflight.js';
+export {
+  pollUntilIdle,
+  recheckNode,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_LOST_AFTER_MS,
   type PollOptions,
   type PollResult,
+  type RecheckResult,
+} from './client/sweep-poll.js';
+export {
+  sweepOneNode,
   type NodeSweepResult,
+  type NodeSweepOptions,
+} from './client/sweep-node.js';
+export {
+  runClusterSweep,
+  startAndWait,
+  summarise,
+  SweepNotConfirmedError,
   type SweepSummary,
   type ClusterSweepResult,
   type ClusterSweepOptions,
   type StartOptions,
-  type PreflightCheck,
-  type PreflightProblem,
-  type NodeSweepOptions,
-  type RecheckResult,
 } from './client/sweep.js';
 export {
   newEvidence,

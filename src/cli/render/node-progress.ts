@@ -1,4 +1,4 @@
-import type { SweepEvent, NodeSweepState } from '../../client/sweep.js';
+import type { SweepEvent, NodeSweepState } from '../../client/sweep-states.js';
 import type { SweepStatus } from '../../protocol/index.js';
 import { DATA_TYPES } from '../../protocol/index.js';
 import { showsProgress, type CliContext } from '../context.js';

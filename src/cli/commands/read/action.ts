@@ -1,5 +1,5 @@
 import { formatSpan, UUID_RE, type DataType, type Engine, type RollupQuery, type RollupType } from '../../../protocol/index.js';
-import { fanOut } from '../../../client/cluster.js';
+import { fanOut } from '../../../client/fan-out.js';
 import { DiscoveryError, type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
 import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';

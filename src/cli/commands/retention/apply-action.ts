@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, reportCheck, type ClusterCheckReport } from '../../../client/sweep-checks.js';
-import { preflightProblem, SweepNotConfirmedError, SweepRefusedError } from '../../../client/sweep.js';
+import { SweepNotConfirmedError } from '../../../client/sweep.js';
+import { preflightProblem, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
 import {
   applyRetention,

@@ -1,4 +1,4 @@
-import type { NodeSweepState } from '../../../client/sweep.js';
+import type { NodeSweepState } from '../../../client/sweep-states.js';
 import type { RetentionEvent } from '../../../retention/index.js';
 import { showsProgress, type CliContext } from '../../context.js';
 import { LiveLines, SPINNER } from '../../render/live.js';

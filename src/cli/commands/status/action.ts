@@ -1,6 +1,7 @@
-import { fanOut } from '../../../client/cluster.js';
+import { fanOut } from '../../../client/fan-out.js';
 import type { NodeRequestError } from '../../../client/errors.js';
-import { pollUntilIdle, systemClock, type Clock } from '../../../client/sweep.js';
+import { systemClock, type Clock } from '../../../client/clock.js';
+import { pollUntilIdle } from '../../../client/sweep-poll.js';
 import { DATA_TYPES, type DataType, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';

@@ -1,4 +1,5 @@
 import type { NodeClient } from '../../../client/node-client.js';
+import { startAndWait, type ClusterSweepResult } from '../../../client/sweep.js';
 import {
   assessPreflight,
   baselineOf,
@@ -6,13 +7,11 @@ import {
   preflightSweep,
   runPreflightChecks,
   runningTypes,
-  startAndWait,
   SweepRefusedError,
-  type ClusterSweepResult,
-  type NodeSweepState,
   type Preflight,
   type PreflightCheck,
-} from '../../../client/sweep.js';
+} from '../../../client/sweep-preflight.js';
+import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { AbortedError } from '../../../client/errors.js';
 import { clusterCheck, type ClusterCheckReport, type CoverageOutcome } from '../../../client/sweep-checks.js';
 import type { SweepStatus } from '../../../protocol/index.js';

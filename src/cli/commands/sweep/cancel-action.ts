@@ -1,6 +1,6 @@
-import { fanOut } from '../../../client/cluster.js';
+import { fanOut } from '../../../client/fan-out.js';
 import { gatherClusterFacts, judgeCluster } from '../../../client/sweep-checks.js';
-import { runningTypes } from '../../../client/sweep.js';
+import { runningTypes } from '../../../client/sweep-preflight.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';

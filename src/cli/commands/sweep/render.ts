@@ -5,7 +5,9 @@
  * ms). Pure: data in, text out.
  */
 import type { CoverageOutcome } from '../../../client/sweep-checks.js';
-import type { ClusterSweepResult, FinalSweepState, NodeSweepResult } from '../../../client/sweep.js';
+import type { ClusterSweepResult } from '../../../client/sweep.js';
+import type { NodeSweepResult } from '../../../client/sweep-node.js';
+import type { FinalSweepState } from '../../../client/sweep-states.js';
 import type { HeaderPrefix, SweepRequest } from '../../../protocol/index.js';
 import { errorJson, timeFields } from '../../render/json-values.js';
 import { stateLabel } from '../../render/node-progress.js';
