@@ -6,25 +6,9 @@ import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { commands } from './commands/index.js';
 import { TsnodeError } from './errors.js';
 import { parseError } from './parse-errors.js';
+import type { GlobalOptions } from './global-options.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-
-export interface GlobalOptions {
-  color: boolean;
-  verbose: boolean;
-  /** -q/--quiet: no progress or information on stderr, only results and errors. */
-  quiet?: boolean;
-  /** --no-progress: no spinners, bars or live tables (logs stay). */
-  progress?: boolean;
-  /** --profile <name>: the profile that names the target (see config/target.ts). */
-  profile?: string;
-}
-
-/**
- * Options of the program itself. commander reads them anywhere on the command line (before or
- * after the command), so no command may declare an option of the same name.
- */
-export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '-V', '--version', '-h', '--help'] as const;
 
 /** Builds the program. Pure declaration: loading it must stay cheap (see bench/startup). */
 export function buildProgram(runner: Runner): Command {

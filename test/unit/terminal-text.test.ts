@@ -5,7 +5,7 @@ import { currentWork } from '../../src/cli/render/node-progress.js';
 import { renderTable as renderRollupTable } from '../../src/cli/render/rollup-table.js';
 import { renderCsv, renderTable } from '../../src/cli/render/table.js';
 import { escapeLine, escapeText } from '../../src/cli/render/terminal-text.js';
-import { painter } from '../../src/cli/runtime.js';
+import { painter } from '../../src/cli/render/painter.js';
 import type { SweepStatus } from '../../src/protocol/index.js';
 
 // eslint-disable-next-line no-control-regex

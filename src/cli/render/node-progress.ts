@@ -2,7 +2,7 @@ import type { SweepEvent, NodeSweepState } from '../../client/sweep-states.js';
 import type { SweepStatus } from '../../protocol/index.js';
 import { DATA_TYPES } from '../../protocol/index.js';
 import { showsProgress, type CliContext } from '../context.js';
-import { painter } from '../runtime.js';
+import { painter } from './painter.js';
 import { LiveLines, SPINNER } from './live.js';
 import { escapeText } from './terminal-text.js';
 

@@ -1,6 +1,6 @@
 import { csvRow } from './csv.js';
 import Table from 'cli-table3';
-import { painter } from '../runtime.js';
+import { painter } from './painter.js';
 import { escapeText } from './terminal-text.js';
 
 /** How one column lines up; numbers usually read best right-aligned. */

@@ -9,8 +9,8 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
-import { painter } from '../../runtime.js';
-import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './command.js';
+import { painter } from '../../render/painter.js';
+import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './options.js';
 
 /** Turns the manager's typed errors into the CLI's: a message, a hint, and an exit code. */
 export function clusterErrorToUsage(err: unknown): unknown {

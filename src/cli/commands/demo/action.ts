@@ -10,10 +10,10 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
-import { painter } from '../../runtime.js';
+import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
 import { clusterErrorToUsage, describeStop, nodeCount } from '../cluster/action.js';
-import { DEMO_DEFAULT_NODES, type DemoFlags } from './command.js';
+import { DEMO_DEFAULT_NODES, type DemoFlags } from './options.js';
 import {
   DEMO_CHECKS,
   DEMO_HISTOGRAM_METRIC,

@@ -10,7 +10,7 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
-import { painter } from '../../runtime.js';
+import { painter } from '../../render/painter.js';
 import { renderChart } from '../../render/chart.js';
 import { errorJson } from '../../render/json-values.js';
 import {
@@ -30,7 +30,7 @@ import {
 } from '../../render/rollup.js';
 import { tableWidth } from '../../render/table.js';
 import type { DiscoveredRing } from '../../../client/discovery.js';
-import type { ReadOptions } from './command.js';
+import type { ReadOptions } from './options.js';
 import { renderHistogramRows, renderTextRows, write } from './records.js';
 import { describePlan, planRead, readMeta, type ReadPlan } from './plan.js';
 

@@ -3,7 +3,7 @@ import { formatSpan, UUID_RE, type DataType, type Engine, type RollupQuery, type
 import { UsageError } from '../../errors.js';
 import { timeFields } from '../../render/json-values.js';
 import { describeTime, parseTime } from '../../time.js';
-import type { ReadOptions } from './command.js';
+import type { ReadOptions } from './options.js';
 import { bucketCount, checkBuckets, chooseSpan } from './span.js';
 
 type Output = ReadOptions['output'];

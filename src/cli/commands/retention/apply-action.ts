@@ -26,7 +26,7 @@ import { askYesNo } from '../../prompt.js';
 import { renderJson } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { shellQuote } from '../sweep/catch-up.js';
-import type { RetentionApplyFlags } from './command.js';
+import type { RetentionApplyFlags } from './options.js';
 import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
 import { RetentionProgress } from './progress.js';
 import { describeRequest, resultCsv, resultJson, resultTable, stoppedAt } from './render.js';

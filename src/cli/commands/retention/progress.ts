@@ -4,7 +4,7 @@ import { showsProgress, type CliContext } from '../../context.js';
 import { LiveLines, SPINNER } from '../../render/live.js';
 import { currentWork, stateLabel } from '../../render/node-progress.js';
 import { escapeText } from '../../render/terminal-text.js';
-import { painter } from '../../runtime.js';
+import { painter } from '../../render/painter.js';
 
 const ACTIVE: ReadonlySet<string> = new Set(['checking', 'sending', 'running', 'no_answer', 'started']);
 /** Transitions not worth a plain log line of their own. */

@@ -11,9 +11,9 @@ import { errorJson, spanFields, timeFields } from '../../render/json-values.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, isoTime } from '../../time.js';
-import { MIN_WATCH_MS, type StatusOptions } from './command.js';
+import { MIN_WATCH_MS, type StatusOptions } from './options.js';
 
-export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './command.js';
+export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './options.js';
 
 /**
  * Why a node has no status: `unreachable` (no connection, no answer in time, TLS failed),

@@ -9,7 +9,7 @@ import { connectTarget, resolveCommandTarget } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './action.js';
-import type { CancelOptions } from './command.js';
+import type { CancelOptions } from './options.js';
 import { cancelCsv, cancelJson, cancelTable, dryRunCsv, dryRunJson, dryRunText, type CancelRow } from './render.js';
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;

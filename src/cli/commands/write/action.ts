@@ -17,7 +17,7 @@ import { UsageError } from '../../errors.js';
 import type { ExitCode } from '../../exit-codes.js';
 import { openTarget } from '../../node-source.js';
 import { startSpinner } from '../../render/spinner.js';
-import type { WriteOptions } from './command.js';
+import type { WriteOptions } from './options.js';
 import { planWriteRoute, type WriteRoute } from './route.js';
 import { describeReject, humanBytes, report, STRICT_SHOWN } from './summary.js';
 
