@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../src/cli/context.js';
 import { currentWork } from '../../src/cli/render/node-progress.js';
-import { renderTable as renderRollupTable } from '../../src/cli/render/rollup-table.js';
+import { renderRollupTable } from '../../src/cli/render/rollup-table.js';
 import { renderCsv, renderTable } from '../../src/cli/render/table.js';
 import { escapeLine, escapeText } from '../../src/cli/render/terminal-text.js';
 import { painter } from '../../src/cli/render/painter.js';
