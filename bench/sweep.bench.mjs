@@ -15,6 +15,9 @@
 // Env: SWEEP_BENCH_RUNS (default 5), SWEEP_BENCH_SERIES (default 25), SWEEP_BENCH_PACE_MS (default 20),
 // SWEEP_BENCH_CURL_RUNS (default 1).
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -56,6 +59,7 @@ async function main() {
   const SERIES = Number(process.env.SWEEP_BENCH_SERIES ?? 25);
   const PACE = Number(process.env.SWEEP_BENCH_PACE_MS ?? 20);
   const HOSTS = 4;
+  const stateDir = mkdtempSync(join(tmpdir(), 'tsnode-sweep-bench-'));
   const t0 = performance.now();
   const hosts = await Promise.all(Array.from({ length: HOSTS }, () => host(25, PACE)));
   const all = hosts.flatMap((h) => h.urls);
@@ -89,7 +93,8 @@ async function main() {
     const start = performance.now();
     const r = spawnSync(process.execPath, [BIN, 'sweep', '--before', String(before), '--nodes', urls.join(','), '--yes', '--output', 'json', '--poll-interval', '100ms'], {
       encoding: 'utf8',
-      env: { ...process.env, NO_COLOR: '1' },
+      // Its own state dir: the benchmark's throwaway sweeps stay out of the operator's `tsnode history`.
+      env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir },
     });
     const ms = performance.now() - start;
     if (r.status !== 0) throw new Error(`tsnode sweep exited ${r.status}: ${r.stderr}`);
@@ -139,4 +144,5 @@ done`;
   console.log(`100 nodes / 1 node wall time: ${scale.toFixed(2)}x (target <= 1.5x) ${scale <= 1.5 ? 'OK' : 'MISSED'}`);
   console.log(`curl loop / tsnode on 100 nodes: ${speedup.toFixed(1)}x faster (target >= 20x) ${speedup >= 20 ? 'OK' : 'MISSED'}`);
   for (const h of hosts) h.child.stdin.end();
+  rmSync(stateDir, { recursive: true, force: true });
 }

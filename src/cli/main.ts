@@ -33,7 +33,7 @@ Examples:
   $ tsnode serve --port 8112                         run a local reference node
   $ tsnode status --profile lab                      sweep status of every node of profile lab
   $ tsnode nodes --seed http://127.0.0.1:8112        every node of the ring, discovered from one
-  $ tsnode sweep --before 90d --types nnt,histogram  delete data older than 90 days on every node
+  $ tsnode sweep --profile lab --before 90d          delete data older than 90 days on every node of lab
   $ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 6h
   $ tsnode write records.ndjson --nodes nodes.txt    replay records, with rejects and resume
   $ tsnode profile set prod --nodes db1:8112,db2:8112 then: tsnode status --profile prod

@@ -33,14 +33,16 @@ async function refuses(url: string): Promise<boolean> {
 describe('tsnode demo (non-interactive, as in CI)', () => {
   it('runs every step, sweeps the old week off every node, keeps the recent one, and leaves nothing behind', async () => {
     const tmp = freshTmp();
-    const r = await runCli(['demo'], { env: { CI: '1', TMPDIR: tmp }, timeoutMs: 110_000 });
+    // The operator's state dir inside TMPDIR: "nothing left behind" then also proves the demo's
+    // sweep did not land in their sweep history.
+    const r = await runCli(['demo'], { env: { CI: '1', TMPDIR: tmp, XDG_STATE_HOME: join(tmp, 'state') }, timeoutMs: 110_000 });
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.code).toBe(0);
 
     // Each step shows the real command it ran.
     for (const cmd of [
       '$ tsnode write demo.ndjson --nodes nodes.txt --to all',
-      '$ tsnode sweep --before 7d --types nnt,text,histogram --yes --poll-interval 500ms --nodes nodes.txt',
+      '$ tsnode sweep --before 7d --types nnt,text,histogram --yes --poll-interval 500ms --nodes nodes.txt --journal sweeps.jsonl',
       '$ tsnode status --nodes nodes.txt',
       '$ tsnode read 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f cpu --start 14d --end now --span 1d --output table',
       '--output chart',

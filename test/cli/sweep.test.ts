@@ -281,11 +281,17 @@ describe('sweeps in progress', () => {
 
   it('--timeout stops waiting with timed out (the sweep keeps running) and exits 1 when no node is done', async () => {
     await seed(slow.url, 200);
+    const t0 = performance.now();
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', slow.url, '--yes', '--timeout', '500ms', '--output', 'json', ...FAST]);
+    const wallMs = performance.now() - t0;
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout) as { nodes: { state: string; elapsed_ms: number }[]; summary: Record<string, number> };
     expect(doc.nodes[0]!.state).toBe('timed_out');
-    expect(doc.nodes[0]!.elapsed_ms).toBeGreaterThanOrEqual(500);
+    // The timeout counts from the start of the run; elapsed_ms from the node's DELETE, a round trip
+    // later. So the run lasted at least the timeout, and the node's time lies within the run.
+    expect(wallMs).toBeGreaterThanOrEqual(500);
+    expect(doc.nodes[0]!.elapsed_ms).toBeGreaterThan(0);
+    expect(doc.nodes[0]!.elapsed_ms).toBeLessThanOrEqual(wallMs);
     expect(doc.summary.timed_out).toBe(1);
     expect(r.stderr).toMatch(/watch them with: tsnode status/);
     expect((await status(slow.url)).nnt).toMatchObject({ running: true, timestamp: BEFORE });

@@ -173,7 +173,9 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
     header(`Sweep: delete everything older than ${SWEEP_AGE}, all types, on every node (paced so you can watch)`);
     const sweepFrom = ctx.now();
     say('--poll-interval 500ms: check each node twice a second (default 2s), to watch it closely');
-    await tsnode(step, ['sweep', '--before', SWEEP_AGE, '--types', 'nnt,text,histogram', '--yes', '--poll-interval', '500ms', '--nodes', nodesFile]);
+    // The demo's nodes are throwaway: its sweep is journaled beside them, not in the operator's history.
+    say(`--journal: this sweep is recorded in ${dir}, not in your own sweep history (tsnode history)`);
+    await tsnode(step, ['sweep', '--before', SWEEP_AGE, '--types', 'nnt,text,histogram', '--yes', '--poll-interval', '500ms', '--nodes', nodesFile, '--journal', 'sweeps.jsonl']);
     const sweepTo = ctx.now();
 
     step = 'status';
