@@ -1,117 +1,342 @@
-/** tsnode's library API: everything the CLI does, callable from scripts. */
-export * from './protocol/index.js';
-export { NodeClient, type NodeClientOptions, type RollupPoint, type RollupResult, type RollupColumns, type CallOptions, type WriteAck } from './client/node-client.js';
-export { Cluster, fanOut, type Outcome } from './client/cluster.js';
-export { createAgent, proxyFromEnv, type AgentOptions, type TlsOptions, type ProxySettings } from './client/agent.js';
+/**
+ * tsnode's library API: everything the CLI does, callable from scripts. Every name is listed here
+ * on purpose (test/unit/public-api.test.ts pins the list): what is not named is internal and may
+ * change without notice.
+ */
+
+// The wire contract: data types, codecs, headers, status, rollups, records, cluster answers.
 export {
-  redactHeaders,
+  canonicalRollupType,
+  DATA_TYPES,
+  DEFAULT_ENGINE,
+  DEFAULT_PORT,
+  DEFAULT_ROLLUP_TYPE,
+  DEFAULT_ROLLUPS,
+  ENGINES,
+  isDataType,
+  MEMBER_OF_TYPE,
+  ROLLUP_MEMBERS,
+  ROLLUP_TYPE_ALIASES,
+  ROLLUP_TYPES,
+  type DataType,
+  type Engine,
+  type RollupMember,
+  type RollupType,
+} from './protocol/types.js';
+export {
+  CodecError,
+  formatSpan,
+  formatTimestamp,
+  isBareSeconds,
+  msFromSeconds,
+  parseSecondsList,
+  parseSpan,
+  parseTimestamp,
+  secondsFromMs,
+  SPAN_FORMAT,
+  TIMESTAMP_FORMAT,
+  type TimestampOptions,
+} from './protocol/codecs.js';
+export { errorBodySchema, formatIssues, ProtocolError, type ErrorBody, type ProtocolErrorCode } from './protocol/errors.js';
+export {
+  ADVISORY_LIMIT_HEADER,
+  buildSweepHeaders,
+  DEFAULT_HEADER_PREFIX,
+  HEADER_PREFIXES,
+  parseSweepHeaders,
+  RESULTS_LIMITED_HEADER,
+  SWEEP_HEADER,
+  sweepHeaderName,
+  sweepHeaderNamesUsed,
+  type HeaderPrefix,
+  type SweepHeaderKey,
+  type SweepRequest,
+} from './protocol/headers.js';
+export {
+  isIdle,
+  normaliseStatus,
+  SWEEP_RESULTS,
+  wireStatus,
+  wireSweepStatusSchema,
+  type LastSweep,
+  type SweepResult,
+  type SweepStatus,
+  type TypeStatus,
+  type WireSweepStatus,
+} from './protocol/status.js';
+export {
+  DEFAULT_MAX_BUCKETS,
+  rollupAllRowsSchema,
+  rollupRowsSchema,
+  type RollupAll,
+  type RollupAllRow,
+  type RollupQuery,
+  type RollupRow,
+  type RollupValue,
+} from './protocol/rollup.js';
+export {
+  isUuid,
+  MAX_METRIC_LENGTH,
+  NUMERIC_FIELDS,
+  UUID_RE,
+  validateHistogramRecord,
+  validateNntRecord,
+  validateTextRecord,
+  type Aggregate,
+  type HistogramRecord,
+  type NntRecord,
+  type NumericField,
+  type RecordIssue,
+  type TextRecord,
+  type Validated,
+  type ValidateOptions,
+} from './protocol/records.js';
+export {
+  locateSchema,
+  NO_TOPOLOGY,
+  nodeStateSchema,
+  nodeStatsSchema,
+  type WireLocate,
+  type WireNodeState,
+  type WireNodeStats,
+} from './protocol/cluster.js';
+
+// The ring: topologies, the topology hash and metric placement.
+export {
+  checkNode,
+  checkTopology,
+  MAX_RING_SLOTS,
+  nodeApiUrl,
+  TopologyError,
+  topologyFromJson,
+  topologyFromNodeArray,
+  topologyToFile,
+  topologyToNodeArray,
+  type NodeCheckOptions,
+  type RingNode,
+  type RingSide,
+  type Topology,
+} from './ring/topology.js';
+export { metricKey, Ring, slotLocation, topologyHash } from './ring/placement.js';
+export { topologyFromXml, topologyToXml } from './ring/xml.js';
+
+// One node: the client, its dispatcher, headers, errors, retries and answer limits.
+export { NodeClient, type CallOptions, type NodeClientOptions, type RollupColumns, type RollupResult } from './client/node-client.js';
+export type { RollupPoint } from './client/rollup-rows.js';
+export type { WriteAck } from './client/answers.js';
+export { createAgent, proxyFromEnv, type AgentOptions, type ProxySettings, type TlsOptions } from './client/agent.js';
+export {
+  ALWAYS_REDACTED,
+  buildHeaders,
+  HeaderError,
   isSecretHeader,
   parseHeaderLine,
-  splitHeaderList,
-  buildHeaders,
-  validateHeader,
-  scrubSecrets,
-  redactUrlCredentials,
-  HeaderError,
   REDACTED,
-  ALWAYS_REDACTED,
+  redactHeaders,
+  redactUrlCredentials,
+  scrubSecrets,
+  splitHeaderList,
+  validateHeader,
 } from './client/headers.js';
-export { NodeRequestError, NodeHttpError, AbortedError, type NodeErrorCode } from './client/errors.js';
-export { DEFAULT_RETRY, NO_RETRY, withRetry, backoffDelay, type RetryPolicy } from './client/retry.js';
-export { DEFAULT_TIMEOUTS, DEFAULT_MAX_ANSWER_BYTES, type Timeouts, type RequestLogEntry } from './client/http.js';
-export { STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, rollupBuckets } from './client/answer-limits.js';
-export {
-  runClusterSweep,
-  preflightSweep,
-  assessPreflight,
-  startAndWait,
-  pollUntilIdle,
-  runningTypes,
-  summarise,
-  baselineOf,
-  runPreflightChecks,
-  sweepOneNode,
-  recheckNode,
-  limiter,
-  systemClock,
-  SweepRefusedError,
-  SweepNotConfirmedError,
-  FINAL_SWEEP_STATES,
-  DEFAULT_POLL_INTERVAL_MS,
-  DEFAULT_LOST_AFTER_MS,
-  type Clock,
-  type NodeSweepState,
-  type FinalSweepState,
-  type SweepEvent,
-  type SweepListener,
-  type Preflight,
-  type PreflightNode,
-  type PollOptions,
-  type PollResult,
-  type NodeSweepResult,
-  type SweepSummary,
-  type ClusterSweepResult,
-  type ClusterSweepOptions,
-  type StartOptions,
-  type PreflightCheck,
-  type PreflightProblem,
-  type NodeSweepOptions,
-  type RecheckResult,
-} from './client/sweep.js';
-export {
-  newEvidence,
-  observeStatus,
-  observeFailure,
-  settled,
-  classify,
-  classifyDeleteFailure,
-  recordShowsCompleted,
-  type SweepEvidence,
-  type Verdict,
-  type PollVerdictState,
-  type PollFailureKind,
-} from './client/sweep-evidence.js';
-export * from './records/index.js';
-export * from './replay/index.js';
-export * from './ring/index.js';
+export { AbortedError, NodeHttpError, NodeRequestError, type NodeErrorCode } from './client/errors.js';
+export { backoffDelay, DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './client/retry.js';
+export { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUTS, type RequestLogEntry, type Timeouts } from './client/http.js';
+export { rollupAnswerBytes, rollupBuckets, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES } from './client/answer-limits.js';
+
+// Many nodes: fan-out, bounded concurrency, discovery, coverage, spans, routing.
+export { fanOut, type Outcome } from './client/fan-out.js';
+export { limiter } from './client/concurrency.js';
+export { systemClock, type Clock } from './client/clock.js';
 export {
   discoverRing,
-  probeNode,
+  DiscoveryError,
   fetchTopology,
+  probeNode,
   ringFromTopology,
   selfFromState,
   selfFromStats,
-  DiscoveryError,
-  type DiscoveryErrorCode,
-  type DiscoveredRing,
   type DiscoveredNode,
+  type DiscoveredRing,
+  type DiscoveryErrorCode,
   type NodeSelf,
 } from './client/discovery.js';
 export { checkCoverage, type CoverageReport, type CoverageVerdict, type ListedNode } from './client/coverage.js';
-export { checkSpans, smallestSpan, type SpanCheck, type SpanFacts, type SpanProblem, type SmallestSpan } from './client/spans.js';
-export { inspectCluster, locateMetric, type ClusterView, type NodeReport, type NodeState, type LocateResult } from './client/cluster-view.js';
+export { checkSpans, smallestSpan, type SmallestSpan, type SpanCheck, type SpanFacts, type SpanProblem } from './client/spans.js';
+export { inspectCluster, locateMetric, type ClusterView, type LocateResult, type NodeReport, type NodeState } from './client/cluster-view.js';
 export {
-  surveyNodes,
   ownerClients,
-  writeSpan,
   PROBE_RETRY,
+  surveyNodes,
+  writeSpan,
   type NodeSurvey,
   type ProbedNode,
   type RingTargets,
-  type SurveyOptions,
   type SpanDecision,
+  type SurveyOptions,
 } from './client/routing.js';
+
+// Sweeps: preflight, one node, polling, the cluster run, the evidence and the checks.
+export { FINAL_SWEEP_STATES, type FinalSweepState, type NodeSweepState, type SweepEvent, type SweepListener } from './client/sweep-states.js';
 export {
+  assessPreflight,
+  baselineOf,
+  preflightSweep,
+  runningTypes,
+  runPreflightChecks,
+  SweepRefusedError,
+  type Preflight,
+  type PreflightCheck,
+  type PreflightNode,
+  type PreflightProblem,
+} from './client/sweep-preflight.js';
+export { sweepOneNode, type NodeSweepOptions, type NodeSweepResult } from './client/sweep-node.js';
+export {
+  DEFAULT_LOST_AFTER_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  pollUntilIdle,
+  recheckNode,
+  type PollOptions,
+  type PollResult,
+  type RecheckResult,
+} from './client/sweep-poll.js';
+export {
+  runClusterSweep,
+  startAndWait,
+  summarise,
+  SweepNotConfirmedError,
+  type ClusterSweepOptions,
+  type ClusterSweepResult,
+  type StartOptions,
+  type SweepSummary,
+} from './client/sweep.js';
+export {
+  classify,
+  classifyDeleteFailure,
+  newEvidence,
+  observeFailure,
+  observeStatus,
+  recordShowsCompleted,
+  settled,
+  type PollFailureKind,
+  type PollVerdictState,
+  type SweepEvidence,
+  type Verdict,
+} from './client/sweep-evidence.js';
+export {
+  clusterCheck,
+  duplicateIdentities,
   gatherClusterFacts,
   judgeCluster,
-  clusterCheck,
   reportCheck,
-  duplicateIdentities,
-  type ClusterFacts,
-  type ListedFacts,
-  type ClusterCheckReport,
   type ClusterCheckOptions,
+  type ClusterCheckReport,
+  type ClusterFacts,
   type CoverageOutcome,
   type DeclaredSpans,
+  type ListedFacts,
 } from './client/sweep-checks.js';
-export * from './retention/index.js';
+
+// Record files: reading them as streams, with positions and errors.
+export { MAX_RECORD_BYTES, RecordSyntaxError, type RawRecord, type Splitter, type SplitterStart } from './records/splitter.js';
+export {
+  formatFromBytes,
+  formatFromName,
+  openRecords,
+  SourceError,
+  statSource,
+  type FormatChoice,
+  type ReadHandle,
+  type ReadOptions,
+  type RecordFormat,
+  type SourceInfo,
+} from './records/reader.js';
+export { RECORD_KINDS, recordIssue, type KindCheck, type RecordKind } from './records/kinds.js';
+export type { RejectEntry } from './records/batch.js';
+
+// Replay: writing records to nodes, with rejects and resumable state.
+export { writeRecords } from './replay/replay.js';
+export type { InputReport, ReplayEvent, ReplayOptions, ReplayProgress, ReplayResult, StopReason, Target } from './replay/types.js';
+export { AckCountError, ReplayUsageError } from './replay/errors.js';
+export { loadState, ReplayStateError, saveState, type InputState, type ReplayState, type SettledCounts } from './replay/state.js';
+export { UnsafeFileError } from './replay/private-file.js';
+
+// Retention: policies, plans, runs and applying them.
+export {
+  formatLocation,
+  PolicyError,
+  RetentionError,
+  UnknownSpanError,
+  UnsafeWildcardError,
+  type PolicyLocation,
+  type RetentionErrorCode,
+  type UnknownSpan,
+} from './retention/errors.js';
+export { AGE_EXPECTED, AGE_UNITS, checkAge, formatAge, MAX_AGE_SECONDS, parseAge, type AgeCheck } from './retention/age.js';
+export {
+  checkSpanKey,
+  formatRule,
+  parseRules,
+  PolicyBuilder,
+  policyToObject,
+  rulesOf,
+  sortRules,
+  SPAN_EXPECTED,
+  SPAN_TYPES,
+  WILDCARD,
+  type Policy,
+  type PolicyRule,
+  type SpanType,
+} from './retention/policy.js';
+export { parsePolicyFile, policyFormatOf, type PolicyFormat } from './retention/policy-file.js';
+export {
+  describeRule,
+  planRetention,
+  type HttpRequestPlan,
+  type KeptForever,
+  type NodePlan,
+  type NodeSpans,
+  type NodeStep,
+  type PlanOptions,
+  type PlanStep,
+  type RetentionPlan,
+  type SpanSource,
+} from './retention/plan.js';
+export {
+  isoSeconds,
+  planFromJson,
+  planToJson,
+  type KeptJson,
+  type NodePlanJson,
+  type NodeStepJson,
+  type PlanJson,
+  type RuleJson,
+  type StepJson,
+} from './retention/plan-json.js';
+export {
+  describeAction,
+  FINAL_STEP_STATES,
+  markOutcome,
+  markSending,
+  markStarted,
+  markWatching,
+  newRun,
+  nextAction,
+  parseRunState,
+  resumeRun,
+  runFingerprint,
+  runStateToJson,
+  serializeRunState,
+  STEP_STATES,
+  summariseRun,
+  type FinalStepState,
+  type NextAction,
+  type NodeRun,
+  type NodeRunSummary,
+  type RunOutcome,
+  type RunState,
+  type RunStateJson,
+  type StepRecord,
+  type StepRecordJson,
+  type StepState,
+} from './retention/run-state.js';
+export { applyRetention, newRetentionRunId, type ApplyRetentionOptions, type RetentionEvent, type RetentionResult } from './retention/apply.js';

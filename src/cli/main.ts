@@ -1,31 +1,17 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import type { Runner } from './action.js';
-import type { CliContext } from './context.js';
 import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { commands } from './commands/index.js';
 import { TsnodeError } from './errors.js';
 import { parseError } from './parse-errors.js';
+import type { GlobalOptions } from './global-options.js';
+import { processIo, type CliIo } from './io.js';
+
+export type { CliIo } from './io.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-
-export interface GlobalOptions {
-  color: boolean;
-  verbose: boolean;
-  /** -q/--quiet: no progress or information on stderr, only results and errors. */
-  quiet?: boolean;
-  /** --no-progress: no spinners, bars or live tables (logs stay). */
-  progress?: boolean;
-  /** --profile <name>: the profile that names the target (see config/target.ts). */
-  profile?: string;
-}
-
-/**
- * Options of the program itself. commander reads them anywhere on the command line (before or
- * after the command), so no command may declare an option of the same name.
- */
-export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '-V', '--version', '-h', '--help'] as const;
 
 /** Builds the program. Pure declaration: loading it must stay cheap (see bench/startup). */
 export function buildProgram(runner: Runner): Command {
@@ -60,21 +46,6 @@ ${EXIT_CODES_HELP}`,
     );
   for (const declare of commands) declare(program, runner);
   return program;
-}
-
-/** What run() takes from the outside world: the process's own, or a test's captured streams. */
-export interface CliIo {
-  stdout: CliContext['stdout'];
-  stderr: CliContext['stderr'];
-  stdin: CliContext['stdin'];
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  now(): number;
-}
-
-/** This process's streams, environment, directory and clock. */
-export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), now: () => Date.now() };
 }
 
 /**

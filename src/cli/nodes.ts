@@ -1,6 +1,5 @@
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { DiscoveredRing } from '../client/discovery.js';
 import { DEFAULT_PORT } from '../protocol/index.js';
 import { UsageError } from './errors.js';
 
@@ -182,30 +181,4 @@ export function resolveNodes(opts: { flag?: string | undefined; env: NodeJS.Proc
   if (env !== undefined && env.trim() !== '') return fromValue(env.trim(), 'TSNODE_NODES');
   if (existsSync(resolve(opts.cwd, 'nodes.txt'))) return fromValue('nodes.txt', 'nodes.txt');
   return { nodes: [DEFAULT_NODE], source: 'default', warnings: [] };
-}
-
-/** `--seed <url>`: the nodes of the ring one node runs, in topology order. */
-export interface SeedNodes extends NodeList {
-  ring: DiscoveredRing;
-}
-
-/**
- * Resolves `--seed`: discovers the ring from the seed and lists its nodes. A seed goes with no
- * other node source: combining it with --nodes or --node is a usage error (nothing is sent).
- */
-export async function resolveSeed(
-  opts: { seed: string; nodes?: string | undefined; node?: string | undefined },
-  discover: (seedUrl: string) => Promise<DiscoveredRing>,
-): Promise<SeedNodes> {
-  if (opts.nodes !== undefined) throw new UsageError('--seed and --nodes both given', 'use one: --seed discovers the nodes, --nodes lists them');
-  if (opts.node !== undefined) throw new UsageError('--seed and --node both given', 'use one: --seed discovers the ring, --node names a single node');
-  let seed: string;
-  try {
-    seed = parseNodeEntry(opts.seed);
-  } catch (err) {
-    throw new UsageError(`--seed: ${(err as Error).message}`, `a node is ${NODE_LINE_FORMS}`);
-  }
-  const ring = await discover(seed);
-  const short = ring.hash.slice(0, 12);
-  return { nodes: ring.nodes.map((n) => n.url), source: `--seed ${seed} (topology ${short}, write_copies ${ring.topology.writeCopies})`, warnings: [], ring };
 }

@@ -1,16 +1,12 @@
-import { Chalk } from 'chalk';
+import { painter } from './render/painter.js';
 import { z } from 'zod';
 import { CodecError, formatIssues } from '../protocol/index.js';
 import { NodeRequestError } from '../client/errors.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
 import { TsnodeError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import type { CliIo, GlobalOptions } from './main.js';
-
-/** Paints for stdout and stderr, each following its own stream's colour decision. */
-export function painter(enabled: boolean): InstanceType<typeof Chalk> {
-  return new Chalk({ level: enabled ? 1 : 0 });
-}
+import type { GlobalOptions } from './global-options.js';
+import type { CliIo } from './io.js';
 
 /** The context a command runs in, built from the streams, environment and directory run() was given. */
 export async function createContext(globals: GlobalOptions, signal: AbortSignal, io: CliIo): Promise<CliContext> {

@@ -9,9 +9,6 @@
 import { InvalidValueError } from './errors.js';
 import { didYouMean } from './suggest.js';
 
-/** Turns the text of a flag into its value; `field` (the flag, or a config key) names it in errors. */
-export type Parser<T> = (text: string, field: string) => T;
-
 /** A value for an error message: quoted, shortened (a pasted blob must not flood the terminal). */
 export function quote(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);

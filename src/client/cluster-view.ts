@@ -5,7 +5,7 @@
  * answered something else than expected is `unexpected`, never the other way round.
  */
 import { metricKey } from '../ring/index.js';
-import { fanOut } from './cluster.js';
+import { fanOut } from './fan-out.js';
 import { checkCoverage, type CoverageReport, type ListedNode } from './coverage.js';
 import { DiscoveryError, fetchTopology, probeNode, ringFromTopology, type DiscoveredNode, type DiscoveredRing, type NodeSelf } from './discovery.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';

@@ -1,20 +1,16 @@
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
 import {
   ADVISORY_LIMIT_HEADER,
   DEFAULT_HEADER_PREFIX,
   RESULTS_LIMITED_HEADER,
   buildSweepHeaders,
-  formatIssues,
   formatSpan,
   formatTimestamp,
   msFromSeconds,
   normaliseStatus,
-  parseJsonAllowingTrailingCommas,
   rollupAllRowsSchema,
   rollupRowsSchema,
   wireSweepStatusSchema,
-  ROLLUP_MEMBERS,
   type HeaderPrefix,
   type HistogramRecord,
   type NntRecord,
@@ -26,10 +22,12 @@ import {
 } from '../protocol/index.js';
 import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
+import { histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
 import { READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
+import { fillAll, numericPoints, scanNumericRows, type RollupPoint } from './rollup-rows.js';
 
 export interface NodeClientOptions {
   /** The run's dispatcher (an undici Agent, or a MockAgent in tests). The caller closes it. */
@@ -67,12 +65,6 @@ export interface CallOptions {
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
   /** This call's retry policy instead of the client's (a quick probe of many nodes should not wait out a dead one's backoff). */
   retry?: RetryPolicy;
-}
-
-export interface RollupPoint<V> {
-  /** Bucket start, epoch milliseconds. */
-  timestampMs: number;
-  value: V;
 }
 
 export interface RollupResult<V> {
@@ -134,40 +126,6 @@ export class NodeClient {
   }
 
   /**
-   * Parses a 2xx answer against `schema`. Anything else is `bad_answer`, never "unreachable": the
-   * node did answer. `expected` says in words what would have been understood.
-   */
-  private parse<S extends z.ZodType>(res: HttpResponse, schema: S, what: string, expected: string, opts: { trailingCommas?: boolean } = {}): z.infer<S> {
-    let json: unknown;
-    try {
-      json = opts.trailingCommas ? parseJsonAllowingTrailingCommas(res.text) : JSON.parse(res.text);
-    } catch {
-      const shown = res.text.trim() === '' ? 'an empty body' : JSON.stringify(res.text.slice(0, 80));
-      throw new NodeRequestError(this.url, 'bad_answer', `${what}: the answer is not JSON (${shown}); expected ${expected}`, {
-        retryable: false,
-        hint: 'is this address a node of the store, and not a proxy or another service?',
-      });
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      // A node (or proxy) that answers 200 with its error object: show its own words.
-      if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { error?: unknown }).error === 'string') {
-        const code = (json as { code?: unknown }).code;
-        throw new NodeRequestError(
-          this.url,
-          'bad_answer',
-          `${what}: the node answered with an error: ${(json as { error: string }).error}${typeof code === 'string' ? ` (${code})` : ''}; expected ${expected}`,
-          { retryable: false },
-        );
-      }
-      const issues = parsed.error.issues;
-      const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
-      throw new NodeRequestError(this.url, 'bad_answer', `${what}: unexpected answer: ${formatIssues(issues.slice(0, 3))}${more}; expected ${expected}`, { retryable: false });
-    }
-    return parsed.data;
-  }
-
-  /**
    * A call to the sweep API. A 404 there means the node has none (the store removed
    * /sweep_delete in version 0.19.23): a `no_sweep_api` error, not "unreachable" or a bare HTTP 404.
    */
@@ -196,19 +154,19 @@ export class NodeClient {
     const res = await this.sweepCall({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
     // Only `[]` means "started": a 2xx with anything else (a proxy's HTML page, an error object)
     // is not evidence that the node began this sweep.
-    this.parse(res, startedAck, 'sweep delete', '[] (the sweep started)');
+    parseAnswer(this.url, res.text, startedAck, 'sweep delete', '[] (the sweep started)');
   }
 
   /** `retry` overrides the client's policy for this call (a poll loop is its own retry: it passes NO_RETRY). */
   async sweepStatus(call: CallOptions & { retry?: RetryPolicy } = {}): Promise<SweepStatus> {
     const res = await this.sweepCall({ method: 'GET', path: '/sweep_delete' }, call, call.retry);
-    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep status', STATUS_SHAPE, { trailingCommas: true }));
+    return normaliseStatus(parseAnswer(this.url, res.text, wireSweepStatusSchema, 'sweep status', STATUS_SHAPE, { trailingCommas: true }));
   }
 
   /** The production store's `GET /sweep_delete/cancel`; returns the status after cancelling. */
   async cancelSweep(call: CallOptions = {}): Promise<SweepStatus> {
     const res = await this.sweepCall({ method: 'GET', path: '/sweep_delete/cancel' }, call);
-    return normaliseStatus(this.parse(res, wireSweepStatusSchema, 'sweep cancel', STATUS_SHAPE, { trailingCommas: true }));
+    return normaliseStatus(parseAnswer(this.url, res.text, wireSweepStatusSchema, 'sweep cancel', STATUS_SHAPE, { trailingCommas: true }));
   }
 
   /** The request path of a rollup read, exactly as sent (exported for --dry-run and tests). */
@@ -232,7 +190,7 @@ export class NodeClient {
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     if (q.type === 'all') {
-      const rows = this.parse(res, rollupAllRowsSchema, 'rollup read', ROLLUP_ALL_SHAPE);
+      const rows = parseAnswer(this.url, res.text, rollupAllRowsSchema, 'rollup read', ROLLUP_ALL_SHAPE);
       return {
         limited,
         points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v === null ? null : fillAll(v) })),
@@ -242,7 +200,7 @@ export class NodeClient {
     // explain an answer that does not fit it.
     const fast = numericPoints(res.text);
     if (fast) return { limited, points: fast };
-    const rows = this.parse(res, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
+    const rows = parseAnswer(this.url, res.text, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     return { limited, points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v })) };
   }
 
@@ -260,7 +218,7 @@ export class NodeClient {
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     const fast = scanNumericRows(res.text);
     if (fast) return { ...fast, limited };
-    const rows = this.parse(res, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
+    const rows = parseAnswer(this.url, res.text, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     const timestampsMs = new Float64Array(rows.length);
     const values = new Float64Array(rows.length);
     rows.forEach(([ts, v], i) => {
@@ -298,7 +256,7 @@ export class NodeClient {
   async readText(q: { uuid: string; metric: string; startMs: number; endMs: number }, call: CallOptions = {}): Promise<Array<[number, string]>> {
     const path = `/read/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
-    return this.parse(res, textRows, 'text read', 'a JSON array of [milliseconds, text] pairs');
+    return parseAnswer(this.url, res.text, textRows, 'text read', 'a JSON array of [milliseconds, text] pairs');
   }
 
   /**
@@ -314,20 +272,20 @@ export class NodeClient {
     const end = Math.max(start, Math.ceil(q.endMs / 1000) - 1);
     const path = `/histogram/${start}/${end}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
-    return this.parse(res, histogramRows, 'histogram read', 'a JSON array of [seconds, period, histogram] rows');
+    return parseAnswer(this.url, res.text, histogramRows, 'histogram read', 'a JSON array of [seconds, period, histogram] rows');
   }
 
 
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
-    return this.parse(res, nodeStateSchema, 'node state', 'a JSON object with the node\'s identity, topology hashes (current, next) and spans');
+    return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', 'a JSON object with the node\'s identity, topology hashes (current, next) and spans');
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
   async nodeStats(call: CallOptions = {}): Promise<WireNodeStats> {
     const res = await this.call({ method: 'GET', path: '/stats.json' }, call, undefined, STATUS_ANSWER_BYTES);
-    return this.parse(res, nodeStatsSchema, 'node stats', 'a JSON stats tree with identity and topology leaves');
+    return parseAnswer(this.url, res.text, nodeStatsSchema, 'node stats', 'a JSON stats tree with identity and topology leaves');
   }
 
   /**
@@ -356,7 +314,7 @@ export class NodeClient {
   /** `GET /locate/json/<uuid>/<metric>`: the owners of a metric as the node places it, primary first. */
   async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
     const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
-    return this.parse(res, locateSchema, 'locate', 'a JSON array of the owner nodes');
+    return parseAnswer(this.url, res.text, locateSchema, 'locate', 'a JSON array of the owner nodes');
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {
@@ -376,173 +334,10 @@ export class NodeClient {
 }
 
 /**
- * A write's acknowledgement. Any 2xx means the node took the request; `records` is its count of
- * stored records, present only when the answer carried one. The production store's answer body
- * is not documented (the production Go client's test node answers 200 with no body at all), so
- * an answer without a count is an acknowledgement without a count, never a failure.
- */
-export interface WriteAck {
-  records?: number;
-}
-
-/**
- * Reads the count out of a 2xx write answer: a JSON object with a whole `records` >= 0 gives it;
- * an empty body or one without `records` gives `{}`; a `records` that is not a count is
- * `bad_answer` (the node claims a count the client cannot read), and so is a JSON object that
- * carries only an `error` (a 2xx that says it failed).
- */
-function writeAck(node: string, text: string): WriteAck {
-  if (text.trim() === '') return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return {};
-  }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) return {};
-  const o = json as Record<string, unknown>;
-  if (!('records' in o)) {
-    if (typeof o.error === 'string') {
-      throw new NodeRequestError(node, 'bad_answer', `write: the node answered 2xx with an error: ${o.error}; expected an acknowledgement`, { retryable: false });
-    }
-    return {};
-  }
-  const n = o.records;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-    const shown = JSON.stringify(n) ?? String(n);
-    throw new NodeRequestError(node, 'bad_answer', `write: the answer's records is ${shown.slice(0, 40)}; expected a whole number >= 0 (or no records member)`, {
-      retryable: false,
-    });
-  }
-  return { records: n };
-}
-
-/** What each answer should look like, for `bad_answer` messages. */
-const STATUS_SHAPE = 'a JSON object with nnt, text and histogram members, each holding string attributes with running "true" or "false"';
-const ROLLUP_SHAPE = 'a JSON array of [seconds, number or null] rows';
-const ROLLUP_ALL_SHAPE = 'a JSON array of [seconds, object of numbers or null] rows';
-
-const textRows = z.array(z.tuple([z.number(), z.string()]));
-const histogramRows = z.array(z.tuple([z.number(), z.number(), z.string()]));
-
-/**
  * One path segment, percent-encoded. `.` and `..` are encoded too (`%2E`), so no client, proxy
  * or server resolves a metric named `..` as "the parent directory".
  */
 export function encodePathSegment(text: string): string {
   const enc = encodeURIComponent(text);
   return enc === '.' || enc === '..' ? enc.replace(/\./g, '%2E') : enc;
-}
-
-/** The only answer that means a DELETE started a sweep. */
-const startedAck = z.array(z.unknown()).length(0, { message: 'expected [] (the sweep started)' });
-
-/** `[[ts, number|null], ...]` as points, or undefined when the text is anything else. */
-function numericPoints(text: string): RollupPoint<number | null>[] | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(json)) return undefined;
-  const points = new Array<RollupPoint<number | null>>(json.length);
-  for (let i = 0; i < json.length; i++) {
-    const row: unknown = json[i];
-    if (!Array.isArray(row) || row.length !== 2) return undefined;
-    const ts: unknown = row[0];
-    const v: unknown = row[1];
-    if (typeof ts !== 'number' || (v !== null && typeof v !== 'number')) return undefined;
-    points[i] = { timestampMs: msFromSeconds(ts), value: v };
-  }
-  return points;
-}
-
-const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-
-function skipWs(text: string, i: number): number {
-  for (;;) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || c === 10 || c === 13 || c === 9) i++;
-    else return i;
-  }
-}
-
-/**
- * `[[seconds, number|null], ...]` straight from the text into two Float64Arrays, without
- * JSON.parse's array per row. Strict JSON grammar for this shape; anything else (another shape,
- * bad JSON) returns undefined and the caller falls back to JSON.parse + the schema's messages.
- */
-function scanNumericRows(text: string): { timestampsMs: Float64Array; values: Float64Array } | undefined {
-  // Rows are at least `[0,0]` plus a comma: an upper bound for the arrays, trimmed at the end.
-  const cap = Math.max(0, Math.floor(text.length / 6) + 1);
-  let timestampsMs = new Float64Array(cap);
-  let values = new Float64Array(cap);
-  let n = 0;
-  let i = skipWs(text, 0);
-  if (text.charCodeAt(i) !== 91 /* [ */) return undefined;
-  i = skipWs(text, i + 1);
-  if (text.charCodeAt(i) === 93 /* ] */) {
-    i = skipWs(text, i + 1);
-    return i === text.length ? { timestampsMs: new Float64Array(0), values: new Float64Array(0) } : undefined;
-  }
-  for (;;) {
-    if (text.charCodeAt(i) !== 91) return undefined;
-    i = skipWs(text, i + 1);
-    // Timestamp: whole seconds are read digit by digit (exact below 2^53); anything else via Number.
-    let ts = 0;
-    let j = i;
-    let c = text.charCodeAt(j);
-    while (c >= 48 && c <= 57) {
-      ts = ts * 10 + (c - 48);
-      c = text.charCodeAt(++j);
-    }
-    const digits = j - i;
-    if (digits === 0 || digits > 15 || (digits > 1 && text.charCodeAt(i) === 48) || c === 46 || c === 101 || c === 69) {
-      JSON_NUMBER.lastIndex = i;
-      if (!JSON_NUMBER.test(text)) return undefined;
-      j = JSON_NUMBER.lastIndex;
-      ts = Number(text.slice(i, j));
-    }
-    if (n === cap) return undefined; // cannot happen for valid JSON of this shape
-    timestampsMs[n] = Math.round(ts * 1000);
-    i = skipWs(text, j);
-    if (text.charCodeAt(i) !== 44 /* , */) return undefined;
-    i = skipWs(text, i + 1);
-    c = text.charCodeAt(i);
-    if (c === 110 /* n */) {
-      if (text.charCodeAt(i + 1) !== 117 || text.charCodeAt(i + 2) !== 108 || text.charCodeAt(i + 3) !== 108) return undefined;
-      values[n] = NaN;
-      i += 4;
-    } else {
-      JSON_NUMBER.lastIndex = i;
-      if (!JSON_NUMBER.test(text)) return undefined;
-      j = JSON_NUMBER.lastIndex;
-      values[n] = Number(text.slice(i, j));
-      i = j;
-    }
-    n++;
-    i = skipWs(text, i);
-    if (text.charCodeAt(i) !== 93) return undefined;
-    i = skipWs(text, i + 1);
-    c = text.charCodeAt(i);
-    if (c === 44) {
-      i = skipWs(text, i + 1);
-      continue;
-    }
-    if (c !== 93) return undefined;
-    i = skipWs(text, i + 1);
-    if (i !== text.length) return undefined;
-    break;
-  }
-  timestampsMs = timestampsMs.slice(0, n);
-  values = values.slice(0, n);
-  return { timestampsMs, values };
-}
-
-/** Every member present, null where the node left one out. */
-function fillAll(v: Partial<Record<keyof RollupAll, number | null | undefined>>): RollupAll {
-  const out = {} as RollupAll;
-  for (const key of ROLLUP_MEMBERS) out[key] = v[key] ?? null;
-  return out;
 }

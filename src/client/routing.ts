@@ -10,7 +10,7 @@
  * answered without a topology (`current` "-", or no /state and no /stats.json: an older store)
  * is: a list mixing ring and plain nodes is not a ring.
  */
-import { fanOut } from './cluster.js';
+import { fanOut } from './fan-out.js';
 import { DiscoveryError, fetchTopology, probeNode, ringFromTopology, type DiscoveredNode, type DiscoveredRing, type NodeSelf } from './discovery.js';
 import { NodeRequestError } from './errors.js';
 import type { CallOptions, NodeClient } from './node-client.js';

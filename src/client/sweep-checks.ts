@@ -12,13 +12,13 @@
  * Nodes without these endpoints (older stores, plain lists) keep working: the report says in one
  * line what could not be checked. Only GETs are sent here.
  */
-import { fanOut } from './cluster.js';
+import { fanOut } from './fan-out.js';
 import { checkCoverage, type CoverageReport, type CoverageVerdict } from './coverage.js';
 import { DiscoveryError, fetchTopology, probeNode, type NodeSelf } from './discovery.js';
 import { NodeRequestError } from './errors.js';
 import type { CallOptions, NodeClient } from './node-client.js';
 import { checkSpans } from './spans.js';
-import type { PreflightCheck, PreflightProblem } from './sweep.js';
+import type { PreflightCheck, PreflightProblem } from './sweep-preflight.js';
 import { nodeApiUrl, type Topology } from '../ring/index.js';
 
 /** One listed node and what it said about itself. */

@@ -1,6 +1,7 @@
 import { PlainRecordCheck } from '../protocol/index.js';
 import { recordIssue, type KindCheck, type RecordKind } from './kinds.js';
-import { JsonArraySplitter, type RawRecord } from './splitter.js';
+import { JsonArraySplitter } from './json-array-splitter.js';
+import type { RawRecord } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
 export interface Position {

@@ -1,7 +1,9 @@
 import { createReadStream, promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { JsonArraySplitter, NdjsonSplitter, RecordSyntaxError, type RawRecord, type Splitter, type SplitterStart } from './splitter.js';
+import { JsonArraySplitter } from './json-array-splitter.js';
+import { NdjsonSplitter } from './ndjson-splitter.js';
+import { RecordSyntaxError, type RawRecord, type Splitter, type SplitterStart } from './splitter.js';
 
 export type RecordFormat = 'json' | 'ndjson';
 export type FormatChoice = RecordFormat | 'auto';

@@ -6,7 +6,8 @@
  * same `<uuid>-<metric>` key as numeric data (the production Go client's WriteText and
  * WriteHistogram pick the node with FindMetricNodeIDs(id, metric), as for numeric writes).
  */
-import type { CallOptions, NodeClient, WriteAck } from '../client/node-client.js';
+import type { WriteAck } from '../client/answers.js';
+import type { CallOptions, NodeClient } from '../client/node-client.js';
 import type { RecordKind } from '../records/kinds.js';
 import { ReplayStateError, type ReplayState } from './state.js';
 

@@ -6,6 +6,7 @@
  * fullest is sent early. Each node has at most `perNode` requests in flight; `add` waits for a
  * free one, which is what holds the reading back when nodes are slower than the input.
  */
+import { InFlight } from '../client/concurrency.js';
 import type { OwnerSlice } from './owners.js';
 
 /** A slice in a queue, with whatever its sender needs to settle it (its input batch). */
@@ -34,12 +35,12 @@ interface Waiting<O> {
 
 export class OwnerQueue<O> {
   private readonly waiting: Waiting<O>[];
-  private readonly inFlight: Array<Set<Promise<void>>>;
+  private readonly inFlight: InFlight[];
   private waitingBytes = 0;
 
   constructor(private readonly opts: OwnerQueueOptions<O>) {
     this.waiting = Array.from({ length: opts.nodes }, () => ({ parts: [], count: 0, bytes: 0 }));
-    this.inFlight = Array.from({ length: opts.nodes }, () => new Set<Promise<void>>());
+    this.inFlight = Array.from({ length: opts.nodes }, () => new InFlight(opts.perNode));
   }
 
   /** Requests in flight, over all nodes. */
@@ -78,15 +79,14 @@ export class OwnerQueue<O> {
     this.waiting[i] = { parts: [], count: 0, bytes: 0 };
     this.waitingBytes -= w.bytes;
     const flying = this.inFlight[i]!;
-    while (flying.size >= this.opts.perNode) await Promise.race(flying);
-    const p: Promise<void> = this.opts.send(i, parts).finally(() => flying.delete(p));
-    flying.add(p);
+    await flying.room();
+    flying.track(this.opts.send(i, parts));
   }
 
   /** Sends everything waiting and waits for every request to settle. */
   async flushAll(): Promise<void> {
     for (let i = 0; i < this.waiting.length; i++) await this.flush(i);
-    await Promise.all(this.inFlight.flatMap((s) => [...s]));
+    await Promise.all(this.inFlight.map((s) => s.settled()));
   }
 
   /** Takes everything waiting out of the queues, unsent (a stop), and waits for the requests in flight. */
@@ -94,7 +94,7 @@ export class OwnerQueue<O> {
     const dropped = this.waiting.flatMap((w) => w.parts);
     this.waiting.forEach((_, i) => (this.waiting[i] = { parts: [], count: 0, bytes: 0 }));
     this.waitingBytes = 0;
-    await Promise.all(this.inFlight.flatMap((s) => [...s]));
+    await Promise.all(this.inFlight.map((s) => s.settled()));
     return dropped;
   }
 }

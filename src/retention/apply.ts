@@ -17,7 +17,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { NodeClient } from '../client/node-client.js';
-import { preflightProblem, preflightSweep, recheckNode, runPreflightChecks, runningTypes, sweepOneNode, SweepNotConfirmedError, SweepRefusedError, systemClock, limiter, pollUntilIdle, type Clock, type NodeSweepState, type Preflight, type PreflightCheck, type PreflightNode, type SweepEvent } from '../client/sweep.js';
+import { systemClock, type Clock } from '../client/clock.js';
+import { limiter } from '../client/concurrency.js';
+import { SweepNotConfirmedError } from '../client/sweep.js';
+import { sweepOneNode } from '../client/sweep-node.js';
+import { recheckNode, pollUntilIdle } from '../client/sweep-poll.js';
+import { preflightProblem, preflightSweep, runPreflightChecks, runningTypes, SweepRefusedError, type Preflight, type PreflightCheck, type PreflightNode } from '../client/sweep-preflight.js';
+import type { NodeSweepState, SweepEvent } from '../client/sweep-states.js';
 import { describeRunning, runningIsOurs } from '../client/sweep-evidence.js';
 import { AbortedError, NodeRequestError } from '../client/errors.js';
 import type { SweepStatus } from '../protocol/index.js';

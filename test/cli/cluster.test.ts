@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ClusterState } from '../../src/cli/cluster/manager.js';
+import type { ClusterState } from '../../src/cli/local-cluster/state.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { isAlive, killMentioning, processGroupOf, processesMentioning } from '../helpers/procs.js';
 

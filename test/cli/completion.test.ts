@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
-import { completionSpecs } from '../../src/cli/completion.js';
+import { completionSpecs } from '../../src/cli/completion/spec.js';
 import { BIN, runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-completion-'));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import type { ClusterState } from '../../src/cli/cluster/manager.js';
+import type { ClusterState } from '../../src/cli/local-cluster/state.js';
 import { Ring, topologyFromJson, type Topology } from '../../src/ring/index.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';

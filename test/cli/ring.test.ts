@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ring, topologyFromJson, topologyFromXml, topologyHash, type Topology } from '../../src/ring/index.js';
-import type { ClusterState } from '../../src/cli/cluster/manager.js';
+import type { ClusterState } from '../../src/cli/local-cluster/state.js';
 import { runCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes } from '../helpers/nodes.js';
 import { killMentioning } from '../helpers/procs.js';

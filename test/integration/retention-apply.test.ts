@@ -8,7 +8,7 @@
 import { Agent } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import { SweepRefusedError } from '../../src/client/sweep.js';
+import { SweepRefusedError } from '../../src/client/sweep-preflight.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 import {
   applyRetention,

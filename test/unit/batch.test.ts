@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Batcher, BodyPool, batchTexts, isRejectLine, memberText } from '../../src/records/batch.js';
-import { NdjsonSplitter } from '../../src/records/splitter.js';
+import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
 import { LowWater } from '../../src/replay/state.js';
-import { rejectedIndex } from '../../src/replay/write-records.js';
+import { rejectedIndex } from '../../src/replay/acknowledge.js';
 import { NodeHttpError } from '../../src/client/errors.js';
 
 const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';

@@ -6,7 +6,8 @@
  */
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { buildProgram, GLOBAL_FLAGS } from '../../src/cli/main.js';
+import { buildProgram } from '../../src/cli/main.js';
+import { GLOBAL_FLAGS } from '../../src/cli/global-options.js';
 import { parseArgv } from '../helpers/parse.js';
 
 /** networkFlags(): the commands on the flag tables get typed values (ms, counts) and [] for the repeatable ones. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { NodeClient } from '../../src/client/node-client.js';
-import { fanOut } from '../../src/client/cluster.js';
+import { fanOut } from '../../src/client/fan-out.js';
 import { NodeHttpError, NodeRequestError } from '../../src/client/errors.js';
 import { backoffDelay, withRetry } from '../../src/client/retry.js';
 

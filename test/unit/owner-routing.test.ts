@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Batcher, batchTexts, type Batch } from '../../src/records/batch.js';
-import { NdjsonSplitter } from '../../src/records/splitter.js';
+import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
 import { OwnerRouter, joinSlices, type OwnerSlice } from '../../src/replay/owners.js';
 import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
 import { Ring, type Topology } from '../../src/ring/index.js';

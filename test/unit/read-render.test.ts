@@ -279,9 +279,9 @@ describe('rollup tables on a narrow terminal', () => {
 
 describe("read's flag lists, spelled in its declaration", () => {
   it('are the protocol lists (declaring a command loads no protocol module)', async () => {
-    const declared = await import('../../src/cli/commands/read/command.js');
+    const declared = await import('../../src/cli/commands/read/options.js');
     const protocol = await import('../../src/protocol/types.js');
-    const write = await import('../../src/cli/commands/write/command.js');
+    const write = await import('../../src/cli/commands/write/options.js');
     expect(declared.READ_KINDS).toEqual(protocol.DATA_TYPES);
     expect(write.WRITE_KINDS).toEqual(protocol.DATA_TYPES);
     expect(declared.READ_ENGINES).toEqual(protocol.ENGINES);

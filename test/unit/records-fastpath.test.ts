@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { NdjsonSplitter, type RawRecord, type Splitter } from '../../src/records/splitter.js';
+import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
+import type { RawRecord, Splitter } from '../../src/records/splitter.js';
 import { badNameChar, isUuid, nntRecordIssue, NUMERIC_FIELDS, UUID_RE, validateNntRecord } from '../../src/protocol/records.js';
 import * as v0 from '../oracles/v0/splitter-v0.js';
 import * as v0r from '../oracles/v0/records-v0.js';

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LiveLines, truncateLine, visibleWidth } from '../../src/cli/render/live.js';
+import { LiveLines, truncateLine } from '../../src/cli/render/live.js';
+import { displayWidth } from '../../src/cli/render/terminal-text.js';
 
 class Screen extends Writable {
   out = '';
@@ -17,10 +18,10 @@ describe('truncateLine', () => {
     expect(truncateLine('abcdef', 10)).toBe('abcdef');
     expect(truncateLine('abcdef', 4)).toBe('abc…');
     const red = '\u001b[31mabcdef\u001b[39m';
-    expect(visibleWidth(red)).toBe(6);
+    expect(displayWidth(red)).toBe(6);
     const cut = truncateLine(red, 4);
     expect(cut).toBe('\u001b[31mabc…\u001b[0m');
-    expect(visibleWidth(cut)).toBe(4);
+    expect(displayWidth(cut)).toBe(4);
   });
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { JsonArraySplitter, NdjsonSplitter, RecordSyntaxError, type RawRecord, type Splitter } from '../../src/records/splitter.js';
+import { JsonArraySplitter } from '../../src/records/json-array-splitter.js';
+import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
+import { RecordSyntaxError, type RawRecord, type Splitter } from '../../src/records/splitter.js';
 
 function run(s: Splitter, text: string | Buffer, cuts: number[] = []): RawRecord[] {
   const buf = typeof text === 'string' ? Buffer.from(text) : text;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseWatch, watchClock } from '../../src/cli/commands/status/action.js';
-import type { Clock } from '../../src/client/sweep.js';
+import type { Clock } from '../../src/client/clock.js';
 
 describe('status --watch', () => {
   it('takes an interval from 100ms to 1h; 30d is a usage error, not a busy loop', () => {

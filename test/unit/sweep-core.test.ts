@@ -1,14 +1,11 @@
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import {
-  pollUntilIdle,
-  runClusterSweep,
-  SweepNotConfirmedError,
-  SweepRefusedError,
-  type Clock,
-  type SweepEvent,
-} from '../../src/client/sweep.js';
+import type { Clock } from '../../src/client/clock.js';
+import { runClusterSweep, SweepNotConfirmedError } from '../../src/client/sweep.js';
+import { pollUntilIdle } from '../../src/client/sweep-poll.js';
+import { SweepRefusedError } from '../../src/client/sweep-preflight.js';
+import type { SweepEvent } from '../../src/client/sweep-states.js';
 
 /** A clock that only moves when the code under test sleeps: no wall-clock luck. */
 function fakeClock(start = 1_700_000_000_000): Clock & { t: number } {

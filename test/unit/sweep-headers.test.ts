@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_TYPES as SWEEP_DATA_TYPES, HEADER_PREFIXES as SWEEP_HEADER_PREFIXES, type SweepOptions } from '../../src/cli/commands/sweep/command.js';
+import { DATA_TYPES as SWEEP_DATA_TYPES, HEADER_PREFIXES as SWEEP_HEADER_PREFIXES, type SweepOptions } from '../../src/cli/commands/sweep/options.js';
 import { describeRequest, describeScope, planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
 import { parseArgv } from '../helpers/parse.js';
 import { buildSweepHeaders, DATA_TYPES, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';

@@ -2,10 +2,10 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../src/cli/context.js';
 import { currentWork } from '../../src/cli/render/node-progress.js';
-import { renderTable as renderRollupTable } from '../../src/cli/render/rollup-table.js';
+import { renderRollupTable } from '../../src/cli/render/rollup-table.js';
 import { renderCsv, renderTable } from '../../src/cli/render/table.js';
 import { escapeLine, escapeText } from '../../src/cli/render/terminal-text.js';
-import { painter } from '../../src/cli/runtime.js';
+import { painter } from '../../src/cli/render/painter.js';
 import type { SweepStatus } from '../../src/protocol/index.js';
 
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;

@@ -1,19 +1,12 @@
 import type { Writable } from 'node:stream';
+import { displayWidth } from './terminal-text.js';
 
 /** Spinner frames for live lines (the same dots ora uses). */
 export const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'] as const;
 
-// eslint-disable-next-line no-control-regex
-const ANSI_RE = /\u001b\[[0-9;?]*[A-Za-z]/g;
-
-/** Visible width of a string, ignoring ANSI colour codes (one column per code point). */
-export function visibleWidth(s: string): number {
-  return [...s.replace(ANSI_RE, '')].length;
-}
-
 /** Cuts a line to `width` visible columns without breaking ANSI codes; adds `…` when cut. */
 export function truncateLine(s: string, width: number): string {
-  if (visibleWidth(s) <= width) return s;
+  if (displayWidth(s) <= width) return s;
   let out = '';
   let seen = 0;
   for (let i = 0; i < s.length; ) {

@@ -1,10 +1,11 @@
-import type { SweepEvent, NodeSweepState } from '../../client/sweep.js';
+import type { SweepEvent, NodeSweepState } from '../../client/sweep-states.js';
 import type { SweepStatus } from '../../protocol/index.js';
 import { DATA_TYPES } from '../../protocol/index.js';
 import { showsProgress, type CliContext } from '../context.js';
-import { painter } from '../runtime.js';
+import { painter } from './painter.js';
 import { LiveLines, SPINNER } from './live.js';
 import { escapeText } from './terminal-text.js';
+import { formatElapsed } from './elapsed.js';
 
 /** How a state reads to a person (`timed_out` -> `timed out`). */
 export function stateLabel(state: NodeSweepState): string {
@@ -29,14 +30,8 @@ export function currentWork(status: SweepStatus | undefined): string {
   return parts.join(', ');
 }
 
-function seconds(ms: number, precise = false): string {
-  if (precise && ms < 10_000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
+/** Time in a state: tenths of a second below 10 s when `precise` (a state that ended). */
+const seconds = (ms: number, precise = false): string => formatElapsed(ms / 1000, { tenthsBelow: precise ? 10 : 0 });
 
 interface Row {
   state: NodeSweepState;

@@ -5,19 +5,19 @@
  * cells) and stays linear.
  */
 
-import { escapeText } from './terminal-text.js';
+import { displayWidth, escapeText } from './terminal-text.js';
 
-export type Align = 'left' | 'right';
+export type CellAlign = 'left' | 'right';
 
 export interface TableColumn {
   header: string;
-  align: Align;
+  align: CellAlign;
   /** The text of each row's cell; `paint` (optional) colours it after padding. */
   cells: string[];
   paint?: (text: string, row: number) => string;
 }
 
-export interface TableOptions {
+export interface RollupTableOptions {
   /** Colour for the header row, e.g. bold. */
   paintHeader?: (text: string) => string;
   paintBorder?: (text: string) => string;
@@ -75,23 +75,14 @@ export function fitHeaders(headerWidths: readonly number[], cellWidths: readonly
   return at(lo);
 }
 
-/** Width of text in terminal columns, ignoring ANSI colour. Good enough for our cells (no CJK). */
-export function displayWidth(text: string): number {
-  // eslint-disable-next-line no-control-regex
-  const plain = text.includes('\u001b') ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
-  let n = 0;
-  for (const _ of plain) n++;
-  return n;
-}
-
-function pad(text: string, width: number, align: Align): string {
+function pad(text: string, width: number, align: CellAlign): string {
   const gap = width - displayWidth(text);
   if (gap <= 0) return text;
   return align === 'right' ? ' '.repeat(gap) + text : text + ' '.repeat(gap);
 }
 
 /** Renders the table as lines (no trailing newline on each). */
-export function renderTable(columns: readonly TableColumn[], opts: TableOptions = {}): string[] {
+export function renderRollupTable(columns: readonly TableColumn[], opts: RollupTableOptions = {}): string[] {
   const border = opts.paintBorder ?? ((s: string) => s);
   const head = opts.paintHeader ?? ((s: string) => s);
   const rows = columns.reduce((n, c) => Math.max(n, c.cells.length), 0);

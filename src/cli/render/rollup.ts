@@ -5,7 +5,7 @@
 import { ROLLUP_MEMBERS, secondsFromMs, type RollupAll } from '../../protocol/index.js';
 import { columnFormatter } from './number-format.js';
 import { csvField, csvRow } from './csv.js';
-import { renderTable, type TableColumn } from './rollup-table.js';
+import { renderRollupTable, type TableColumn } from './rollup-table.js';
 
 export type Cell = number | null;
 /** One node's bucket value: a number, null (empty bucket), or all members for `type=all`. */
@@ -82,7 +82,7 @@ export function gridTable(grid: Grid, spanMs: number, opts: { paint?: Paint; hea
     const marks = opts.marks;
     columns.push({ header: '≠', align: 'left', cells: marks.map((m) => (m ? '*' : '')), ...(paint ? { paint: (t: string, r: number) => (marks[r] ? paint.highlight(t) : t) } : {}) });
   }
-  return renderTable(columns, { ...(paint ? { paintHeader: paint.bold, paintBorder: paint.dim } : {}), width: opts.width });
+  return renderRollupTable(columns, { ...(paint ? { paintHeader: paint.bold, paintBorder: paint.dim } : {}), width: opts.width });
 }
 
 /**

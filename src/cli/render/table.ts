@@ -1,7 +1,7 @@
 import { csvRow } from './csv.js';
 import Table from 'cli-table3';
-import { painter } from '../runtime.js';
-import { escapeText } from './terminal-text.js';
+import { painter } from './painter.js';
+import { displayWidth, escapeText } from './terminal-text.js';
 
 /** How one column lines up; numbers usually read best right-aligned. */
 export type Align = 'left' | 'right' | 'center';
@@ -36,9 +36,9 @@ export function tableWidth(ctx: { stdout: { isTTY?: boolean; columns?: number } 
 /** A column is never wrapped narrower than this (or its natural width, when that is less). */
 export const MIN_COLUMN_WIDTH = 8;
 
-/** Visible columns of a cell's longest line (one per code point: cells are escaped, unpainted text). */
+/** Visible columns of a cell's longest line. */
 function widthOf(text: string): number {
-  return Math.max(0, ...text.split('\n').map((l) => [...l].length));
+  return Math.max(0, ...text.split('\n').map(displayWidth));
 }
 
 /**

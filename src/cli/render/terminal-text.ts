@@ -59,3 +59,18 @@ export function escapeLine(line: string, keepStyle: boolean): string {
   const styled = head !== '' || tail !== '';
   return `${head}${escapeText(body)}${tail}${styled ? '\u001b[0m' : ''}`;
 }
+
+// Any CSI sequence (colour, cursor moves): ESC [ parameters, then a letter.
+// eslint-disable-next-line no-control-regex
+const CSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+
+/**
+ * Width of one line of text in terminal columns, ignoring escape sequences: one column per code
+ * point (good enough for what tsnode prints: no CJK or emoji). The one width measure of render/.
+ */
+export function displayWidth(text: string): number {
+  const plain = text.includes('\u001b') ? text.replace(CSI, '') : text;
+  let n = 0;
+  for (const _ of plain) n++;
+  return n;
+}

@@ -1,14 +1,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLUSTER_FILE, ClusterError, startCluster, stopClusterDir, type RunningCluster, type StopResult } from '../../cluster/manager.js';
+import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
+import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
+import { stopClusterDir } from '../../local-cluster/stop.js';
 import { loadConfig } from '../../config/load.js';
 import { checkProfileName, setProfileText, writeConfigFile } from '../../config/write.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
-import { painter } from '../../runtime.js';
-import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './command.js';
+import { painter } from '../../render/painter.js';
+import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './options.js';
 
 /** Turns the manager's typed errors into the CLI's: a message, a hint, and an exit code. */
 export function clusterErrorToUsage(err: unknown): unknown {

@@ -1,65 +1,7 @@
 import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
-import { InvalidValueError } from '../../errors.js';
-import { addFlags, flag, type FlagValues } from '../../flags.js';
-
-export const DEFAULT_CLUSTER_DIR = './tsnode-cluster';
-export const DEFAULT_NODE_COUNT = 3;
-export const MAX_CLUSTER_NODES = 64;
-
-/**
- * The old `cluster up --nodes <n>` (and `demo --nodes <n>`): still read for one release, with a
- * warning, because `--nodes` is a node list everywhere else. A list given here is refused with a
- * pointer to --count, not read as a count.
- */
-export function deprecatedNodeCount(max: number) {
-  return flag.parsed(
-    '--nodes <n>',
-    'deprecated spelling of --count',
-    (text, field) => {
-      const t = text.trim();
-      if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > max) {
-        throw new InvalidValueError(field, text, `${JSON.stringify(text)} is not a node count (this command starts nodes; --nodes <n> is the old spelling of --count <n>)`, `use --count <n>, from 1 to ${max}`);
-      }
-      return Number(t);
-    },
-    { hidden: true, complete: { kind: 'none' } },
-  );
-}
-
-export function clusterUpFlags() {
-  return {
-    count: flag.count('--count <n>', `how many nodes (default: ${DEFAULT_NODE_COUNT})`, { min: 1, max: MAX_CLUSTER_NODES, complete: { kind: 'none' } }),
-    nodes: deprecatedNodeCount(MAX_CLUSTER_NODES),
-    basePort: flag.count('--base-port <port>', 'port of the first node; the others count up from it; 0 = free ports', { default: '8112', max: 65535, complete: { kind: 'none' } }),
-    dir: flag.string('--dir <dir>', 'where data dirs, logs, nodes.txt and cluster.json go', { default: DEFAULT_CLUSTER_DIR, complete: { kind: 'files' } }),
-    host: flag.string('--host <host>', 'address the nodes listen on', { default: '127.0.0.1', complete: { kind: 'none' } }),
-    sweepPace: flag.duration('--sweep-pace <ms>', 'pause between units of sweep work on each node (makes progress visible); a bare number is milliseconds', {
-      bareUnit: 'ms',
-      min: 0,
-      max: 60_000,
-      complete: { kind: 'none' },
-    }),
-    lenientTimestamps: flag.boolean('--lenient-timestamps', 'every node also reads a bare integer start_ts/end_ts as .000 (for clients such as gosnowth)'),
-    detach: flag.boolean('--detach', 'leave the nodes running in the background (stop with `tsnode cluster down`)'),
-    writeCopies: flag.count('--write-copies <n>', 'copies of each metric the ring keeps, on that many different nodes (default: 2, or 1 for a single node)', {
-      min: 1,
-      max: 255,
-      complete: { kind: 'none' },
-    }),
-    output: flag.output(),
-  };
-}
-export type ClusterUpFlags = FlagValues<ReturnType<typeof clusterUpFlags>>;
-
-export function clusterDownFlags() {
-  return {
-    dir: flag.string('--dir <dir>', 'the directory given to `cluster up`', { default: DEFAULT_CLUSTER_DIR, complete: { kind: 'files' } }),
-    grace: flag.duration('--grace <duration>', 'how long to wait after SIGTERM before SIGKILL', { default: '5s', max: 3_600_000 }),
-    output: flag.output(),
-  };
-}
-export type ClusterDownFlags = FlagValues<ReturnType<typeof clusterDownFlags>>;
+import { addFlags } from '../../flags.js';
+import { clusterUpFlags, type ClusterUpFlags, clusterDownFlags, type ClusterDownFlags } from './options.js';
 
 /** `tsnode cluster up|down`: a local cluster of reference nodes, one process each. */
 export function declareCluster(program: Command, runner: Runner): void {

@@ -1,11 +1,6 @@
 import { Argument, type Command } from 'commander';
 import type { Runner } from '../../action.js';
-
-export interface CompletionFlags {
-  shell: 'bash' | 'zsh' | 'fish';
-  /** The program to generate the script from (the one being declared: no import of main.ts). */
-  program: Command;
-}
+import { type CompletionFlags } from './options.js';
 
 /** `tsnode completion bash|zsh|fish`: prints a completion script generated from this very program. */
 export function declareCompletion(program: Command, runner: Runner): void {

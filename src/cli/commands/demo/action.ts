@@ -5,15 +5,15 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createAgent } from '../../../client/agent.js';
 import { NodeClient } from '../../../client/node-client.js';
-import { startCluster, TSNODE_BIN, type RunningCluster } from '../../cluster/manager.js';
+import { startCluster, TSNODE_BIN, type RunningCluster } from '../../local-cluster/start.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
-import { painter } from '../../runtime.js';
+import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
 import { clusterErrorToUsage, describeStop, nodeCount } from '../cluster/action.js';
-import { DEMO_DEFAULT_NODES, type DemoFlags } from './command.js';
+import { DEMO_DEFAULT_NODES, type DemoFlags } from './options.js';
 import {
   DEMO_CHECKS,
   DEMO_HISTOGRAM_METRIC,

@@ -6,10 +6,10 @@ import { parseNodeEntry, sameNodeKey } from '../../nodes.js';
 import { timeFields } from '../../render/json-values.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, parseTime } from '../../time.js';
-import type { HistoryOptions } from './command.js';
+import type { HistoryOptions } from './options.js';
 import { assembleRuns, filterRuns, type HistoryRun } from './runs.js';
 
-export type { HistoryOptions } from './command.js';
+export type { HistoryOptions } from './options.js';
 
 function what(r: HistoryRun): string {
   if (r.kind === 'cancel') return 'cancel running sweeps';

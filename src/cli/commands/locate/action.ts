@@ -7,7 +7,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { openTarget } from '../../node-source.js';
 import { printable } from '../../render/printable.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
-import type { LocateOptions } from './command.js';
+import type { LocateOptions } from './options.js';
 
 /** `--output json`: the key, the ring, the owners primary first, and what the node said; snake_case. */
 export function locateJson(r: LocateResult): unknown {

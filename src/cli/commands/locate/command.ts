@@ -1,12 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Runner } from '../../action.js';
-import { addFlags, flag, type FlagValues } from '../../flags.js';
-import { networkFlags } from '../../network-options.js';
-
-export function locateFlags() {
-  return { output: flag.output(), ...networkFlags() };
-}
-export type LocateOptions = FlagValues<ReturnType<typeof locateFlags>>;
+import { addFlags } from '../../flags.js';
+import { locateFlags, type LocateOptions } from './options.js';
 
 /** `tsnode locate <uuid> <metric>`: declaration only; the work is in action.ts. */
 export function declareLocate(program: Command, runner: Runner): void {

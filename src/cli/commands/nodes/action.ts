@@ -5,7 +5,7 @@ import { openTarget } from '../../node-source.js';
 import { errorJson } from '../../render/json-values.js';
 import { printable } from '../../render/printable.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
-import type { NodesOptions } from './command.js';
+import type { NodesOptions } from './options.js';
 
 const spans = (xs: readonly number[] | null | undefined): string => (xs ? xs.join(',') : '');
 

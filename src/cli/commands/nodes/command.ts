@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
-import { addFlags, flag, type FlagValues } from '../../flags.js';
-import { networkFlags } from '../../network-options.js';
-
-export function nodesFlags() {
-  return { output: flag.output(), ...networkFlags() };
-}
-export type NodesOptions = FlagValues<ReturnType<typeof nodesFlags>>;
+import { addFlags } from '../../flags.js';
+import { nodesFlags, type NodesOptions } from './options.js';
 
 /** `tsnode nodes`: declaration only; the work is in action.ts. */
 export function declareNodes(program: Command, runner: Runner): void {

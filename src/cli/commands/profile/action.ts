@@ -12,7 +12,7 @@ import { hasLiteralSecret, redactTemplate } from '../../config/secrets.js';
 import { removeProfileText, setProfileText, useProfileText, writeConfigFile, type ProfileChanges } from '../../config/write.js';
 import { didYouMean } from '../../suggest.js';
 import { parseHeaderLine, HeaderError } from '../../../client/headers.js';
-import type { ProfileListFlags, ProfileSetFlags, ProfileShowFlags } from './command.js';
+import type { ProfileListFlags, ProfileSetFlags, ProfileShowFlags } from './options.js';
 
 function load(ctx: CliContext): LoadedConfig {
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });

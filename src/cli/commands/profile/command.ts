@@ -1,44 +1,8 @@
 import { Argument, type Command } from 'commander';
 import type { Runner } from '../../action.js';
 import { completeWith } from '../../completion-hints.js';
-import { addFlags, flag, type FlagValues } from '../../flags.js';
-
-const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
-
-export const profileListFlags = {
-  output: flag.output(['table', 'json'] as const),
-  names: flag.boolean('--names', 'print only the names, one per line (for shell completion)', { hidden: true }),
-};
-export type ProfileListFlags = FlagValues<typeof profileListFlags>;
-
-export const profileShowFlags = {
-  output: flag.output(['table', 'json'] as const),
-};
-export type ProfileShowFlags = FlagValues<typeof profileShowFlags> & { name?: string | undefined };
-
-/** `profile set`: the same flags, spelled the same, as the commands that talk to nodes. */
-export const profileSetFlags = {
-  nodes: flag.string('--nodes <file|list>', 'the nodes: a comma list, or a node list file (stored as nodes_file)'),
-  nodesFile: flag.string('--nodes-file <file>', 'a node list file, one node per line (stored as an absolute path)', { complete: { kind: 'files' } }),
-  seed: flag.string('--seed <url>', 'one node of the ring; the others are discovered from it'),
-  headerPrefix: flag.choice('--header-prefix <prefix>', 'sweep header prefix: X-Service, or X-Snowth for production nodes', HEADER_PREFIXES, { ignoreCase: true }),
-  cacert: flag.string('--cacert <file>', "PEM file of the CA(s) that sign the nodes' certificates", { complete: { kind: 'files' } }),
-  cert: flag.string('--cert <file>', 'PEM client certificate for mutual TLS (with --key)', { complete: { kind: 'files' } }),
-  key: flag.string('--key <file>', 'PEM private key of --cert', { complete: { kind: 'files' } }),
-  header: flag.repeatable('--header <"Name: value">', "extra request header, repeatable; write secrets as '${VAR}' (single quotes), read from the environment when used", {
-    complete: { kind: 'none' },
-  }),
-  smallestSpan: flag.span('--smallest-span <seconds>', "the nodes' smallest rollup span"),
-  nntRollups: flag.spanList('--nnt-rollups <spans>', 'the numeric spans the nodes keep, e.g. 60,300,1800,10800 (checks sweeps when nodes do not report them)'),
-  histogramRollups: flag.spanList('--histogram-rollups <spans>', 'the histogram spans the nodes keep'),
-  unset: flag.repeatable('--unset <key>', 'remove a setting: a key such as cacert or smallest_span, or headers.<Name>; repeatable', {
-    complete: {
-      kind: 'values',
-      values: ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups'],
-    },
-  }),
-};
-export type ProfileSetFlags = FlagValues<typeof profileSetFlags> & { name: string };
+import { addFlags } from '../../flags.js';
+import { profileListFlags, type ProfileListFlags, profileShowFlags, type ProfileShowFlags, profileSetFlags, type ProfileSetFlags } from './options.js';
 
 const nameArgument = (description: string, required: boolean): Argument =>
   completeWith(new Argument(required ? '<name>' : '[name]', description), { kind: 'profiles' });

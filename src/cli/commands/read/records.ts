@@ -7,7 +7,7 @@ import type { CliContext } from '../../context.js';
 import { renderCsv, renderTable, tableWidth } from '../../render/table.js';
 import { withRows } from '../../render/rollup.js';
 import { isoTime } from '../../time.js';
-import type { ReadPlan } from './action.js';
+import type { ReadPlan } from './plan.js';
 
 /** Writes to stdout, waiting for it to drain when it is full (a read can print 100,000 rows). */
 export async function write(ctx: CliContext, text: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_BUCKETS } from '../../../protocol/index.js';
 import { UsageError } from '../../errors.js';
 
-export { parseSpanFlag, SPAN_FORMS } from './command.js';
+export { parseSpanFlag, SPAN_FORMS } from './options.js';
 
 /** Spans `tsnode read` picks from when --span is not given (the store's usual rollup periods). */
 export const AUTO_SPANS_MS: readonly number[] = [60, 300, 1800, 3600, 10800, 86400].map((s) => s * 1000);

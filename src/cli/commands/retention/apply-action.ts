@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, reportCheck, type ClusterCheckReport } from '../../../client/sweep-checks.js';
-import { preflightProblem, SweepNotConfirmedError, SweepRefusedError } from '../../../client/sweep.js';
+import { SweepNotConfirmedError } from '../../../client/sweep.js';
+import { preflightProblem, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
 import {
   applyRetention,
@@ -25,7 +26,7 @@ import { askYesNo } from '../../prompt.js';
 import { renderJson } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { shellQuote } from '../sweep/catch-up.js';
-import type { RetentionApplyFlags } from './command.js';
+import type { RetentionApplyFlags } from './options.js';
 import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
 import { RetentionProgress } from './progress.js';
 import { describeRequest, resultCsv, resultJson, resultTable, stoppedAt } from './render.js';

@@ -1,55 +1,9 @@
-import { Argument, Option, type Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import type { Runner } from '../../action.js';
 import { completeWith } from '../../completion-hints.js';
 import { EXIT_CODES_HELP } from '../../exit-codes.js';
-import { addFlags, flag, type Flag, type FlagValues } from '../../flags.js';
-import { networkFlags } from '../../network-options.js';
-import { MAX_TIMER_MS } from '../../values.js';
-
-// Kept here rather than imported from protocol/: declarations load at startup (bench/startup).
-const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
-
-/** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
-export const targetFlags = {
-  ...networkFlags(),
-  headerPrefix: flag.choice('--header-prefix <prefix>', 'sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile\'s, else X-Service)', HEADER_PREFIXES, {
-    ignoreCase: true,
-  }),
-  concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
-};
-export type TargetFlagValues = FlagValues<typeof targetFlags>;
-
-const policyFlags = {
-  rule: flag.repeatable('--rule <rule>', 'a rule instead of a policy file, repeatable: nnt:60=30d, nnt:*=1y, histogram:60=30d, text=90d', { complete: { kind: 'none' } }),
-};
-
-export const retentionPlanFlags = {
-  ...targetFlags,
-  ...policyFlags,
-  output: flag.output(),
-};
-export type RetentionPlanFlags = FlagValues<typeof retentionPlanFlags> & { policy?: string | undefined };
-
-/** `--resume [run]`: a run id, or true for the latest unfinished run. */
-const resumeFlag: Flag<string | true | undefined> = {
-  option: completeWith(new Option('--resume [run]', 'continue a run with its pinned cut-offs: the run id (r-...), or without one the latest unfinished run'), { kind: 'none' }),
-};
-
-export const retentionApplyFlags = {
-  ...targetFlags,
-  ...policyFlags,
-  output: flag.output(),
-  yes: flag.boolean('-y, --yes', 'do not ask for confirmation (required when not on a terminal)'),
-  skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
-  allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
-  resume: resumeFlag,
-  fresh: flag.boolean('--fresh', 'start a new run even when an interrupted run of the same policy and nodes could be continued'),
-  pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
-  lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
-  stepTimeout: flag.duration('--step-timeout <duration>', "stop waiting for one step's sweep on a node after this long (the node stops there)", { default: '6h' }),
-  journal: flag.string('--journal <file>', 'append this run to this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl)', { complete: { kind: 'files' } }),
-};
-export type RetentionApplyFlags = FlagValues<typeof retentionApplyFlags> & { policy?: string | undefined };
+import { addFlags } from '../../flags.js';
+import { retentionPlanFlags, type RetentionPlanFlags, retentionApplyFlags, type RetentionApplyFlags } from './options.js';
 
 const policyArgument = (): Argument => completeWith(new Argument('[policy]', 'the policy file: YAML (.yaml, .yml) or JSON (.json)'), { kind: 'files' });
 

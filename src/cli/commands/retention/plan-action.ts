@@ -3,7 +3,7 @@ import { planRetention } from '../../../retention/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderJson } from '../../render/table.js';
-import type { RetentionPlanFlags } from './command.js';
+import type { RetentionPlanFlags } from './options.js';
 import { asUsage, nodeSpansOf, readPolicy } from './policy-input.js';
 import { planCsv, planJson, planText } from './render.js';
 import { openTarget } from '../../node-source.js';

@@ -1,10 +1,11 @@
-import type { NodeSweepState } from '../../../client/sweep.js';
+import type { NodeSweepState } from '../../../client/sweep-states.js';
 import type { RetentionEvent } from '../../../retention/index.js';
 import { showsProgress, type CliContext } from '../../context.js';
 import { LiveLines, SPINNER } from '../../render/live.js';
 import { currentWork, stateLabel } from '../../render/node-progress.js';
 import { escapeText } from '../../render/terminal-text.js';
-import { painter } from '../../runtime.js';
+import { painter } from '../../render/painter.js';
+import { formatElapsed } from '../../render/elapsed.js';
 
 const ACTIVE: ReadonlySet<string> = new Set(['checking', 'sending', 'running', 'no_answer', 'started']);
 /** Transitions not worth a plain log line of their own. */
@@ -19,12 +20,7 @@ interface Row {
   work?: string;
 }
 
-function elapsed(ms: number): string {
-  const s = Math.max(0, ms) / 1000;
-  if (s < 60) return `${s.toFixed(1)}s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
+const elapsed = (ms: number): string => formatElapsed(ms / 1000, { tenthsBelow: 60 });
 
 /**
  * Live progress of a retention run on stderr: on an interactive terminal one line per node (its

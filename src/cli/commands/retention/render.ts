@@ -18,6 +18,7 @@ import {
 } from '../../../retention/index.js';
 import type { CoverageOutcome } from '../../../client/sweep-checks.js';
 import { renderCsv, renderTable } from '../../render/table.js';
+import { formatElapsed } from '../../render/elapsed.js';
 
 /** `nnt spans 60; histogram every span; text`: what one request deletes. */
 export function describeRequest(r: SweepRequest): string {
@@ -137,13 +138,6 @@ function seconds(rec: StepRecord): number | null {
   return rec.sentAt !== undefined && rec.finishedAt !== undefined && rec.state !== 'in_flight' ? Math.round(rec.finishedAt - rec.sentAt) / 1000 : null;
 }
 
-function duration(s: number | null): string {
-  if (s === null) return '';
-  if (s < 60) return `${s.toFixed(1)}s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
-
 /** Where a node stopped in this run (null: it finished every step). */
 export function stoppedAt(state: RunState, node: string): { step: number; state: string; reason: string } | null {
   const a = nextAction(state, node);
@@ -166,7 +160,8 @@ export function resultTable(state: RunState, colour: boolean): string {
       const cells = n.steps.map((rec) => {
         if (rec.state === 'not_needed') return 'not needed';
         if (rec.state === 'pending') return 'not run';
-        const d = duration(seconds(rec));
+        const s = seconds(rec);
+        const d = s === null ? '' : formatElapsed(s, { tenthsBelow: 60 });
         return `${rec.state.replace(/_/g, ' ')}${d ? ` ${d}` : ''}`;
       });
       const stop = stoppedAt(state, n.node);

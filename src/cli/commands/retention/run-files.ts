@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parseRunState, RetentionError, runFingerprint, serializeRunState, summariseRun, type RunState } from '../../../retention/index.js';
 import { UsageError } from '../../errors.js';
 import { stateDir } from '../../journal.js';
+import { pidState } from '../../pid.js';
 
 /** `$XDG_STATE_HOME/tsnode/retention`, else `~/.local/state/tsnode/retention`. */
 export function runDir(env: NodeJS.ProcessEnv): string {
@@ -191,7 +192,7 @@ export function lockRun(dir: string, runId: string, warn: (m: string) => void): 
       // unreadable: treated as held
     }
     const pid = typeof holder.pid === 'number' ? holder.pid : undefined;
-    if (holder.host === hostname() && pid !== undefined && !alive(pid)) {
+    if (holder.host === hostname() && pid !== undefined && pidState(pid) === 'gone') {
       warn(`run ${runId} was locked by process ${pid}, which no longer runs: taking the lock over`);
       try {
         unlinkSync(path);
@@ -204,13 +205,4 @@ export function lockRun(dir: string, runId: string, warn: (m: string) => void): 
     throw new UsageError(`run ${runId} is being applied by ${who} (lock ${path}): nothing was sent`, 'wait for it to finish (tsnode history shows its steps), or remove the lock file if that process is gone');
   }
   throw new UsageError(`cannot lock run ${runId}: the lock keeps changing hands (nothing was sent)`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

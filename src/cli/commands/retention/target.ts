@@ -6,7 +6,7 @@
 import { loadConfig } from '../../config/load.js';
 import { resolveTarget, type Target } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
-import type { TargetFlagValues } from './command.js';
+import type { TargetFlagValues } from './options.js';
 
 export function resolveSettings(flags: TargetFlagValues, ctx: CliContext, command: string): Target {
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });

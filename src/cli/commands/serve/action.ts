@@ -7,7 +7,7 @@ import { StoreOpenError } from '../../../server/sqlite-store.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import type { ServeOptions } from './command.js';
+import type { ServeOptions } from './options.js';
 
 /** Start failures that are a mismatch of flags and files (exit 2), not a runtime failure. */
 const CONFIG_MISMATCH = new Set(['identity_mismatch', 'not_in_topology']);

@@ -1,6 +1,7 @@
-import { fanOut } from '../../../client/cluster.js';
+import { fanOut } from '../../../client/fan-out.js';
 import type { NodeRequestError } from '../../../client/errors.js';
-import { pollUntilIdle, systemClock, type Clock } from '../../../client/sweep.js';
+import { systemClock, type Clock } from '../../../client/clock.js';
+import { pollUntilIdle } from '../../../client/sweep-poll.js';
 import { DATA_TYPES, type DataType, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -10,9 +11,9 @@ import { errorJson, spanFields, timeFields } from '../../render/json-values.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, isoTime } from '../../time.js';
-import { MIN_WATCH_MS, type StatusOptions } from './command.js';
+import { MIN_WATCH_MS, type StatusOptions } from './options.js';
 
-export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './command.js';
+export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './options.js';
 
 /**
  * Why a node has no status: `unreachable` (no connection, no answer in time, TLS failed),

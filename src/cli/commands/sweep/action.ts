@@ -1,4 +1,5 @@
 import type { NodeClient } from '../../../client/node-client.js';
+import { startAndWait, type ClusterSweepResult } from '../../../client/sweep.js';
 import {
   assessPreflight,
   baselineOf,
@@ -6,13 +7,11 @@ import {
   preflightSweep,
   runPreflightChecks,
   runningTypes,
-  startAndWait,
   SweepRefusedError,
-  type ClusterSweepResult,
-  type NodeSweepState,
   type Preflight,
   type PreflightCheck,
-} from '../../../client/sweep.js';
+} from '../../../client/sweep-preflight.js';
+import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { AbortedError } from '../../../client/errors.js';
 import { clusterCheck, type ClusterCheckReport, type CoverageOutcome } from '../../../client/sweep-checks.js';
 import type { SweepStatus } from '../../../protocol/index.js';
@@ -27,11 +26,11 @@ import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { carriedFlags, catchUpFor, type CarriedFlags } from './catch-up.js';
-import type { SweepOptions } from './command.js';
+import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
 
-export type { SweepOptions } from './command.js';
+export type { SweepOptions } from './options.js';
 
 /** The coverage as the journal carries it (null: not checked, e.g. a dry run). A file format: keys kept as they are. */
 export function journaledCoverage(c: CoverageOutcome | undefined): JournaledCoverage | null {

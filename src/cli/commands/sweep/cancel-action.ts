@@ -1,6 +1,6 @@
-import { fanOut } from '../../../client/cluster.js';
+import { fanOut } from '../../../client/fan-out.js';
 import { gatherClusterFacts, judgeCluster } from '../../../client/sweep-checks.js';
-import { runningTypes } from '../../../client/sweep.js';
+import { runningTypes } from '../../../client/sweep-preflight.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -9,7 +9,7 @@ import { connectTarget, resolveCommandTarget } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './action.js';
-import type { CancelOptions } from './command.js';
+import type { CancelOptions } from './options.js';
 import { cancelCsv, cancelJson, cancelTable, dryRunCsv, dryRunJson, dryRunText, type CancelRow } from './render.js';
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;

@@ -7,7 +7,7 @@
 import { buildSweepHeaders, type HeaderPrefix, type SweepRequest } from '../../../protocol/index.js';
 import { UsageError } from '../../errors.js';
 import { describeTime, parseTime } from '../../time.js';
-import type { SweepOptions } from './command.js';
+import type { SweepOptions } from './options.js';
 
 /** The flags a plan is made from. */
 export type SweepFlags = Pick<SweepOptions, 'before' | 'types' | 'nntRollups' | 'histogramRollups' | 'concurrency' | 'pollInterval' | 'lostAfter' | 'timeout' | 'wait'>;

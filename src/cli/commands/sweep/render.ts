@@ -5,12 +5,15 @@
  * ms). Pure: data in, text out.
  */
 import type { CoverageOutcome } from '../../../client/sweep-checks.js';
-import type { ClusterSweepResult, FinalSweepState, NodeSweepResult } from '../../../client/sweep.js';
+import type { ClusterSweepResult } from '../../../client/sweep.js';
+import type { NodeSweepResult } from '../../../client/sweep-node.js';
+import type { FinalSweepState } from '../../../client/sweep-states.js';
 import type { HeaderPrefix, SweepRequest } from '../../../protocol/index.js';
 import { errorJson, timeFields } from '../../render/json-values.js';
 import { stateLabel } from '../../render/node-progress.js';
 import { renderCsv, renderTable, type CellValue } from '../../render/table.js';
 import type { CatchUp } from './catch-up.js';
+import { formatElapsed } from '../../render/elapsed.js';
 
 /** Where a run's nodes came from and with which settings: every document of a run carries it. */
 export interface RunTarget {
@@ -96,12 +99,7 @@ export function sweepCsv(result: ClusterSweepResult, terminal: boolean): string 
   return renderCsv(SWEEP_CSV_HEADERS, rows, { terminal });
 }
 
-function duration(seconds: number | undefined): string {
-  if (seconds === undefined) return '';
-  if (seconds < 60) return `${seconds.toFixed(1)}s`;
-  const m = Math.floor(seconds / 60);
-  return m < 60 ? `${m}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
+const duration = (seconds: number | undefined): string => (seconds === undefined ? '' : formatElapsed(seconds, { tenthsBelow: 60 }));
 
 const BAD: ReadonlySet<string> = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
 const MEH: ReadonlySet<string> = new Set(['skipped', 'interrupted', 'started']);

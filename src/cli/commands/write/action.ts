@@ -17,16 +17,10 @@ import { UsageError } from '../../errors.js';
 import type { ExitCode } from '../../exit-codes.js';
 import { openTarget } from '../../node-source.js';
 import { startSpinner } from '../../render/spinner.js';
-import type { WriteOptions } from './command.js';
+import type { WriteOptions } from './options.js';
 import { planWriteRoute, type WriteRoute } from './route.js';
 import { describeReject, humanBytes, report, STRICT_SHOWN } from './summary.js';
-
-function humanDuration(s: number): string {
-  if (!Number.isFinite(s)) return '?';
-  if (s < 60) return `${Math.round(s)}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
+import { formatElapsed } from '../../render/elapsed.js';
 
 function progressLine(p: ReplayProgress): string {
   const secs = p.elapsedMs / 1000;
@@ -36,7 +30,7 @@ function progressLine(p: ReplayProgress): string {
   if (p.bytesTotal !== undefined && p.bytesTotal > 0) {
     const frac = Math.min(1, p.bytesRead / p.bytesTotal);
     where = `${(frac * 100).toFixed(1)}% (${humanBytes(p.bytesRead)} of ${humanBytes(p.bytesTotal)}), ${p.read.toLocaleString('en-US')} records read`;
-    if (frac > 0 && frac < 1) eta = `, ETA ${humanDuration((secs / frac) * (1 - frac))}`;
+    if (frac > 0 && frac < 1) eta = `, ETA ${formatElapsed((secs / frac) * (1 - frac))}`;
   }
   return `${where}, ${p.written.toLocaleString('en-US')} written, ${rate.toLocaleString('en-US')} records/s${eta}, ${p.retries} retries, ${p.rejected} rejected`;
 }

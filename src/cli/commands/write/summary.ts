@@ -11,8 +11,8 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { errorJson } from '../../render/json-values.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { escapeText } from '../../render/terminal-text.js';
-import { painter } from '../../runtime.js';
-import type { WriteOptions } from './command.js';
+import { painter } from '../../render/painter.js';
+import type { WriteOptions } from './options.js';
 import type { WriteRoute } from './route.js';
 
 /** How many invalid records --strict names on stderr. */

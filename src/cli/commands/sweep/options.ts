@@ -1,0 +1,57 @@
+/** `tsnode sweep`: its flags and their types, for the declaration (command.ts) and the action alike. */
+import { flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
+import { MAX_TIMER_MS } from '../../values.js';
+
+// Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
+// test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
+export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+export const DATA_TYPES = ['nnt', 'text', 'histogram'] as const;
+
+/**
+ * The flags of `tsnode sweep`, which `sweep cancel` shares: commander reads a parent's options
+ * wherever they appear on the command line, so `sweep cancel --yes` sets sweep's `--yes`.
+ * The ones only a sweep uses are refused by `sweep cancel` (CANCEL_FLAGS lists the others).
+ */
+export function sweepFlags() {
+  return {
+    before: flag.string('--before <time>', 'delete everything strictly before this time: epoch, epoch.mmm, ISO-8601 with zone, or an age (90d, 12h, 1w)', {
+      complete: { kind: 'none' },
+    }),
+    types: flag.choiceList('--types <list>', 'data types to delete: comma list of nnt, text, histogram', DATA_TYPES, { default: 'nnt', ignoreCase: true }),
+    nntRollups: flag.spanList('--nnt-rollups <spans>', 'only these numeric spans, in seconds (60,300 or 1m,5m); default all', { complete: { kind: 'none' } }),
+    histogramRollups: flag.spanList('--histogram-rollups <spans>', 'only these histogram spans, in seconds; default all', { complete: { kind: 'none' } }),
+    headerPrefix: flag.choice('--header-prefix <prefix>', "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)", HEADER_PREFIXES, {
+      ignoreCase: true,
+    }),
+    concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
+    pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
+    lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while being polled is reported lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
+    timeout: flag.duration('--timeout <duration>', 'stop waiting after this long (sweeps keep running on the nodes)', { default: '6h' }),
+    wait: flag.boolean('--no-wait', 'send the deletes and exit without waiting (nodes reported as started)'),
+    dryRun: flag.boolean('--dry-run', "print each node's exact request and exit; sends nothing, not even the status check"),
+    yes: flag.boolean('-y, --yes', 'do not ask for confirmation (required when not on a terminal)'),
+    force: flag.boolean('--force', 'sweep nodes that are already sweeping (their running sweep is cancelled and replaced)'),
+    skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
+    allowPartial: flag.boolean(
+      '--allow-partial',
+      'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)',
+    ),
+    journal: flag.string('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
+      complete: { kind: 'files' },
+    }),
+    output: flag.output(),
+    ...networkFlags(),
+    // A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it.
+    nodes: flag.string(
+      '--nodes <file|list>',
+      'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
+      { complete: { kind: 'files' } },
+    ),
+  };
+}
+export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
+
+/** What `sweep cancel` reads of sweep's flags: the target, the network, and these. */
+export const CANCEL_FLAGS = ['yes', 'dryRun', 'allowPartial', 'journal', 'output', 'concurrency', 'headerPrefix'] as const;
+export type CancelOptions = Pick<SweepOptions, (typeof CANCEL_FLAGS)[number] | keyof ReturnType<typeof networkFlags>>;

@@ -1,0 +1,214 @@
+/**
+ * Starts a local cluster of reference nodes as separate `tsnode serve` processes (stop.ts
+ * stops one from its directory).
+ *
+ * UI-free: returns data and throws typed errors; `tsnode cluster`, `tsnode demo` and the tests
+ * share it. It lives under cli/ rather than server/ because it manages *processes* through the
+ * public command line (exactly what a user would run), not the server's internals: the server
+ * stays a plain library, and this module never starts it in-process, so it cannot drift from
+ * `tsnode serve`. (It reads a data dir's kept identity with the server's own reader, so a
+ * restarted ring keeps its node ids.)
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { topologyHash, topologyToFile, type Topology } from '../../ring/index.js';
+import { assertPortsFree, reservePorts } from './ports.js';
+import { indent, isOurNode, readTail, stopProcess, waitForReady } from './processes.js';
+import { localRing } from './ring.js';
+import { CLUSTER_FILE, ClusterError, NODES_FILE, readClusterState, TOPOLOGY_FILE, writeAtomic, type ClusterNode, type ClusterRing, type ClusterState, type StopResult } from './state.js';
+
+/** The CLI entry point; the same relative path from src/ (tests) and dist/ (built). */
+export const TSNODE_BIN = fileURLToPath(new URL('../../../bin/tsnode.js', import.meta.url));
+
+export interface StartOptions {
+  count: number;
+  /** First port; node i gets basePort + i. 0 = a free port for every node. */
+  basePort: number;
+  dir: string;
+  host?: string;
+  sweepPaceMs?: number;
+  /** Every node reads bare integer start_ts/end_ts as .000 (`tsnode serve --lenient-timestamps`). */
+  lenientTimestamps?: boolean;
+  /** Extra `tsnode serve` arguments for every node. */
+  serveArgs?: string[];
+  /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
+  detached?: boolean;
+  /** How long one node may take to print its ready line. */
+  startTimeoutMs?: number;
+  signal?: AbortSignal;
+  /**
+   * Start the nodes as one ring: each gets an identity (kept in its data dir across restarts),
+   * `<dir>/topology.json` lists them all, and every node is started with it.
+   */
+  ring?: { writeCopies: number; weight?: number };
+  /** Told as each node comes up (for progress). */
+  onNodeReady?: (node: ClusterNode) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+
+export interface RunningCluster {
+  state: ClusterState;
+  nodesFile: string;
+  /** Resolves when any node exits on its own (crash), with its index; never for a clean stop(). */
+  unexpectedExit: Promise<{ node: ClusterNode; code: number | null; signal: NodeJS.Signals | null }>;
+  /** Stops every node (in parallel) and removes cluster.json. Safe to call twice. */
+  stop(opts?: { graceMs?: number }): Promise<StopResult[]>;
+}
+
+/**
+ * Starts `count` nodes, each `tsnode serve` in its own process with its own data dir under `dir`,
+ * writes `dir/nodes.txt` and `dir/cluster.json`. If any node fails to start, the ones already
+ * started are stopped before the error is thrown: never a half-started cluster.
+ */
+export async function startCluster(opts: StartOptions): Promise<RunningCluster> {
+  const host = opts.host ?? '127.0.0.1';
+  const dir = resolve(opts.dir);
+  const detached = opts.detached ?? false;
+  const existing = existsSync(dir) ? readClusterState(dir) : undefined;
+  if (existing) {
+    const live = existing.nodes.filter((n) => isOurNode(n.pid, n.dataDir));
+    if (live.length > 0) {
+      throw new ClusterError(
+        'already_running',
+        `a cluster already runs from ${dir} (${live.length} node${live.length > 1 ? 's' : ''}: ${live.map((n) => `${n.url} pid ${n.pid}`).join(', ')})`,
+        `use it (--nodes ${join(dir, NODES_FILE)}), or stop it first: tsnode cluster down --dir ${dir}`,
+      );
+    }
+  }
+  if (opts.basePort !== 0) {
+    const ports = Array.from({ length: opts.count }, (_, i) => opts.basePort + i);
+    if (ports[ports.length - 1]! > 65535) {
+      throw new ClusterError('port_in_use', `ports ${ports[0]}..${ports[ports.length - 1]} run past 65535`, 'pick a lower --base-port');
+    }
+    await assertPortsFree(host, ports);
+  }
+  mkdirSync(dir, { recursive: true });
+  let ring: { topology: Topology; state: ClusterRing; ports: number[] } | undefined;
+  if (opts.ring) {
+    const ports = opts.basePort === 0 ? await reservePorts(host, opts.count) : Array.from({ length: opts.count }, (_, i) => opts.basePort + i);
+    const topology = localRing({ dir, host, ports, writeCopies: opts.ring.writeCopies, ...(opts.ring.weight !== undefined ? { weight: opts.ring.weight } : {}) });
+    const file = join(dir, TOPOLOGY_FILE);
+    writeAtomic(file, `${JSON.stringify(topologyToFile(topology), null, 2)}\n`);
+    ring = { topology, ports, state: { file, hash: topologyHash(topology), writeCopies: topology.writeCopies } };
+  }
+  const started: Array<{ node: ClusterNode; exited: Promise<void>; child: ReturnType<typeof spawn> }> = [];
+  let stopping = false;
+  let reportExit: (e: { node: ClusterNode; code: number | null; signal: NodeJS.Signals | null }) => void = () => {};
+  const unexpectedExit = new Promise<{ node: ClusterNode; code: number | null; signal: NodeJS.Signals | null }>((r) => (reportExit = r));
+
+  // Safety net for a foreground cluster: if this process exits without stop() (a second Ctrl-C,
+  // process.exit), still ask every node to stop. 'exit' handlers run synchronously; a signal is enough.
+  const onExit = (): void => {
+    for (const { node, child } of started) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      try {
+        process.kill(node.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  if (!detached) process.on('exit', onExit);
+
+  const stopAll = async (graceMs?: number): Promise<StopResult[]> => {
+    stopping = true;
+    process.off('exit', onExit);
+    const results = await Promise.all(
+      started.map(async ({ node, exited, child }) => ({
+        index: node.index,
+        url: node.url,
+        pid: node.pid,
+        outcome: await stopProcess(node.pid, {
+          ...(graceMs !== undefined ? { graceMs } : {}),
+          exited,
+          isRunning: () => child.exitCode === null && child.signalCode === null,
+        }),
+      })),
+    );
+    rmSync(join(dir, CLUSTER_FILE), { force: true });
+    return results;
+  };
+
+  try {
+    for (let i = 0; i < opts.count; i++) {
+      if (opts.signal?.aborted) throw new ClusterError('interrupted', 'interrupted while starting the cluster');
+      const index = i + 1;
+      const dataDir = join(dir, `node-${index}`);
+      const logFile = join(dir, `node-${index}.log`);
+      try {
+        mkdirSync(dataDir, { recursive: true });
+      } catch (err) {
+        throw new ClusterError('node_start_failed', `node ${index}: cannot create its data dir ${dataDir}: ${(err as Error).message}`);
+      }
+      const port = ring ? ring.ports[i]! : opts.basePort === 0 ? 0 : opts.basePort + i;
+      const id = ring?.topology.nodes[i]!.id;
+      const args = [TSNODE_BIN, 'serve', '--host', host, '--port', String(port), '--data-dir', dataDir];
+      if (ring) args.push('--node-id', id!, '--topology', ring.state.file);
+      if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
+      if (opts.lenientTimestamps) args.push('--lenient-timestamps');
+      args.push(...(opts.serveArgs ?? []));
+      const logFd = openSync(logFile, 'w');
+      const child = spawn(process.execPath, args, {
+        stdio: ['ignore', logFd, logFd],
+        // Always its own process group: a Ctrl-C in the terminal reaches only the manager, which
+        // then stops every node in order and can say what it stopped (instead of nodes dying
+        // under it and looking like crashes). If the manager itself is killed, cluster.json still
+        // lets `tsnode cluster down` find them.
+        detached: true,
+        env: { ...(opts.env ?? process.env), FORCE_COLOR: '0' },
+      });
+      closeSync(logFd);
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      if (detached) child.unref();
+      const pid = child.pid;
+      if (pid === undefined) {
+        await new Promise((r) => child.once('error', r));
+        throw new ClusterError('node_start_failed', `node ${index} could not be started (${process.execPath} ${args.join(' ')})`);
+      }
+      const node: ClusterNode = { index, url: '', port, pid, dataDir, logFile, ...(id ? { id } : {}) };
+      started.push({ node, exited, child });
+      child.once('exit', (code, signal) => {
+        if (!stopping) reportExit({ node, code, signal });
+      });
+      const url = await waitForReady(child, logFile, { timeoutMs: opts.startTimeoutMs ?? 15_000, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
+        const tail = readTail(logFile);
+        if (err instanceof ClusterError) throw err;
+        throw new ClusterError(
+          'node_start_failed',
+          `node ${index} (port ${port === 0 ? 'any' : port}) did not start: ${(err as Error).message}${tail ? `\n  its log (${logFile}):\n${indent(tail)}` : ''}`,
+          port !== 0 && /EADDRINUSE|in use/i.test(tail) ? `port ${port} was taken after the check; try again or pick another --base-port` : undefined,
+        );
+      });
+      node.url = url;
+      node.port = Number(new URL(url).port);
+      opts.onNodeReady?.(node);
+    }
+  } catch (err) {
+    await stopAll(2000);
+    throw err;
+  }
+
+  const state: ClusterState = {
+    version: 1,
+    dir,
+    host,
+    startedAt: new Date().toISOString(),
+    managerPid: process.pid,
+    detached,
+    nodes: started.map((s) => s.node),
+    ...(ring ? { ring: ring.state } : {}),
+  };
+  const nodesFile = join(dir, NODES_FILE);
+  writeAtomic(nodesFile, `# tsnode local cluster started ${state.startedAt}; stop it with: tsnode cluster down --dir ${dir}\n${state.nodes.map((n) => n.url).join('\n')}\n`);
+  writeAtomic(join(dir, CLUSTER_FILE), `${JSON.stringify(state, null, 2)}\n`);
+  let stopped: Promise<StopResult[]> | undefined;
+  return {
+    state,
+    nodesFile,
+    unexpectedExit,
+    stop: (o = {}) => (stopped ??= stopAll(o.graceMs)),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * A local cluster's files under its directory: `cluster.json` (the nodes' pids, ports and data
+ * dirs, what `tsnode cluster down` reads), `nodes.txt` (the node list for other commands) and
+ * `topology.json` (a ring's topology), and the error every part of the manager throws.
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const CLUSTER_FILE = 'cluster.json';
+export const NODES_FILE = 'nodes.txt';
+export const TOPOLOGY_FILE = 'topology.json';
+
+export interface ClusterNode {
+  /** 1-based, as shown to users. */
+  index: number;
+  url: string;
+  port: number;
+  pid: number;
+  dataDir: string;
+  logFile: string;
+  /** The node's identity in the ring (when the cluster is a ring). */
+  id?: string;
+}
+
+/** The ring a cluster was started as: every node runs with `file`. */
+export interface ClusterRing {
+  file: string;
+  hash: string;
+  writeCopies: number;
+}
+
+export interface ClusterState {
+  version: 1;
+  dir: string;
+  host: string;
+  startedAt: string;
+  /** The process that started the cluster; `detached` clusters outlive it. */
+  managerPid: number;
+  detached: boolean;
+  nodes: ClusterNode[];
+  ring?: ClusterRing;
+}
+
+
+export interface StopResult {
+  index: number;
+  url: string;
+  pid: number;
+  /** `stopped` (SIGTERM was enough), `killed` (needed SIGKILL), `gone` (was not running: stale pid). */
+  outcome: 'stopped' | 'killed' | 'gone';
+}
+
+export class ClusterError extends Error {
+  readonly hint: string | undefined;
+  readonly code: 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted' | 'bad_ring';
+  constructor(code: ClusterError['code'], message: string, hint?: string) {
+    super(message);
+    this.name = 'ClusterError';
+    this.code = code;
+    this.hint = hint;
+  }
+}
+
+
+export function readClusterState(dir: string): ClusterState | undefined {
+  const file = join(dir, CLUSTER_FILE);
+  if (!existsSync(file)) return undefined;
+  let state: ClusterState;
+  try {
+    state = JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
+  } catch (err) {
+    throw new ClusterError('bad_cluster_file', `${file} is not valid JSON: ${(err as Error).message}`, `remove it if no cluster runs from ${dir}`);
+  }
+  if (state.version !== 1 || !Array.isArray(state.nodes) || state.nodes.some((n) => !Number.isInteger(n.pid) || typeof n.dataDir !== 'string')) {
+    throw new ClusterError('bad_cluster_file', `${file} is not a tsnode cluster file`, `remove it if no cluster runs from ${dir}`);
+  }
+  return state;
+}
+
+export function writeAtomic(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}

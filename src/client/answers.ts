@@ -1,0 +1,94 @@
+/**
+ * Reading a node's answers: a 2xx body checked against the shape the call expects (anything
+ * else is `bad_answer`, in words that say what was expected), and a write's acknowledgement.
+ */
+import { z } from 'zod';
+import { formatIssues, parseJsonAllowingTrailingCommas } from '../protocol/index.js';
+import { NodeRequestError } from './errors.js';
+
+/**
+ * Parses a node's 2xx answer against `schema`. Anything else is `bad_answer`, never
+ * "unreachable": the node did answer. `expected` says in words what would have been understood.
+ */
+export function parseAnswer<S extends z.ZodType>(node: string, text: string, schema: S, what: string, expected: string, opts: { trailingCommas?: boolean } = {}): z.infer<S> {
+  let json: unknown;
+  try {
+    json = opts.trailingCommas ? parseJsonAllowingTrailingCommas(text) : JSON.parse(text);
+  } catch {
+    const shown = text.trim() === '' ? 'an empty body' : JSON.stringify(text.slice(0, 80));
+    throw new NodeRequestError(node, 'bad_answer', `${what}: the answer is not JSON (${shown}); expected ${expected}`, {
+      retryable: false,
+      hint: 'is this address a node of the store, and not a proxy or another service?',
+    });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    // A node (or proxy) that answers 200 with its error object: show its own words.
+    if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { error?: unknown }).error === 'string') {
+      const code = (json as { code?: unknown }).code;
+      throw new NodeRequestError(
+        node,
+        'bad_answer',
+        `${what}: the node answered with an error: ${(json as { error: string }).error}${typeof code === 'string' ? ` (${code})` : ''}; expected ${expected}`,
+        { retryable: false },
+      );
+    }
+    const issues = parsed.error.issues;
+    const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
+    throw new NodeRequestError(node, 'bad_answer', `${what}: unexpected answer: ${formatIssues(issues.slice(0, 3))}${more}; expected ${expected}`, { retryable: false });
+  }
+  return parsed.data;
+}
+
+/**
+ * A write's acknowledgement. Any 2xx means the node took the request; `records` is its count of
+ * stored records, present only when the answer carried one. The production store's answer body
+ * is not documented (the production Go client's test node answers 200 with no body at all), so
+ * an answer without a count is an acknowledgement without a count, never a failure.
+ */
+export interface WriteAck {
+  records?: number;
+}
+
+/**
+ * Reads the count out of a 2xx write answer: a JSON object with a whole `records` >= 0 gives it;
+ * an empty body or one without `records` gives `{}`; a `records` that is not a count is
+ * `bad_answer` (the node claims a count the client cannot read), and so is a JSON object that
+ * carries only an `error` (a 2xx that says it failed).
+ */
+export function writeAck(node: string, text: string): WriteAck {
+  if (text.trim() === '') return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return {};
+  const o = json as Record<string, unknown>;
+  if (!('records' in o)) {
+    if (typeof o.error === 'string') {
+      throw new NodeRequestError(node, 'bad_answer', `write: the node answered 2xx with an error: ${o.error}; expected an acknowledgement`, { retryable: false });
+    }
+    return {};
+  }
+  const n = o.records;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+    const shown = JSON.stringify(n) ?? String(n);
+    throw new NodeRequestError(node, 'bad_answer', `write: the answer's records is ${shown.slice(0, 40)}; expected a whole number >= 0 (or no records member)`, {
+      retryable: false,
+    });
+  }
+  return { records: n };
+}
+
+/** What each answer should look like, for `bad_answer` messages. */
+export const STATUS_SHAPE = 'a JSON object with nnt, text and histogram members, each holding string attributes with running "true" or "false"';
+export const ROLLUP_SHAPE = 'a JSON array of [seconds, number or null] rows';
+export const ROLLUP_ALL_SHAPE = 'a JSON array of [seconds, object of numbers or null] rows';
+
+export const textRows = z.array(z.tuple([z.number(), z.string()]));
+export const histogramRows = z.array(z.tuple([z.number(), z.number(), z.string()]));
+
+/** The only answer that means a DELETE started a sweep. */
+export const startedAck = z.array(z.unknown()).length(0, { message: 'expected [] (the sweep started)' });

@@ -1,0 +1,221 @@
+/**
+ * `--to owners`: each record to its `write_copies` owners on the ring, batched per node (see
+ * owner-queue.ts), never to another node. What an owner refuses or does not take goes to the
+ * rejects file naming that owner, so a replay of the line goes to it alone.
+ */
+import { InFlight } from '../client/concurrency.js';
+import { NodeRequestError } from '../client/errors.js';
+import { rejectInput, type Batch, type BodyPool } from '../records/batch.js';
+import type { Ring } from '../ring/index.js';
+import type { NodeWriter, SendContext } from './acknowledge.js';
+import type { Tally } from './ledger.js';
+import type { NodePool } from './node-pool.js';
+import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
+import { joinSlices, OwnerRouter, type OwnerSlice, type RoutedBatch } from './owners.js';
+import type { BatchOutcome, Route } from './route.js';
+import { textsOf } from './slice.js';
+
+/** One input batch on its way, split among its owners' queues; settled when every slice is. */
+interface Chunk {
+  source: string;
+  routed: RoutedBatch;
+  /** Per record of the batch: the owners that acknowledged it. */
+  acked: Uint8Array;
+  /** Slices not settled yet. */
+  pending: number;
+  failed: number;
+  interrupted: boolean;
+  tally: Tally;
+  done: (outcome: BatchOutcome | undefined) => void;
+}
+
+export interface OwnersRouteOptions {
+  batchSize: number;
+  batchBytes: number;
+  /** Requests in flight per node. */
+  concurrency: number;
+  /** How long a node that failed is left alone (quoted in the rejects of requests not tried meanwhile). */
+  unhealthyMs: number;
+}
+
+export class OwnersRoute implements Route {
+  readonly router: OwnerRouter;
+  private readonly queue: OwnerQueue<Chunk>;
+  /** Batches handed on and not settled yet. */
+  private readonly chunks = new InFlight();
+  /** Why each node last failed a request (what a request not tried while it is down quotes). */
+  private readonly downWhy: string[] = [];
+  private notOwedWarned = false;
+
+  constructor(
+    private readonly ctx: SendContext,
+    private readonly writer: NodeWriter,
+    private readonly pool: NodePool,
+    private readonly bodies: BodyPool,
+    ring: Ring,
+    private readonly opts: OwnersRouteOptions,
+  ) {
+    this.router = new OwnerRouter(ring);
+    this.queue = new OwnerQueue<Chunk>({
+      nodes: ctx.clients.length,
+      batchSize: opts.batchSize,
+      batchBytes: opts.batchBytes,
+      perNode: opts.concurrency,
+      budget: opts.batchBytes * Math.max(2, opts.concurrency) * 2,
+      send: (i, parts) => this.sendRequest(i, parts),
+    });
+  }
+
+  get inFlight(): number {
+    return this.queue.requests;
+  }
+
+  async ready(): Promise<void> {
+    // The owners' queues hold the reading back (OwnerQueue.add waits for a free request slot).
+  }
+
+  /**
+   * The batch split among its owners' queues (which send full requests, and make this wait
+   * while a node has no free request slot); settled once every slice is.
+   */
+  async send(batch: Batch, settle: (outcome: BatchOutcome) => void): Promise<void> {
+    const routed = this.router.split(batch);
+    // The slices hold copies of their records: the batch's buffer can carry the next batch now.
+    this.bodies.give(batch.body);
+    this.ctx.ledger.toNamedOwner += routed.owed;
+    if (routed.notOwedThere > 0 && !this.notOwedWarned) {
+      this.notOwedWarned = true;
+      this.ctx.emit({
+        type: 'warning',
+        message: `${routed.notOwedThere} record(s) from a rejects file name an owner that does not own them on ring ${this.router.ring.hash.slice(0, 12)} (the ring changed?): sent to all of their owners instead (further ones likewise)`,
+      });
+    }
+    let done!: Chunk['done'];
+    const settled = new Promise<BatchOutcome | undefined>((resolve) => (done = resolve));
+    const chunk: Chunk = { source: batch.source, routed, acked: new Uint8Array(batch.count), pending: routed.slices.length, failed: 0, interrupted: false, tally: { refused: 0, notWritten: 0 }, done };
+    this.chunks.track(
+      settled.then((outcome) => {
+        if (outcome) settle(outcome);
+      }),
+    );
+    if (routed.slices.length === 0) this.settleChunk(chunk);
+    else await this.queue.add(chunk, routed.slices);
+  }
+
+  /** At the end of an input: what the queues hold is sent, or (interrupted, nodes down) dropped unacknowledged. */
+  async drain(): Promise<void> {
+    const { ledger, signal } = this.ctx;
+    if (!signal?.aborted && ledger.stop !== 'nodes-down') {
+      await this.queue.flushAll();
+    } else {
+      for (const { owner: c } of await this.queue.drop()) {
+        c.interrupted = true;
+        if (--c.pending === 0) this.settleChunk(c);
+      }
+    }
+    await this.chunks.settled();
+  }
+
+  plan(batch: Batch, count: (node: number, records: number) => void): void {
+    for (const s of this.router.split(batch).slices) count(s.node, s.count);
+  }
+
+  /**
+   * A chunk all of whose slices are settled. A record counts as written when every one of its
+   * owners acknowledged it, as written to some when only some did.
+   */
+  private settleChunk(c: Chunk): void {
+    if (c.interrupted) {
+      c.done(undefined);
+      return;
+    }
+    const { ledger } = this.ctx;
+    // Every owner of every record in it failed: stop reading (see StopReason).
+    if (c.routed.slices.length > 0 && c.failed === c.routed.slices.length) ledger.stop ??= 'nodes-down';
+    ledger.batches++;
+    let everywhere = 0;
+    let somewhere = 0;
+    for (let k = 0; k < c.acked.length; k++) {
+      if (c.routed.copies[k] === 0) continue;
+      if (c.acked[k] === c.routed.copies[k]) everywhere++;
+      else if (c.acked[k]! > 0) somewhere++;
+    }
+    ledger.written += everywhere;
+    ledger.writtenToSome += somewhere;
+    c.done({ written: everywhere, writtenToSome: somewhere, ...c.tally });
+  }
+
+  /**
+   * One request to node i holding slices of one or more input batches. What the node refuses or
+   * does not take goes to the rejects file naming it (never to another node); each batch gets
+   * its share of the outcome.
+   */
+  private async sendRequest(i: number, parts: QueuedSlice<Chunk>[]): Promise<void> {
+    const { ledger, signal } = this.ctx;
+    const request = joinSlices(i, parts.map((p) => p.slice));
+    const source = parts[0]!.owner.source;
+    const refused = new Set<number>();
+    // sendTo and failSlice count into a tally; each batch's share is worked out below instead.
+    const scratch: Tally = { refused: 0, notWritten: 0 };
+    let failed = false;
+    let interrupted = false;
+    try {
+      if (this.pool.isDown(i)) {
+        // It failed moments ago: its records go to the rejects file now rather than each request waiting out the retries.
+        const why = `${this.ctx.clients[i]!.url} failed a write within the last ${Math.round(this.opts.unhealthyMs / 1000)}s and was not tried again yet (${this.downWhy[i] ?? 'it failed'})`;
+        this.failSlice(source, request, new Error(why), refused, scratch);
+        failed = true;
+      } else {
+        try {
+          const sent = await this.writer.sendTo(i, request, source, refused, scratch);
+          this.pool.up(i);
+          ledger.credit(i, sent);
+        } catch (err) {
+          if (signal?.aborted) interrupted = true;
+          else {
+            if (err instanceof NodeRequestError) {
+              this.pool.down(i, err.detail);
+              this.downWhy[i] = err.detail;
+            }
+            this.failSlice(source, request, err, refused, scratch);
+            failed = true;
+          }
+        }
+      }
+    } catch (err) {
+      // Not a node's failure (the rejects file unwritable): the batches stay unacknowledged and the run stops.
+      ledger.failInput(err);
+      interrupted = true;
+    }
+    for (const { owner: c, slice } of parts) {
+      slice.records.forEach((r, j) => {
+        if (refused.has(r)) c.tally.refused++;
+        else if (failed) c.tally.notWritten++;
+        else if (!interrupted) c.acked[slice.index[j]!]!++;
+      });
+      if (failed) c.failed++;
+      if (interrupted) c.interrupted = true;
+      if (--c.pending === 0) this.settleChunk(c);
+    }
+  }
+
+  /**
+   * A slice its owner did not take (failed after retries, or not tried while the node is down):
+   * every record of it the node did not refuse goes to the rejects file, naming the node. Never
+   * to another node: it does not own them.
+   */
+  private failSlice(source: string, s: OwnerSlice, err: unknown, refused: ReadonlySet<number>, tally: Tally): void {
+    const i = s.node;
+    const n = s.count - refused.size;
+    const message = this.ctx.ledger.nodeFailed(i, n, err);
+    tally.notWritten += n;
+    const kept = s.records.flatMap((r, j) => (refused.has(r) ? [] : [j]));
+    if (kept.length === 0) return;
+    const node = this.ctx.clients[i]!.url;
+    this.ctx.emit({ type: 'batch-failed', node, source, firstRecord: s.records[kept[0]!]!, lastRecord: s.records[kept[kept.length - 1]!]!, error: message });
+    const texts = textsOf(s);
+    for (const j of kept) {
+      this.ctx.reject({ file: source, record: s.records[j]!, line: s.lines[j]!, error: `not written: ${message}`, ...rejectInput(texts[j]!), node, ...this.writer.owedBy(i) });
+    }
+  }
+}
