@@ -18,7 +18,10 @@ export default tseslint.config(
       // noUncheckedIndexedAccess types every indexed read `T | undefined`; `xs[i]!` after a bounds check is the idiom.
       '@typescript-eslint/no-non-null-assertion': 'off',
       // Numbers, booleans and regexps print as intended; nullish is allowed because noUncheckedIndexedAccess types every checked `xs[0]` and regexp group `T | undefined`.
-      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true, allowRegExp: true, allowNullish: true, allowAny: false, allowNever: false, allowArray: false }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true, allowRegExp: true, allowNullish: true, allowAny: false, allowNever: false, allowArray: false },
+      ],
       // Answers from nodes, files and flags are checked as they may arrive, not only as they are typed.
       '@typescript-eslint/no-unnecessary-condition': 'off',
       // Actions and stores implement async interfaces; a body with nothing to await stays async so a throw is a rejection.

@@ -24,7 +24,9 @@ const dir = mkdtempSync(join(tmpdir(), 'tsnode-latency-'));
 // BENCH_NICE=-10 (root) runs the node ahead of other work on a shared machine, as on a host of its own.
 const nice = process.env.BENCH_NICE;
 const argv = [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), BIN, 'serve', '--port', '0', '--data-dir', dir];
-const child = nice ? spawn('nice', ['-n', nice, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = nice
+  ? spawn('nice', ['-n', nice, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] })
+  : spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve, reject) => {
   createInterface({ input: child.stdout }).on('line', (l) => {
     const m = /listening on (http:\/\/\S+)/.exec(l);

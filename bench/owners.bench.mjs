@@ -27,7 +27,16 @@ const ringDir = join(tmp, 'ring');
 function line(run, i) {
   // 50 checks x 20 metrics x N/1000 offsets per run; the run number is in the check ids.
   const id = `3f2a9c1e-0b7d-4c55-${String(run).padStart(4, '0')}-${String(i % 50).padStart(12, '0')}`;
-  return JSON.stringify({ metric: `cpu.${(i / 50 | 0) % 20}`, id, offset: 1_700_000_040 + 60 * Math.floor(i / 1000), count: 1 + (i % 5), value: i * 0.5, derivative: 0.25, counter: 3, stddev: 0.5 });
+  return JSON.stringify({
+    metric: `cpu.${((i / 50) | 0) % 20}`,
+    id,
+    offset: 1_700_000_040 + 60 * Math.floor(i / 1000),
+    count: 1 + (i % 5),
+    value: i * 0.5,
+    derivative: 0.25,
+    counter: 3,
+    stddev: 0.5,
+  });
 }
 
 async function generate(run) {
@@ -46,7 +55,8 @@ async function generate(run) {
 }
 
 // The client's own CPU time (user+sys), read inside its process as it exits.
-const CPU_HOOK = 'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
+const CPU_HOOK =
+  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
 
 function tsnode(args, cpuFile) {
   const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CPU_HOOK] : []), BIN, ...args], {
@@ -101,7 +111,11 @@ try {
   ring = Ring.compile(topology);
   const pids = JSON.parse(readFileSync(join(ringDir, 'cluster.json'), 'utf8')).nodes.map((n) => n.pid);
   const methods = [
-    { name: '--to owners (--seed)', args: ['--seed', urls[0], ...(process.env.OWNERS_ARGS ?? '').split(' ').filter(Boolean)], readBack: (last) => ring.ownersOf(last.id, last.metric).map((n) => urls[topology.nodes.indexOf(n)]) },
+    {
+      name: '--to owners (--seed)',
+      args: ['--seed', urls[0], ...(process.env.OWNERS_ARGS ?? '').split(' ').filter(Boolean)],
+      readBack: (last) => ring.ownersOf(last.id, last.metric).map((n) => urls[topology.nodes.indexOf(n)]),
+    },
     { name: '--to all (--nodes)', args: ['--nodes', urls.join(','), '--to', 'all'], readBack: () => urls },
   ];
   const results = methods.map(() => /** @type {any[]} */ ([]));
@@ -137,7 +151,9 @@ try {
   const [owners, all] = rows;
   const mib = (b) => (b / 1024 / 1024).toFixed(1);
   console.log(`${N.toLocaleString('en-US')} records (${mib(fileBytes)} MiB of NDJSON per run) into a ${NODES}-node ring, write_copies 2; medians of ${RUNS} interleaved runs`);
-  console.log(`load average (1 min) during the runs: ${Math.min(...load).toFixed(2)} to ${Math.max(...load).toFixed(2)}, on ${(await import('node:os')).cpus().length} cores shared with the nodes\n`);
+  console.log(
+    `load average (1 min) during the runs: ${Math.min(...load).toFixed(2)} to ${Math.max(...load).toFixed(2)}, on ${(await import('node:os')).cpus().length} cores shared with the nodes\n`,
+  );
   console.log('| method | seconds | records/s | record copies sent | bytes sent (bodies) | client CPU s | nodes CPU s |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
@@ -150,12 +166,16 @@ try {
   // 2 copies of 6 is 1/3 exactly; the bodies differ from that only by their framing (a bracket per
   // request, a comma per record), which is counted, so the verdict allows those bytes and says so.
   const framing = Math.abs(owners.bytes - all.bytes / 3);
-  console.log(`\nowners/all record copies: ${(owners.copies / all.copies).toFixed(4)}; bytes: ${byteRatio.toFixed(5)} (${framing.toLocaleString('en-US')} bytes from 1/3: request framing)`);
+  console.log(
+    `\nowners/all record copies: ${(owners.copies / all.copies).toFixed(4)}; bytes: ${byteRatio.toFixed(5)} (${framing.toLocaleString('en-US')} bytes from 1/3: request framing)`,
+  );
   console.log(`target owners bytes <= 1/3 of all: ${byteRatio <= 1 / 3 ? 'met' : framing < 16 * 1024 ? 'met but for the framing bytes' : 'NOT met'}`);
   console.log(`all/owners time: ${speedup.toFixed(2)}x (target >= 2x: ${speedup >= 2 ? 'met' : 'NOT met'})`);
   const cpuAll = all.clientCpu + all.nodeCpu;
   const cpuOwners = owners.clientCpu + owners.nodeCpu;
-  console.log(`CPU, client + nodes: all ${cpuAll.toFixed(2)} s, owners ${cpuOwners.toFixed(2)} s (${(cpuAll / cpuOwners).toFixed(2)}x: the most a CPU-bound run on shared cores can gain)`);
+  console.log(
+    `CPU, client + nodes: all ${cpuAll.toFixed(2)} s, owners ${cpuOwners.toFixed(2)} s (${(cpuAll / cpuOwners).toFixed(2)}x: the most a CPU-bound run on shared cores can gain)`,
+  );
   console.log(`per run: owners ${results[0].map((r) => r.seconds.toFixed(2)).join(', ')} s; all ${results[1].map((r) => r.seconds.toFixed(2)).join(', ')} s`);
 } finally {
   spawnSync(process.execPath, [BIN, 'cluster', 'down', '--dir', ringDir, '--grace', '5s'], { stdio: 'ignore' });

@@ -23,7 +23,9 @@ const dir = mkdtempSync(join(tmpdir(), 'tsnode-read-bench-'));
 
 function startReferenceNode() {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--memory', '--host', '127.0.0.1', '--port', '0', '--rollups', '300,1800,10800,86400'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--memory', '--host', '127.0.0.1', '--port', '0', '--rollups', '300,1800,10800,86400'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /listening on (http:\/\/\S+)/.exec(line);
       if (m) resolve({ url: m[1], child });
@@ -38,7 +40,9 @@ function startReplayNode(body) {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`, server })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`, server })),
+  );
 }
 
 function runToFile(args, file) {
@@ -86,7 +90,18 @@ try {
     const batch = [];
     for (let i = from; i < Math.min(ROWS, from + 20_000); i++) {
       if (i % 97 === 13) continue; // some empty buckets
-      batch.push({ metric: 'cpu', id: U, offset: START + i * SPAN, count: 5, value: 50 + 40 * Math.sin(i / 288) + (i % 7) * 0.1, stddev: 1.5, derivative: 0.01 * (i % 11), counter: i, derivative_stddev: 0, counter_stddev: 0 });
+      batch.push({
+        metric: 'cpu',
+        id: U,
+        offset: START + i * SPAN,
+        count: 5,
+        value: 50 + 40 * Math.sin(i / 288) + (i % 7) * 0.1,
+        stddev: 1.5,
+        derivative: 0.01 * (i % 11),
+        counter: i,
+        derivative_stddev: 0,
+        counter_stddev: 0,
+      });
     }
     await client.writeNnt(batch);
   }
@@ -121,5 +136,10 @@ console.log('|---|---|---:|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.label} | ${r.output} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${Number.isNaN(r.cpu) ? '-' : r.cpu.toFixed(0)} | ${r.bytes} |`);
 const csv = rows.find((r) => r.label === 'reference node' && r.output === 'csv');
 if (!csv) throw new Error('no CSV row from the reference node');
-console.log(`load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `load average at the end: ${(await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);

@@ -178,18 +178,48 @@ async function main() {
   let u100 = NaN;
   let b100u = NaN;
   if (only !== 'skewed') {
-    u1 = await measure('apply, 1 node (uniform)', uniform.urls.slice(0, 1), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 1), stateDir));
-    await measure('apply, 10 nodes (uniform)', uniform.urls.slice(0, 10), () => uniformCounts, () => cliApply(uniform.urls.slice(0, 10), stateDir));
-    u100 = await measure('apply, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => cliApply(uniform.urls, stateDir));
-    b100u = await measure('barrier, 100 nodes (uniform)', uniform.urls, () => uniformCounts, () => barrierProcess(uniform.urls));
+    u1 = await measure(
+      'apply, 1 node (uniform)',
+      uniform.urls.slice(0, 1),
+      () => uniformCounts,
+      () => cliApply(uniform.urls.slice(0, 1), stateDir),
+    );
+    await measure(
+      'apply, 10 nodes (uniform)',
+      uniform.urls.slice(0, 10),
+      () => uniformCounts,
+      () => cliApply(uniform.urls.slice(0, 10), stateDir),
+    );
+    u100 = await measure(
+      'apply, 100 nodes (uniform)',
+      uniform.urls,
+      () => uniformCounts,
+      () => cliApply(uniform.urls, stateDir),
+    );
+    b100u = await measure(
+      'barrier, 100 nodes (uniform)',
+      uniform.urls,
+      () => uniformCounts,
+      () => barrierProcess(uniform.urls),
+    );
   }
   const skew = [];
   if (only !== 'uniform') {
     // 10 nodes across the pace range, and all 100
     const s10 = skewPaces.map((_, i) => i).filter((i) => i % 11 === 0);
     const s10urls = s10.map((i) => skewed.urls[i]);
-    const a10 = await measure('apply, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10[k]), () => cliApply(s10urls, stateDir));
-    const b10 = await measure('barrier, 10 nodes (skewed)', s10urls, (k) => skewCounts(s10[k]), () => barrierProcess(s10urls));
+    const a10 = await measure(
+      'apply, 10 nodes (skewed)',
+      s10urls,
+      (k) => skewCounts(s10[k]),
+      () => cliApply(s10urls, stateDir),
+    );
+    const b10 = await measure(
+      'barrier, 10 nodes (skewed)',
+      s10urls,
+      (k) => skewCounts(s10[k]),
+      () => barrierProcess(s10urls),
+    );
     const a100 = await measure('apply, 100 nodes (skewed)', skewed.urls, skewCounts, () => cliApply(skewed.urls, stateDir));
     const b100 = await measure('barrier, 100 nodes (skewed)', skewed.urls, skewCounts, () => barrierProcess(skewed.urls));
     skew.push([10, a10, b10], [100, a100, b100]);
@@ -210,7 +240,9 @@ async function main() {
     const speedup = b / a;
     console.log(`barrier / apply, ${n} nodes, skewed: ${speedup.toFixed(2)}x faster (target >= 1.3x) ${speedup >= 1.3 ? 'OK' : 'MISSED'}`);
   }
-  console.log(`load average (1, 5, 15 min) before: ${load0.map((x) => x.toFixed(2)).join(', ')}; after: ${load1.map((x) => x.toFixed(2)).join(', ')} (2 cores shared with other work: compare ratios within one run)`);
+  console.log(
+    `load average (1, 5, 15 min) before: ${load0.map((x) => x.toFixed(2)).join(', ')}; after: ${load1.map((x) => x.toFixed(2)).join(', ')} (2 cores shared with other work: compare ratios within one run)`,
+  );
   for (const h of [...uniform.hosts, ...skewed.hosts]) h.child.stdin.end();
   rmSync(stateDir, { recursive: true, force: true });
 }

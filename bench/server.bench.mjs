@@ -22,7 +22,9 @@ const READS = 7;
 
 async function startNode(args) {
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-bench-'));
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), BIN, 'serve', '--port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), BIN, 'serve', '--port', '0', '--data-dir', dir, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (l) => {
       const m = /listening on (http:\/\/\S+)/.exec(l);
@@ -105,7 +107,10 @@ async function ingest(series) {
     // The node acknowledges a write once it is logged and folds logs into its chunks in the
     // background: the clock stops when a read sees the last batch, so that work is counted.
     const last = JSON.parse(bodies[bodies.length - 1]).at(-1);
-    const res = await request(`${node.url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`, { dispatcher });
+    const res = await request(
+      `${node.url}/rollup/${last.id}/${encodeURIComponent(last.metric)}?start_ts=${last.offset}.000&end_ts=${last.offset + 60}.000&rollup_span=60s&type=count`,
+      { dispatcher },
+    );
     const seen = /** @type {any} */ (await res.body.json());
     if (seen[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(seen)}`);
     const secs = (performance.now() - t0) / 1000;
@@ -151,8 +156,12 @@ const reads = await rollupRead();
 console.log('| measure | median | runs |');
 console.log('|---|---|---|');
 for (const { series, rates, cpuRates } of ingests) {
-  console.log(`| ingest /write/nnt, ${BATCH}-record batches, ${series} series (${BATCH / series} per series per batch), 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
-  console.log(`| same, records per CPU-second of the node process (less sensitive to a busy machine) | ${Math.round(median(cpuRates)).toLocaleString('en')} records/s | ${cpuRates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`);
+  console.log(
+    `| ingest /write/nnt, ${BATCH}-record batches, ${series} series (${BATCH / series} per series per batch), 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`,
+  );
+  console.log(
+    `| same, records per CPU-second of the node process (less sensitive to a busy machine) | ${Math.round(median(cpuRates)).toLocaleString('en')} records/s | ${cpuRates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`,
+  );
 }
 for (const [type, r] of Object.entries(reads)) {
   console.log(`| rollup read, 1 year of 300 s (${r.rows.toLocaleString('en')} buckets), type=${type} | ${r.median.toFixed(0)} ms | ${READS} |`);

@@ -63,7 +63,9 @@ async function main() {
   const t0 = performance.now();
   const hosts = await Promise.all(Array.from({ length: HOSTS }, () => host(25, PACE)));
   const all = hosts.flatMap((h) => h.urls);
-  console.log(`started ${all.length} in-process nodes in ${HOSTS} processes in ${Math.round(performance.now() - t0)} ms; ${SERIES} checks per node, sweep pace ${PACE} ms/check (~${SERIES * PACE} ms per sweep); poll interval 100 ms; default --concurrency 32`);
+  console.log(
+    `started ${all.length} in-process nodes in ${HOSTS} processes in ${Math.round(performance.now() - t0)} ms; ${SERIES} checks per node, sweep pace ${PACE} ms/check (~${SERIES * PACE} ms per sweep); poll interval 100 ms; default --concurrency 32`,
+  );
 
   const now = Math.floor(Date.now() / 1000);
   const before = now - 86_400 - ((now - 86_400) % 3600);

@@ -30,7 +30,16 @@ const tmp = mkdtempSync(join(tmpdir(), 'tsnode-bench-write-'));
 function line(i) {
   // 50 checks x 20 metrics x N/1000 offsets: every (id, metric, offset) distinct.
   const id = `3f2a9c1e-0b7d-4c55-9a0e-${String(i % 50).padStart(12, '0')}`;
-  return JSON.stringify({ metric: `cpu.${(i / 50 | 0) % 20}`, id, offset: 1_700_000_040 + 60 * Math.floor(i / 1000), count: 1 + (i % 5), value: i * 0.5, derivative: 0.25, counter: 3, stddev: 0.5 });
+  return JSON.stringify({
+    metric: `cpu.${((i / 50) | 0) % 20}`,
+    id,
+    offset: 1_700_000_040 + 60 * Math.floor(i / 1000),
+    count: 1 + (i % 5),
+    value: i * 0.5,
+    derivative: 0.25,
+    counter: 3,
+    stddev: 0.5,
+  });
 }
 
 async function generate() {
@@ -87,7 +96,8 @@ async function readLast(url) {
 
 // The client's own CPU time (user+sys), read inside its process as it exits: a sink or node in
 // another process, and the lead engineer's benchmarks on the same two cores, do not count.
-const CPU_HOOK = 'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
+const CPU_HOOK =
+  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
 
 /** Runs `tsnode ...args` (asynchronously: a sink in this process must keep answering); its stdout, and its CPU seconds. */
 async function runClient(args, bin = BIN) {
@@ -133,7 +143,11 @@ async function tsnodeWrite(url) {
 async function curlLoop(url) {
   const list = join(tmp, 'list.txt');
   writeFileSync(list, files.join('\n') + '\n');
-  const p = spawnSync('sh', ['-c', `while read f; do curl -sS -f -o /dev/null -H 'content-type: application/json' --data-binary @"$f" "${url}/write/nnt" || exit 1; done < "${list}"`], { stdio: 'inherit' });
+  const p = spawnSync(
+    'sh',
+    ['-c', `while read f; do curl -sS -f -o /dev/null -H 'content-type: application/json' --data-binary @"$f" "${url}/write/nnt" || exit 1; done < "${list}"`],
+    { stdio: 'inherit' },
+  );
   if (p.status !== 0) throw new Error('curl loop failed');
   return {};
 }
@@ -170,7 +184,9 @@ async function ceiling(url) {
 }
 
 const { file, batches } = await generate();
-const files = readdirSync(batches).sort().map((f) => join(batches, f));
+const files = readdirSync(batches)
+  .sort()
+  .map((f) => join(batches, f));
 const sizeMiB = (readFileSync(file).length / 1024 / 1024).toFixed(0);
 const bodies = CLIENT_ONLY ? [] : files.map((f) => readFileSync(f, 'utf8'));
 const rows = [];
@@ -189,11 +205,13 @@ try {
       for (const [m, [, run]] of methods.entries()) {
         const node = await startNode(`node-${m}-${k}`);
         try {
-          runs[m].push(await timed(async () => {
-            const extra = await run(node.url);
-            await readLast(node.url);
-            return extra;
-          }));
+          runs[m].push(
+            await timed(async () => {
+              const extra = await run(node.url);
+              await readLast(node.url);
+              return extra;
+            }),
+          );
         } finally {
           await node.stop();
         }
@@ -217,17 +235,22 @@ try {
     for (let k = 0; k < (CLIENT_ONLY ? RUNS : 1); k++) {
       for (const [b, build] of BUILDS.entries()) {
         received = 0;
-        runs[b].push(await timed(async () => {
-          const p = await runClient(['--verbose', 'write', file, '--node', url, '--output', 'json'], build.bin);
-          const doc = JSON.parse(p.stdout);
-          // Builds before the snake_case summary called it maxRssBytes (BASELINE may be one).
-          return { rss: doc.max_rss_bytes ?? doc.maxRssBytes, cpu: p.cpu, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
-        }));
+        runs[b].push(
+          await timed(async () => {
+            const p = await runClient(['--verbose', 'write', file, '--node', url, '--output', 'json'], build.bin);
+            const doc = JSON.parse(p.stdout);
+            // Builds before the snake_case summary called it maxRssBytes (BASELINE may be one).
+            return { rss: doc.max_rss_bytes ?? doc.maxRssBytes, cpu: p.cpu, note: `${(received / 1048576).toFixed(0)} MiB of bodies` };
+          }),
+        );
       }
     }
     sink.close();
     for (const [b, build] of BUILDS.entries()) {
-      rows.push({ method: `tsnode write into a sink (no database: client ceiling)${runs[b].length > 1 ? `, median of ${runs[b].length}` : ''}${build.name}`, ...medianRow(runs[b]) });
+      rows.push({
+        method: `tsnode write into a sink (no database: client ceiling)${runs[b].length > 1 ? `, median of ${runs[b].length}` : ''}${build.name}`,
+        ...medianRow(runs[b]),
+      });
     }
   }
   // 5. Where the client's time goes: read + split + validate + batch, nothing sent.
@@ -235,11 +258,13 @@ try {
     const runs = BUILDS.map(() => /** @type {any[]} */ ([]));
     for (let k = 0; k < (CLIENT_ONLY ? RUNS : 3); k++) {
       for (const [b, build] of BUILDS.entries()) {
-        runs[b].push(await timed(async () => {
-          const p = await runClient(['--verbose', 'write', file, '--node', 'http://127.0.0.1:9', '--dry-run', '--output', 'json'], build.bin);
-          const doc = JSON.parse(p.stdout);
-          return { rss: doc.max_rss_bytes ?? doc.maxRssBytes, cpu: p.cpu };
-        }));
+        runs[b].push(
+          await timed(async () => {
+            const p = await runClient(['--verbose', 'write', file, '--node', 'http://127.0.0.1:9', '--dry-run', '--output', 'json'], build.bin);
+            const doc = JSON.parse(p.stdout);
+            return { rss: doc.max_rss_bytes ?? doc.maxRssBytes, cpu: p.cpu };
+          }),
+        );
       }
     }
     for (const [b, build] of BUILDS.entries()) rows.push({ method: `client only: tsnode write --dry-run (median of ${runs[b].length})${build.name}`, ...medianRow(runs[b]) });
@@ -255,5 +280,7 @@ console.log('|---|---:|---:|---:|---:|---:|---|');
 for (const r of rows) {
   const rate = Math.round(N / r.seconds);
   const cpu = r.cpu === undefined ? '-' : `${((r.cpu / N) * 1e6).toFixed(2)}${r.cpuMin !== undefined && r.cpuMin !== r.cpu ? ` (min ${((r.cpuMin / N) * 1e6).toFixed(2)})` : ''}`;
-  console.log(`| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${curl ? `${(curl.seconds / r.seconds).toFixed(2)}x` : '-'} | ${cpu} | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`);
+  console.log(
+    `| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${curl ? `${(curl.seconds / r.seconds).toFixed(2)}x` : '-'} | ${cpu} | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`,
+  );
 }

@@ -37,7 +37,17 @@ try {
   const files = packed.files.map((f) => f.path);
   const tarball = join(work, packed.filename);
 
-  for (const must of ['package.json', 'README.md', 'LICENSE', 'bin/tsnode.js', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/server/server.js', 'docs/node-api.md']) {
+  for (const must of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'bin/tsnode.js',
+    'dist/cli/main.js',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/server/server.js',
+    'docs/node-api.md',
+  ]) {
     check(files.includes(must), `the package lacks ${must}`);
   }
   for (const f of files) {

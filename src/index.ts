@@ -91,15 +91,7 @@ export {
   type Validated,
   type ValidateOptions,
 } from './protocol/records.js';
-export {
-  locateSchema,
-  NO_TOPOLOGY,
-  nodeStateSchema,
-  nodeStatsSchema,
-  type WireLocate,
-  type WireNodeState,
-  type WireNodeStats,
-} from './protocol/cluster.js';
+export { locateSchema, NO_TOPOLOGY, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from './protocol/cluster.js';
 
 // The ring: topologies, the topology hash and metric placement.
 export {
@@ -163,17 +155,7 @@ export {
 export { checkCoverage, type CoverageReport, type CoverageVerdict, type ListedNode } from './client/coverage.js';
 export { checkSpans, smallestSpan, type SmallestSpan, type SpanCheck, type SpanFacts, type SpanProblem } from './client/spans.js';
 export { inspectCluster, locateMetric, type ClusterView, type LocateResult, type NodeReport, type NodeState } from './client/cluster-view.js';
-export {
-  ownerClients,
-  PROBE_RETRY,
-  surveyNodes,
-  writeSpan,
-  type NodeSurvey,
-  type ProbedNode,
-  type RingTargets,
-  type SpanDecision,
-  type SurveyOptions,
-} from './client/routing.js';
+export { ownerClients, PROBE_RETRY, surveyNodes, writeSpan, type NodeSurvey, type ProbedNode, type RingTargets, type SpanDecision, type SurveyOptions } from './client/routing.js';
 
 // Sweeps: preflight, one node, polling, the cluster run, the evidence and the checks.
 export { FINAL_SWEEP_STATES, type FinalSweepState, type NodeSweepState, type SweepEvent, type SweepListener } from './client/sweep-states.js';
@@ -190,15 +172,7 @@ export {
   type PreflightProblem,
 } from './client/sweep-preflight.js';
 export { sweepOneNode, type NodeSweepOptions, type NodeSweepResult } from './client/sweep-node.js';
-export {
-  DEFAULT_LOST_AFTER_MS,
-  DEFAULT_POLL_INTERVAL_MS,
-  pollUntilIdle,
-  recheckNode,
-  type PollOptions,
-  type PollResult,
-  type RecheckResult,
-} from './client/sweep-poll.js';
+export { DEFAULT_LOST_AFTER_MS, DEFAULT_POLL_INTERVAL_MS, pollUntilIdle, recheckNode, type PollOptions, type PollResult, type RecheckResult } from './client/sweep-poll.js';
 export {
   runClusterSweep,
   startAndWait,
@@ -301,17 +275,7 @@ export {
   type RetentionPlan,
   type SpanSource,
 } from './retention/plan.js';
-export {
-  isoSeconds,
-  planFromJson,
-  planToJson,
-  type KeptJson,
-  type NodePlanJson,
-  type NodeStepJson,
-  type PlanJson,
-  type RuleJson,
-  type StepJson,
-} from './retention/plan-json.js';
+export { isoSeconds, planFromJson, planToJson, type KeptJson, type NodePlanJson, type NodeStepJson, type PlanJson, type RuleJson, type StepJson } from './retention/plan-json.js';
 export {
   describeAction,
   FINAL_STEP_STATES,

@@ -82,7 +82,7 @@ function finish(option: Option, opts: Common): Option {
 }
 
 function valued<T, O extends object>(parse: (text: string, field: string, opts: O) => T, prepare?: (option: Option, opts: O) => void): ValuedFlag<T, O> {
-  return ((flags: string, description: string, opts: (O & Common & { default?: string }) | undefined) => {
+  return (flags: string, description: string, opts: (O & Common & { default?: string }) | undefined) => {
     const o = (opts ?? {}) as O & Common & { default?: string };
     const option = new Option(flags, description);
     if (!option.required && !option.optional) throw new Error(`flag ${flags}: a value flag needs <value> in its declaration`);
@@ -93,7 +93,7 @@ function valued<T, O extends object>(parse: (text: string, field: string, opts: 
     option.argParser((text: string) => parse(text, field, o));
     if (o.default !== undefined) option.default(parse(o.default, field, o), o.default);
     return { option: finish(option, o) };
-  });
+  };
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

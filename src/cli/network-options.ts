@@ -33,10 +33,16 @@ export function networkFlags() {
     requestTimeout: flag.duration('--request-timeout <duration>', 'longest wait for one complete answer, however slowly it trickles', { default: '30s', max: MAX_TIMEOUT }),
     retries: flag.count('--retries <n>', 'retries for connection errors, timeouts, 429 and 5xx (never for 4xx)', { default: '3', max: 100 }),
     deadline: flag.duration('--deadline <duration>', 'overall bound on all requests of the command, retries included (default: none)', { max: MAX_TIMEOUT }),
-    maxAnswer: flag.size('--max-answer <size>', 'largest answer accepted from a node, e.g. 64MiB (default: sized per request: 256KiB for status and writes, from the range for reads)', {
-      max: MAX_ANSWER,
+    maxAnswer: flag.size(
+      '--max-answer <size>',
+      'largest answer accepted from a node, e.g. 64MiB (default: sized per request: 256KiB for status and writes, from the range for reads)',
+      {
+        max: MAX_ANSWER,
+      },
+    ),
+    cacert: flag.string('--cacert <file>', "PEM file of the CA(s) that sign the nodes' certificates (https:// nodes; default: the profile's cacert)", {
+      complete: { kind: 'files' },
     }),
-    cacert: flag.string('--cacert <file>', "PEM file of the CA(s) that sign the nodes' certificates (https:// nodes; default: the profile's cacert)", { complete: { kind: 'files' } }),
     cert: flag.string('--cert <file>', 'PEM client certificate for mutual TLS (with --key)', { complete: { kind: 'files' } }),
     key: flag.string('--key <file>', 'PEM private key of --cert', { complete: { kind: 'files' } }),
     insecure: flag.boolean('--insecure', 'do not verify node certificates (dangerous; warns on every run)'),

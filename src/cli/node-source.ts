@@ -137,7 +137,9 @@ function ringDetail(ring: DiscoveredRing): string {
 
 function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
   if (!ring.verified) {
-    ctx.log.warn(`the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: metric owners computed by tsnode may differ from the store's`);
+    ctx.log.warn(
+      `the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: metric owners computed by tsnode may differ from the store's`,
+    );
   }
   if (ring.next !== null) ctx.log.warn(`the ring is rebalancing to topology ${ring.next}: data is moving between nodes`);
 }

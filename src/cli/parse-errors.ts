@@ -47,14 +47,23 @@ export function parseError(err: CommanderError, cmd: Command): TsnodeError {
       const bare = flag.replace(/=.*$/, '');
       const candidates = acceptedOptions(cmd).flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
       // A one-letter flag is too short to guess from (`-x` is as close to -q as to -v).
-      const close = bare.startsWith('--') ? didYouMean(bare, [...candidates, '--help'].filter((c) => c.startsWith('--'))) : undefined;
+      const close = bare.startsWith('--')
+        ? didYouMean(
+            bare,
+            [...candidates, '--help'].filter((c) => c.startsWith('--')),
+          )
+        : undefined;
       return usage('unknown_option', `unknown option ${bare} for ${where}`, close ? `${close} (${help} lists the options)` : `${help} lists the options`);
     }
     case 'commander.unknownCommand': {
       const name = /unknown command '(.*)'/.exec(text)?.[1] ?? text;
       const names = cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden).flatMap((c) => [c.name(), ...c.aliases()]);
       const close = didYouMean(name, names);
-      return usage('unknown_command', `unknown command ${JSON.stringify(name)} for ${where}`, close ? `${close} (${help} lists the commands)` : `one of ${names.join(', ')} (${help} says more)`);
+      return usage(
+        'unknown_command',
+        `unknown command ${JSON.stringify(name)} for ${where}`,
+        close ? `${close} (${help} lists the commands)` : `one of ${names.join(', ')} (${help} says more)`,
+      );
     }
     case 'commander.invalidArgument': {
       // A declared choice (`.choices()`); our own value parsers throw InvalidValueError themselves.
@@ -74,7 +83,11 @@ export function parseError(err: CommanderError, cmd: Command): TsnodeError {
       const arg = /^command-argument value '(.*)' is invalid for argument '(.*)'\. Allowed choices are (.*)\.$/s.exec(text);
       if (arg) {
         const choices = arg[3]!.split(', ');
-        return usage('invalid_value', `${where}: ${JSON.stringify(arg[1])} is not one of ${choices.join(', ')}`, didYouMean(arg[1]!, choices) ?? `use one of: ${choices.join(', ')}`);
+        return usage(
+          'invalid_value',
+          `${where}: ${JSON.stringify(arg[1])} is not one of ${choices.join(', ')}`,
+          didYouMean(arg[1]!, choices) ?? `use one of: ${choices.join(', ')}`,
+        );
       }
       return usage('invalid_value', text, `${help} says what it takes`);
     }

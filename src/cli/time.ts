@@ -3,8 +3,7 @@ import { UsageError } from './errors.js';
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 
-export const TIME_FORMS =
-  'epoch seconds (1700000000), epoch with millis (1700000000.250), ISO-8601 (2026-08-01T00:00:00Z) or an age like 90d, 12h, 30m, 1w';
+export const TIME_FORMS = 'epoch seconds (1700000000), epoch with millis (1700000000.250), ISO-8601 (2026-08-01T00:00:00Z) or an age like 90d, 12h, 30m, 1w';
 
 /** Parses a duration such as `2s`, `500ms`, `6h`, `1.5m` into milliseconds. */
 export function parseDuration(text: string, field: string): number {
@@ -12,7 +11,8 @@ export function parseDuration(text: string, field: string): number {
   if (!m) throw new UsageError(`${field}: ${JSON.stringify(text)} is not a duration`, 'use a number and a unit: 500ms, 2s, 30m, 6h, 1d, 1w');
   const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
   // 9999...9s overflows to Infinity (found by fuzzing); no caller can use that.
-  if (!Number.isSafeInteger(ms)) throw new UsageError(`${field}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 37)}...` : text)} is too long`, 'use a smaller number or a larger unit');
+  if (!Number.isSafeInteger(ms))
+    throw new UsageError(`${field}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 37)}...` : text)} is too long`, 'use a smaller number or a larger unit');
   if (ms <= 0) throw new UsageError(`${field}: ${JSON.stringify(text)} must be longer than zero`, 'e.g. 2s');
   return ms;
 }
@@ -27,7 +27,10 @@ export function parseDuration(text: string, field: string): number {
 export function parseTime(text: string, field: string, now: number): number {
   const ms = parseAnyTime(text, field, now);
   if (ms < 0) {
-    throw new UsageError(`${field}: ${JSON.stringify(text)} is ${new Date(ms).toISOString()}, before 1970-01-01T00:00:00Z`, 'nodes keep epoch seconds from 1970 on; give a later time');
+    throw new UsageError(
+      `${field}: ${JSON.stringify(text)} is ${new Date(ms).toISOString()}, before 1970-01-01T00:00:00Z`,
+      'nodes keep epoch seconds from 1970 on; give a later time',
+    );
   }
   return ms;
 }

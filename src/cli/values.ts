@@ -45,7 +45,12 @@ export function parseDuration(text: string, field: string, opts: DurationOptions
   if (!Number.isSafeInteger(ms)) throw new InvalidValueError(field, text, `${quote(text)} is too long`, 'use a smaller number or a larger unit');
   const min = opts.min ?? 1;
   if (ms < min) {
-    throw new InvalidValueError(field, text, min <= 1 ? `${quote(text)} must be longer than zero` : `${quote(text)} is shorter than ${formatDuration(min)}`, `e.g. ${formatDuration(Math.max(min, 1000))}`);
+    throw new InvalidValueError(
+      field,
+      text,
+      min <= 1 ? `${quote(text)} must be longer than zero` : `${quote(text)} is shorter than ${formatDuration(min)}`,
+      `e.g. ${formatDuration(Math.max(min, 1000))}`,
+    );
   }
   if (opts.max !== undefined && ms > opts.max) {
     throw new InvalidValueError(field, text, `${quote(text)} is longer than ${formatDuration(opts.max)}`, `use at most ${formatDuration(opts.max)}`);
@@ -100,13 +105,19 @@ export function parseSize(text: string, field: string, opts: SizeOptions = {}): 
   if (!Number.isSafeInteger(bytes)) throw new InvalidValueError(field, text, `${quote(text)} is too large`, `use ${SIZE_FORMS}`);
   const min = opts.min ?? 1;
   if (bytes < min) throw new InvalidValueError(field, text, `${quote(text)} is smaller than ${formatSize(min)}`, `use at least ${formatSize(min)}`);
-  if (opts.max !== undefined && bytes > opts.max) throw new InvalidValueError(field, text, `${quote(text)} is larger than ${formatSize(opts.max)}`, `use at most ${formatSize(opts.max)}`);
+  if (opts.max !== undefined && bytes > opts.max)
+    throw new InvalidValueError(field, text, `${quote(text)} is larger than ${formatSize(opts.max)}`, `use at most ${formatSize(opts.max)}`);
   return bytes;
 }
 
 /** A byte count the way the size flags read it back: `4MiB`, `1500B`, `1.5GiB`. */
 export function formatSize(bytes: number): string {
-  for (const [unit, n] of [['TiB', 1024 ** 4], ['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, n] of [
+    ['TiB', 1024 ** 4],
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (bytes >= n) return Number.isInteger(bytes / n) ? `${bytes / n}${unit}` : `${(bytes / n).toFixed(1)}${unit}`;
   }
   return `${bytes}B`;

@@ -68,7 +68,12 @@ async function ringOf(clients: readonly NodeClient[], probes: readonly Probe[], 
   return ringFromTopology(self, self.current!, topology, format);
 }
 
-function report(base: { id: string | null; url: string; weight: number | null; inRing: boolean; listed: boolean }, p: Probe, ring: DiscoveredRing | null, ringId?: string): NodeReport {
+function report(
+  base: { id: string | null; url: string; weight: number | null; inRing: boolean; listed: boolean },
+  p: Probe,
+  ring: DiscoveredRing | null,
+  ringId?: string,
+): NodeReport {
   if (!('self' in p)) return { ...base, state: p.state, topology: 'unknown', self: null, error: p.error };
   const self = p.self;
   const topology = self.current === null ? 'none' : !ring || self.current === ring.hash ? 'same' : 'other';
@@ -168,8 +173,8 @@ export async function locateMetric(listed: readonly NodeClient[], uuid: string, 
   } catch (err) {
     check =
       err instanceof NodeHttpError && err.status === 404
-      ? { node: server.url, result: 'unavailable', error: err.detail }
-      : { node: server.url, result: 'failed', error: err instanceof NodeRequestError ? err.detail : String(err) };
+        ? { node: server.url, result: 'unavailable', error: err.detail }
+        : { node: server.url, result: 'failed', error: err instanceof NodeRequestError ? err.detail : String(err) };
   }
   return { key: metricKey(uuid, metric), ring, owners: computed, check };
 }

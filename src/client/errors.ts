@@ -34,12 +34,7 @@ export class NodeHttpError extends NodeRequestError {
   readonly body: Record<string, unknown> | undefined;
   /** From Retry-After, when the node sent one. */
   readonly retryAfterMs: number | undefined;
-  constructor(
-    node: string,
-    status: number,
-    message: string,
-    opts: { body?: Record<string, unknown>; errorCode?: string; retryAfterMs?: number; hint?: string },
-  ) {
+  constructor(node: string, status: number, message: string, opts: { body?: Record<string, unknown>; errorCode?: string; retryAfterMs?: number; hint?: string }) {
     super(node, 'http', message, { retryable: status === 429 || status >= 500, hint: opts.hint });
     this.name = 'NodeHttpError';
     this.status = status;

@@ -24,9 +24,7 @@ export async function fanOut<T>(
       outcomes[i] = { node: client.url, ok: true, value, ms: now() - started };
     } catch (err) {
       const error =
-        err instanceof NodeRequestError
-          ? err
-          : new NodeRequestError(client.url, 'bad_answer', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+        err instanceof NodeRequestError ? err : new NodeRequestError(client.url, 'bad_answer', err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
       outcomes[i] = { node: client.url, ok: false, error, ms: now() - started };
     }
   });

@@ -98,10 +98,7 @@ export function isSecretHeader(name: string, extra: readonly string[] = []): boo
 }
 
 /** A copy with every secret header's value replaced by `[redacted]`; safe to log or print. */
-export function redactHeaders<V extends string | string[] | undefined>(
-  headers: Readonly<Record<string, V>>,
-  extra: readonly string[] = [],
-): Record<string, V | typeof REDACTED> {
+export function redactHeaders<V extends string | string[] | undefined>(headers: Readonly<Record<string, V>>, extra: readonly string[] = []): Record<string, V | typeof REDACTED> {
   const out: Record<string, V | typeof REDACTED> = {};
   for (const [name, value] of Object.entries(headers)) out[name] = isSecretHeader(name, extra) ? REDACTED : value;
   return out;

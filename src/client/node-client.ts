@@ -264,10 +264,7 @@ export class NodeClient {
    * `[epoch seconds, period, histogram]` rows with `startMs <= ts < endMs`. The node's end is
    * inclusive (api/read-histogram.md), so the last whole second before endMs is sent.
    */
-  async readHistogram(
-    q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number },
-    call: CallOptions = {},
-  ): Promise<Array<[number, number, string]>> {
+  async readHistogram(q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number }, call: CallOptions = {}): Promise<Array<[number, number, string]>> {
     const start = Math.ceil(q.startMs / 1000);
     const end = Math.max(start, Math.ceil(q.endMs / 1000) - 1);
     const path = `/histogram/${start}/${end}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
@@ -275,11 +272,10 @@ export class NodeClient {
     return parseAnswer(this.url, res.text, histogramRows, 'histogram read', 'a JSON array of [seconds, period, histogram] rows');
   }
 
-
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', 'a JSON object with the node\'s identity, topology hashes (current, next) and spans');
+    return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */

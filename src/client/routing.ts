@@ -139,7 +139,10 @@ function judge(probes: readonly ProbedNode[]): { kind: 'none' | 'mixed'; why: st
   }
   const [hash, urls] = [...withRing][0]!;
   if (plain.length > 0) {
-    return { kind: 'mixed', why: `the listed nodes do not run one ring: ${urls.join(', ')} run${urls.length === 1 ? 's' : ''} topology ${short(hash)}, ${plain.join(', ')} run${plain.length === 1 ? 's' : ''} none` };
+    return {
+      kind: 'mixed',
+      why: `the listed nodes do not run one ring: ${urls.join(', ')} run${urls.length === 1 ? 's' : ''} topology ${short(hash)}, ${plain.join(', ')} run${plain.length === 1 ? 's' : ''} none`,
+    };
   }
   return { kind: 'ring', hash, from: probes.findIndex((p) => p.self?.current === hash) };
 }
@@ -195,7 +198,9 @@ export async function surveyNodes(listed: readonly NodeClient[], opts: SurveyOpt
   const { topology, format } = await fetchTopology(listed[verdict.from]!, verdict.hash, call);
   const ring = ringFromTopology(seedSelf, verdict.hash, topology, format);
   if (!ring.verified) {
-    notes.push(`the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: owners computed by tsnode may differ from the store's`);
+    notes.push(
+      `the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: owners computed by tsnode may differ from the store's`,
+    );
   }
   const targets = targetsOf(ring, listed, probes, opts.clientFor);
   await finish(targets, probes, opts.askUnlisted !== false, call, notes);
@@ -226,8 +231,10 @@ async function finish(targets: RingTargets, probes: readonly ProbedNode[], probe
     });
   }
   const rebalancing = [...probes.map((p) => p.self), ...targets.selves].find((s) => s?.next);
-  if (rebalancing?.next) notes.push(`${rebalancing.url} is rebalancing to topology ${short(rebalancing.next)}: owners are computed on the current one, ${short(targets.ring.hash)}`);
-  if (targets.ring.next && !rebalancing) notes.push(`the ring is rebalancing to topology ${short(targets.ring.next)}: owners are computed on the current one, ${short(targets.ring.hash)}`);
+  if (rebalancing?.next)
+    notes.push(`${rebalancing.url} is rebalancing to topology ${short(rebalancing.next)}: owners are computed on the current one, ${short(targets.ring.hash)}`);
+  if (targets.ring.next && !rebalancing)
+    notes.push(`the ring is rebalancing to topology ${short(targets.ring.next)}: owners are computed on the current one, ${short(targets.ring.hash)}`);
   if (targets.notInRing.length > 0) notes.push(`listed but not nodes of ring ${short(targets.ring.hash)} (nothing is routed to them): ${targets.notInRing.join(', ')}`);
   if (targets.unanswered.length > 0) notes.push(`ring nodes that did not answer GET /state: ${targets.unanswered.join(', ')}`);
 }
@@ -239,9 +246,7 @@ export function ownerClients(targets: RingTargets, uuid: string, metric: string)
 }
 
 export type SpanDecision =
-  | { kind: 'agreed'; span: number; unreported: string[] }
-  | { kind: 'disagree'; spans: Array<{ span: number; nodes: string[] }> }
-  | { kind: 'unreported'; nodes: string[] };
+  { kind: 'agreed'; span: number; unreported: string[] } | { kind: 'disagree'; spans: Array<{ span: number; nodes: string[] }> } | { kind: 'unreported'; nodes: string[] };
 
 /**
  * The smallest numeric span of the nodes a write goes to, from what they reported (`base_rollup`):

@@ -47,10 +47,7 @@ export function checkSpans(request: { nnt?: readonly number[]; histogram?: reado
   return { ok: unknown.length === 0 && unreported.size === 0, unknown, unreported: [...unreported], problems };
 }
 
-export type SmallestSpan =
-  | { kind: 'agreed'; span: number }
-  | { kind: 'disagree'; spans: Array<{ span: number; nodes: string[] }> }
-  | { kind: 'unreported'; nodes: string[] };
+export type SmallestSpan = { kind: 'agreed'; span: number } | { kind: 'disagree'; spans: Array<{ span: number; nodes: string[] }> } | { kind: 'unreported'; nodes: string[] };
 
 /**
  * The smallest numeric span every node shares (`base_rollup`), or why there is none: the nodes

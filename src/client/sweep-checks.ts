@@ -167,7 +167,13 @@ function coverageOf(facts: ClusterFacts, allowPartial: boolean): CoverageOutcome
   const base = { hash: null, missing: [], allowed: false };
   if (facts.topologyError) {
     const problems = [`the ring's coverage could not be checked: ${facts.topologyError}`];
-    return { ...base, verdict: 'unreadable', problems, allowed: allowPartial, note: `coverage: not checked (${facts.topologyError})${allowPartial ? '; going ahead (--allow-partial)' : ''}` };
+    return {
+      ...base,
+      verdict: 'unreadable',
+      problems,
+      allowed: allowPartial,
+      note: `coverage: not checked (${facts.topologyError})${allowPartial ? '; going ahead (--allow-partial)' : ''}`,
+    };
   }
   const report: CoverageReport = checkCoverage(
     facts.nodes.map((n) => (n.self ? { url: n.url, self: n.self } : { url: n.url })),

@@ -138,7 +138,8 @@ export function describeEpoch(seconds: number): string {
 export function describeRunning(status: SweepStatus): string {
   const types = DATA_TYPES.filter((t) => status[t].running);
   const times = [...new Set(types.map((t) => status[t].timestamp))];
-  const when = times.length === 1 ? (times[0] !== undefined ? ` before ${describeEpoch(times[0])}` : '') : ` before ${types.map((t) => `${t} ${status[t].timestamp ?? '?'}`).join(', ')}`;
+  const when =
+    times.length === 1 ? (times[0] !== undefined ? ` before ${describeEpoch(times[0])}` : '') : ` before ${types.map((t) => `${t} ${status[t].timestamp ?? '?'}`).join(', ')}`;
   const spans = types.filter((t) => t !== 'text' && status[t].rollups !== undefined).map((t) => `${t} spans ${oneLine(status[t].rollups!, 60)}`);
   return `${types.join(',')}${when}${spans.length ? `, ${spans.join(', ')}` : ''}`;
 }

@@ -15,7 +15,17 @@ import { systemClock } from './clock.js';
 import { limiter } from './concurrency.js';
 import type { NodeClient } from './node-client.js';
 import { sweepOneNode, type NodeSweepResult } from './sweep-node.js';
-import { assessPreflight, baselineOf, preflightProblem, preflightSweep, runPreflightChecks, type CommonOptions, type Preflight, type PreflightCheck, type PreflightNode } from './sweep-preflight.js';
+import {
+  assessPreflight,
+  baselineOf,
+  preflightProblem,
+  preflightSweep,
+  runPreflightChecks,
+  type CommonOptions,
+  type Preflight,
+  type PreflightCheck,
+  type PreflightNode,
+} from './sweep-preflight.js';
 import { FINAL_SWEEP_STATES, stateEmitter, type FinalSweepState } from './sweep-states.js';
 
 export type SweepSummary = Record<FinalSweepState, number>;

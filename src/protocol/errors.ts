@@ -53,10 +53,7 @@ export type ErrorBody = z.infer<typeof errorBodySchema>;
 export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
   return issues
     .map((issue) => {
-      const path = [prefix, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))]
-        .filter(Boolean)
-        .join('.')
-        .replace(/\.\[/g, '[');
+      const path = [prefix, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].filter(Boolean).join('.').replace(/\.\[/g, '[');
       return path ? `${path}: ${issue.message}` : issue.message;
     })
     .join('; ');

@@ -48,10 +48,7 @@ export function buildSweepHeaders(req: SweepRequest, prefix: HeaderPrefix = DEFA
 }
 
 /** Reads a header by its suffix under either prefix; lookup is by lower-case name as node:http delivers them. */
-export function readPrefixedHeader(
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-  key: SweepHeaderKey,
-): { name: string; value: string } | undefined {
+export function readPrefixedHeader(headers: Readonly<Record<string, string | string[] | undefined>>, key: SweepHeaderKey): { name: string; value: string } | undefined {
   for (const prefix of HEADER_PREFIXES) {
     const name = sweepHeaderName(prefix, key);
     const raw = headers[name.toLowerCase()];
@@ -102,11 +99,7 @@ export function parseSweepHeaders(headers: Readonly<Record<string, string | stri
     const seen = new Set<DataType>();
     for (const item of list) {
       if (!isDataType(item)) {
-        throw new CodecError(
-          `${types.name}: ${JSON.stringify(item)} is not a data type (allowed: ${DATA_TYPES.join(', ')})`,
-          item,
-          `a comma list of ${DATA_TYPES.join(', ')}`,
-        );
+        throw new CodecError(`${types.name}: ${JSON.stringify(item)} is not a data type (allowed: ${DATA_TYPES.join(', ')})`, item, `a comma list of ${DATA_TYPES.join(', ')}`);
       }
       seen.add(item);
     }

@@ -172,10 +172,7 @@ function partsOf(raw: unknown, smallestSpan: number | undefined): [number, Aggre
     const want = smallestSpan / period;
     if (pieces.length !== want) return fail('parts[1]', `must hold ${want} pieces of ${period}s for a ${smallestSpan}s record (got ${pieces.length})`);
   }
-  return [
-    period,
-    pieces.map((p, i) => (isObject(p) ? aggregateOf(p, `parts[1][${i}].`) : fail(`parts[1][${i}]`, `must be an object (${describe(p)})`))),
-  ];
+  return [period, pieces.map((p, i) => (isObject(p) ? aggregateOf(p, `parts[1][${i}].`) : fail(`parts[1][${i}]`, `must be an object (${describe(p)})`)))];
 }
 
 function offsetOf(o: Record<string, unknown>, smallestSpan: number | undefined): number {

@@ -45,7 +45,7 @@ export function withoutTrailingCommas(text: string): string | undefined {
         continue;
       }
     }
-    afterValue = c === 0x7d || c === 0x5d || (c >= 0x30 && c <= 0x39) || c === 0x65 /* true/false */ || c === 0x6c /* null */;
+    afterValue = c === 0x7d || c === 0x5d || (c >= 0x30 && c <= 0x39) || c === 0x65 /* true/false */ || c === 0x6c; /* null */
   }
   return removed ? out + text.slice(from) : undefined;
 }

@@ -140,7 +140,7 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
       if (first === undefined || first.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
         throw new SourceError(info.name, 'is empty (no records)');
       }
-      throw new SourceError(info.name, 'is neither a JSON array (starts with "[") nor NDJSON (starts with "{")', );
+      throw new SourceError(info.name, 'is neither a JSON array (starts with "[") nor NDJSON (starts with "{")');
     }
   }
   const splitterStart = canSeek ? start : undefined;
@@ -165,7 +165,10 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
       if (last.length > 0) yield last;
       if (seen < skipThrough) {
         // Skipping "everything" would report a complete run that wrote nothing.
-        throw new SourceError(info.name, `the resume position is after record ${skipThrough}, but the input holds only ${seen} record${seen === 1 ? '' : 's'}: the state file belongs to another input`);
+        throw new SourceError(
+          info.name,
+          `the resume position is after record ${skipThrough}, but the input holds only ${seen} record${seen === 1 ? '' : 's'}: the state file belongs to another input`,
+        );
       }
     } finally {
       await chunks.close();

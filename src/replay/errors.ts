@@ -32,4 +32,3 @@ export class AckCountError extends NodeRequestError {
     this.name = 'AckCountError';
   }
 }
-

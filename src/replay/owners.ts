@@ -118,7 +118,12 @@ export class OwnerRouter {
     }
     const owners = this.place(latin1(buf, at.idFrom, at.idTo), Buffer.prototype.utf8Slice.call(buf, at.metricFrom, at.metricTo) as string);
     if (this.byBytes.size >= this.maxCached) this.byBytes.clear();
-    const kept: Placed = { id: Uint8Array.prototype.slice.call(buf, at.idFrom, at.idTo), metric: Uint8Array.prototype.slice.call(buf, at.metricFrom, at.metricTo), owners, next: this.byBytes.get(h) };
+    const kept: Placed = {
+      id: Uint8Array.prototype.slice.call(buf, at.idFrom, at.idTo),
+      metric: Uint8Array.prototype.slice.call(buf, at.metricFrom, at.metricTo),
+      owners,
+      next: this.byBytes.get(h),
+    };
     this.byBytes.set(h, kept);
     return owners;
   }
@@ -157,11 +162,7 @@ export class OwnerRouter {
         const v = JSON.parse(Buffer.prototype.utf8Slice.call(buf, start, p) as string) as { id: string; metric: string };
         owners = this.ownersOf(v.id, v.metric);
         prevIdFrom = -1;
-      } else if (
-        prevIdFrom >= 0 &&
-        sameBytes(buf, at.idFrom, at.idTo, prevIdFrom, prevIdTo) &&
-        sameBytes(buf, at.metricFrom, at.metricTo, prevMetricFrom, prevMetricTo)
-      ) {
+      } else if (prevIdFrom >= 0 && sameBytes(buf, at.idFrom, at.idTo, prevIdFrom, prevIdTo) && sameBytes(buf, at.metricFrom, at.metricTo, prevMetricFrom, prevMetricTo)) {
         owners = prevOwners;
       } else {
         owners = this.placedBytes(buf, at);

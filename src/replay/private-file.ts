@@ -24,7 +24,8 @@ export class UnsafeFileError extends Error {
 function failure(path: string, what: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code;
   // O_NOFOLLOW on a symbolic link fails with ELOOP (Linux, macOS) or EMLINK (FreeBSD).
-  if (code === 'ELOOP' || code === 'EMLINK') return new UnsafeFileError(path, `${what} ${path} is a symbolic link: refusing to write through it (remove it, or choose another path)`);
+  if (code === 'ELOOP' || code === 'EMLINK')
+    return new UnsafeFileError(path, `${what} ${path} is a symbolic link: refusing to write through it (remove it, or choose another path)`);
   return new UnsafeFileError(path, `${what} ${path}: ${(err as Error).message}`);
 }
 

@@ -61,9 +61,15 @@ async function checkedInputs(sources: readonly string[], options: ReplayOptions)
   }
   if (!dryRun) {
     // Refused before anything is sent; the opens themselves refuse links too (O_NOFOLLOW, rename), should one appear later.
-    for (const [what, path] of [['rejects file', options.rejectsPath], ['state file', options.statePath]] as const) {
+    for (const [what, path] of [
+      ['rejects file', options.rejectsPath],
+      ['state file', options.statePath],
+    ] as const) {
       if (path !== undefined && isSymlink(path)) {
-        throw new ReplayUsageError(`${what} ${path} is a symbolic link: refusing to write through it`, `remove it, or name another path with --${what === 'state file' ? 'state' : 'rejects'}`);
+        throw new ReplayUsageError(
+          `${what} ${path} is a symbolic link: refusing to write through it`,
+          `remove it, or name another path with --${what === 'state file' ? 'state' : 'rejects'}`,
+        );
       }
     }
   }
@@ -209,7 +215,12 @@ class Replay {
       return;
     }
     const format = resumed?.format ?? options.format ?? 'auto';
-    const handle = await openRecords(info, { format, ...(resumed ? { start: resumed.pos } : {}), ...(options.stdin ? { stdin: options.stdin } : {}), ...(signal ? { signal } : {}) });
+    const handle = await openRecords(info, {
+      format,
+      ...(resumed ? { start: resumed.pos } : {}),
+      ...(options.stdin ? { stdin: options.stdin } : {}),
+      ...(signal ? { signal } : {}),
+    });
     this.currentBytes = () => handle.bytesRead();
     options.onEvent?.({ type: 'input', name: info.name, format: handle.format, ...(resumed ? { resumedAt: resumed.pos, seeked: handle.seeked } : {}) });
     const start = resumed?.pos ?? { record: 0, byte: 0, line: 1 };

@@ -92,7 +92,16 @@ export class OwnersRoute implements Route {
     }
     let done!: Chunk['done'];
     const settled = new Promise<BatchOutcome | undefined>((resolve) => (done = resolve));
-    const chunk: Chunk = { source: batch.source, routed, acked: new Uint8Array(batch.count), pending: routed.slices.length, failed: 0, interrupted: false, tally: { refused: 0, notWritten: 0 }, done };
+    const chunk: Chunk = {
+      source: batch.source,
+      routed,
+      acked: new Uint8Array(batch.count),
+      pending: routed.slices.length,
+      failed: 0,
+      interrupted: false,
+      tally: { refused: 0, notWritten: 0 },
+      done,
+    };
     this.chunks.track(
       settled.then((outcome) => {
         if (outcome) settle(outcome);
@@ -152,7 +161,10 @@ export class OwnersRoute implements Route {
    */
   private async sendRequest(i: number, parts: QueuedSlice<Chunk>[]): Promise<void> {
     const { ledger, signal } = this.ctx;
-    const request = joinSlices(i, parts.map((p) => p.slice));
+    const request = joinSlices(
+      i,
+      parts.map((p) => p.slice),
+    );
     const source = parts[0]!.owner.source;
     const refused = new Set<number>();
     // sendTo and failSlice count into a tally; each batch's share is worked out below instead.

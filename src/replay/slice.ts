@@ -26,7 +26,11 @@ function sliceOf(texts: string[], records: number[], lines: number[]): Slice {
 export function excluding(s: Slice, gone: ReadonlySet<number>): Slice {
   const keep = s.records.flatMap((r, k) => (gone.has(r) ? [] : [k]));
   const t = textsOf(s);
-  return sliceOf(keep.map((k) => t[k]!), keep.map((k) => s.records[k]!), keep.map((k) => s.lines[k]!));
+  return sliceOf(
+    keep.map((k) => t[k]!),
+    keep.map((k) => s.records[k]!),
+    keep.map((k) => s.lines[k]!),
+  );
 }
 
 export function half(s: Slice, from: number, to: number): Slice {

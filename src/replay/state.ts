@@ -85,7 +85,10 @@ export function loadState(path: string): ReplayState | undefined {
     throw new ReplayStateError(`state file ${path} is not a tsnode write state (version 1)`, 'delete it to start over, or pass the right --state');
   }
   if (s.kind !== undefined && !RECORD_KINDS.includes(s.kind)) {
-    throw new ReplayStateError(`state file ${path}: kind ${JSON.stringify(s.kind)} is not one of ${RECORD_KINDS.join(', ')}`, 'delete the state file to start over, or restore the one tsnode wrote');
+    throw new ReplayStateError(
+      `state file ${path}: kind ${JSON.stringify(s.kind)} is not one of ${RECORD_KINDS.join(', ')}`,
+      'delete the state file to start over, or restore the one tsnode wrote',
+    );
   }
   for (const [name, input] of Object.entries(s.inputs)) checkSaved(path, name, input);
   return s as ReplayState;

@@ -34,7 +34,11 @@ export function checkAge(text: string): AgeCheck {
   }
   const perUnit = AGE_UNITS[unit];
   if (perUnit === undefined) {
-    const hint = /^(mo|mon|month|months|M)$/.test(unit) ? 'months differ in length: use days, e.g. 30d' : /^[SHDWY]$/.test(unit) ? `units are lower case: ${whole}${frac ? `.${frac}` : ''}${unit.toLowerCase()}` : undefined;
+    const hint = /^(mo|mon|month|months|M)$/.test(unit)
+      ? 'months differ in length: use days, e.g. 30d'
+      : /^[SHDWY]$/.test(unit)
+        ? `units are lower case: ${whole}${frac ? `.${frac}` : ''}${unit.toLowerCase()}`
+        : undefined;
     return { ok: false, problem: `${shown} has an unknown unit ${JSON.stringify(unit)}`, ...(hint ? { hint } : {}) };
   }
   if (whole.length + frac.length > 30) return { ok: false, problem: `${shown} is too long` };

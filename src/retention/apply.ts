@@ -22,7 +22,16 @@ import { limiter } from '../client/concurrency.js';
 import { SweepNotConfirmedError } from '../client/sweep.js';
 import { sweepOneNode } from '../client/sweep-node.js';
 import { recheckNode, pollUntilIdle } from '../client/sweep-poll.js';
-import { preflightProblem, preflightSweep, runPreflightChecks, runningTypes, SweepRefusedError, type Preflight, type PreflightCheck, type PreflightNode } from '../client/sweep-preflight.js';
+import {
+  preflightProblem,
+  preflightSweep,
+  runPreflightChecks,
+  runningTypes,
+  SweepRefusedError,
+  type Preflight,
+  type PreflightCheck,
+  type PreflightNode,
+} from '../client/sweep-preflight.js';
 import type { NodeSweepState, SweepEvent } from '../client/sweep-states.js';
 import { describeRunning, runningIsOurs } from '../client/sweep-evidence.js';
 import { AbortedError, NodeRequestError } from '../client/errors.js';
@@ -49,7 +58,17 @@ export type RetentionEvent =
   /** A poll answered (every poll): for live progress. */
   | { kind: 'status'; node: string; step: number; at: number; status: SweepStatus }
   /** A step ended on a node: the state, the one-line reason and its times (epoch ms). */
-  | { kind: 'step_end'; node: string; step: number; attempt: number; state: Exclude<FinalStepState, 'started'>; reason: string; sentAt?: number; finishedAt: number; seconds?: number }
+  | {
+      kind: 'step_end';
+      node: string;
+      step: number;
+      attempt: number;
+      state: Exclude<FinalStepState, 'started'>;
+      reason: string;
+      sentAt?: number;
+      finishedAt: number;
+      seconds?: number;
+    }
   /** The run state could not be persisted (the run goes on; a resume may repeat steps). */
   | { kind: 'persist_failed'; error: string };
 
@@ -89,7 +108,10 @@ export interface RetentionResult {
 
 /** `r-20261122T043258Z-3f2a`: sortable by time, unique enough for one operator's state dir. */
 export function newRetentionRunId(atMs: number): string {
-  const stamp = new Date(atMs).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  const stamp = new Date(atMs)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
   return `r-${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
@@ -105,12 +127,18 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
   const byUrl = new Map(clients.map((c) => [c.url, c]));
   for (const n of plan.nodes) if (!byUrl.has(n.node)) throw new TypeError(`applyRetention: no client for plan node ${n.node}`);
   const emit = (e: RetentionEvent): void => opts.onEvent?.(e);
-  const sweepEvents = (step: number | null) => (e: SweepEvent): void => {
-    if (e.kind === 'status') {
-      if (step !== null) emit({ kind: 'status', node: e.node, step, at: e.at, status: e.status });
-    } else emit({ ...e, step });
-  };
-  const persist = serialPersist(() => state, opts.persist, (error) => emit({ kind: 'persist_failed', error }));
+  const sweepEvents =
+    (step: number | null) =>
+    (e: SweepEvent): void => {
+      if (e.kind === 'status') {
+        if (step !== null) emit({ kind: 'status', node: e.node, step, at: e.at, status: e.status });
+      } else emit({ ...e, step });
+    };
+  const persist = serialPersist(
+    () => state,
+    opts.persist,
+    (error) => emit({ kind: 'persist_failed', error }),
+  );
 
   // 1. Preflight: only nodes with something left to do are asked.
   const work = plan.nodes.map((n) => n.node).filter((node) => nextAction(state, node).kind !== 'finished');
@@ -185,7 +213,12 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
       if (a.kind === 'finished' || a.kind === 'stop') return;
       if (a.kind === 'wait') throw new Error(`applyRetention: ${node} step ${a.step} is ${a.state} in this attempt, yet nobody watches it`);
       if (opts.signal?.aborted) {
-        await end(node, a.step, 'interrupted', a.kind === 'recheck' ? `not re-checked: interrupted; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run` : 'not sent: interrupted before this step');
+        await end(
+          node,
+          a.step,
+          'interrupted',
+          a.kind === 'recheck' ? `not re-checked: interrupted; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run` : 'not sent: interrupted before this step',
+        );
         return;
       }
       const onEvent = sweepEvents(a.step);

@@ -68,9 +68,12 @@ export interface UnknownSpan {
 export class UnknownSpanError extends RetentionError {
   readonly problems: readonly UnknownSpan[];
   constructor(problems: readonly UnknownSpan[]) {
-    const shown = problems.slice(0, 5).map(
-      (p) => `${p.type} span ${p.span} of ${p.rule} is not configured on ${p.node} (its ${p.type} spans${p.source === 'profile' ? ' per the profile' : ''}: ${p.configured.join(', ') || 'none'})`,
-    );
+    const shown = problems
+      .slice(0, 5)
+      .map(
+        (p) =>
+          `${p.type} span ${p.span} of ${p.rule} is not configured on ${p.node} (its ${p.type} spans${p.source === 'profile' ? ' per the profile' : ''}: ${p.configured.join(', ') || 'none'})`,
+      );
     const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
     super('unknown_span', `${shown.join('; ')}${more}`, 'use spans every node has (tsnode nodes shows them), or fix the node list');
     this.name = 'UnknownSpanError';

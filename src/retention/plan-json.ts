@@ -175,9 +175,7 @@ const planSchema = z.strictObject({
           note: z.string().nullable(),
         }),
       ),
-      kept_forever: z.array(
-        z.strictObject({ type: dataType, all: z.boolean(), spans: spanList, other_spans: z.boolean(), raw: z.boolean().nullable() }),
-      ),
+      kept_forever: z.array(z.strictObject({ type: dataType, all: z.boolean(), spans: spanList, other_spans: z.boolean(), raw: z.boolean().nullable() })),
     }),
   ),
   inert_rules: z.array(ruleSchema),

@@ -140,7 +140,9 @@ function isEmpty(node: YamlNode | null): boolean {
 
 function refuseAlias(node: YamlNode | null, where: PolicyLocation, path: string): void {
   if (isAlias(node)) {
-    throw new PolicyError(where, path, `the alias *${node.source} is not supported in a policy`, 'plain values', { hint: 'write the value out; a key named * must be quoted: "*"' });
+    throw new PolicyError(where, path, `the alias *${node.source} is not supported in a policy`, 'plain values', {
+      hint: 'write the value out; a key named * must be quoted: "*"',
+    });
   }
 }
 
@@ -174,7 +176,10 @@ function checkJsonSyntax(text: string, file: string): void {
       throw new PolicyError({ file }, '', 'the file is empty', TOP_EXPECTED);
     }
     // V8's message quotes the text around the fault (newlines and all): keep only its first clause.
-    const reason = message.split('\n')[0]!.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*$/, '');
+    const reason = message
+      .split('\n')[0]!
+      .replace(/ in JSON at position \d+.*$/, '')
+      .replace(/, ".*$/, '');
     throw new PolicyError(where, '', `not valid JSON: ${reason}`, TOP_EXPECTED);
   }
 }

@@ -92,7 +92,10 @@ export function resumeRun(state: RunState): RunState {
 export function runFingerprint(plan: RetentionPlan): string {
   const rules = plan.policy.rules.map((r) => [r.type, r.span, r.ageSeconds]);
   const nodes = plan.nodes.map((n) => n.node).sort();
-  return createHash('sha256').update(JSON.stringify({ rules, nodes, prefix: plan.headerPrefix })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify({ rules, nodes, prefix: plan.headerPrefix }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 // ---------------------------------------------------------------- what to do next
@@ -179,7 +182,14 @@ export function markOutcome(state: RunState, node: string, step: number, outcome
   return update(state, node, step, 'markOutcome', (rec, run) => {
     const blocking = run.steps.find((s) => s.step < step && s.state !== 'done' && s.state !== 'not_needed');
     if (blocking) throw new Error(`markOutcome: ${node} step ${step} cannot end before step ${blocking.step} (${blocking.state})`);
-    return { step: rec.step, state: outcome, attempt: state.attempt, ...(reason !== undefined ? { reason } : {}), ...(rec.sentAt !== undefined ? { sentAt: rec.sentAt } : {}), finishedAt: at };
+    return {
+      step: rec.step,
+      state: outcome,
+      attempt: state.attempt,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(rec.sentAt !== undefined ? { sentAt: rec.sentAt } : {}),
+      finishedAt: at,
+    };
   });
 }
 
@@ -363,7 +373,8 @@ export function parseRunState(text: string, where: string): RunState {
       steps: n.steps.map((s, si) => {
         const path = `nodes[${ni}].steps[${si}]`;
         if (s.step !== si + 1) throw bad(where, `${path}.step is ${s.step}, expected ${si + 1}`);
-        if ((s.state === 'not_needed') !== (p.steps[si]!.request === null)) throw bad(where, `${path} is ${s.state} but the plan ${p.steps[si]!.request ? 'has' : 'has no'} request there`);
+        if ((s.state === 'not_needed') !== (p.steps[si]!.request === null))
+          throw bad(where, `${path} is ${s.state} but the plan ${p.steps[si]!.request ? 'has' : 'has no'} request there`);
         if (s.attempt > j.attempt) throw bad(where, `${path}.attempt ${s.attempt} is after the run's attempt ${j.attempt}`);
         const rec: StepRecord = { step: s.step, state: s.state, attempt: s.attempt };
         if (s.reason !== null) rec.reason = s.reason;

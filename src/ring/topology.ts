@@ -49,7 +49,7 @@ const ADDRESS = /^[A-Za-z0-9._:%-]{1,253}$/;
 export const MAX_RING_SLOTS = 1_000_000;
 
 const show = (v: unknown): string => {
-  const s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'missing' : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'missing' : (JSON.stringify(v) ?? String(v));
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 };
 

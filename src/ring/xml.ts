@@ -128,8 +128,7 @@ function escapeAttr(value: string): string {
 /** The topology as the store's XML (no declaration, as the store sends it), with the copies under both names: older readers know `n`. */
 export function topologyToXml(t: Topology): string {
   const lines = t.nodes.map(
-    (n) =>
-      `  <node id="${escapeAttr(n.id)}" address="${escapeAttr(n.address)}" port="${n.port}" apiport="${n.apiport}" weight="${n.weight}"${n.side ? ` side="${n.side}"` : ''}/>`,
+    (n) => `  <node id="${escapeAttr(n.id)}" address="${escapeAttr(n.address)}" port="${n.port}" apiport="${n.apiport}" weight="${n.weight}"${n.side ? ` side="${n.side}"` : ''}/>`,
   );
   return `<nodes n="${t.writeCopies}" write_copies="${t.writeCopies}">\n${lines.join('\n')}\n</nodes>\n`;
 }

@@ -53,13 +53,7 @@ export function blobOf(entries: Float64Array): Buffer {
  * Merges sorted `add` entries [from, to) into sorted `old` ones; on equal ts the added entry
  * wins and `onReplace(ts, oldIndex)` is told. Returns the merged entries.
  */
-export function mergeEntries(
-  old: Float64Array | undefined,
-  add: Float64Array,
-  from: number,
-  to: number,
-  onReplace?: (ts: number, oldIndex: number) => void,
-): Float64Array {
+export function mergeEntries(old: Float64Array | undefined, add: Float64Array, from: number, to: number, onReplace?: (ts: number, oldIndex: number) => void): Float64Array {
   const nOld = old ? old.length / ENTRY : 0;
   if (nOld === 0) return add.slice(from * ENTRY, to * ENTRY);
   const out = new Float64Array((nOld + to - from) * ENTRY);

@@ -149,7 +149,7 @@ function parsesAsJson(text: string): boolean {
 function decodeMarkingInvalid(buf: Buffer): string {
   let out = '';
   let start = 0;
-  for (let i = 0; i < buf.length; ) {
+  for (let i = 0; i < buf.length;) {
     const b = buf[i]!;
     const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
     let ok = len > 0 && i + len <= buf.length;

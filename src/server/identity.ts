@@ -55,7 +55,10 @@ export function readStoredNodeId(dataDir: string): string | undefined {
   }
   const id = text.trim();
   if (!UUID_RE.test(id)) {
-    throw new IdentityError('bad_identity_file', `${file} does not hold a node identity (a UUID): ${JSON.stringify(id.slice(0, 60))}; restore it, or remove it to give the node a new identity`);
+    throw new IdentityError(
+      'bad_identity_file',
+      `${file} does not hold a node identity (a UUID): ${JSON.stringify(id.slice(0, 60))}; restore it, or remove it to give the node a new identity`,
+    );
   }
   return id.toLowerCase();
 }
@@ -85,11 +88,8 @@ export function settleIdentity(opts: { nodeId: string | null; dataDir: string | 
   // Checked before anything is kept: a refused start must not tie the dir to an identity the user never chose.
   if (opts.topology !== null && !opts.topology.nodes.some((n) => n.id.toLowerCase() === id)) {
     const where = opts.topologySource ? ` from ${opts.topologySource}` : '';
-    const hint = stored === undefined && flag === null ? ' (it has no identity of its own yet: pass the topology entry\'s id with --node-id)' : '';
-    throw new IdentityError(
-      'not_in_topology',
-      `this node (${id})${hint} is not in the topology${where}, whose nodes are ${opts.topology.nodes.map((n) => n.id).join(', ')}`,
-    );
+    const hint = stored === undefined && flag === null ? " (it has no identity of its own yet: pass the topology entry's id with --node-id)" : '';
+    throw new IdentityError('not_in_topology', `this node (${id})${hint} is not in the topology${where}, whose nodes are ${opts.topology.nodes.map((n) => n.id).join(', ')}`);
   }
   if (opts.dataDir !== null && stored === undefined) keep(opts.dataDir, id);
   if (opts.topology === null) return { id, origin, ring: null, current: '-' };

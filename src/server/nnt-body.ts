@@ -131,4 +131,3 @@ class Spellings {
     this.head.set(this.hash, s);
   }
 }
-

@@ -3,16 +3,7 @@
  * members, and the JSON rendering of the answer (built as one string: a year of 300 s buckets
  * is 105,120 rows).
  */
-import {
-  ProtocolError,
-  ROLLUP_MEMBERS,
-  MEMBER_OF_TYPE,
-  formatSpan,
-  secondsFromMs,
-  type Engine,
-  type RollupMember,
-  type RollupType,
-} from '../protocol/index.js';
+import { ProtocolError, ROLLUP_MEMBERS, MEMBER_OF_TYPE, formatSpan, secondsFromMs, type Engine, type RollupMember, type RollupType } from '../protocol/index.js';
 import { decodeParts } from './packed-write.js';
 import { mergeInto, secondOrder, type Agg, type SecondOrder } from './rollup-math.js';
 import { aggOfRaw, aggOfRollup, type StoredMember, type Store } from './store.js';

@@ -180,7 +180,9 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
           : { error: 'malformed HTTP request', code: 'bad_request' },
     );
     const status = timeout ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    socket.end(`HTTP/1.1 ${status} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
 
   try {
@@ -195,7 +197,8 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
   } catch (err) {
     await store.close();
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new StartError('port_in_use', `port ${config.port} on ${config.host} is already in use (is another node running?); pick another --port, or 0 for any free port`);
+    if (e.code === 'EADDRINUSE')
+      throw new StartError('port_in_use', `port ${config.port} on ${config.host} is already in use (is another node running?); pick another --port, or 0 for any free port`);
     if (e.code === 'EACCES') throw new StartError('port_denied', `not allowed to listen on ${config.host}:${config.port} (ports below 1024 need privileges); pick another --port`);
     if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') throw new StartError('bad_host', `cannot listen on ${config.host}: no such local address`);
     throw err;

@@ -224,9 +224,7 @@ export class SqliteStore implements Store {
   }
 
   rawRows(seriesId: number, fromTs: number, toTs: number): RawRowArray[] {
-    return this.viewing(seriesId, () =>
-      rawRowsOf(this.chunks.chunksIn(seriesId, this.smallest, fromTs, toTs), fromTs, toTs, () => this.chunks.partsIn(seriesId, fromTs, toTs)),
-    );
+    return this.viewing(seriesId, () => rawRowsOf(this.chunks.chunksIn(seriesId, this.smallest, fromTs, toTs), fromTs, toTs, () => this.chunks.partsIn(seriesId, fromTs, toTs)));
   }
 
   /**
@@ -278,30 +276,32 @@ export class SqliteStore implements Store {
     const waiting = this.flusher.collect(seriesId);
     const at = this.log?.position();
     let n = 0;
-    this.db.transaction(() => {
-      for (const span of spans) {
-        if (span !== this.smallest && before > (this.sweptBefore.get(span) ?? 0)) {
-          this.sweptBefore.set(span, before);
-          this.s.putMeta.run(`swept_before:${span}`, String(before));
+    this.db
+      .transaction(() => {
+        for (const span of spans) {
+          if (span !== this.smallest && before > (this.sweptBefore.get(span) ?? 0)) {
+            this.sweptBefore.set(span, before);
+            this.s.putMeta.run(`swept_before:${span}`, String(before));
+          }
         }
-      }
-      // Deleting the raw data too: the waiting records before the time need not be stored at
-      // all (a full disk is when this matters). Otherwise they are applied first, then swept.
-      if (waiting !== null && !raw) this.writer.apply(seriesId, inTimeOrder(waiting));
-      // Whatever the log still holds of the series (waiting, or applied early by a read) must not
-      // come back with a replay after a crash.
-      if (at !== undefined && this.flusher.logUnapplied) this.s.putSkip.run(seriesId, at.generation, at.offset, raw ? before : null);
-      if (raw) {
-        n += this.chunks.dropBefore(seriesId, this.smallest, before);
-        this.chunks.dropPartsBefore(seriesId, before);
-      } else if (spans.includes(this.smallest)) {
-        // The smallest span shares its entries with the raw records: hide them.
-        n += this.chunks.hideBefore(seriesId, this.smallest, before);
-      }
-      const larger = spans.filter((span) => span !== this.smallest);
-      for (const span of larger) n += this.chunks.dropBefore(seriesId, span, before);
-      this.writer.keepStraddling(seriesId, larger, before);
-    }).immediate();
+        // Deleting the raw data too: the waiting records before the time need not be stored at
+        // all (a full disk is when this matters). Otherwise they are applied first, then swept.
+        if (waiting !== null && !raw) this.writer.apply(seriesId, inTimeOrder(waiting));
+        // Whatever the log still holds of the series (waiting, or applied early by a read) must not
+        // come back with a replay after a crash.
+        if (at !== undefined && this.flusher.logUnapplied) this.s.putSkip.run(seriesId, at.generation, at.offset, raw ? before : null);
+        if (raw) {
+          n += this.chunks.dropBefore(seriesId, this.smallest, before);
+          this.chunks.dropPartsBefore(seriesId, before);
+        } else if (spans.includes(this.smallest)) {
+          // The smallest span shares its entries with the raw records: hide them.
+          n += this.chunks.hideBefore(seriesId, this.smallest, before);
+        }
+        const larger = spans.filter((span) => span !== this.smallest);
+        for (const span of larger) n += this.chunks.dropBefore(seriesId, span, before);
+        this.writer.keepStraddling(seriesId, larger, before);
+      })
+      .immediate();
     if (waiting !== null) this.flusher.dropWaiting(seriesId, raw ? before : Infinity);
     return n;
   }
@@ -312,9 +312,11 @@ export class SqliteStore implements Store {
 
   sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number {
     let n = 0;
-    this.db.transaction(() => {
-      for (const period of periods) n += this.s.sweepHistogram.run(seriesId, period, before).changes;
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const period of periods) n += this.s.sweepHistogram.run(seriesId, period, before).changes;
+      })
+      .immediate();
     return n;
   }
 

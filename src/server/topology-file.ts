@@ -11,7 +11,8 @@ import { ConfigError } from './config.js';
 /** A topology file larger than this is not a topology (a ring of thousands of nodes is a few hundred KiB). */
 const MAX_TOPOLOGY_BYTES = 16 * 1024 * 1024;
 
-const EXPECTED = 'a JSON file {"write_copies": 2, "nodes": [{"id": "<uuid>", "address": "127.0.0.1", "port": 8112, "apiport": 8112, "weight": 32}, ...]} or the store\'s topology XML';
+const EXPECTED =
+  'a JSON file {"write_copies": 2, "nodes": [{"id": "<uuid>", "address": "127.0.0.1", "port": 8112, "apiport": 8112, "weight": 32}, ...]} or the store\'s topology XML';
 
 export function loadTopologyFile(path: string, shown: string = path): Topology {
   let text: string;
@@ -21,7 +22,14 @@ export function loadTopologyFile(path: string, shown: string = path): Topology {
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${(err as Error).message})`;
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'cannot be read (permission denied)'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : `cannot be read (${(err as Error).message})`;
     throw new ConfigError('--topology', shown, EXPECTED, why);
   }
   const body = text.replace(/^\uFEFF/, '').trim();

@@ -79,7 +79,9 @@ describe('tsnode cluster up/down', () => {
     const urls = doc.nodes.map((x) => x.url);
     expect(urls).toHaveLength(2);
     for (const u of urls) expect(u).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const listed = readFileSync(join(dir, 'nodes.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#'));
+    const listed = readFileSync(join(dir, 'nodes.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
     expect(listed).toEqual(urls);
     const pids = state(dir).nodes.map((x) => x.pid);
     for (const u of urls) expect(await answers(u)).toBe(true);
@@ -213,7 +215,9 @@ describe('tsnode cluster up/down', () => {
   it('cluster up --profile that cannot write the config stops its nodes again (exit 1): no cluster nobody can name', async () => {
     const dir = freshDir();
     // A config path under a file: reading it finds nothing (an empty config), writing it fails.
-    const up = await runCli(['--profile', 'lab', 'cluster', 'up', '--count', '1', '--base-port', '0', '--dir', dir, '--detach'], { env: { TSNODE_CONFIG: '/dev/null/config.yaml' } });
+    const up = await runCli(['--profile', 'lab', 'cluster', 'up', '--count', '1', '--base-port', '0', '--dir', dir, '--detach'], {
+      env: { TSNODE_CONFIG: '/dev/null/config.yaml' },
+    });
     expect(up.code).toBe(1);
     expect(up.stderr).toContain('error: cannot write /dev/null/config.yaml');
     expect(up.stderr).toContain('stopped the 1 node again: the cluster could not be registered as profile lab');

@@ -123,11 +123,15 @@ describe.each(['bash', 'zsh', 'fish'] as const)('completion in %s', (shell) => {
 describe('the completion scripts', () => {
   it('the zsh script registers itself with compinit', () => {
     requireShell('zsh');
-    const out = run('zsh', ['-f', '-c', `autoload -U compinit; compinit -u -d ${sq(join(dir, 'zcompdump'))}; source ${sq(join(dir, 'tsnode.zsh'))}; print -r -- \${_comps[tsnode]}`]);
+    const out = run('zsh', [
+      '-f',
+      '-c',
+      `autoload -U compinit; compinit -u -d ${sq(join(dir, 'zcompdump'))}; source ${sq(join(dir, 'tsnode.zsh'))}; print -r -- \${_comps[tsnode]}`,
+    ]);
     expect(out).toEqual(['_tsnode']);
   });
 
-  it('are generated from the program: every command, its options and its parents\' are in them', () => {
+  it("are generated from the program: every command, its options and its parents' are in them", () => {
     const specs = completionSpecs(buildProgram(async () => {}));
     const root = specs.find((s) => s.path === '')!;
     expect(root.subcommands.map((s) => s.name)).toEqual(expect.arrayContaining(['sweep', 'status', 'history', 'read', 'write', 'cluster', 'demo', 'profile', 'completion']));

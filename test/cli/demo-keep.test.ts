@@ -52,7 +52,9 @@ describe('tsnode demo: interrupted, and --keep', () => {
     const nodesFile = `${dir}/nodes.txt`;
     expect(r.stderr).toContain(`tsnode status --nodes ${nodesFile}`);
     // Our own read through the kept cluster: the recent week is there on every node, the old one is not.
-    for (const node of readFileSync(nodesFile, 'utf8').split('\n').filter((l) => l.startsWith('http'))) {
+    for (const node of readFileSync(nodesFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('http'))) {
       const read = await runCli(['read', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--start', '8d', '--end', 'now', '--span', '1d', '--output', 'json', '--nodes', node]);
       expect(read.code, read.stderr).toBe(0);
       const rows = (JSON.parse(read.stdout) as { rows: Array<{ time: number; value: number | null }> }).rows;
@@ -61,7 +63,10 @@ describe('tsnode demo: interrupted, and --keep', () => {
       const old = rows.filter((x) => x.time + day < cut - 600);
       const recent = rows.filter((x) => x.time > cut + 600 && x.time < Date.now() / 1000 - 600);
       expect(old.length).toBeGreaterThan(0);
-      expect(old.every((x) => x.value === null), read.stdout).toBe(true); // swept
+      expect(
+        old.every((x) => x.value === null),
+        read.stdout,
+      ).toBe(true); // swept
       expect(recent.length).toBeGreaterThan(5);
       expect(recent.every((x) => typeof x.value === 'number')).toBe(true); // kept
     }

@@ -16,7 +16,11 @@ describe('runInProcess runs the real CLI', () => {
     const env = { NO_COLOR: '1', TSNODE_NODES: '', TSNODE_PROFILE: '' };
     const [inside, spawned] = await Promise.all([runInProcess(args, { env }), runCli(args, { env })]);
     // (the log lines' timestamps are the only thing allowed to differ)
-    const shown = (r: { code: number | null; stdout: string; stderr: string }) => ({ code: r.code, stdout: r.stdout, stderr: r.stderr.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /gm, '') });
+    const shown = (r: { code: number | null; stdout: string; stderr: string }) => ({
+      code: r.code,
+      stdout: r.stdout,
+      stderr: r.stderr.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /gm, ''),
+    });
     expect(shown(inside)).toEqual(shown(spawned));
   });
 });

@@ -92,7 +92,16 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/--to owners: each record to its 2 owners on ring [0-9a-f]{12} \(5 nodes\); smallest span 60s \(the nodes' base_rollup\)/);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ status: 'done', to: 'owners', ring: { write_copies: 2, node_count: 5 }, smallest_span: { seconds: 60, from: 'nodes' }, read: 120, written: 120, written_to_some: 0, rejected: 0 });
+    expect(doc).toMatchObject({
+      status: 'done',
+      to: 'owners',
+      ring: { write_copies: 2, node_count: 5 },
+      smallest_span: { seconds: 60, from: 'nodes' },
+      read: 120,
+      written: 120,
+      written_to_some: 0,
+      rejected: 0,
+    });
     // Per node, what it was sent is what it acknowledged, and the copies add up to 2 per record.
     expect(doc.nodes.map((n: { node: string }) => n.node)).toEqual(urls);
     expect(doc.nodes.reduce((a: number, n: { records: number }) => a + n.records, 0)).toBe(240);
@@ -145,7 +154,10 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     expect(doc.written_to_some).toBeGreaterThan(0);
     expect(r.stderr).toContain(`${urls[victim]} is failing`);
 
-    const lines = readFileSync(rejectsPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(rejectsPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(doc.written_to_some);
     for (const l of lines) {
       // Named: the node (its URL) and the ring node the copy is owed to; owned by it; nothing else failed.
@@ -198,7 +210,23 @@ describe('text and histogram records on the ring', () => {
     const h = await runCli(['write', hist, '--kind', 'histogram', '--seed', urls[1]!, '--output', 'json']);
     expect(h.code, h.stderr).toBe(0);
     expect(JSON.parse(h.stdout).nodes.map((n: { records: number }) => n.records)).toEqual(urls.map((_, j) => (owners(hid, hmetric).includes(j) ? 1 : 0)));
-    const hr = await runCli(['read', hid, hmetric, '--kind', 'histogram', '--period', '60', '--seed', urls[1]!, '--start', '1700000000', '--end', '1700000100', '--output', 'json']);
+    const hr = await runCli([
+      'read',
+      hid,
+      hmetric,
+      '--kind',
+      'histogram',
+      '--period',
+      '60',
+      '--seed',
+      urls[1]!,
+      '--start',
+      '1700000000',
+      '--end',
+      '1700000100',
+      '--output',
+      'json',
+    ]);
     expect(hr.code, hr.stderr).toBe(0);
     expect(JSON.parse(hr.stdout).rows).toEqual([{ time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, histogram: 'AAEC' }]);
   });
@@ -301,7 +329,10 @@ describe('checks before anything is sent', () => {
     expect(await heldOn(a.url, IDS[0]!, 's', 20)).toBe(1);
     // One node reporting 300: its span is taken, and an offset off it is rejected here, before sending.
     const off = join(root, 'off.ndjson');
-    writeFileSync(off, `${JSON.stringify({ metric: 'o', id: IDS[0], offset: 60, count: 1, value: 1 })}\n${JSON.stringify({ metric: 'o', id: IDS[0], offset: 300, count: 1, value: 1 })}\n`);
+    writeFileSync(
+      off,
+      `${JSON.stringify({ metric: 'o', id: IDS[0], offset: 60, count: 1, value: 1 })}\n${JSON.stringify({ metric: 'o', id: IDS[0], offset: 300, count: 1, value: 1 })}\n`,
+    );
     const one = await runCli(['write', off, '--node', b.url, '--output', 'json']);
     expect(one.code).toBe(3);
     expect(JSON.parse(one.stdout)).toMatchObject({ smallest_span: { seconds: 300, from: 'nodes' }, invalid: 1 });

@@ -16,12 +16,31 @@ function user(): { env: Record<string, string | undefined>; file: string; home: 
 }
 
 /** stderr without the timestamps non-interactive logs carry. */
-const lines = (stderr: string): string[] => stderr.split('\n').filter(Boolean).map((l) => l.replace(/^\S+Z /, ''));
+const lines = (stderr: string): string[] =>
+  stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/^\S+Z /, ''));
 
 describe('tsnode profile', () => {
   it('set creates the file 0600; list, show, use and remove work on it', async () => {
     const u = user();
-    const set = await runCli(['profile', 'set', 'prod', '--nodes', 'db1:8112,https://db2:8443', '--header-prefix', 'X-Snowth', '--header', 'Authorization: Bearer ${PROD_TOKEN}', '--nnt-rollups', '60,300'], { env: u.env, cwd: root });
+    const set = await runCli(
+      [
+        'profile',
+        'set',
+        'prod',
+        '--nodes',
+        'db1:8112,https://db2:8443',
+        '--header-prefix',
+        'X-Snowth',
+        '--header',
+        'Authorization: Bearer ${PROD_TOKEN}',
+        '--nnt-rollups',
+        '60,300',
+      ],
+      { env: u.env, cwd: root },
+    );
     expect(set.code).toBe(0);
     expect(set.stdout).toBe('');
     expect(lines(set.stderr)).toEqual(['created profile prod in ~/.config/tsnode/config.yaml', 'make it the default target with: tsnode profile use prod']);
@@ -59,7 +78,7 @@ describe('tsnode profile', () => {
     expect(readFileSync(u.file, 'utf8')).not.toMatch(/current|prod/);
   });
 
-  it('show lists a profile\'s nodes one per row (not as one cell with an escaped \\n)', async () => {
+  it("show lists a profile's nodes one per row (not as one cell with an escaped \\n)", async () => {
     const u = user();
     await runCli(['profile', 'set', 'two', '--nodes', 'db1:8112,db2:8112'], { env: u.env });
     const r = await runCli(['profile', 'show', 'two'], { env: u.env });
@@ -70,7 +89,11 @@ describe('tsnode profile', () => {
 
   it('show never prints a secret: literal values redacted, ${VAR} shown as written, in table and JSON', async () => {
     const u = user();
-    writeFileSync(join(root, 'cfg-secret.yaml'), 'profiles:\n  prod:\n    seed: https://db1:8443\n    headers:\n      Authorization: "Bearer ${PROD_TOKEN}"\n      X-Api-Key: sk-live-123456\n', { mode: 0o600 });
+    writeFileSync(
+      join(root, 'cfg-secret.yaml'),
+      'profiles:\n  prod:\n    seed: https://db1:8443\n    headers:\n      Authorization: "Bearer ${PROD_TOKEN}"\n      X-Api-Key: sk-live-123456\n',
+      { mode: 0o600 },
+    );
     const env = { ...u.env, TSNODE_CONFIG: join(root, 'cfg-secret.yaml') };
     for (const output of ['table', 'json']) {
       const r = await runCli(['profile', 'show', 'prod', '--output', output], { env });
@@ -94,7 +117,8 @@ describe('tsnode profile', () => {
     const u = user();
     writeFileSync(join(root, 'cfg-three.yaml'), 'current: a\nprofiles:\n  a:\n    seed: db1\n  b:\n    seed: db2\n  c:\n    seed: db3\n');
     const env = { ...u.env, TSNODE_CONFIG: join(root, 'cfg-three.yaml') };
-    const name = async (args: string[], extra: Record<string, string> = {}): Promise<unknown> => JSON.parse((await runCli([...args, 'profile', 'show', '-o', 'json'], { env: { ...env, ...extra } })).stdout).name;
+    const name = async (args: string[], extra: Record<string, string> = {}): Promise<unknown> =>
+      JSON.parse((await runCli([...args, 'profile', 'show', '-o', 'json'], { env: { ...env, ...extra } })).stdout).name;
     expect(await name([])).toBe('a');
     expect(await name([], { TSNODE_PROFILE: 'b' })).toBe('b');
     expect(await name(['--profile', 'c'], { TSNODE_PROFILE: 'b' })).toBe('c');
@@ -106,7 +130,10 @@ describe('tsnode profile', () => {
     const r = await runCli(['profile', 'use', 'prdo'], { env: u.env });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(lines(r.stderr)).toEqual(['error: profile use: no profile named "prdo" in ~/.config/tsnode/config.yaml', '  hint: did you mean prod? profiles in ~/.config/tsnode/config.yaml: prod']);
+    expect(lines(r.stderr)).toEqual([
+      'error: profile use: no profile named "prdo" in ~/.config/tsnode/config.yaml',
+      '  hint: did you mean prod? profiles in ~/.config/tsnode/config.yaml: prod',
+    ]);
   });
 
   it('a broken config file: exit 2 naming file, line, key and the expected value; nothing written', async () => {

@@ -45,7 +45,11 @@ beforeAll(async () => {
   [node, twin] = await Promise.all([startNode({ memory: true, rollups: [60, 300] }), startNode({ memory: true, rollups: [60, 300] })]);
   agent = createAgent();
   client = new NodeClient(node.url, { dispatcher: agent });
-  const records = ['cpu', ...ODD_NAMES].flatMap((m) => Array.from({ length: N }, (_, i) => i).filter((i) => !GAPS.has(i)).map((i) => record(m, i)));
+  const records = ['cpu', ...ODD_NAMES].flatMap((m) =>
+    Array.from({ length: N }, (_, i) => i)
+      .filter((i) => !GAPS.has(i))
+      .map((i) => record(m, i)),
+  );
   await client.writeNnt(records);
   await new NodeClient(twin.url, { dispatcher: agent }).writeNnt(records);
 });
@@ -93,7 +97,11 @@ describe('tsnode read against a reference node', () => {
 
   it('--type all: one column per member in the table, CSV and JSON parse back to the same numbers', async () => {
     const table = await read(['cpu', ...RANGE, '--type', 'all']);
-    const header = table.stdout.split('\n')[1]!.split('│').map((s) => s.trim()).filter(Boolean);
+    const header = table.stdout
+      .split('\n')[1]!
+      .split('│')
+      .map((s) => s.trim())
+      .filter(Boolean);
     expect(header).toEqual(['time', ...ROLLUP_MEMBERS]);
     const csv = parseCsv((await read(['cpu', ...RANGE, '--type', 'all', '--output', 'csv'])).stdout);
     const json = (JSON.parse((await read(['cpu', ...RANGE, '--type', 'all', '--output', 'json'])).stdout) as { rows: Array<Record<string, number | null>> }).rows;
@@ -174,7 +182,7 @@ describe('tsnode read against a reference node', () => {
     expect(r.stderr).toMatch(/warning: .* cut the result off after 5 of 30 rows/);
   });
 
-  it('the node\'s 400 is shown with its message, exit 1', async () => {
+  it("the node's 400 is shown with its message, exit 1", async () => {
     const r = await read(['cpu', '--start', String(T0), '--end', String(T0 + 900), '--span', '90s', '--engine', 'nnt']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');

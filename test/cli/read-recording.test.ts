@@ -122,7 +122,11 @@ describe('tsnode read: bad input is refused before anything is sent', () => {
     { name: 'start after end', args: ['cpu', '--start', '1700000600', '--end', '1700000000'], stderr: /--start .*1700000600.* is not before --end/ },
     { name: 'span 0', args: ['cpu', '--span', '0s'], stderr: /--span: "0s" must be at least 1ms/ },
     { name: 'span without unit', args: ['cpu', '--span', '300'], stderr: /--span: "300" is not a span[\s\S]*300s for seconds/ },
-    { name: 'too many buckets', args: ['cpu', '--start', '1700000000', '--end', '1700007200', '--span', '1ms'], stderr: /7,200,000 buckets .* more than a node answers in one read \(1,000,000\)/ },
+    {
+      name: 'too many buckets',
+      args: ['cpu', '--start', '1700000000', '--end', '1700007200', '--span', '1ms'],
+      stderr: /7,200,000 buckets .* more than a node answers in one read \(1,000,000\)/,
+    },
     { name: 'bad time', args: ['cpu', '--start', 'yesterday'], stderr: /--start: "yesterday" is not a time/ },
     { name: 'bad output', args: ['cpu', '--output', 'xml'], stderr: /--output: "xml" is not one of table, json, csv, chart/ },
     { name: 'bad limit', args: ['cpu', '--limit', '-3'], stderr: /--limit: "-3" is not a row limit/ },
@@ -130,7 +134,11 @@ describe('tsnode read: bad input is refused before anything is sent', () => {
     { name: 'tolerance without compare', args: ['cpu', '--tolerance', '1e-9'], stderr: /--tolerance without --compare/ },
     { name: 'chart of all', args: ['cpu', '--type', 'all', '--output', 'chart'], stderr: /--type all with --output chart/ },
     { name: 'a numeric flag on a text read', args: ['cpu', '--kind', 'text', '--type', 'count'], stderr: /--type applies to numeric reads \(--kind nnt\), not to text/ },
-    { name: 'a span on a histogram read', args: ['cpu', '--kind', 'histogram', '--period', '60', '--span', '5m'], stderr: /--span applies to numeric reads \(--kind nnt\), not to histogram/ },
+    {
+      name: 'a span on a histogram read',
+      args: ['cpu', '--kind', 'histogram', '--period', '60', '--span', '5m'],
+      stderr: /--span applies to numeric reads \(--kind nnt\), not to histogram/,
+    },
     { name: 'a histogram read without a period', args: ['cpu', '--kind', 'histogram'], stderr: /--kind histogram needs --period <span>/ },
     { name: 'a period without --kind histogram', args: ['cpu', '--period', '60'], stderr: /--period applies to histogram reads \(--kind histogram\), not to nnt/ },
     { name: 'a chart of text', args: ['cpu', '--kind', 'text', '--output', 'chart'], stderr: /--output chart with --kind text: a chart draws numeric rollups/ },
@@ -190,7 +198,10 @@ describe('tsnode read: unusual but valid answers', () => {
     ]);
     const table = await read(['cpu', ...range]);
     expect(table.stdout).not.toContain('0.30000000000000004');
-    const cells = table.stdout.split('\n').slice(3, 7).map((l) => l.split('│')[2]!);
+    const cells = table.stdout
+      .split('\n')
+      .slice(3, 7)
+      .map((l) => l.split('│')[2]!);
     expect(cells.map((c) => c.trim())).toEqual(['1', '0.3', '-', '123456789']);
     expect(new Set(cells.map((c) => c.length)).size).toBe(1);
   });
@@ -202,11 +213,39 @@ describe('tsnode read: unusual but valid answers', () => {
     const rows = (JSON.parse(r.stdout) as { type: string; rows: Array<Record<string, unknown>> }).rows;
     expect(JSON.parse(r.stdout).type).toBe('all');
     expect(rows[0]).toMatchObject({ time: 1700000040, count: 3, value: 1.5, stddev: null, derivative: 0.25, counter: null, counter2_stddev: null });
-    expect(Object.keys(rows[0]!)).toEqual(['time', 'time_iso', 'count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev', 'derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
+    expect(Object.keys(rows[0]!)).toEqual([
+      'time',
+      'time_iso',
+      'count',
+      'value',
+      'stddev',
+      'derivative',
+      'derivative_stddev',
+      'counter',
+      'counter_stddev',
+      'derivative2',
+      'derivative2_stddev',
+      'counter2',
+      'counter2_stddev',
+    ]);
     expect(rows[1]).toMatchObject({ count: null, value: null });
     const csv = await read(['cpu', ...range, '--type', 'all', '--output', 'csv']);
     const parsed = parseCsv(csv.stdout);
-    expect(parsed[0]).toEqual(['time', 'time_iso', 'count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev', 'derivative2', 'derivative2_stddev', 'counter2', 'counter2_stddev']);
+    expect(parsed[0]).toEqual([
+      'time',
+      'time_iso',
+      'count',
+      'value',
+      'stddev',
+      'derivative',
+      'derivative_stddev',
+      'counter',
+      'counter_stddev',
+      'derivative2',
+      'derivative2_stddev',
+      'counter2',
+      'counter2_stddev',
+    ]);
     expect(parsed[1]!.slice(2, 6)).toEqual(['3', '1.5', '', '0.25']);
     const table = await read(['cpu', ...range, '--type', 'all']);
     expect(table.stdout.split('\n')[1]).toMatch(/time .*│ +count │ +value │ +stddev │/);
@@ -238,14 +277,14 @@ describe('tsnode read: unusual but valid answers', () => {
 
 describe('tsnode read: broken answers', () => {
   const range = ['--start', '1700000000', '--end', '1700000240', '--span', '60s'];
-  it('an error object (400) shows the node\'s message, exit 1', async () => {
+  it("an error object (400) shows the node's message, exit 1", async () => {
     node.reply = { status: 400, body: '{"error":"rollup_span 7s is not a multiple of the smallest span 60s","code":"bad_span"}' };
     const r = await spawnRead(['cpu', ...range]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('HTTP 400: rollup_span 7s is not a multiple of the smallest span 60s');
   });
-  it('an error object with status 200 shows the node\'s message, exit 1', async () => {
+  it("an error object with status 200 shows the node's message, exit 1", async () => {
     node.reply = { status: 200, body: '{"error":"metric locked","code":"locked"}' };
     const r = await read(['cpu', ...range]);
     expect(r.code).toBe(1);

@@ -68,7 +68,10 @@ describe('tsnode read in a real 80×30 terminal', () => {
     expect(done).toBeLessThanOrEqual(29);
     expect([...lines[axis]!.trimEnd()].length).toBe(79);
     const plotStart = lines[axis]!.indexOf('└') + 1;
-    const plot = lines.slice(0, axis).filter((l) => /[┤│]/.test(l)).map((l) => [...l.slice(l.search(/[┤│]/) + 1)]);
+    const plot = lines
+      .slice(0, axis)
+      .filter((l) => /[┤│]/.test(l))
+      .map((l) => [...l.slice(l.search(/[┤│]/) + 1)]);
     expect(plot.length).toBeGreaterThan(20);
     expect(plotStart).toBeGreaterThan(3);
     // Two null buckets in 60 over 76 columns: some character column is blank from top to bottom

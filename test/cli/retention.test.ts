@@ -136,7 +136,7 @@ afterAll(async () => {
 const deletes = (p: RecordingProxy): ProxiedExchange[] => p.exchanges.filter((e) => e.method === 'DELETE');
 
 describe('tsnode retention plan', () => {
-  it('pins now, checks the spans against every node (GET /state), prints each step\'s exact requests, sends no DELETE', async () => {
+  it("pins now, checks the spans against every node (GET /state), prints each step's exact requests, sends no DELETE", async () => {
     const before = proxies.map((p) => p.exchanges.length);
     const r = await runCli(['retention', 'plan', POLICY, '--nodes', list, '-o', 'json'], { env });
     expect(r.code, r.stderr).toBe(0);
@@ -160,7 +160,11 @@ describe('tsnode retention plan', () => {
           'X-Service-Histogram-Delete-Rollups': '60',
         },
       });
-      expect(n.steps[2].request.headers).toEqual({ 'X-Service-Delete-Time': String(plan.steps[2].cutoff), 'X-Service-Delete-Data-Types': 'nnt', 'X-Service-NNT-Delete-Rollups': '300' });
+      expect(n.steps[2].request.headers).toEqual({
+        'X-Service-Delete-Time': String(plan.steps[2].cutoff),
+        'X-Service-Delete-Data-Types': 'nnt',
+        'X-Service-NNT-Delete-Rollups': '300',
+      });
       expect(n.kept_forever).toEqual([
         { type: 'nnt', all: false, spans: [1800, 10800, 86400], other_spans: false, raw: true },
         { type: 'histogram', all: false, spans: [300, 1800, 10800, 86400], other_spans: false, raw: null },
@@ -217,7 +221,11 @@ describe('tsnode retention apply', () => {
     const files = readdirSync(RUNS).filter((f) => f === `${d.run_id}.json`);
     expect(files).toHaveLength(1);
     expect(statSync(join(RUNS, files[0]!)).mode & 0o777).toBe(0o600);
-    const lines = readFileSync(JOURNAL, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.run === d.run_id);
+    const lines = readFileSync(JOURNAL, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.run === d.run_id);
     expect(lines.map((e) => e.kind)).toEqual(['retention.start', ...Array(9).fill('retention.step'), 'retention.end']);
     expect(lines[0]).toMatchObject({ v: 1, attempt: 1, now: d.now, policySource: POLICY, nodes: proxies.map((p) => p.url) });
     expect(lines[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -261,7 +269,10 @@ describe('stopping and resuming', () => {
     const [a, b] = ring as [TestNode, TestNode, TestNode];
     let c = ring[2]!;
     const urls = ring.map((n) => n.url).join(',');
-    const cli = startCli(['retention', 'apply', POLICY, '--nodes', urls, '--yes', '-o', 'json', '--lost-after', '1500ms', '--poll-interval', '100ms', '--retries', '0'], { env, timeoutMs: 60_000 });
+    const cli = startCli(['retention', 'apply', POLICY, '--nodes', urls, '--yes', '-o', 'json', '--lost-after', '1500ms', '--poll-interval', '100ms', '--retries', '0'], {
+      env,
+      timeoutMs: 60_000,
+    });
     await cli.waitForStderr(new RegExp(`${c.url}: step 2/3 running`), 30_000);
     await c.kill();
     const r = await cli.done;
@@ -334,9 +345,11 @@ describe('stopping and resuming', () => {
   it('tsnode history shows the retention runs, resumed ones as one row with every node finished', async () => {
     const r = await runCli(['history', '--output', 'json'], { env });
     expect(r.code).toBe(0);
-    const runs = (JSON.parse(r.stdout) as { runs: Array<{ run: string; kind: string; outcome_recorded: boolean; pending: string[]; nodes: { state: string }[]; retention?: { attempt: number; outcome: string } }> }).runs.filter(
-      (x) => x.kind === 'retention',
-    );
+    const runs = (
+      JSON.parse(r.stdout) as {
+        runs: Array<{ run: string; kind: string; outcome_recorded: boolean; pending: string[]; nodes: { state: string }[]; retention?: { attempt: number; outcome: string } }>;
+      }
+    ).runs.filter((x) => x.kind === 'retention');
     expect(runs.length).toBeGreaterThanOrEqual(3);
     const resumed = runs.filter((x) => x.retention!.attempt === 2);
     expect(resumed).toHaveLength(2);

@@ -183,7 +183,8 @@ describe("the production client's startup sequence (gosnowth NewClient, GetTopol
     const stats = await get(`${seed}/stats.json`, goHeaders);
     expect(stats.status).toBe(200);
     const tree = JSON.parse(stats.text);
-    const leaf = (v: unknown): string | undefined => (typeof v === 'object' && v !== null && typeof (v as { _value?: unknown })._value === 'string' ? (v as { _value: string })._value : undefined);
+    const leaf = (v: unknown): string | undefined =>
+      typeof v === 'object' && v !== null && typeof (v as { _value?: unknown })._value === 'string' ? (v as { _value: string })._value : undefined;
     const identity = leaf(tree.identity);
     const semver = leaf(tree.semver);
     const current = leaf(tree.topology?.current);

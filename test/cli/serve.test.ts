@@ -32,7 +32,9 @@ describe('tsnode serve', () => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     await expect.poll(() => stdout.includes('\n') || child.exitCode !== null, { timeout: 15_000, interval: 20 }).toBe(true);
-    expect(stdout).toMatch(new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, node id [0-9a-f-]{36}\\)\\n$`));
+    expect(stdout).toMatch(
+      new RegExp(`^tsnode node listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, node id [0-9a-f-]{36}\\)\\n$`),
+    );
     expect(existsSync(data)).toBe(true);
     expect(stderr).not.toContain('warning');
     const code = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
@@ -119,7 +121,14 @@ describe('tsnode serve', () => {
   it('SIGTERM during a running sweep stops promptly with exit 0 and keeps the data consistent', async () => {
     const n = await startNode({ sweepPaceMs: 500, rollups: [60, 300] });
     const base = 1_700_000_100;
-    expect((await post(n.url, Array.from({ length: 10 }, (_, i) => ({ metric: `s${i}`, id: UUID, offset: base, count: 1, value: 1 })))).status).toBe(200);
+    expect(
+      (
+        await post(
+          n.url,
+          Array.from({ length: 10 }, (_, i) => ({ metric: `s${i}`, id: UUID, offset: base, count: 1, value: 1 })),
+        )
+      ).status,
+    ).toBe(200);
     const del = await request(`${n.url}/sweep_delete`, { method: 'DELETE', headers: { 'X-Service-Delete-Time': String(base + 60) } });
     expect(del.statusCode).toBe(200);
     await del.body.text();
@@ -149,7 +158,10 @@ describe('tsnode serve', () => {
       expect(r.status).toBe(200);
       acked.push(i);
     }
-    const inflight = post(n.url, Array.from({ length: 2000 }, (_, i) => ({ metric: 'late', id: UUID, offset: base + i * 60, count: 1, value: 1 }))).catch(() => undefined);
+    const inflight = post(
+      n.url,
+      Array.from({ length: 2000 }, (_, i) => ({ metric: 'late', id: UUID, offset: base + i * 60, count: 1, value: 1 })),
+    ).catch(() => undefined);
     await n.kill();
     await inflight;
     const again = await n.restart();
@@ -197,7 +209,7 @@ describe('tsnode serve', () => {
       [['--node-id', ID, '--topology', 'BAD'], 'nodes[0].weight: 0 is not a weight'],
       [['--node-id', ID, '--topology', 'XML'], 'line 1'],
       [['--node-id', '765ac4cc-1929-4642-9ef1-d194d08f9538', '--topology', 'OK'], 'is not in the topology'],
-      [['--topology', 'OK'], 'pass the topology entry\'s id with --node-id'],
+      [['--topology', 'OK'], "pass the topology entry's id with --node-id"],
     ])('refuses %j with exit 2 and a message naming the problem', async (args, message) => {
       const paths: Record<string, string> = {
         BAD: file('bad.json', { ...ring, nodes: [{ ...ring.nodes[0], weight: 0 }] }),

@@ -75,7 +75,10 @@ describe('tsnode status --watch in a real terminal (tmux, 100x30)', () => {
     }
     // the message gave way, over several lines of its cell; the node URLs kept theirs
     expect(table.filter((l) => /│ http:\/\/127\.0\.0\.1:[12] +│ unreachable │ - +│ - +│ - +│ \S/.test(l))).toHaveLength(2);
-    expect(table.some((l) => /│ (\(ECONNREFUSED\)|refused) +│$/.test(l)), screen.join('\n')).toBe(true);
+    expect(
+      table.some((l) => /│ (\(ECONNREFUSED\)|refused) +│$/.test(l)),
+      screen.join('\n'),
+    ).toBe(true);
     expect(readFileSync(codeFile, 'utf8').trim()).toBe('1');
   }, 40_000);
 });

@@ -24,7 +24,12 @@ let fromFlag: RecordingNode;
 const all = (): RecordingNode[] => [current, prod, fromEnv, fromFlag];
 
 beforeAll(async () => {
-  [current, prod, fromEnv, fromFlag] = (await Promise.all([0, 1, 2, 3].map(() => startRecordingNode({ body: IDLE })))) as [RecordingNode, RecordingNode, RecordingNode, RecordingNode];
+  [current, prod, fromEnv, fromFlag] = (await Promise.all([0, 1, 2, 3].map(() => startRecordingNode({ body: IDLE })))) as [
+    RecordingNode,
+    RecordingNode,
+    RecordingNode,
+    RecordingNode,
+  ];
   mkdirSync(join(home, '.config', 'tsnode'), { recursive: true });
   writeFileSync(
     configFile,
@@ -70,7 +75,11 @@ function asked(): Record<string, Array<Record<string, unknown>>> {
 }
 
 /** stderr without the timestamps of non-interactive logs. */
-const lines = (stderr: string): string[] => stderr.split('\n').filter(Boolean).map((l) => l.replace(/^\S+Z /, ''));
+const lines = (stderr: string): string[] =>
+  stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/^\S+Z /, ''));
 
 describe('status: where the nodes come from (flag > environment > profile > default)', () => {
   it('nothing given: the current profile, with its headers', async () => {
@@ -181,7 +190,9 @@ describe('status output', () => {
     expect(rows).toHaveLength(2);
     expect(one.stdout).toMatch(/│ node +│ state +│ nnt +│ text +│ histogram +│ note +│/);
     expect(rows[0]).toMatch(
-      new RegExp(`^│ ${running.url} │ running │ running 60,300 │ idle │ idle, failed │ before 2026-08-24T00:00:00Z \\(1787529600\\); nnt at 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f +│$`),
+      new RegExp(
+        `^│ ${running.url} │ running │ running 60,300 │ idle │ idle, failed │ before 2026-08-24T00:00:00Z \\(1787529600\\); nnt at 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f +│$`,
+      ),
     );
     expect(rows[1]).toMatch(new RegExp(`^│ ${current.url} +│ idle +│ idle +│ idle │ idle +│ +│$`));
     const per = await status([...nodes, '--per-type']);

@@ -72,7 +72,9 @@ describe('a node list that misses a ring node', () => {
 
   it('--allow-partial goes ahead on the listed nodes and lists the missing one in the result and the journal', async () => {
     const fifth = topology.nodes[4]!;
-    const r = await runCli(['sweep', '--before', BEFORE, '--nodes', urls.slice(0, 4).join(','), '--yes', '--allow-partial', '--output', 'json', '--poll-interval', '100ms'], { env });
+    const r = await runCli(['sweep', '--before', BEFORE, '--nodes', urls.slice(0, 4).join(','), '--yes', '--allow-partial', '--output', 'json', '--poll-interval', '100ms'], {
+      env,
+    });
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.summary.done).toBe(4);
@@ -80,7 +82,10 @@ describe('a node list that misses a ring node', () => {
     expect(r.stderr).toMatch(/warning: 1 of 5 ring nodes are not in the list: .* \(going ahead: --allow-partial\)/);
     for (const u of urls.slice(0, 4)) expect(await swept(u)).toBe(true);
     expect(await swept(urls[4]!)).toBe(false);
-    const lines = readFileSync(JOURNAL, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(JOURNAL, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const end = lines.filter((l) => l.kind === 'sweep.end').at(-1);
     expect(end.coverage).toMatchObject({ verdict: 'missing', missing: [{ id: fifth.id, url: urls[4] }], allowed: true });
 

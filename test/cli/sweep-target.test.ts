@@ -28,7 +28,8 @@ async function productionNode(opts: { refuseDelete?: boolean; running?: boolean 
   const n = await startRecordingNode((req: Recorded): Reply => {
     if (req.method === 'GET' && req.rawUrl === '/sweep_delete') return { body: opts.running ? RUNNING : IDLE };
     if (req.method === 'GET' && req.rawUrl === '/sweep_delete/cancel') return { body: opts.running ? RUNNING.replace('"x"}', '"x","cancelling":"true"}') : IDLE };
-    if (req.method === 'DELETE' && req.rawUrl === '/sweep_delete') return opts.refuseDelete ? { status: 400, body: JSON.stringify({ error: 'disk is read-only', code: 'store_error' }) } : { body: '[]' };
+    if (req.method === 'DELETE' && req.rawUrl === '/sweep_delete')
+      return opts.refuseDelete ? { status: 400, body: JSON.stringify({ error: 'disk is read-only', code: 'store_error' }) } : { body: '[]' };
     return NOT_FOUND;
   });
   nodes.push(n);
@@ -51,7 +52,11 @@ function user(config?: string): { env: Record<string, string | undefined>; cwd: 
 }
 
 const BEFORE = String(Math.floor(Date.now() / 1000) - 86_400);
-const lines = (stderr: string): string[] => stderr.split('\n').filter(Boolean).map((l) => l.replace(/^\S+Z /, ''));
+const lines = (stderr: string): string[] =>
+  stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/^\S+Z /, ''));
 
 describe('no node list from a flag, the environment or a profile', () => {
   let local: RecordingNode;
@@ -136,11 +141,23 @@ describe('a profile as the target', () => {
     const broken = await productionNode({ refuseDelete: true });
     const u = user(prodConfig([good.url, broken.url]));
     const journal = join(u.cwd, 'j.jsonl');
-    const r = await runCli(['--profile', 'prod', 'sweep', '--before', BEFORE, '--yes', '-o', 'json', '--poll-interval', '100ms', '--retries', '0', '--journal', 'j.jsonl'], { env: u.env, cwd: u.cwd });
+    const r = await runCli(['--profile', 'prod', 'sweep', '--before', BEFORE, '--yes', '-o', 'json', '--poll-interval', '100ms', '--retries', '0', '--journal', 'j.jsonl'], {
+      env: u.env,
+      cwd: u.cwd,
+    });
     expect(r.code).toBe(3);
     expect(lines(r.stderr)).toContain('nodes: profile prod, 2 nodes');
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ before: Number(BEFORE), types: ['nnt'], nnt_rollups: null, histogram_rollups: null, header_prefix: 'X-Snowth', node_source: 'profile prod', profile: 'prod', exit_code: 3 });
+    expect(doc).toMatchObject({
+      before: Number(BEFORE),
+      types: ['nnt'],
+      nnt_rollups: null,
+      histogram_rollups: null,
+      header_prefix: 'X-Snowth',
+      node_source: 'profile prod',
+      profile: 'prod',
+      exit_code: 3,
+    });
     expect(doc.nodes.map((n: { node: string; state: string }) => [n.node, n.state])).toEqual([
       [good.url, 'done'],
       [broken.url, 'failed'],
@@ -157,7 +174,10 @@ describe('a profile as the target', () => {
     expect(del.headers.authorization).toBe('Bearer never-printed-token');
 
     // The journal repeats where the nodes came from; the token is nowhere.
-    const entries = readFileSync(journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const entries = readFileSync(journal, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(entries.map((e) => [e.kind, e.nodeSource, e.described, e.profile])).toEqual([
       ['sweep.start', 'profile prod', 'nodes: profile prod, 2 nodes', 'prod'],
       ['sweep.end', 'profile prod', 'nodes: profile prod, 2 nodes', 'prod'],
@@ -165,7 +185,15 @@ describe('a profile as the target', () => {
     const history = await runCli(['history', '--journal', 'j.jsonl', '-o', 'json'], { env: u.env, cwd: u.cwd });
     expect(history.code).toBe(0);
     const run = JSON.parse(history.stdout).runs[0];
-    expect(run).toMatchObject({ kind: 'sweep', node_source: 'profile prod', profile: 'prod', header_prefix: 'X-Snowth', outcome_recorded: true, exit_code: 3, pending: [broken.url] });
+    expect(run).toMatchObject({
+      kind: 'sweep',
+      node_source: 'profile prod',
+      profile: 'prod',
+      header_prefix: 'X-Snowth',
+      outcome_recorded: true,
+      exit_code: 3,
+      pending: [broken.url],
+    });
     expect(run.catch_up.command).toBe(catchUp);
     for (const text of [r.stdout, r.stderr, readFileSync(journal, 'utf8'), history.stdout]) expect(text).not.toContain('never-printed-token');
   });
@@ -177,16 +205,23 @@ describe('a profile as the target', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`DELETE ${n.url}/sweep_delete\n  X-Service-Delete-Time: ${BEFORE}`);
     const profile = await runCli(['sweep', '--before', BEFORE, '--dry-run', '-o', 'json'], { env: u.env, cwd: u.cwd });
-    expect(JSON.parse(profile.stdout)).toMatchObject({ dry_run: true, header_prefix: 'X-Snowth', node_source: 'profile prod', requests: [{ node: n.url, method: 'DELETE', headers: { 'X-Snowth-Delete-Time': BEFORE } }] });
+    expect(JSON.parse(profile.stdout)).toMatchObject({
+      dry_run: true,
+      header_prefix: 'X-Snowth',
+      node_source: 'profile prod',
+      requests: [{ node: n.url, method: 'DELETE', headers: { 'X-Snowth-Delete-Time': BEFORE } }],
+    });
     expect(n.requests).toEqual([]);
   });
 
-  it('spans are checked against the profile\'s nnt_rollups for nodes that do not report theirs', async () => {
+  it("spans are checked against the profile's nnt_rollups for nodes that do not report theirs", async () => {
     const n = await productionNode();
     const u = user(prodConfig([n.url], '    nnt_rollups: [60, 300]\n'));
     const refused = await runCli(['sweep', '--before', BEFORE, '--nnt-rollups', '120', '--yes', '--retries', '0'], { env: u.env, cwd: u.cwd });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/error: nnt span 120 is not among the nnt spans profiles\.prod\.nnt_rollups \(.*config\.yaml:\d+\) declares \(60, 300\), which stand for the 1 node that do not report theirs/);
+    expect(refused.stderr).toMatch(
+      /error: nnt span 120 is not among the nnt spans profiles\.prod\.nnt_rollups \(.*config\.yaml:\d+\) declares \(60, 300\), which stand for the 1 node that do not report theirs/,
+    );
     expect(refused.stderr).toMatch(/refusing to sweep: nothing was sent/);
     expect(n.requests.filter((q) => q.method === 'DELETE')).toEqual([]);
 
@@ -220,7 +255,10 @@ describe('-o csv', () => {
   it('sweep: one row per node with its state, reason and the request; history: one row per run', async () => {
     const n = await productionNode();
     const u = user();
-    const r = await runCli(['sweep', '--before', BEFORE, '--types', 'nnt,text', '--nnt-rollups', '60', '--nodes', n.url, '--yes', '-o', 'csv', '--poll-interval', '100ms', '--retries', '0'], { env: u.env, cwd: u.cwd });
+    const r = await runCli(
+      ['sweep', '--before', BEFORE, '--types', 'nnt,text', '--nnt-rollups', '60', '--nodes', n.url, '--yes', '-o', 'csv', '--poll-interval', '100ms', '--retries', '0'],
+      { env: u.env, cwd: u.cwd },
+    );
     expect(r.code).toBe(0);
     const rows = r.stdout.trimEnd().split('\r\n');
     expect(rows[0]).toBe('node,state,reason,error_code,error,other,elapsed_ms,before,before_iso,types,nnt_rollups,histogram_rollups');

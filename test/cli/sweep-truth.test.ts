@@ -27,7 +27,8 @@ const uuid = (i: number): string => `00000000-0000-4000-8000-${String(i).padStar
 
 async function seed(url: string, series: number): Promise<void> {
   const recs: NntRecord[] = [];
-  for (let i = 0; i < series; i++) recs.push({ metric: 'cpu', id: uuid(i), offset: OLD, count: 1, value: 1, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 });
+  for (let i = 0; i < series; i++)
+    recs.push({ metric: 'cpu', id: uuid(i), offset: OLD, count: 1, value: 1, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 });
   await client(url).writeNnt(recs);
 }
 
@@ -166,8 +167,13 @@ describe('a sweep that did not happen is never done', () => {
         [broken.url, 'failed'],
         [html.url, 'failed'],
       ]);
-      expect(d.nodes[1]).toMatchObject({ reason: "the node's record says the sweep of nnt failed: SQLITE_FULL: database or disk is full", error: { code: 'failed', message: 'nnt: SQLITE_FULL: database or disk is full' } });
-      expect(d.nodes[2]!.reason).toMatch(/^the DELETE was answered with something other than \[\] \(sweep delete: the answer is not JSON .*Welcome to nginx.*\); whether a sweep started is unknown$/);
+      expect(d.nodes[1]).toMatchObject({
+        reason: "the node's record says the sweep of nnt failed: SQLITE_FULL: database or disk is full",
+        error: { code: 'failed', message: 'nnt: SQLITE_FULL: database or disk is full' },
+      });
+      expect(d.nodes[2]!.reason).toMatch(
+        /^the DELETE was answered with something other than \[\] \(sweep delete: the answer is not JSON .*Welcome to nginx.*\); whether a sweep started is unknown$/,
+      );
       expect(html.requests.filter((q) => q.method === 'DELETE')).toHaveLength(1);
       expect(d.catch_up).toEqual({ nodes: [broken.url, html.url], command: catchUpFor([broken.url, html.url]), add_back: ['--header (1 given; values not shown)'] });
       expect(r.stderr).toContain('add back: --header (1 given; values not shown)');
@@ -230,7 +236,10 @@ describe('a sweep that did not happen is never done', () => {
       expect(r.code, r.stderr).toBe(0);
       const described = `nodes: --seed ${urls[0]}, 2 nodes discovered (topology `;
       expect(r.stderr).toContain(`on 2 nodes (${described}`);
-      const lines = readFileSync(journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; nodeSource: string; described: string; nodes: unknown[] });
+      const lines = readFileSync(journal, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { kind: string; nodeSource: string; described: string; nodes: unknown[] });
       expect(lines.map((l) => [l.kind, l.nodeSource, l.described.slice(0, described.length), l.nodes.length])).toEqual([
         ['sweep.start', `--seed ${urls[0]}`, described, 2],
         ['sweep.end', `--seed ${urls[0]}`, described, 2],

@@ -149,7 +149,8 @@ describe('tsnode sweep', () => {
   it('a node that rejects the DELETE (spans it does not report) is failed with its own message; the others are done (exit 3)', async () => {
     // A node that answers no /state (an older store) cannot have its spans checked: its DELETE is refused by the node itself.
     const older = await startRecordingNode((req) => {
-      if (req.method === 'GET' && req.rawUrl === '/sweep_delete') return { body: JSON.stringify({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } }) };
+      if (req.method === 'GET' && req.rawUrl === '/sweep_delete')
+        return { body: JSON.stringify({ nnt: { running: 'false' }, text: { running: 'false' }, histogram: { running: 'false' } }) };
       if (req.method === 'DELETE') return { status: 400, body: JSON.stringify({ error: 'unknown span 120 (allowed: 60, 300)', code: 'bad_span' }) };
       return { status: 404, body: JSON.stringify({ error: 'not found', code: 'not_found' }) };
     });
@@ -158,7 +159,12 @@ describe('tsnode sweep', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`spans could not be checked on 1 node (they do not report them): ${older.url}`);
     const doc = JSON.parse(r.stdout) as { nodes: { node: string; state: string; error: unknown }[] };
-    expect(doc.nodes[0]).toMatchObject({ node: older.url, state: 'failed', reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/), error: { code: 'failed', message: expect.stringMatching(/^HTTP 400: .*120/) } });
+    expect(doc.nodes[0]).toMatchObject({
+      node: older.url,
+      state: 'failed',
+      reason: expect.stringMatching(/^the node refused the DELETE: HTTP 400: .*120/),
+      error: { code: 'failed', message: expect.stringMatching(/^HTTP 400: .*120/) },
+    });
     expect(doc.nodes[1]).toMatchObject({ node: b.url, state: 'done', error: null });
     expect(older.requests.filter((q) => q.method === 'DELETE')).toHaveLength(1);
     await older.close();
@@ -332,9 +338,17 @@ describe('sweeps in progress', () => {
       node: a.url,
       ok: true,
       state: 'idle',
-      status: { nnt: { running: false, instance: expect.any(String), last: { result: 'completed', rollups: null, delete_time: expect.any(Number), finished: expect.any(Number) } }, histogram: { running: false } },
+      status: {
+        nnt: { running: false, instance: expect.any(String), last: { result: 'completed', rollups: null, delete_time: expect.any(Number), finished: expect.any(Number) } },
+        histogram: { running: false },
+      },
     });
-    expect(doc.nodes[1]).toMatchObject({ node: st.url, ok: true, state: 'running', status: { nnt: { running: true, delete_time: BEFORE, rollups: null }, text: { running: false } } });
+    expect(doc.nodes[1]).toMatchObject({
+      node: st.url,
+      ok: true,
+      state: 'running',
+      status: { nnt: { running: true, delete_time: BEFORE, rollups: null }, text: { running: false } },
+    });
     expect(doc.nodes[2]).toEqual({ node: dead, ok: false, state: 'unreachable', error: { code: 'unreachable', message: expect.stringMatching(/connection refused/) } });
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
@@ -362,7 +376,18 @@ describe('sweeps in progress', () => {
     expect(watch.stderr).toMatch(new RegExp(`${w.url}: running`));
     expect(watch.stderr).toMatch(new RegExp(`${w.url}: idle`));
     expect(JSON.parse(watch.stdout)).toMatchObject({
-      nodes: [{ node: w.url, ok: true, state: 'idle', status: { nnt: { running: false, last: { result: 'completed', delete_time: BEFORE } }, text: { running: false }, histogram: { running: false, last: { result: 'completed' } } } }],
+      nodes: [
+        {
+          node: w.url,
+          ok: true,
+          state: 'idle',
+          status: {
+            nnt: { running: false, last: { result: 'completed', delete_time: BEFORE } },
+            text: { running: false },
+            histogram: { running: false, last: { result: 'completed' } },
+          },
+        },
+      ],
     });
   });
 });

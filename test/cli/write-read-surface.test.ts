@@ -24,9 +24,7 @@ let mute: RecordingNode;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tsnode-wr-surface-'));
   node = await startNode({ memory: true, histogramRollups: [60, 300] });
-  mute = await startRecordingNode((req) =>
-    req.rawUrl.startsWith('/write/') ? { body: '{}' } : { status: 404, body: '{"error":"not found","code":"not_found"}' },
-  );
+  mute = await startRecordingNode((req) => (req.rawUrl.startsWith('/write/') ? { body: '{}' } : { status: 404, body: '{"error":"not found","code":"not_found"}' }));
 });
 afterAll(async () => {
   await stopAllNodes();
@@ -46,8 +44,13 @@ function ndjson(name: string, records: Array<Record<string, unknown>>): string {
   writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
   return path;
 }
-const nnt = (metric: string, n: number, start = 0): Array<Record<string, unknown>> => Array.from({ length: n }, (_, i) => ({ metric, id: ID, offset: start + 60 * i, count: 1, value: i }));
-const lines = (stderr: string): string[] => stderr.split('\n').filter(Boolean).map((l) => l.replace(/^\S+Z /, ''));
+const nnt = (metric: string, n: number, start = 0): Array<Record<string, unknown>> =>
+  Array.from({ length: n }, (_, i) => ({ metric, id: ID, offset: start + 60 * i, count: 1, value: i }));
+const lines = (stderr: string): string[] =>
+  stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/^\S+Z /, ''));
 
 describe('profiles name the nodes of write and read', () => {
   it('a profile is the target; --node takes the profile settings, the current profile lends none', async () => {
@@ -251,7 +254,10 @@ describe('text and histogram data through the CLI', () => {
     // The node reports the periods it keeps (60, 300): the 1800 one is refused here, before sending.
     expect(w.stderr).toContain("histogram periods 60, 300 (the nodes' histogram rollups)");
     expect(JSON.parse(w.stdout)).toMatchObject({ kind: 'histogram', histogram_periods: { seconds: [60, 300], from: 'nodes' }, written: 2, invalid: 2, refused: 0 });
-    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rejects.map((l) => [l.record, l.error])).toEqual([
       [3, 'period: must be a configured histogram period (60, 300); got 1800'],
       [4, 'histogram: must be a base64 string (got 5)'],

@@ -89,8 +89,15 @@ describe('what the headline and the exit code say', () => {
     const again = await runCli(['write', f, '--node', node, '--resume']);
     expect(again.code).toBe(3);
     expect(again.stdout).toContain('rejected 1 (1 invalid)');
-    expect(again.stdout).toMatch(new RegExp(`earlier run\\(s\\), up to where this one resumed: wrote ${saved.settled.written}, rejected 1 \\(1 invalid\\): in ${f}\\.rejects\\.ndjson`));
-    expect(readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l).record)).toEqual([2, 9]);
+    expect(again.stdout).toMatch(
+      new RegExp(`earlier run\\(s\\), up to where this one resumed: wrote ${saved.settled.written}, rejected 1 \\(1 invalid\\): in ${f}\\.rejects\\.ndjson`),
+    );
+    expect(
+      readFileSync(`${f}.rejects.ndjson`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).record),
+    ).toEqual([2, 9]);
     expect(await countOn(node, 'carry', 40)).toBe(38);
   });
 });
@@ -101,7 +108,12 @@ describe('saved positions are checked against the input', () => {
     const size = statSync(f).size;
     writeFileSync(
       `${f}.tsnode-state.json`,
-      JSON.stringify({ version: 1, updated: new Date().toISOString(), rejects: '', inputs: { [f]: { record: 50, byte: size + 1000, line: 51, format: 'ndjson', size, mtimeMs: statSync(f).mtimeMs, gzip: false, done: false } } }),
+      JSON.stringify({
+        version: 1,
+        updated: new Date().toISOString(),
+        rejects: '',
+        inputs: { [f]: { record: 50, byte: size + 1000, line: 51, format: 'ndjson', size, mtimeMs: statSync(f).mtimeMs, gzip: false, done: false } },
+      }),
     );
     const r = await runCli(['write', f, '--node', node, '--resume']);
     expect(r.code).toBe(2);
@@ -113,7 +125,15 @@ describe('saved positions are checked against the input', () => {
     const f = recordsFile('past.ndjson.gz', 'pastgz', 10);
     const st = statSync(f);
     const state = (entry: Record<string, unknown>): void =>
-      writeFileSync(`${f}.tsnode-state.json`, JSON.stringify({ version: 1, updated: '', rejects: '', inputs: { [f]: { line: 1, format: 'ndjson', size: st.size, mtimeMs: st.mtimeMs, gzip: true, done: false, ...entry } } }));
+      writeFileSync(
+        `${f}.tsnode-state.json`,
+        JSON.stringify({
+          version: 1,
+          updated: '',
+          rejects: '',
+          inputs: { [f]: { line: 1, format: 'ndjson', size: st.size, mtimeMs: st.mtimeMs, gzip: true, done: false, ...entry } },
+        }),
+      );
     state({ record: 500, byte: 0, line: 501 });
     const r = await runCli(['write', f, '--node', node, '--resume']);
     expect(r.code).toBe(2);

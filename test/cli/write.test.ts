@@ -94,7 +94,17 @@ describe('tsnode write', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.nodes).toEqual(
-      three.map((node) => ({ node, batches: 3, records: 90, acknowledged: { by_count: 90, bare: 0 }, failed_batches: 0, failed_records: 0, refused: 0, bytes_sent: expect.any(Number), error: null })),
+      three.map((node) => ({
+        node,
+        batches: 3,
+        records: 90,
+        acknowledged: { by_count: 90, bare: 0 },
+        failed_batches: 0,
+        failed_records: 0,
+        refused: 0,
+        bytes_sent: expect.any(Number),
+        error: null,
+      })),
     );
     expect(doc).toMatchObject({ kind: 'nnt', written: 90, written_to_some: 0, acknowledged: { by_count: 270, bare: 0 } });
     for (const u of three) expect(await offsetsOn(u, 'all', 90)).toEqual(every(90));
@@ -109,14 +119,17 @@ describe('tsnode write', () => {
 
   it('invalid records go to the rejects file and the run goes on (exit 3); the fixed rejects replay', async () => {
     const f = recordsFile('bad.ndjson', 'bad', 20, 'ndjson', (i, r) =>
-      i === 3 ? { ...r, id: 'not-a-uuid' } : i === 7 ? { ...r, offset: r.offset as number + 1 } : i === 11 ? { ...r, value: 'high' } : r,
+      i === 3 ? { ...r, id: 'not-a-uuid' } : i === 7 ? { ...r, offset: (r.offset as number) + 1 } : i === 11 ? { ...r, value: 'high' } : r,
     );
     writeFileSync(f, readFileSync(f, 'utf8').replace(/^.*"value":15.*$/m, '{"metric": "bad", oops'));
     const r = await runCli(['write', f, '--node', one, '--batch-size', '5']);
     expect(r.code).toBe(3);
     const rejects = `${f}.rejects.ndjson`;
     expect(r.stdout).toContain(`rejected 4 (4 invalid): see ${rejects}`);
-    const lines = readFileSync(rejects, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.file, l.record, l.line, l.error.split(':')[0]])).toEqual([
       [f, 4, 4, 'id'],
       [f, 8, 8, 'offset'],
@@ -243,8 +256,12 @@ describe('tsnode write: faults', () => {
     const nodes = await startNodes(3);
     const n = 600;
     const f = recordsFile('failover.ndjson', 'fo', n, 'ndjson');
-    const run = runCli(['write', f, '--nodes', nodes.map((x) => x.url).join(','), '--batch-size', '10', '--rate', '400', '--retries', '1', '--output', 'json'], { timeoutMs: 30_000 });
-    await expect.poll(async () => (await offsetsOn(nodes[1]!.url, 'fo', n)).size, { timeout: 15_000, interval: 25, message: 'the victim to hold some records' }).toBeGreaterThanOrEqual(30);
+    const run = runCli(['write', f, '--nodes', nodes.map((x) => x.url).join(','), '--batch-size', '10', '--rate', '400', '--retries', '1', '--output', 'json'], {
+      timeoutMs: 30_000,
+    });
+    await expect
+      .poll(async () => (await offsetsOn(nodes[1]!.url, 'fo', n)).size, { timeout: 15_000, interval: 25, message: 'the victim to hold some records' })
+      .toBeGreaterThanOrEqual(30);
     await nodes[1]!.kill();
     const r = await run;
     expect(r.code).toBe(0);
@@ -260,7 +277,10 @@ describe('tsnode write: faults', () => {
     const n = 400;
     const f = recordsFile('resume.json', 'res', n, 'json');
     const state = `${f}.tsnode-state.json`;
-    const child = spawn(process.execPath, [BIN, 'write', f, '--node', node.url, '--batch-size', '10', '--rate', '300'], { stdio: 'ignore', env: { ...process.env, TSNODE_NODES: '' } });
+    const child = spawn(process.execPath, [BIN, 'write', f, '--node', node.url, '--batch-size', '10', '--rate', '300'], {
+      stdio: 'ignore',
+      env: { ...process.env, TSNODE_NODES: '' },
+    });
     const exited = new Promise((res) => child.once('exit', res));
     const progress = (): number => {
       try {
@@ -302,7 +322,10 @@ describe('tsnode write: faults', () => {
       got();
     });
     await new Promise<void>((res) => hang.listen(0, '127.0.0.1', res));
-    const child = spawn(process.execPath, [BIN, 'write', f, '--node', `http://127.0.0.1:${(hang.address() as { port: number }).port}`, '--batch-size', '5'], { stdio: 'ignore', env: { ...process.env, TSNODE_NODES: '' } });
+    const child = spawn(process.execPath, [BIN, 'write', f, '--node', `http://127.0.0.1:${(hang.address() as { port: number }).port}`, '--batch-size', '5'], {
+      stdio: 'ignore',
+      env: { ...process.env, TSNODE_NODES: '' },
+    });
     const exited = new Promise((res) => child.once('exit', res));
     try {
       await received;
@@ -314,7 +337,10 @@ describe('tsnode write: faults', () => {
     }
     const r = await runCli(['write', f, '--node', node.url, '--resume', '--output', 'json']);
     expect(r.code).toBe(3);
-    const rejected = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l).record);
+    const rejected = readFileSync(`${f}.rejects.ndjson`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).record);
     expect(rejected).toEqual([6, 31]);
     expect(await offsetsOn(node.url, 'restart', n)).toEqual(new Set([...every(n)].filter((o) => o !== 300 && o !== 1800)));
   });
@@ -374,10 +400,30 @@ describe('tsnode write: faults', () => {
     try {
       const f = recordsFile('refused-failover.ndjson', 'rf', 10, 'ndjson', (i, r) => ({ ...r, offset: i === 3 ? 960 : 300 * i }));
       // The nodes disagree on their smallest span (300 s, 60 s): without --smallest-span the write is refused before it starts.
-      const r = await runCli(['write', f, '--nodes', `${viaProxy},${b.url}`, '--to', 'any', '--smallest-span', '60', '--batch-size', '10', '--concurrency', '1', '--retries', '0', '--output', 'json']);
+      const r = await runCli([
+        'write',
+        f,
+        '--nodes',
+        `${viaProxy},${b.url}`,
+        '--to',
+        'any',
+        '--smallest-span',
+        '60',
+        '--batch-size',
+        '10',
+        '--concurrency',
+        '1',
+        '--retries',
+        '0',
+        '--output',
+        'json',
+      ]);
       expect(r.code).toBe(3);
       expect(JSON.parse(r.stdout)).toMatchObject({ read: 10, written: 9, rejected: 1 });
-      const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(rejects).toHaveLength(1);
       expect(rejects[0]).toMatchObject({ record: 4, node: viaProxy, input: { offset: 960 } });
       expect(rejects[0].error).toContain('offset');
@@ -407,7 +453,10 @@ describe('tsnode write: faults', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('stopped: a batch failed on every node after retries');
     expect(r.stdout).toContain(`to continue: tsnode write ${f} --node ${dead} --batch-size 10 --concurrency 1 --retries 0 --resume`);
-    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rejects.map((l) => l.record)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(rejects[0].error).toMatch(/^not written: .*connection refused/);
     const node = await startNode({ memory: true });

@@ -25,7 +25,9 @@ function curl(args: string[]): Promise<{ code: number; stdout: string; stderr: s
 beforeAll(async () => {
   const probe = spawnSync('curl', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    throw new Error(`curl is needed to run the store's curl examples literally, and it is not installed (${probe.error?.message ?? `exit ${probe.status}`}); install it, e.g. apt-get install -y curl`);
+    throw new Error(
+      `curl is needed to run the store's curl examples literally, and it is not installed (${probe.error?.message ?? `exit ${probe.status}`}); install it, e.g. apt-get install -y curl`,
+    );
   }
   dir = mkdtempSync(join(tmpdir(), 'tsnode-curl-'));
   writeFileSync(join(dir, 'data.json'), WRITE_NNT_DOC.body);
@@ -37,7 +39,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the store\'s curl examples, with real curl', () => {
+describe("the store's curl examples, with real curl", () => {
   it(`${WRITE_NNT_DOC.page}: curl -X POST -d @data.json .../write/nnt stores both records`, async () => {
     const r = await curl(['-X', 'POST', '-d', '@data.json', `${node.url}/write/nnt`]);
     expect(r.code, r.stderr).toBe(0);

@@ -82,7 +82,19 @@ describe('rollup answers', () => {
     expect(res.points).toHaveLength(2);
     expect(res.points[0]).toEqual({
       timestampMs: 1_529_509_020_000,
-      value: { count: 1, value: 0, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0, derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 },
+      value: {
+        count: 1,
+        value: 0,
+        stddev: 0,
+        derivative: 0,
+        derivative_stddev: 0,
+        counter: 0,
+        counter_stddev: 0,
+        derivative2: 0,
+        derivative2_stddev: 0,
+        counter2: 0,
+        counter2_stddev: 0,
+      },
     });
     f.reply = { body: ROLLUP_ALL_NULL };
     expect((await client(f.url).readRollup({ ...q, type: 'all' })).points).toEqual([{ timestampMs: 1_529_509_020_000, value: null }]);
@@ -90,7 +102,7 @@ describe('rollup answers', () => {
 });
 
 describe('text and histogram read answers', () => {
-  it('text: the doc\'s millisecond change points', async () => {
+  it("text: the doc's millisecond change points", async () => {
     const f = await fake({ body: READ_TEXT_DOC.output });
     const rows = await client(f.url).readText({ uuid: READ_TEXT_DOC.uuid, metric: READ_TEXT_DOC.metric, startMs: 1_380_000_000_000, endMs: 1_380_000_600_000 });
     expect(rows).toEqual([
@@ -101,7 +113,7 @@ describe('text and histogram read answers', () => {
     expect(f.requests[0]!.rawUrl).toBe(READ_TEXT_DOC.path);
   });
 
-  it('text: gosnowth\'s fixture gives seconds; the client takes them as the store\'s doc says (milliseconds), it does not guess', async () => {
+  it("text: gosnowth's fixture gives seconds; the client takes them as the store's doc says (milliseconds), it does not guess", async () => {
     const f = await fake({ body: TEXT_ROWS_SECONDS });
     const rows = await client(f.url).readText({ uuid: ID, metric: 'm', startMs: 0, endMs: 1000 });
     expect(rows).toEqual([
@@ -163,9 +175,9 @@ describe('sweep status answers', () => {
 
 describe('write answers: any 2xx is an acknowledgement', () => {
   it.each([
-    ['an empty 200 (gosnowth\'s mock)', 200, EMPTY_WRITE_ANSWER, {}],
+    ["an empty 200 (gosnowth's mock)", 200, EMPTY_WRITE_ANSWER, {}],
     ['204 No Content', 204, '', {}],
-    ['200 echoing the records (gosnowth\'s histogram mock)', 200, HISTOGRAM_WRITE_ANSWER, {}],
+    ["200 echoing the records (gosnowth's histogram mock)", 200, HISTOGRAM_WRITE_ANSWER, {}],
     ['200 with a JSON object without records', 200, '{"ok":true}', {}],
     ['200 with text', 200, 'OK', {}],
     ['202 with records', 202, '{"records":1}', { records: 1 }],

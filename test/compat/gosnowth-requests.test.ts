@@ -33,16 +33,38 @@ describe('gosnowth writes', () => {
       expect(r.status, r.text).toBe(200);
       expect(r.json).toEqual({ records: 3 });
       const read = await rawRequest(node.url, 'GET', `/rollup/${ID}/online?start_ts=${T}.000&end_ts=${T + 180}.000&rollup_span=60s`);
-      expect(read.json).toEqual([[T, 10], [T + 60, 11], [T + 120, 12]]);
+      expect(read.json).toEqual([
+        [T, 10],
+        [T + 60, 11],
+        [T + 120, 12],
+      ]);
     }
   });
 
   it('WriteNNT: a record with parts is stored with its pieces', async () => {
-    const body = nntBody([{ metric: 'withparts', id: ID, offset: T, count: 2, value: 3, parts: [30, [{ count: 1, value: 2, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }, { count: 1, value: 4, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }]] }]);
+    const body = nntBody([
+      {
+        metric: 'withparts',
+        id: ID,
+        offset: T,
+        count: 2,
+        value: 3,
+        parts: [
+          30,
+          [
+            { count: 1, value: 2, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 },
+            { count: 1, value: 4, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 },
+          ],
+        ],
+      },
+    ]);
     const r = await send(strict, 'POST', '/write/nnt', body);
     expect(r.status, r.text).toBe(200);
     const pieces = await rawRequest(strict.url, 'GET', `/rollup/${ID}/withparts?start_ts=${T}.000&end_ts=${T + 60}.000&rollup_span=30s&get_engine=recalc`);
-    expect(pieces.json).toEqual([[T, 2], [T + 30, 4]]);
+    expect(pieces.json).toEqual([
+      [T, 2],
+      [T + 30, 4],
+    ]);
   });
 
   it('also the other spellings of "no parts": null and [0,[]]', async () => {
@@ -57,7 +79,7 @@ describe('gosnowth writes', () => {
     expect(bad.json.field).toBe('parts[0]');
   });
 
-  it('WriteText: offsets as strings, as gosnowth\'s TextData has them', async () => {
+  it("WriteText: offsets as strings, as gosnowth's TextData has them", async () => {
     const r = await send(strict, 'POST', '/write/text', textBody([{ metric: 'state', id: ID, offset: T, value: 'up' }]));
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ records: 1 });
@@ -69,7 +91,7 @@ describe('gosnowth writes', () => {
     expect(bad.json.field).toBe('offset');
   });
 
-  it('WriteHistogram: gosnowth\'s own test record (with account_id and check_name) is stored', async () => {
+  it("WriteHistogram: gosnowth's own test record (with account_id and check_name) is stored", async () => {
     const r = await send(strict, 'POST', '/histogram/write', HISTOGRAM_WRITE_BODY);
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ records: 1 });
@@ -92,7 +114,11 @@ describe('gosnowth reads: bare integer start_ts/end_ts', () => {
   it('a node started with --lenient-timestamps reads them as .000', async () => {
     const r = await send(lenient, 'GET', path);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual([[T, 10], [T + 60, 11], [T + 120, 12]]);
+    expect(r.json).toEqual([
+      [T, 10],
+      [T + 60, 11],
+      [T + 120, 12],
+    ]);
     const all = await send(lenient, 'GET', rollupPath(ID, 'online', 60, T, T + 150, 'all'));
     expect(all.json[0][1]).toMatchObject({ count: 1, value: 10, derivative2: 0, counter2: 0 });
   });

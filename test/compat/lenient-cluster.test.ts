@@ -19,7 +19,9 @@ describe('cluster up --lenient-timestamps', () => {
   it('starts every node lenient; without the flag every node is strict', async () => {
     for (const lenient of [true, false]) {
       const dir = join(root, lenient ? 'lenient' : 'strict');
-      const up = await runCli(['cluster', 'up', '--count', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json', ...(lenient ? ['--lenient-timestamps'] : [])], { timeoutMs: 30_000 });
+      const up = await runCli(['cluster', 'up', '--count', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json', ...(lenient ? ['--lenient-timestamps'] : [])], {
+        timeoutMs: 30_000,
+      });
       try {
         expect(up.code, up.stderr).toBe(0);
         const urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
@@ -28,7 +30,11 @@ describe('cluster up --lenient-timestamps', () => {
           const r = await rawRequest(url, 'GET', bareRead);
           if (lenient) {
             expect(r.status, r.text).toBe(200);
-            expect(r.json).toEqual([[1529509020, null], [1529509080, null], [1529509140, null]]);
+            expect(r.json).toEqual([
+              [1529509020, null],
+              [1529509080, null],
+              [1529509140, null],
+            ]);
           } else {
             expect(r.status).toBe(400);
             expect(r.json.error).toContain('--lenient-timestamps');

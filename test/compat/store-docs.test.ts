@@ -30,7 +30,11 @@ describe(`${WRITE_NNT_DOC.page}: the example data.json`, () => {
       expect(read.status, read.text).toBe(200);
       expect(read.json).toEqual([[WRITE_NNT_DOC.offset, expect.objectContaining({ count: 5, value: 100, stddev: 0 })]]);
       // The parts are the raw data: recalc at 60 s shows the five one-minute pieces.
-      const pieces = await rawRequest(doc300.url, 'GET', `/rollup/${WRITE_NNT_DOC.uuid}/${metric}?start_ts=1408724400.000&end_ts=1408724700.000&rollup_span=60s&get_engine=recalc&type=count`);
+      const pieces = await rawRequest(
+        doc300.url,
+        'GET',
+        `/rollup/${WRITE_NNT_DOC.uuid}/${metric}?start_ts=1408724400.000&end_ts=1408724700.000&rollup_span=60s&get_engine=recalc&type=count`,
+      );
       expect(pieces.json).toEqual([0, 1, 2, 3, 4].map((i) => [WRITE_NNT_DOC.offset + i * 60, 1]));
     }
   });
@@ -85,7 +89,7 @@ describe(`${WRITE_TEXT_DOC.page}: the attached text`, () => {
 });
 
 describe(`${READ_ROLLUP_DOC.page}: the example request`, () => {
-  it('answers exactly the page\'s Example 1 Output (second-order members 0 after an empty bucket)', async () => {
+  it("answers exactly the page's Example 1 Output (second-order members 0 after an empty bucket)", async () => {
     const w = await post(node.url, '/write/nnt', JSON.stringify(READ_ROLLUP_DOC.records));
     expect(w.status, w.text).toBe(200);
     const r = await rawRequest(node.url, 'GET', READ_ROLLUP_DOC.path);
@@ -108,7 +112,7 @@ describe(`${READ_ROLLUP_DOC.page}: the example request`, () => {
     expect(r.headers['x-snowth-results-limited']).toBe('1');
   });
 
-  it('refuses the page\'s own counter-example 12345.6 and a bare integer, naming the flag that allows the latter', async () => {
+  it("refuses the page's own counter-example 12345.6 and a bare integer, naming the flag that allows the latter", async () => {
     const bad = await rawRequest(node.url, 'GET', READ_ROLLUP_DOC.path.replace('1529509020.000', '1529509020.6'));
     expect(bad.status).toBe(400);
     expect(bad.json.code).toBe('invalid_query');
@@ -162,7 +166,13 @@ describe(`${READ_TEXT_DOC.page}: the example request`, () => {
 
 describe(`${READ_HISTOGRAM_DOC.page}: the example request`, () => {
   it('includes the end time (start and end are both inclusive)', async () => {
-    const records = [1380000000, 1380000300, 1380000600, 1380000900].map((offset) => ({ metric: READ_HISTOGRAM_DOC.metric, id: READ_HISTOGRAM_DOC.uuid, offset, period: 300, histogram: 'AAA=' }));
+    const records = [1380000000, 1380000300, 1380000600, 1380000900].map((offset) => ({
+      metric: READ_HISTOGRAM_DOC.metric,
+      id: READ_HISTOGRAM_DOC.uuid,
+      offset,
+      period: 300,
+      histogram: 'AAA=',
+    }));
     expect((await post(node.url, '/histogram/write', JSON.stringify(records))).status).toBe(200);
     const r = await rawRequest(node.url, 'GET', READ_HISTOGRAM_DOC.path);
     expect(r.status, r.text).toBe(200);

@@ -10,8 +10,18 @@ export function testContext(opts: { env?: NodeJS.ProcessEnv; verbose?: boolean; 
   let out = '';
   let err = '';
   // Writables that append synchronously, so a test can read what was written right after the call.
-  const stdout = new Writable({ write: (chunk: Buffer, _enc, cb) => { out += chunk.toString(); cb(); } });
-  const stderr = new Writable({ write: (chunk: Buffer, _enc, cb) => { err += chunk.toString(); cb(); } });
+  const stdout = new Writable({
+    write: (chunk: Buffer, _enc, cb) => {
+      out += chunk.toString();
+      cb();
+    },
+  });
+  const stderr = new Writable({
+    write: (chunk: Buffer, _enc, cb) => {
+      err += chunk.toString();
+      cb();
+    },
+  });
   const now = (): number => Date.now();
   const verbose = opts.verbose ?? false;
   const id = (s: string): string => s;

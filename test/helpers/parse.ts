@@ -10,9 +10,7 @@ import { buildProgram, prepareForParsing } from '../../src/cli/main.js';
 import { commandPath, parseError } from '../../src/cli/parse-errors.js';
 
 export type ParseResult =
-  | { ok: true; command: string; options: Record<string, unknown>; globals: Record<string, unknown> }
-  | { ok: false; error: TsnodeError }
-  | { ok: false; help: true };
+  { ok: true; command: string; options: Record<string, unknown>; globals: Record<string, unknown> } | { ok: false; error: TsnodeError } | { ok: false; help: true };
 
 export async function parseArgv(argv: readonly string[]): Promise<ParseResult> {
   let options: Record<string, unknown> | undefined;

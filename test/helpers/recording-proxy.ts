@@ -34,20 +34,17 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const up = httpRequest(
-        { host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } },
-        (upRes) => {
-          const body: Buffer[] = [];
-          upRes.on('data', (c: Buffer) => body.push(c));
-          upRes.on('end', () => {
-            ex.status = upRes.statusCode;
-            ex.body = Buffer.concat(body).toString('utf8');
-            ex.end = performance.now();
-            res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-            res.end(Buffer.concat(body));
-          });
-        },
-      );
+      const up = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
+        const body: Buffer[] = [];
+        upRes.on('data', (c: Buffer) => body.push(c));
+        upRes.on('end', () => {
+          ex.status = upRes.statusCode;
+          ex.body = Buffer.concat(body).toString('utf8');
+          ex.end = performance.now();
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          res.end(Buffer.concat(body));
+        });
+      });
       up.on('error', () => {
         ex.end = performance.now();
         res.destroy();

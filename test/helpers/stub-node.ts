@@ -63,16 +63,24 @@ export async function startStubNode(opts: { rollupRows?: number; answer?: StubAn
         return;
       }
       const path = (req.url ?? '').split('?')[0]!;
-      if (req.method === 'GET' && path === '/sweep_delete') { json(200, IDLE); return; }
-      if (req.method === 'GET' && path.startsWith('/rollup/')) { json(200, rows); return; }
+      if (req.method === 'GET' && path === '/sweep_delete') {
+        json(200, IDLE);
+        return;
+      }
+      if (req.method === 'GET' && path.startsWith('/rollup/')) {
+        json(200, rows);
+        return;
+      }
       if ((req.method === 'POST' || req.method === 'PUT') && path === '/write/nnt') {
         let n: number;
         try {
           n = (JSON.parse(body) as unknown[]).length;
         } catch {
-          json(400, JSON.stringify({ error: 'not JSON', code: 'invalid_json' })); return;
+          json(400, JSON.stringify({ error: 'not JSON', code: 'invalid_json' }));
+          return;
         }
-        json(200, JSON.stringify({ records: n })); return;
+        json(200, JSON.stringify({ records: n }));
+        return;
       }
       json(404, JSON.stringify({ error: 'not found', code: 'not_found' }));
     });

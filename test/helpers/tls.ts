@@ -29,13 +29,45 @@ export function makePki(): TestPki {
     execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   };
   const ca = (name: string): void =>
-    ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', p(`${name}-key.pem`), '-out', p(`${name}.pem`), '-days', '2', '-subj', `/CN=${name}`);
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      p(`${name}-key.pem`),
+      '-out',
+      p(`${name}.pem`),
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+    );
   ca('ca');
   ca('other-ca');
   const leaf = (name: string, ext: string): void => {
     ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', p(`${name}-key.pem`), '-out', p(`${name}.csr`), '-subj', `/CN=${name}`);
     writeFileSync(p(`${name}.ext`), ext);
-    ssl('x509', '-req', '-in', p(`${name}.csr`), '-CA', p('ca.pem'), '-CAkey', p('ca-key.pem'), '-CAcreateserial', '-out', p(`${name}.pem`), '-days', '2', '-extfile', p(`${name}.ext`));
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      p(`${name}.csr`),
+      '-CA',
+      p('ca.pem'),
+      '-CAkey',
+      p('ca-key.pem'),
+      '-CAcreateserial',
+      '-out',
+      p(`${name}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      p(`${name}.ext`),
+    );
   };
   leaf('server', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   leaf('client', 'extendedKeyUsage=clientAuth\n');
@@ -74,13 +106,10 @@ export async function startTlsFrontend(pki: TestPki, upstream: string, opts: { r
       seen.push(req.headers);
       const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate?.();
       if (peer && peer.subject) clientSubjects.push(String(peer.subject.CN));
-      const out = httpRequest(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        },
-      );
+      const out = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
       out.on('error', () => {
         res.writeHead(502, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: 'upstream failed', code: 'internal' }));

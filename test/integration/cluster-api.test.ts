@@ -86,7 +86,7 @@ describe('GET /topology/json|xml/<hash>', () => {
     expect((await call(ringNode.url, 'GET', `/topology/json/${hash.toUpperCase()}`)).status).toBe(200);
   });
 
-  it('answers the store\'s XML, which hashes back to the announced hash', async () => {
+  it("answers the store's XML, which hashes back to the announced hash", async () => {
     const r = await call(ringNode.url, 'GET', `/topology/xml/${hash}`);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/xml/);
@@ -120,9 +120,7 @@ describe('GET /gossip/json', () => {
   it('lists the node itself with string times, as the store and gosnowth have them', async () => {
     const r = await call(ringNode.url, 'GET', '/gossip/json');
     expect(r.status).toBe(200);
-    expect(r.json).toEqual([
-      { id: IDS[1], gossip_time: (NOW / 1000).toFixed(6), gossip_age: '0.000000', topo_current: hash, topo_next: '-', topo_state: 'n/a', latency: {} },
-    ]);
+    expect(r.json).toEqual([{ id: IDS[1], gossip_time: (NOW / 1000).toFixed(6), gossip_age: '0.000000', topo_current: hash, topo_next: '-', topo_state: 'n/a', latency: {} }]);
   });
 });
 
@@ -172,7 +170,7 @@ describe('identity', () => {
     await b.close();
   });
 
-  it('takes --node-id for a new dir, and refuses one that names another node than the dir\'s', async () => {
+  it("takes --node-id for a new dir, and refuses one that names another node than the dir's", async () => {
     const dir = fresh();
     const a = await startServer({ dataDir: dir, nodeId: IDS[0]! });
     expect(a.identity).toMatchObject({ id: IDS[0], origin: 'flag' });
@@ -183,7 +181,7 @@ describe('identity', () => {
     expect((err as Error).message).toContain(IDS[0]);
   });
 
-  it('must be one of the topology\'s nodes', async () => {
+  it("must be one of the topology's nodes", async () => {
     const err = await memoryNode({ nodeId: randomUUID(), topology }).catch((e: unknown) => e);
     expect((err as StartError).code).toBe('not_in_topology');
     const dir = fresh();

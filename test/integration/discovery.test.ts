@@ -44,7 +44,18 @@ describe('discovery from a real reference node', () => {
 // A production store as gosnowth's tests mock it: /stats.json and /topology/xml only. MockAgent,
 // because a reference node always has /state and /topology/json.
 const GOSNOWTH_HASH = '6c5f3aefde5c1f32d088b450fb3f0d9f33dedaaf8bed9cf5f77906f13fd65fc8';
-const IDS = ['5c32c076-ffeb-cfdd-a541-97e25c028dd6', '1533fc6b-de08-6eac-eb46-d3920a1a18a3', '18111a24-5832-42c8-e780-bcbf88f47215', '4ec7bd67-f279-6f9a-fbe7-be9a0dee4c39', '0475df4e-ee2d-c96c-b6d7-e9d1b0239c2c', '9d1a34cd-b150-4c19-a894-e20280b42b62', '3d8ae36d-3d4d-4eda-ab53-c58538985062', 'd2b9a8aa-9503-6cb3-dfdd-e407c1a6bee7', '15e35e06-4069-ecb8-c7a4-93e4c540693d', '8f0073e1-5d52-67da-bd59-e8017e5b5aa1'];
+const IDS = [
+  '5c32c076-ffeb-cfdd-a541-97e25c028dd6',
+  '1533fc6b-de08-6eac-eb46-d3920a1a18a3',
+  '18111a24-5832-42c8-e780-bcbf88f47215',
+  '4ec7bd67-f279-6f9a-fbe7-be9a0dee4c39',
+  '0475df4e-ee2d-c96c-b6d7-e9d1b0239c2c',
+  '9d1a34cd-b150-4c19-a894-e20280b42b62',
+  '3d8ae36d-3d4d-4eda-ab53-c58538985062',
+  'd2b9a8aa-9503-6cb3-dfdd-e407c1a6bee7',
+  '15e35e06-4069-ecb8-c7a4-93e4c540693d',
+  '8f0073e1-5d52-67da-bd59-e8017e5b5aa1',
+];
 const XML = `<nodes n="3">\n${IDS.map((id, i) => `<node id="${id}" address="10.128.0.${100 + i}" port="8112" apiport="8112" weight="51" side="${i % 2 ? 'b' : 'a'}"/>`).join('\n')}\n</nodes>`;
 const stats = (current: string): string =>
   JSON.stringify({
@@ -76,7 +87,7 @@ describe('discovery from a store that has only /stats.json and the XML topology'
     return new NodeClient(origin, { dispatcher: agent, retry: NO_RETRY });
   }
 
-  it('falls back to /stats.json and /topology/xml, checks the hash, and keeps the seed\'s scheme', async () => {
+  it("falls back to /stats.json and /topology/xml, checks the hash, and keeps the seed's scheme", async () => {
     const seed = store('https://10.128.0.100:8112', { '/stats.json': [200, stats(GOSNOWTH_HASH)], [`/topology/xml/${GOSNOWTH_HASH}`]: [200, XML] });
     const ring = await discoverRing(seed);
     expect(ring.seed).toMatchObject({ identity: IDS[0], via: 'stats.json', version: '0.1.1570000000', baseRollup: null });
@@ -101,8 +112,10 @@ describe('discovery from a store that has only /stats.json and the XML topology'
     expect((gone as DiscoveryError).code).toBe('topology_unavailable');
   });
 
-  it('reports a broken topology answer as the node\'s bad answer, not as a missing node', async () => {
-    const err = await discoverRing(store('http://s:8112', { '/stats.json': [200, stats(GOSNOWTH_HASH)], [`/topology/json/${GOSNOWTH_HASH}`]: [200, '[{"id": "x"}]'] })).catch((e: unknown) => e);
+  it("reports a broken topology answer as the node's bad answer, not as a missing node", async () => {
+    const err = await discoverRing(store('http://s:8112', { '/stats.json': [200, stats(GOSNOWTH_HASH)], [`/topology/json/${GOSNOWTH_HASH}`]: [200, '[{"id": "x"}]'] })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(NodeRequestError);
     expect((err as NodeRequestError).code).toBe('bad_answer');
     expect((err as Error).message).toMatch(/\[0\]\.id: "x" is not a node identity/);

@@ -39,7 +39,10 @@ describe('writeRecords against a real node', () => {
     const events: ReplayEvent[] = [];
     const r = await writeRecords([f], { clients: [new NodeClient(node.url, { dispatcher })], rejectsPath, smallestSpan: 60, batchSize: 6, onEvent: (e) => events.push(e) });
     expect(r).toMatchObject({ stopped: 'done', read: 12, written: 3, rejected: 9, rejectedByNode: 9, failedBatches: 0 });
-    const lines = readFileSync(rejectsPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(rejectsPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.record).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 7, 8, 9, 10, 12]);
     for (const l of lines) {
       expect(l).toMatchObject({ file: f, node: node.url, line: l.record });
@@ -95,7 +98,9 @@ describe('writeRecords against a real node', () => {
     writeFileSync(textPath, texts.map((t) => JSON.stringify(t)).join('\n') + '\n');
     const t = await writeRecords([textPath], { clients: [client], kind: 'text', rejectsPath: join(dir, 'notes.rejects'), batchSize: 3 });
     expect(t).toMatchObject({ stopped: 'done', read: 7, written: 7, rejected: 0, batches: 3, acknowledged: { byCount: 7, bare: 0 } });
-    expect(await client.readText({ uuid: ID, metric: 'version', startMs: 1_700_000_000_000, endMs: 1_700_001_000_000 })).toEqual(texts.map((x) => [Number(x.offset) * 1000, x.value]));
+    expect(await client.readText({ uuid: ID, metric: 'version', startMs: 1_700_000_000_000, endMs: 1_700_001_000_000 })).toEqual(
+      texts.map((x) => [Number(x.offset) * 1000, x.value]),
+    );
 
     // Periods unknown to the client: the node refuses the one it does not keep (400 naming the record), the rest is stored.
     const histPath = join(dir, 'latency.ndjson');

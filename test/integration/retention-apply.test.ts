@@ -40,7 +40,18 @@ async function cluster(paces: number[], series = 5): Promise<{ urls: string[] }>
   proxies = await Promise.all(servers.map((s) => startRecordingProxy(s.url)));
   const at = Math.floor((NOW / 1000 - 400 * DAY) / DAY) * DAY;
   for (const p of proxies) {
-    const recs: NntRecord[] = Array.from({ length: series }, (_, i) => ({ metric: 'cpu', id: uuid(i), offset: at, count: 1, value: 1, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }));
+    const recs: NntRecord[] = Array.from({ length: series }, (_, i) => ({
+      metric: 'cpu',
+      id: uuid(i),
+      offset: at,
+      count: 1,
+      value: 1,
+      derivative: 0,
+      counter: 0,
+      stddev: 0,
+      derivative_stddev: 0,
+      counter_stddev: 0,
+    }));
     await client(p.url).writeNnt(recs);
     await client(p.url).writeText(Array.from({ length: series }, (_, i) => ({ metric: 'v', id: uuid(i), offset: at, value: 'x' })));
   }
@@ -69,22 +80,18 @@ describe('applyRetention', () => {
     const plan = planFor(urls);
     const seenAtPersist: string[] = [];
     const persisted: RunState[] = [];
-    const result = await applyRetention(
-      urls.map(client),
-      plan,
-      {
-        runId: 'r-test-1',
-        intervalMs: 50,
-        persist: async (s) => {
-          persisted.push(s);
-          for (const [i, n] of s.nodes.entries()) {
-            const flying = n.steps.filter((x) => x.state === 'in_flight');
-            // At the moment a step is written in flight, its DELETE has not reached the node yet.
-            for (const f of flying) seenAtPersist.push(`${i}:${f.step}:${deletes(proxies[i]!).length}`);
-          }
-        },
+    const result = await applyRetention(urls.map(client), plan, {
+      runId: 'r-test-1',
+      intervalMs: 50,
+      persist: async (s) => {
+        persisted.push(s);
+        for (const [i, n] of s.nodes.entries()) {
+          const flying = n.steps.filter((x) => x.state === 'in_flight');
+          // At the moment a step is written in flight, its DELETE has not reached the node yet.
+          for (const f of flying) seenAtPersist.push(`${i}:${f.step}:${deletes(proxies[i]!).length}`);
+        }
       },
-    );
+    });
     expect(result.outcome).toBe('complete');
     expect(result.state.nodes.map((n) => n.steps.map((s) => s.state))).toEqual([
       ['done', 'done', 'done'],
@@ -132,7 +139,7 @@ describe('applyRetention', () => {
     expect(deletes(proxies[0]!).map((e) => e.headers['x-service-delete-time'])).toEqual([String(plan.steps[1]!.cutoff), String(plan.steps[2]!.cutoff)]);
   });
 
-  it('on resume, a step the node\'s record shows completed after it was sent is done without a DELETE', async () => {
+  it("on resume, a step the node's record shows completed after it was sent is done without a DELETE", async () => {
     const { urls } = await cluster([0]);
     const plan = planFor(urls);
     let s = newRun(plan, { runId: 'r-test-4', at: NOW });

@@ -200,7 +200,24 @@ describe('rollup read validation', () => {
   });
 
   it('accepts every type and the derivative aliases', async () => {
-    for (const type of ['count', 'average', 'derive', 'counter', 'average_stddev', 'derive_stddev', 'counter_stddev', 'derive2', 'counter2', 'derive2_stddev', 'counter2_stddev', 'all', 'derivative', 'derivative_stddev', 'derivative2', 'derivative2_stddev']) {
+    for (const type of [
+      'count',
+      'average',
+      'derive',
+      'counter',
+      'average_stddev',
+      'derive_stddev',
+      'counter_stddev',
+      'derive2',
+      'counter2',
+      'derive2_stddev',
+      'counter2_stddev',
+      'all',
+      'derivative',
+      'derivative_stddev',
+      'derivative2',
+      'derivative2_stddev',
+    ]) {
       const r = await call(url, 'GET', rollupPath({ ...ok, type }));
       expect(r.status, `${type}: ${r.text}`).toBe(200);
       expect(r.json).toHaveLength(10);

@@ -37,11 +37,7 @@ export function nnt(offset: number, fields: Record<string, unknown> = {}, metric
 export const write = (base: string, records: unknown, path = '/write/nnt'): Promise<Reply> =>
   call(base, 'POST', path, { headers: { 'content-type': 'application/json' }, body: typeof records === 'string' ? records : JSON.stringify(records) });
 
-export function rollupPath(
-  q: { start: string; end: string; span: string; engine?: string; type?: string },
-  metric = 'cpu',
-  id = UUID,
-): string {
+export function rollupPath(q: { start: string; end: string; span: string; engine?: string; type?: string }, metric = 'cpu', id = UUID): string {
   const p = new URLSearchParams({ start_ts: q.start, end_ts: q.end, rollup_span: q.span });
   if (q.engine) p.set('get_engine', q.engine);
   if (q.type) p.set('type', q.type);

@@ -69,7 +69,11 @@ function writeAndCrash(dir: string, batches: NntRecord[][]): void {
     process.exit(0);`;
   execFileSync(process.execPath, ['--input-type=module', '-e', code], { input: JSON.stringify(batches) });
 }
-const logFile = (dir: string): string => join(dir, readdirSync(dir).find((f) => /^nnt-\d+\.log$/.test(f))!);
+const logFile = (dir: string): string =>
+  join(
+    dir,
+    readdirSync(dir).find((f) => /^nnt-\d+\.log$/.test(f))!,
+  );
 /** Byte offsets of the frames of a log file (12-byte frame headers, 16-byte file header). */
 function frameOffsets(buf: Buffer): number[] {
   const out: number[] = [];
@@ -124,7 +128,12 @@ describe('ingest log faults', () => {
     const damaged = Buffer.from(bytes);
     damaged[frames[2]! + 12 + 100]! ^= 0xff; // one byte inside frame 3's payload
     writeFileSync(log, damaged);
-    const files = (): Map<string, Buffer> => new Map(readdirSync(dir).filter((f) => f.endsWith('.log') || f === 'tsnode.db').map((f) => [f, readFileSync(join(dir, f))]));
+    const files = (): Map<string, Buffer> =>
+      new Map(
+        readdirSync(dir)
+          .filter((f) => f.endsWith('.log') || f === 'tsnode.db')
+          .map((f) => [f, readFileSync(join(dir, f))]),
+      );
     const before = files();
     let err: unknown;
     try {
@@ -147,7 +156,10 @@ describe('ingest log faults', () => {
 
   it('--salvage-log applies every intact frame, gives up only the damaged one, and keeps a copy of the file', () => {
     const dir = tempDir();
-    writeAndCrash(dir, Array.from({ length: 10 }, (_, b) => Array.from({ length: 100 }, (_, k) => rec((b * 100 + k) * 60, b * 100 + k))));
+    writeAndCrash(
+      dir,
+      Array.from({ length: 10 }, (_, b) => Array.from({ length: 100 }, (_, k) => rec((b * 100 + k) * 60, b * 100 + k))),
+    );
     const log = logFile(dir);
     const bytes = readFileSync(log);
     const frames = frameOffsets(bytes);

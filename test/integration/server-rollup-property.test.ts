@@ -17,7 +17,10 @@ describe('property: stored larger spans always equal a recomputation from the ra
       fc.asyncProperty(fc.array(fc.array(rec, { minLength: 1, maxLength: 15 }), { minLength: 1, maxLength: 5 }), async (batches) => {
         const metric = `rp${run++}`;
         for (const batch of batches) {
-          const r = await write(node.url, batch.map((x) => nnt(x.minute * 60, { count: x.count, value: x.value, derivative: x.value / 2 }, metric)));
+          const r = await write(
+            node.url,
+            batch.map((x) => nnt(x.minute * 60, { count: x.count, value: x.value, derivative: x.value / 2 }, metric)),
+          );
           expect(r.status).toBe(200);
         }
         for (const span of ['300s', '1800s']) {
@@ -28,7 +31,10 @@ describe('property: stored larger spans always equal a recomputation from the ra
           stored.forEach(([ts, a], i) => {
             const b = raw[i][1];
             expect(ts).toBe(raw[i][0]);
-            if (b === null) { expect(a).toBeNull(); return; }
+            if (b === null) {
+              expect(a).toBeNull();
+              return;
+            }
             expect(a.count).toBe(b.count);
             for (const k of ['value', 'stddev', 'derivative', 'derivative_stddev']) {
               expect(Math.abs(a[k] - b[k]), `${span} ${ts} ${k}`).toBeLessThan(1e-9 * Math.max(1, Math.abs(b[k])));

@@ -27,7 +27,22 @@ describe('rollup math over HTTP (hand-computed)', () => {
 
   it('stores each record at the smallest span as written', async () => {
     const rows = await rollup(url, { start: `${T}.000`, end: `${T + 120}.000`, span: '60s', type: 'all' }, 'm');
-    expect(rows[0]).toEqual([T, { count: 1, value: 1, stddev: 0, derivative: 2, derivative_stddev: 0, counter: 10, counter_stddev: 1, derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 }]);
+    expect(rows[0]).toEqual([
+      T,
+      {
+        count: 1,
+        value: 1,
+        stddev: 0,
+        derivative: 2,
+        derivative_stddev: 0,
+        counter: 10,
+        counter_stddev: 1,
+        derivative2: 0,
+        derivative2_stddev: 0,
+        counter2: 0,
+        counter2_stddev: 0,
+      },
+    ]);
     // derivative2 = (6 - 2) / 60; counter2 = (30 - 10) / 60; stddevs likewise.
     expect(rows[1][1]).toMatchObject({ count: 3, value: 5, stddev: 2, derivative2: 4 / 60, derivative2_stddev: 2 / 60, counter2: 20 / 60, counter2_stddev: 0 });
   });
@@ -175,7 +190,13 @@ describe('idempotent replace', () => {
 describe('engines and raw parts', () => {
   it('recalc rolls up from the parts; nnt uses stored rollups only', async () => {
     const base = T + 9000;
-    const parts = [30, [{ count: 1, value: 2 }, { count: 1, value: 4, stddev: 1 }]];
+    const parts = [
+      30,
+      [
+        { count: 1, value: 2 },
+        { count: 1, value: 4, stddev: 1 },
+      ],
+    ];
     await write(url, [nnt(base, { count: 2, value: 3, stddev: 1, parts }, 'p')]);
     expect(await rollup(url, { start: `${base}.000`, end: `${base + 60}.000`, span: '30s', engine: 'recalc' }, 'p')).toEqual([
       [base, 2],
@@ -201,7 +222,10 @@ describe('dispatch over scattered data', () => {
     const base = T + 90_000;
     // 300 s buckets with data at these indices; gaps of 1 to 400 buckets between them
     const at = [0, 1, 5, 100, 101, 102, 300, 700, 799];
-    await write(url, at.map((k, j) => nnt(base + k * 300 + 60 * (j % 3), { count: 1 + j, value: k + 0.5 }, 'scatter')));
+    await write(
+      url,
+      at.map((k, j) => nnt(base + k * 300 + 60 * (j % 3), { count: 1 + j, value: k + 0.5 }, 'scatter')),
+    );
     const q = { start: `${base}.000`, end: `${base + 800 * 300}.000`, span: '300s' };
     const dispatch = await rollup(url, q, 'scatter');
     const recalc = await rollup(url, { ...q, engine: 'recalc' }, 'scatter');

@@ -91,8 +91,12 @@ describe('the data directory lock', () => {
 
   it('is let go by a process that dies (kill -9): the next start needs no cleanup', async () => {
     const dir = tempDir();
-    const child = spawn(process.execPath, ['--input-type=module', '-e', `const { SqliteStore } = await import(${JSON.stringify(storeModule)});
-      new SqliteStore({ dataDir: ${JSON.stringify(dir)}, rollups: [60, 300], histogramRollups: [60] }); console.log('LOCKED'); setInterval(() => {}, 1000);`]);
+    const child = spawn(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `const { SqliteStore } = await import(${JSON.stringify(storeModule)});
+      new SqliteStore({ dataDir: ${JSON.stringify(dir)}, rollups: [60, 300], histogramRollups: [60] }); console.log('LOCKED'); setInterval(() => {}, 1000);`,
+    ]);
     await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('LOCKED') && resolve()));
     expect(() => open(dir)).toThrow(new RegExp(`in use by process ${child.pid}`));
     const gone = new Promise((r) => child.once('exit', r));

@@ -82,7 +82,10 @@ describe('one connection', () => {
         s.on('end', () => resolve(data));
         s.on('error', reject);
       });
-      const bodies = answer.split('\r\n\r\n').slice(1).map((b) => b.split('HTTP/1.1')[0]!.trim());
+      const bodies = answer
+        .split('\r\n\r\n')
+        .slice(1)
+        .map((b) => b.split('HTTP/1.1')[0]!.trim());
       expect(bodies[0]).toBe('{"records":1}');
       expect(bodies[1]).toBe(`[[${T},${42 + round}]]`);
     }

@@ -103,7 +103,11 @@ describe('a sweep and the larger spans', () => {
       fc.property(
         fc.array(
           fc.oneof(
-            fc.record({ kind: fc.constant('write' as const), slots: fc.array(fc.integer({ min: 0, max: 59 }), { minLength: 1, maxLength: 6 }), count: fc.integer({ min: 1, max: 5 }) }),
+            fc.record({
+              kind: fc.constant('write' as const),
+              slots: fc.array(fc.integer({ min: 0, max: 59 }), { minLength: 1, maxLength: 6 }),
+              count: fc.integer({ min: 1, max: 5 }),
+            }),
             fc.record({ kind: fc.constant('sweep' as const), before: fc.integer({ min: 0, max: 60 }), which: fc.constantFrom('all', '60', '300', '1800') }),
           ),
           { minLength: 1, maxLength: 12 },
@@ -162,7 +166,10 @@ describe('a sweep and the larger spans', () => {
                     return [b, n, sum / n];
                   });
                 const got = rows(s, span);
-                expect(got.map((r) => [r[0], r[1]]), `span ${span} after ${JSON.stringify(op)}`).toEqual(want.map((r) => [r[0], r[1]]));
+                expect(
+                  got.map((r) => [r[0], r[1]]),
+                  `span ${span} after ${JSON.stringify(op)}`,
+                ).toEqual(want.map((r) => [r[0], r[1]]));
                 got.forEach((r, i) => expect(r[2]).toBeCloseTo(want[i]![2]!, 9));
               }
             }

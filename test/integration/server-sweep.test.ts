@@ -84,7 +84,14 @@ describe('sweep semantics', () => {
   it('acts per type: nnt by default, text and histogram only when asked', async () => {
     const m = 'typed';
     await seed(m);
-    await write(n.url, [{ metric: m, id: UUID, offset: T - 60, value: 'old' }, { metric: m, id: UUID, offset: T, value: 'new' }], '/write/text');
+    await write(
+      n.url,
+      [
+        { metric: m, id: UUID, offset: T - 60, value: 'old' },
+        { metric: m, id: UUID, offset: T, value: 'new' },
+      ],
+      '/write/text',
+    );
     await write(
       n.url,
       [
@@ -119,26 +126,36 @@ describe('a running sweep', () => {
       recs.push(nnt(T - 60, {}, `m${i}`), nnt(T, {}, `m${i}`));
     }
     await write(n.url, recs);
-    await write(n.url, Array.from({ length: SERIES }, (_, i) => ({ metric: `m${i}`, id: UUID, offset: T - 60, value: 'x' })), '/write/text');
+    await write(
+      n.url,
+      Array.from({ length: SERIES }, (_, i) => ({ metric: `m${i}`, id: UUID, offset: T - 60, value: 'x' })),
+      '/write/text',
+    );
   });
   afterEach(() => n.node.sweeper.settled());
 
   it('shows its progress with string values while running, then returns to idle', async () => {
     await del(n.url, { 'X-Service-Delete-Time': String(T), 'X-Service-Delete-Data-Types': 'nnt,text', 'X-Service-NNT-Delete-Rollups': '60' });
-    const s = await vi.waitFor(async () => {
-      const st = await status(n.url);
-      expect(st.nnt.current_uuid, 'a current uuid').toBe(UUID);
-      return st;
-    }, { timeout: 10_000, interval: 10 });
+    const s = await vi.waitFor(
+      async () => {
+        const st = await status(n.url);
+        expect(st.nnt.current_uuid, 'a current uuid').toBe(UUID);
+        return st;
+      },
+      { timeout: 10_000, interval: 10 },
+    );
     expect(s.nnt).toMatchObject({ running: 'true', timestamp: String(T), rollups: '60', current_uuid: UUID });
     expect(s.text).toMatchObject({ running: 'true', timestamp: String(T) });
     expect(s.histogram).toEqual({ running: 'false', instance: n.node.sweeper.instance });
-    const t = await vi.waitFor(async () => {
-      const st = await status(n.url);
-      expect(st.nnt.running, 'nnt done').toBe('false');
-      expect(st.text.current_metric, 'text progress').toMatch(/^.+-m\d+$/);
-      return st;
-    }, { timeout: 10_000, interval: 10 });
+    const t = await vi.waitFor(
+      async () => {
+        const st = await status(n.url);
+        expect(st.nnt.running, 'nnt done').toBe('false');
+        expect(st.text.current_metric, 'text progress').toMatch(/^.+-m\d+$/);
+        return st;
+      },
+      { timeout: 10_000, interval: 10 },
+    );
     expect(t.text.current_metric).toMatch(new RegExp(`^${UUID}-m\\d+$`));
     // nnt is done while text still runs: its record says so already.
     expect(t.nnt).toMatchObject({ running: 'false', last_timestamp: String(T), last_rollups: '60', last_result: 'completed' });
@@ -151,7 +168,10 @@ describe('a running sweep', () => {
   });
 
   it('is cancelled promptly by a second DELETE, which starts the new sweep', async () => {
-    await write(n.url, Array.from({ length: SERIES }, (_, i) => nnt(T - 120, {}, `m${i}`)));
+    await write(
+      n.url,
+      Array.from({ length: SERIES }, (_, i) => nnt(T - 120, {}, `m${i}`)),
+    );
     await del(n.url, { 'X-Service-Delete-Time': String(T), 'X-Service-NNT-Delete-Rollups': '300' });
     await expect.poll(async () => (await status(n.url)).nnt.current_uuid, { timeout: 10_000, interval: 10 }).toBe(UUID);
     const second = await del(n.url, { 'X-Service-Delete-Time': String(T - 60), 'X-Service-Delete-Data-Types': 'text' });
@@ -232,7 +252,10 @@ describe('property: sweeps never remove what should remain, and remove everythin
         fc.subarray(spans),
         async (minutes, before, asked) => {
           const metric = `prop${run++}`;
-          await write(n.url, minutes.map((m) => nnt(m * 60, { count: 1, value: m }, metric)));
+          await write(
+            n.url,
+            minutes.map((m) => nnt(m * 60, { count: 1, value: m }, metric)),
+          );
           const read = async (span: number, engine: string): Promise<Array<[number, number | null]>> =>
             rollup(n.url, { start: '0.000', end: '3600.000', span: `${span}s`, engine, type: 'count' }, metric);
           const snapshot = new Map<string, Array<[number, number | null]>>();

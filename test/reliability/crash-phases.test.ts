@@ -53,7 +53,10 @@ async function startNode(args: string[]): Promise<Node> {
     stderr: [],
     kill: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
+        if (child.exitCode !== null || child.signalCode !== null) {
+          resolve();
+          return;
+        }
         child.once('exit', () => resolve());
         child.kill('SIGKILL');
       }),
@@ -196,10 +199,9 @@ describe('kills inside a flush, a replay and a sweep', () => {
     const mismatches: string[] = [];
     const end = tsOf(next) + 10800;
     const read = async (s: number, span: number, engine: string) => {
-      const res = await request(
-        `${node.url}/rollup/${UUID}/cp.s${s}?start_ts=${T0}.000&end_ts=${end}.000&rollup_span=${span}s&type=all&get_engine=${engine}`,
-        { headers: { 'x-snowth-advisory-limit': 'none' } },
-      );
+      const res = await request(`${node.url}/rollup/${UUID}/cp.s${s}?start_ts=${T0}.000&end_ts=${end}.000&rollup_span=${span}s&type=all&get_engine=${engine}`, {
+        headers: { 'x-snowth-advisory-limit': 'none' },
+      });
       expect(res.statusCode).toBe(200);
       return (await res.body.json()) as Array<[number, { count: number; value: number } | null]>;
     };

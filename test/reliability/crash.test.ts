@@ -78,7 +78,9 @@ describe('crash', () => {
           if (!p || p.value === null || p.value.value !== i + 0.5 || p.value.count !== 1) lost += 1;
         }
       }
-      console.log(`crash: ${ROUNDS} SIGKILLs, ${nextBatch} batches sent, ${ackedBatches.size} acknowledged (${ackedBatches.size * BATCH} records), ${lost} acknowledged records lost`);
+      console.log(
+        `crash: ${ROUNDS} SIGKILLs, ${nextBatch} batches sent, ${ackedBatches.size} acknowledged (${ackedBatches.size * BATCH} records), ${lost} acknowledged records lost`,
+      );
       expect(ackedBatches.size).toBeGreaterThan(ROUNDS); // the test did write something between kills
       expect(lost).toBe(0);
     } finally {

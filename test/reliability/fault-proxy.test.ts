@@ -33,7 +33,10 @@ function exchange(proxy: FaultProxy, waitMs = 300): Promise<{ data: Buffer; how:
       chunks.push(c);
       arrivals.push(Date.now());
       clearTimeout(timer);
-      if (Buffer.concat(chunks).length >= REPLY.length) { done('close'); return; }
+      if (Buffer.concat(chunks).length >= REPLY.length) {
+        done('close');
+        return;
+      }
       timer = setTimeout(() => done('silence'), waitMs);
     });
     s.on('error', () => done('error'));

@@ -6,15 +6,7 @@ import { parseNodeEntry, parseNodeList } from '../../src/cli/nodes.js';
 import { parseDuration, parseTime } from '../../src/cli/time.js';
 import { parseChoiceList, parseOutput } from '../../src/cli/values.js';
 import { HeaderError, parseHeaderLine } from '../../src/client/headers.js';
-import {
-  CodecError,
-  formatTimestamp,
-  parseSecondsList,
-  parseSpan,
-  parseSweepHeaders,
-  parseTimestamp,
-  validateNntRecord,
-} from '../../src/protocol/index.js';
+import { CodecError, formatTimestamp, parseSecondsList, parseSpan, parseSweepHeaders, parseTimestamp, validateNntRecord } from '../../src/protocol/index.js';
 import { ConfigError, parsePeriods, parsePort, parseSize } from '../../src/server/config.js';
 
 // Generated bad input at every parser a user's text reaches. Each must either succeed or throw its
@@ -26,11 +18,73 @@ const params = { numRuns: RUNS, seed: SEED };
 export const PARSERS_FUZZED = 15;
 
 const NASTY = [
-  '', ' ', '\t', '\n', '\r\n', '\u0000', 'NaN', 'Infinity', '-Infinity', '-1', '-0', '0', '1e9', '1e400', '0x10', '0b1', '１２３', '٣',
-  '9'.repeat(400), '1'.repeat(20), '1700000000.', '.5', '1700000000.1234', '2026-02-30T00:00:00Z', '2026-13-01', '2026-08-01T25:00:00Z',
-  '90', '90 d', '90dd', 'd90', '1.5.5s', '5m5s', 'now ', 'NOW', '__proto__', 'constructor', 'toString', '%00', '%ZZ', '../../etc/passwd',
-  'http://', 'https://:8112', 'http://[::1', 'ftp://a:1', 'http://user:pw@h:1', 'h:99999', 'h:-1', 'h:0', 'http://h:1?x#y', 'a b', '#', '# only',
-  '\u202e', '\ud800', 'x'.repeat(10_000), ',', ',,', 'nnt,', 'NNT', 'nnt,text,histogram,nnt', '60,', ',60', '60,,300', '0', '60s', '60ms', '0ms',
+  '',
+  ' ',
+  '\t',
+  '\n',
+  '\r\n',
+  '\u0000',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-1',
+  '-0',
+  '0',
+  '1e9',
+  '1e400',
+  '0x10',
+  '0b1',
+  '１２３',
+  '٣',
+  '9'.repeat(400),
+  '1'.repeat(20),
+  '1700000000.',
+  '.5',
+  '1700000000.1234',
+  '2026-02-30T00:00:00Z',
+  '2026-13-01',
+  '2026-08-01T25:00:00Z',
+  '90',
+  '90 d',
+  '90dd',
+  'd90',
+  '1.5.5s',
+  '5m5s',
+  'now ',
+  'NOW',
+  '__proto__',
+  'constructor',
+  'toString',
+  '%00',
+  '%ZZ',
+  '../../etc/passwd',
+  'http://',
+  'https://:8112',
+  'http://[::1',
+  'ftp://a:1',
+  'http://user:pw@h:1',
+  'h:99999',
+  'h:-1',
+  'h:0',
+  'http://h:1?x#y',
+  'a b',
+  '#',
+  '# only',
+  '\u202e',
+  '\ud800',
+  'x'.repeat(10_000),
+  ',',
+  ',,',
+  'nnt,',
+  'NNT',
+  'nnt,text,histogram,nnt',
+  '60,',
+  ',60',
+  '60,,300',
+  '0',
+  '60s',
+  '60ms',
+  '0ms',
 ];
 
 const text = fc.oneof(
@@ -62,10 +116,15 @@ describe('fuzz: command-line parsers', () => {
   it('parseTime: UsageError naming the flag; results are whole milliseconds', () => {
     fc.assert(
       fc.property(text, (s) => {
-        only(() => {
-          const ms = parseTime(s, '--before', 1_780_000_000_000);
-          expect(Number.isFinite(ms)).toBe(true);
-        }, [UsageError], /^--before: /, s);
+        only(
+          () => {
+            const ms = parseTime(s, '--before', 1_780_000_000_000);
+            expect(Number.isFinite(ms)).toBe(true);
+          },
+          [UsageError],
+          /^--before: /,
+          s,
+        );
       }),
       params,
     );
@@ -74,11 +133,16 @@ describe('fuzz: command-line parsers', () => {
   it('parseDuration: UsageError naming the flag; results are positive', () => {
     fc.assert(
       fc.property(text, (s) => {
-        only(() => {
-          const ms = parseDuration(s, '--request-timeout');
-          expect(ms).toBeGreaterThan(0);
-          expect(Number.isFinite(ms)).toBe(true);
-        }, [UsageError], /^--request-timeout: /, s);
+        only(
+          () => {
+            const ms = parseDuration(s, '--request-timeout');
+            expect(ms).toBeGreaterThan(0);
+            expect(Number.isFinite(ms)).toBe(true);
+          },
+          [UsageError],
+          /^--request-timeout: /,
+          s,
+        );
       }),
       params,
     );

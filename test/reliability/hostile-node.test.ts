@@ -119,12 +119,14 @@ describe('a short acknowledgement', () => {
   const records = (n: number, metric = 'cpu'): string =>
     Array.from({ length: n }, (_, i) => JSON.stringify({ metric, id: UUID, offset: 60 * i, count: 1, value: i })).join('\n') + '\n';
   /** A node that answers every write with `ack(records in the body)`. */
-  const acking = (ack: (n: number) => string): StubAnswer => (req, res, body) => {
-    if (req.url !== '/write/nnt') return false;
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(ack((JSON.parse(body) as unknown[]).length));
-    return true;
-  };
+  const acking =
+    (ack: (n: number) => string): StubAnswer =>
+    (req, res, body) => {
+      if (req.url !== '/write/nnt') return false;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(ack((JSON.parse(body) as unknown[]).length));
+      return true;
+    };
 
   it('{"records":1} for a 5-record batch: resent, then not written: into the rejects file, exit 1, never counted', async () => {
     const node = await stub(acking(() => '{"records":1}'));
@@ -136,7 +138,10 @@ describe('a short acknowledgement', () => {
     expect(doc).toMatchObject({ status: 'nodes-down', read: 5, written: 0, rejected: 5, failed_records: 5, acknowledged: { by_count: 0, bare: 0 } });
     // The first answer and one resend.
     expect(node.requests.filter((q) => q.path === '/write/nnt')).toHaveLength(2);
-    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { record: number; error: string });
+    const rejects = readFileSync(`${f}.rejects.ndjson`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { record: number; error: string });
     expect(rejects.map((x) => x.record)).toEqual([1, 2, 3, 4, 5]);
     expect(rejects[0]!.error).toContain('acknowledged 1 of the 5 records sent (a short acknowledgement)');
   });
@@ -176,7 +181,9 @@ describe('terminal escapes from a node', () => {
   const evil: StubAnswer = (req, res) => {
     if (req.url === '/sweep_delete') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ nnt: { running: 'false' }, text: { running: 'true', current_metric: `${UUID}-${EVIL}`, timestamp: '1700000000' }, histogram: { running: 'false' } }));
+      res.end(
+        JSON.stringify({ nnt: { running: 'false' }, text: { running: 'true', current_metric: `${UUID}-${EVIL}`, timestamp: '1700000000' }, histogram: { running: 'false' } }),
+      );
       return true;
     }
     if (req.url?.startsWith('/rollup/') || req.url === '/write/nnt') {
@@ -194,7 +201,12 @@ describe('terminal escapes from a node', () => {
     expect(table.stdout).not.toMatch(RAW_CONTROL);
     expect(table.stdout).toContain('\\x1b]0;pwned\\x07\\x1b[2J\\r│ http://db9:8112 │ nnt │ no │\\u202e');
     // The forged row stays inside its cell: every line of the table has the same width.
-    const widths = new Set(table.stdout.trimEnd().split('\n').map((l) => [...l].length));
+    const widths = new Set(
+      table.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => [...l].length),
+    );
     expect(widths.size).toBe(1);
     const json = await runCli(['status', '--nodes', node.url, '--output', 'json']);
     expect(JSON.parse(json.stdout).nodes[0].status.text.current_metric).toBe(`${UUID}-${EVIL}`);

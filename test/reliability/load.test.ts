@@ -15,7 +15,18 @@ const T0 = Math.floor((Date.now() / 1000 - 40 * 86_400) / 60) * 60; // 40 days a
 const valueOf = (w: number, i: number): number => w * 1_000_000 + i + 0.25;
 
 function record(w: number, i: number): NntRecord {
-  return { metric: `load.m${w}`, id: UUID, offset: T0 + i * 60, count: (i % 7) + 1, value: valueOf(w, i), derivative: i, counter: w, stddev: 0, derivative_stddev: 0, counter_stddev: 0 };
+  return {
+    metric: `load.m${w}`,
+    id: UUID,
+    offset: T0 + i * 60,
+    count: (i % 7) + 1,
+    value: valueOf(w, i),
+    derivative: i,
+    counter: w,
+    stddev: 0,
+    derivative_stddev: 0,
+    counter_stddev: 0,
+  };
 }
 
 afterAll(stopAllNodes);
@@ -24,7 +35,11 @@ describe('load', () => {
   it(`${WRITERS} writers (${WRITERS * PER_WRITER} records) + readers + 3 sweeps on one node: nothing that should remain is lost`, async () => {
     const node = await startNode();
     const dispatcher = createAgent({ connectionsPerNode: 32 });
-    const client = new NodeClient(node.url, { dispatcher, timeouts: { totalMs: 60_000, headersMs: 60_000, bodyMs: 60_000 }, retry: { retries: 5, baseDelayMs: 50, maxDelayMs: 500 } });
+    const client = new NodeClient(node.url, {
+      dispatcher,
+      timeouts: { totalMs: 60_000, headersMs: 60_000, bodyMs: 60_000 },
+      retry: { retries: 5, baseDelayMs: 50, maxDelayMs: 500 },
+    });
     const started = Date.now();
     const acked: boolean[][] = Array.from({ length: WRITERS }, () => new Array<boolean>(PER_WRITER).fill(false));
     let writing = true;
@@ -104,7 +119,9 @@ describe('load', () => {
       }
       expect(gone).toBeGreaterThan(0);
       // The figures for the README.
-      console.log(`load: ${WRITERS * PER_WRITER} records by ${WRITERS} writers, ${reads} reads, 3 sweeps in ${loadMs} ms; verified ${checked} kept records, ${gone} swept records gone`);
+      console.log(
+        `load: ${WRITERS * PER_WRITER} records by ${WRITERS} writers, ${reads} reads, 3 sweeps in ${loadMs} ms; verified ${checked} kept records, ${gone} swept records gone`,
+      );
       expect(wrong).toEqual([]);
       expect(checked).toBe(WRITERS * (PER_WRITER - firstKept));
       expect(reads).toBeGreaterThan(0);

@@ -50,7 +50,10 @@ function serve(dir: string): Promise<Start> {
 
 const stop = (c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> =>
   new Promise((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) { resolve(); return; }
+    if (c.exitCode !== null || c.signalCode !== null) {
+      resolve();
+      return;
+    }
     c.once('exit', () => resolve());
     c.kill(signal);
   });
@@ -95,7 +98,9 @@ describe('concurrent starts on one data dir', () => {
     const rows = (await res.body.json()) as Array<[number, number | null]>;
     const lost = rows.filter(([ts, v]) => v !== ts / 60).length;
     await stop(last.child);
-    console.log(`lock-race: ${ROUNDS} rounds x ${STARTS} simultaneous starts: ${winners} started, ${refused} refused (in use), ${twoAtOnce} rounds with two nodes on the directory; ${written} acknowledged records, ${lost} lost`);
+    console.log(
+      `lock-race: ${ROUNDS} rounds x ${STARTS} simultaneous starts: ${winners} started, ${refused} refused (in use), ${twoAtOnce} rounds with two nodes on the directory; ${written} acknowledged records, ${lost} lost`,
+    );
     expect(twoAtOnce).toBe(0);
     expect(lost).toBe(0);
   }, 120_000);

@@ -25,7 +25,10 @@ function feed(lines: string[], opts: { batchSize: number; batchBytes: number }) 
 
 describe('Batcher', () => {
   it('splits by count and carries the input position each batch completes', () => {
-    const { batches } = feed([0, 1, 2, 3, 4].map((i) => rec(i)), { batchSize: 2, batchBytes: 1 << 20 });
+    const { batches } = feed(
+      [0, 1, 2, 3, 4].map((i) => rec(i)),
+      { batchSize: 2, batchBytes: 1 << 20 },
+    );
     expect(batches.map((b) => b.records)).toEqual([[1, 2], [3, 4], [5]]);
     expect(batches.map((b) => b.seq)).toEqual([0, 1, 2]);
     expect(batchTexts(batches[0]!.body)).toEqual([rec(0), rec(1)]);
@@ -60,7 +63,7 @@ describe('Batcher', () => {
 });
 
 describe('BodyPool', () => {
-  it('never hands out memory it did not allocate (an empty batch body can sit at offset 0 of Node\'s shared 8 KiB slab)', () => {
+  it("never hands out memory it did not allocate (an empty batch body can sit at offset 0 of Node's shared 8 KiB slab)", () => {
     const pool = new BodyPool(4);
     const shared = new ArrayBuffer(8192);
     // What flush() returns for an empty batch, Buffer.from('[]'), when it starts a fresh slab.
@@ -93,17 +96,20 @@ describe('memberText', () => {
 describe('LowWater', () => {
   it('moves only over a contiguous prefix of acknowledged batches, whatever the order', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 30 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })), (order) => {
-        const w = new LowWater({ record: 0, byte: 0, line: 1 });
-        const acked = new Set<number>();
-        for (const seq of order) {
-          w.ack(seq, { record: seq + 1, byte: (seq + 1) * 10, line: seq + 2 });
-          acked.add(seq);
-          let prefix = 0;
-          while (acked.has(prefix)) prefix++;
-          expect(w.position.record).toBe(prefix);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 30 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })),
+        (order) => {
+          const w = new LowWater({ record: 0, byte: 0, line: 1 });
+          const acked = new Set<number>();
+          for (const seq of order) {
+            w.ack(seq, { record: seq + 1, byte: (seq + 1) * 10, line: seq + 2 });
+            acked.add(seq);
+            let prefix = 0;
+            while (acked.has(prefix)) prefix++;
+            expect(w.position.record).toBe(prefix);
+          }
+        },
+      ),
     );
   });
 });

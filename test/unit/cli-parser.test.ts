@@ -85,24 +85,64 @@ type Row = [argv: string[], command: string, options: Record<string, unknown>, g
 const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: 0, memory: true, rollups: [60, 300], maxBody: 4 * 1024 ** 2 }],
-  [['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'], 'serve', { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 }],
-  [['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'], 'serve', { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true }],
+  [
+    ['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'],
+    'serve',
+    { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 },
+  ],
+  [
+    ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
+    'serve',
+    { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+  ],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
-  [['write', 'r.ndjson', '--seed', 'http://db1:8112', '--to', 'owners', '--smallest-span', '300'], 'write', { files: ['r.ndjson'], seed: 'http://db1:8112', to: 'owners', smallestSpan: 300 }],
-  [['write', '-', '--nodes', 'n.txt', '--to', 'all', '--batch-bytes', '1MiB', '--resume', '--header', 'A: 1', '--header', 'B: 2'], 'write', { files: ['-'], nodes: 'n.txt', to: 'all', batchBytes: 1024 ** 2, resume: true, header: ['A: 1', 'B: 2'] }],
+  [
+    ['write', 'r.ndjson', '--seed', 'http://db1:8112', '--to', 'owners', '--smallest-span', '300'],
+    'write',
+    { files: ['r.ndjson'], seed: 'http://db1:8112', to: 'owners', smallestSpan: 300 },
+  ],
+  [
+    ['write', '-', '--nodes', 'n.txt', '--to', 'all', '--batch-bytes', '1MiB', '--resume', '--header', 'A: 1', '--header', 'B: 2'],
+    'write',
+    { files: ['-'], nodes: 'n.txt', to: 'all', batchBytes: 1024 ** 2, resume: true, header: ['A: 1', 'B: 2'] },
+  ],
   // One size rule: 4m is 4 MiB (it was 4,000,000), 4MB is 4,000,000.
-  [['write', 'r.ndjson', '--batch-bytes', '4m', '--batch-size', '100', '--concurrency', '8', '--rate', '2.5', '--max-errors', '0'], 'write', { files: ['r.ndjson'], batchBytes: 4 * 1024 ** 2, batchSize: 100, concurrency: 8, rate: 2.5, maxErrors: 0 }],
+  [
+    ['write', 'r.ndjson', '--batch-bytes', '4m', '--batch-size', '100', '--concurrency', '8', '--rate', '2.5', '--max-errors', '0'],
+    'write',
+    { files: ['r.ndjson'], batchBytes: 4 * 1024 ** 2, batchSize: 100, concurrency: 8, rate: 2.5, maxErrors: 0 },
+  ],
   [['write', 'r.ndjson', '--batch-bytes', '4MB', '--smallest-span', '5m', '-o', 'csv'], 'write', { files: ['r.ndjson'], batchBytes: 4_000_000, smallestSpan: 300, output: 'csv' }],
-  [['write', 'notes.ndjson', '--kind', 'text', '--node', 'db1', '--resume', '--allow-changed-input', '--method', 'put'], 'write', { files: ['notes.ndjson'], kind: 'text', node: 'db1', resume: true, allowChangedInput: true, method: 'put' }],
+  [
+    ['write', 'notes.ndjson', '--kind', 'text', '--node', 'db1', '--resume', '--allow-changed-input', '--method', 'put'],
+    'write',
+    { files: ['notes.ndjson'], kind: 'text', node: 'db1', resume: true, allowChangedInput: true, method: 'put' },
+  ],
   // the old spelling, read for one release (the action warns)
   [['write', 'r.ndjson', '--resume', '--force', '-o', 'text'], 'write', { files: ['r.ndjson'], resume: true, force: true, output: 'text' }],
   [['--profile', 'prod', 'write', 'h.ndjson', '--kind', 'histogram', '-o', 'json'], 'write', { files: ['h.ndjson'], kind: 'histogram', output: 'json' }, { profile: 'prod' }],
   [['read', 'U', 'M'], 'read', { uuid: 'U', metric: 'M' }],
-  [['read', 'U', 'disk|ST[dev:sda]', '-o', 'csv', '--type', 'all', '--span', '1h', '--start', '6h'], 'read', { uuid: 'U', metric: 'disk|ST[dev:sda]', output: 'csv', type: 'all', span: 3_600_000, start: '6h' }],
+  [
+    ['read', 'U', 'disk|ST[dev:sda]', '-o', 'csv', '--type', 'all', '--span', '1h', '--start', '6h'],
+    'read',
+    { uuid: 'U', metric: 'disk|ST[dev:sda]', output: 'csv', type: 'all', span: 3_600_000, start: '6h' },
+  ],
   [['read', 'U', 'M', '--compare', '--tolerance', '1e-9', '--node', 'http://a:1'], 'read', { uuid: 'U', metric: 'M', compare: true, tolerance: 1e-9, node: 'http://a:1' }],
-  [['read', 'U', 'M', '--engine', 'RECALC', '--type', 'derivative', '--limit', 'none', '--span', '500ms'], 'read', { uuid: 'U', metric: 'M', engine: 'recalc', type: 'derive', limit: 'none', span: 500 }],
-  [['read', 'U', 'M', '--kind', 'text', '--start', '30d', '--seed', 'db1', '-o', 'json'], 'read', { uuid: 'U', metric: 'M', kind: 'text', start: '30d', seed: 'db1', output: 'json' }],
-  [['read', 'U', 'M', '--kind', 'histogram', '--period', '1m', '--limit', '10', '--retries', '0'], 'read', { uuid: 'U', metric: 'M', kind: 'histogram', period: 60, limit: 10, retries: 0 }],
+  [
+    ['read', 'U', 'M', '--engine', 'RECALC', '--type', 'derivative', '--limit', 'none', '--span', '500ms'],
+    'read',
+    { uuid: 'U', metric: 'M', engine: 'recalc', type: 'derive', limit: 'none', span: 500 },
+  ],
+  [
+    ['read', 'U', 'M', '--kind', 'text', '--start', '30d', '--seed', 'db1', '-o', 'json'],
+    'read',
+    { uuid: 'U', metric: 'M', kind: 'text', start: '30d', seed: 'db1', output: 'json' },
+  ],
+  [
+    ['read', 'U', 'M', '--kind', 'histogram', '--period', '1m', '--limit', '10', '--retries', '0'],
+    'read',
+    { uuid: 'U', metric: 'M', kind: 'histogram', period: 60, limit: 10, retries: 0 },
+  ],
   [['--profile', 'prod', 'read', 'U', 'M', '--node', 'db2', '-o', 'chart'], 'read', { uuid: 'U', metric: 'M', node: 'db2', output: 'chart' }, { profile: 'prod' }],
   [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: ['nnt', 'histogram'], yes: true, wait: false }],
   [
@@ -111,7 +151,24 @@ const CONTRACT: Row[] = [
     { before: '1d', dryRun: true, headerPrefix: 'X-Snowth', nntRollups: [60, 300], histogramRollups: [60], yes: true, output: 'csv' },
   ],
   [
-    ['sweep', '--before', '1d', '--poll-interval', '500ms', '--lost-after', '1m', '--timeout', '2h', '--concurrency', '4', '--force', '--skip-unreachable', '--allow-partial', '--seed', 'http://db1:8112'],
+    [
+      'sweep',
+      '--before',
+      '1d',
+      '--poll-interval',
+      '500ms',
+      '--lost-after',
+      '1m',
+      '--timeout',
+      '2h',
+      '--concurrency',
+      '4',
+      '--force',
+      '--skip-unreachable',
+      '--allow-partial',
+      '--seed',
+      'http://db1:8112',
+    ],
     'sweep',
     { before: '1d', pollInterval: 500, lostAfter: 60_000, timeout: 7_200_000, concurrency: 4, force: true, skipUnreachable: true, allowPartial: true, seed: 'http://db1:8112' },
   ],
@@ -120,30 +177,80 @@ const CONTRACT: Row[] = [
   [['sweep', 'cancel', '--nodes', 'a:1,b:2', '--yes', '--output', 'json'], 'sweep cancel', { nodes: 'a:1,b:2', yes: true, output: 'json' }],
   [['sweep', 'cancel', '-o', 'csv', '--dry-run', '--concurrency', '8', '--profile', 'prod'], 'sweep cancel', { output: 'csv', dryRun: true, concurrency: 8 }, { profile: 'prod' }],
   [['retention', 'plan', 'retention.yaml'], 'retention plan', { policy: 'retention.yaml' }],
-  [['retention', 'plan', '--rule', 'nnt:60=30d', '--rule', 'text=90d', '-o', 'json', '--nodes', 'a:1', '--header-prefix', 'x-snowth'], 'retention plan', { rule: ['nnt:60=30d', 'text=90d'], output: 'json', nodes: 'a:1', headerPrefix: 'X-Snowth' }],
   [
-    ['retention', 'apply', 'p.yml', '--yes', '--allow-partial', '--skip-unreachable', '--poll-interval', '500ms', '--step-timeout', '1h', '--journal', 'j.jsonl', '--seed', 'http://db1:8112'],
+    ['retention', 'plan', '--rule', 'nnt:60=30d', '--rule', 'text=90d', '-o', 'json', '--nodes', 'a:1', '--header-prefix', 'x-snowth'],
+    'retention plan',
+    { rule: ['nnt:60=30d', 'text=90d'], output: 'json', nodes: 'a:1', headerPrefix: 'X-Snowth' },
+  ],
+  [
+    [
+      'retention',
+      'apply',
+      'p.yml',
+      '--yes',
+      '--allow-partial',
+      '--skip-unreachable',
+      '--poll-interval',
+      '500ms',
+      '--step-timeout',
+      '1h',
+      '--journal',
+      'j.jsonl',
+      '--seed',
+      'http://db1:8112',
+    ],
     'retention apply',
     { policy: 'p.yml', yes: true, allowPartial: true, skipUnreachable: true, pollInterval: 500, stepTimeout: 3_600_000, journal: 'j.jsonl', seed: 'http://db1:8112' },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
-  [['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'], 'retention apply', { resume: 'r-20261122T043258Z-3f2a', lostAfter: 60_000, output: 'csv' }, { profile: 'prod' }],
+  [
+    ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
+    'retention apply',
+    { resume: 'r-20261122T043258Z-3f2a', lostAfter: 60_000, output: 'csv' },
+    { profile: 'prod' },
+  ],
   [['history'], 'history', {}],
   [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
   [['history', '-o', 'json'], 'history', { output: 'json' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],
-  [['status', '--watch', '5s', '--cacert', 'ca.pem', '--insecure', '--per-type', '-o', 'json'], 'status', { watch: 5000, cacert: 'ca.pem', insecure: true, perType: true, output: 'json' }],
   [
-    ['status', '--seed', 'db1', '--connect-timeout', '1s', '--retries', '0', '--deadline', '2m', '--max-answer', '1MiB', '--header', 'A: 1', '--redact', 'X-Key', '--lost-after', '5s'],
+    ['status', '--watch', '5s', '--cacert', 'ca.pem', '--insecure', '--per-type', '-o', 'json'],
+    'status',
+    { watch: 5000, cacert: 'ca.pem', insecure: true, perType: true, output: 'json' },
+  ],
+  [
+    [
+      'status',
+      '--seed',
+      'db1',
+      '--connect-timeout',
+      '1s',
+      '--retries',
+      '0',
+      '--deadline',
+      '2m',
+      '--max-answer',
+      '1MiB',
+      '--header',
+      'A: 1',
+      '--redact',
+      'X-Key',
+      '--lost-after',
+      '5s',
+    ],
     'status',
     { seed: 'db1', connectTimeout: 1000, retries: 0, deadline: 120_000, maxAnswer: 1024 ** 2, header: ['A: 1'], redact: ['X-Key'], lostAfter: 5000 },
   ],
   [['nodes', '--seed', 'http://db1:8112', '--output', 'csv'], 'nodes', { seed: 'http://db1:8112', output: 'csv' }],
   [['nodes', '--nodes', 'a:1,b:2', '-o', 'json', '--cert', 'c.pem', '--key', 'k.pem'], 'nodes', { nodes: 'a:1,b:2', output: 'json', cert: 'c.pem', key: 'k.pem' }],
   [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--nodes', 'a:1'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', nodes: 'a:1' }],
-  [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '-o', 'csv', '--headers-timeout', '2s'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', output: 'csv', headersTimeout: 2000 }],
+  [
+    ['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '-o', 'csv', '--headers-timeout', '2s'],
+    'locate',
+    { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', output: 'csv', headersTimeout: 2000 },
+  ],
   [['cluster', 'up'], 'cluster up', {}],
   [['cluster', 'up', '--count', '5', '--base-port', '0', '--detach', '-o', 'json'], 'cluster up', { count: 5, basePort: 0, detach: true, output: 'json' }],
   [['cluster', 'up', '--sweep-pace', '250', '--write-copies', '3', '--lenient-timestamps'], 'cluster up', { sweepPace: 250, writeCopies: 3, lenientTimestamps: true }],
@@ -163,7 +270,23 @@ const CONTRACT: Row[] = [
   [['profile', 'use', 'lab'], 'profile use', { name: 'lab' }],
   [['profile', 'remove', 'lab'], 'profile remove', { name: 'lab' }],
   [
-    ['profile', 'set', 'prod', '--nodes', 'a,b', '--header-prefix', 'x-snowth', '--smallest-span', '1m', '--nnt-rollups', '300,60', '--header', 'Authorization: Bearer ${T}', '--unset', 'cacert'],
+    [
+      'profile',
+      'set',
+      'prod',
+      '--nodes',
+      'a,b',
+      '--header-prefix',
+      'x-snowth',
+      '--smallest-span',
+      '1m',
+      '--nnt-rollups',
+      '300,60',
+      '--header',
+      'Authorization: Bearer ${T}',
+      '--unset',
+      'cacert',
+    ],
     'profile set',
     { name: 'prod', nodes: 'a,b', headerPrefix: 'X-Snowth', smallestSpan: 60, nntRollups: [60, 300], header: ['Authorization: Bearer ${T}'], unset: ['cacert'] },
   ],
@@ -188,7 +311,10 @@ describe('parser contract: argv -> command and options', () => {
       if (cmd.commands.length === 0) paths.push(path);
       for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
     };
-    visit(buildProgram(async () => {}), '');
+    visit(
+      buildProgram(async () => {}),
+      '',
+    );
     const covered = new Set(CONTRACT.map((row) => row[1]));
     const missing = paths.filter((p) => !covered.has(p));
     expect(missing, `no parser contract row for: ${missing.join(', ')} (add one to CONTRACT in test/unit/cli-parser.test.ts)`).toEqual([]);
@@ -200,7 +326,10 @@ describe('parser contract: argv -> command and options', () => {
       for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && (GLOBAL_FLAGS as readonly string[]).includes(f)) clashes.push(`${path} ${f}`);
       for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
     };
-    visit(buildProgram(async () => {}), '');
+    visit(
+      buildProgram(async () => {}),
+      '',
+    );
     expect(clashes).toEqual([]);
   });
 });

@@ -197,8 +197,35 @@ describe('typed flag tables', () => {
   it('parses values while reading the command line, defaults by the same rule', () => {
     const defaults = parse([]);
     expect(defaults).toEqual({ timeout: 21_600_000, batchBytes: 4 * 1024 ** 2, retries: 3, types: ['nnt'], output: 'table', header: [], dryRun: false, wait: true });
-    const given = parse(['--timeout', '90s', '--batch-bytes', '4m', '--types', 'nnt,histogram', '--engine', 'recalc', '-o', 'json', '--header', 'A: 1', '--header', 'B: 2', '--dry-run', '--no-wait']);
-    expect(given).toEqual({ timeout: 90_000, batchBytes: 4 * 1024 ** 2, retries: 3, types: ['nnt', 'histogram'], engine: 'recalc', output: 'json', header: ['A: 1', 'B: 2'], dryRun: true, wait: false });
+    const given = parse([
+      '--timeout',
+      '90s',
+      '--batch-bytes',
+      '4m',
+      '--types',
+      'nnt,histogram',
+      '--engine',
+      'recalc',
+      '-o',
+      'json',
+      '--header',
+      'A: 1',
+      '--header',
+      'B: 2',
+      '--dry-run',
+      '--no-wait',
+    ]);
+    expect(given).toEqual({
+      timeout: 90_000,
+      batchBytes: 4 * 1024 ** 2,
+      retries: 3,
+      types: ['nnt', 'histogram'],
+      engine: 'recalc',
+      output: 'json',
+      header: ['A: 1', 'B: 2'],
+      dryRun: true,
+      wait: false,
+    });
   });
 
   it('a bad value is an InvalidValueError naming the flag (exit 2), not a commander message', () => {

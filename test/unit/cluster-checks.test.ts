@@ -15,7 +15,7 @@ function self(i: number, over: Partial<NodeSelf> = {}): NodeSelf {
 }
 
 describe('reading what a node says about itself', () => {
-  it('reads gosnowth\'s /state test document', () => {
+  it("reads gosnowth's /state test document", () => {
     // From gosnowth state_test.go (stateTestData), trimmed to the members tsnode reads plus some it ignores.
     const wire = nodeStateSchema.parse({
       identity: 'bb6f7162-4828-11df-bab8-6bac200dcc2a',
@@ -43,7 +43,7 @@ describe('reading what a node says about itself', () => {
     });
   });
 
-  it('reads gosnowth\'s /stats.json test document', () => {
+  it("reads gosnowth's /stats.json test document", () => {
     // From gosnowth stats_test.go (statsTestData).
     const wire = nodeStatsSchema.parse({
       application: { _type: 's', _value: 'snowth' },
@@ -52,7 +52,14 @@ describe('reading what a node says about itself', () => {
       topology: { next: { _type: 's', _value: '-' }, current: { _type: 's', _value: 'test' } },
       semver: { _type: 's', _value: '0.1.1570000000' },
     });
-    expect(selfFromStats('http://n:8112', wire)).toMatchObject({ identity: 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee', current: 'test', next: null, version: '0.1.1570000000', via: 'stats.json', baseRollup: null });
+    expect(selfFromStats('http://n:8112', wire)).toMatchObject({
+      identity: 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
+      current: 'test',
+      next: null,
+      version: '0.1.1570000000',
+      via: 'stats.json',
+      baseRollup: null,
+    });
     expect(selfFromStats('http://n:8112', nodeStatsSchema.parse({}))).toBeUndefined();
   });
 });
@@ -65,7 +72,13 @@ describe('coverage', () => {
   });
 
   it('names the ring nodes a list misses', () => {
-    const r = checkCoverage([{ url: url(0), self: self(0) }, { url: url(2), self: self(2) }], TOPOLOGY);
+    const r = checkCoverage(
+      [
+        { url: url(0), self: self(0) },
+        { url: url(2), self: self(2) },
+      ],
+      TOPOLOGY,
+    );
     expect(r.verdict).toBe('missing');
     expect(r.missing.map((n) => n.id)).toEqual([IDS[1]]);
     expect(r.problems.join('\n')).toContain(`${IDS[1]} (http://10.0.0.1:8113)`);
@@ -82,7 +95,14 @@ describe('coverage', () => {
 
   it('refuses to judge when the nodes disagree on the topology hash, naming who says what', () => {
     const other = 'f'.repeat(64);
-    const r = checkCoverage([{ url: url(0), self: self(0) }, { url: url(1), self: self(1, { current: other }) }, { url: url(2), self: self(2) }], TOPOLOGY);
+    const r = checkCoverage(
+      [
+        { url: url(0), self: self(0) },
+        { url: url(1), self: self(1, { current: other }) },
+        { url: url(2), self: self(2) },
+      ],
+      TOPOLOGY,
+    );
     expect(r.verdict).toBe('disagree');
     expect(r.hash).toBeNull();
     expect(r.hashes).toEqual([
@@ -93,7 +113,10 @@ describe('coverage', () => {
   });
 
   it('reports a rebalance in progress (next is not "-")', () => {
-    const r = checkCoverage([0, 1, 2].map((i) => ({ url: url(i), self: self(i, i === 2 ? { next: 'a'.repeat(64) } : {}) })), TOPOLOGY);
+    const r = checkCoverage(
+      [0, 1, 2].map((i) => ({ url: url(i), self: self(i, i === 2 ? { next: 'a'.repeat(64) } : {}) })),
+      TOPOLOGY,
+    );
     expect(r.verdict).toBe('rebalancing');
     expect(r.rebalancing).toEqual([{ url: url(2), next: 'a'.repeat(64) }]);
   });

@@ -50,7 +50,7 @@ describe('config file paths', () => {
     expect(configPath({ env: {}, home, cwd: '/w' })).toBe('/home/op/.config/tsnode/config.yaml');
   });
 
-  it('paths in the file: ~ expanded, relative ones from the file\'s directory', () => {
+  it("paths in the file: ~ expanded, relative ones from the file's directory", () => {
     expect(expandHome('~', home)).toBe(home);
     expect(expandHome('~/a', home)).toBe('/home/op/a');
     expect(expandHome('~bob/a', home)).toBe('~bob/a');
@@ -91,7 +91,9 @@ describe('parsing the config file', () => {
   });
 
   it('accepts comma strings for nodes and spans, span units, and anchors', () => {
-    const c = parse('profiles:\n  a:\n    nodes: db1, db2:9000\n    nnt_rollups: "1m,5m"\n    smallest_span: 1m\n    headers: &h {X-Tenant: acme}\n  b:\n    seed: db1\n    headers: *h\n');
+    const c = parse(
+      'profiles:\n  a:\n    nodes: db1, db2:9000\n    nnt_rollups: "1m,5m"\n    smallest_span: 1m\n    headers: &h {X-Tenant: acme}\n  b:\n    seed: db1\n    headers: *h\n',
+    );
     expect(c.profiles.get('a')).toMatchObject({ nodes: ['http://db1:8112', 'http://db2:9000'], nntRollups: [60, 300], smallestSpan: 60 });
     expect(c.profiles.get('b')).toMatchObject({ seed: 'http://db1:8112', headers: [{ name: 'X-Tenant', template: 'acme' }] });
   });
@@ -101,13 +103,28 @@ describe('parsing the config file', () => {
     ['unknown profile key', 'profiles:\n  prod:\n    node: [db1]\n', ':3: profiles.prod.node: is not a profile key', '(did you mean nodes or nodes_file?)'],
     ['bad span', 'profiles:\n  prod:\n    smallest_span: sixty\n', ':3: profiles.prod.smallest_span: "sixty" is not a span', 'expected whole seconds'],
     ['bad span in a list', 'profiles:\n  prod:\n    nnt_rollups:\n      - 60\n      - 0\n', ':5: profiles.prod.nnt_rollups: "0" is not a span', 'expected whole seconds'],
-    ['bad node', 'profiles:\n  p:\n    nodes:\n      - db1\n      - ftp://db2\n', ':5: profiles.p.nodes[1]: "ftp://db2": only http and https nodes are supported', 'expected http(s)://host:port'],
+    [
+      'bad node',
+      'profiles:\n  p:\n    nodes:\n      - db1\n      - ftp://db2\n',
+      ':5: profiles.p.nodes[1]: "ftp://db2": only http and https nodes are supported',
+      'expected http(s)://host:port',
+    ],
     ['bad prefix', 'profiles:\n  p:\n    header_prefix: X-Foo\n', ':3: profiles.p.header_prefix: "X-Foo" is not a header prefix', 'expected one of X-Service, X-Snowth'],
     ['two node sources', 'profiles:\n  p:\n    nodes: [db1]\n    seed: db2\n', ':4: profiles.p.seed: is given beside nodes', 'expected one of nodes, nodes_file, seed per profile'],
     ['cert without key', 'profiles:\n  p:\n    cert: a.pem\n', ':3: profiles.p.cert: is given without key', 'expected both cert and key'],
-    ['bad ${', 'profiles:\n  p:\n    headers:\n      Authorization: "Bearer ${1TOKEN}"\n', ':4: profiles.p.headers.Authorization: has a "${" that is not a ${NAME} reference', 'expected ${NAME} references'],
+    [
+      'bad ${',
+      'profiles:\n  p:\n    headers:\n      Authorization: "Bearer ${1TOKEN}"\n',
+      ':4: profiles.p.headers.Authorization: has a "${" that is not a ${NAME} reference',
+      'expected ${NAME} references',
+    ],
     ['bad header name', 'profiles:\n  p:\n    headers:\n      "X Bad": v\n', ':4: profiles.p.headers.X Bad: "X Bad" is not a valid header name', 'expected a valid header name'],
-    ['managed header', 'profiles:\n  p:\n    headers:\n      Content-Length: "5"\n', ':4: profiles.p.headers.Content-Length: "Content-Length" is managed by the HTTP layer', 'expected a valid header name'],
+    [
+      'managed header',
+      'profiles:\n  p:\n    headers:\n      Content-Length: "5"\n',
+      ':4: profiles.p.headers.Content-Length: "Content-Length" is managed by the HTTP layer',
+      'expected a valid header name',
+    ],
     ['header twice', 'profiles:\n  p:\n    headers:\n      A: x\n      a: y\n', ':5: profiles.p.headers.a: is given twice', 'expected each header once'],
     ['bad profile name', 'profiles:\n  "my prod":\n    nodes: [db1]\n', ':2: profiles.my prod: is not a valid profile name', 'expected letters, digits'],
     ['profiles not a map', 'profiles: [a, b]\n', ':1: profiles: a list is not a mapping', 'expected a mapping of profile names'],
@@ -236,7 +253,7 @@ profiles:
     expect(() => setProfileText(c, 'prod', { nodes: ['http://a:1'], seed: 'http://b:1' })).toThrow(/both name the nodes/);
   });
 
-  it('creates the file\'s structure from nothing; refuses names a shell cannot complete', () => {
+  it("creates the file's structure from nothing; refuses names a shell cannot complete", () => {
     const text = setProfileText(parse(''), 'lab', { nodesFile: '/tmp/nodes.txt' });
     expect(text).toBe('profiles:\n  lab:\n    nodes_file: /tmp/nodes.txt\n');
     expect(() => setProfileText(parse(''), 'my lab', { seed: 'http://a:1' })).toThrow(/profile name "my lab" is not valid/);

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateHistogramRecord, validateNntRecord, validateTextRecord } from '../../src/protocol/index.js';
-import {
-  DEMO_CHECKS,
-  dailyLoad,
-  demoOffsets,
-  histogramRecords,
-  nntRecordCount,
-  nntRecords,
-  textRecords,
-} from '../../src/cli/commands/demo/dataset.js';
+import { DEMO_CHECKS, dailyLoad, demoOffsets, histogramRecords, nntRecordCount, nntRecords, textRecords } from '../../src/cli/commands/demo/dataset.js';
 
 const NOW = Date.parse('2026-11-22T04:30:17.250Z');
 

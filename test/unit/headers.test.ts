@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  buildHeaders,
-  HeaderError,
-  isSecretHeader,
-  parseHeaderLine,
-  redactHeaders,
-  scrubSecrets,
-  secretValues,
-  splitHeaderList,
-} from '../../src/client/headers.js';
+import { buildHeaders, HeaderError, isSecretHeader, parseHeaderLine, redactHeaders, scrubSecrets, secretValues, splitHeaderList } from '../../src/client/headers.js';
 import { headersFromFlags, showProxy } from '../../src/cli/network.js';
 import { UsageError } from '../../src/cli/errors.js';
 

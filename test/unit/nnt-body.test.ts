@@ -118,9 +118,7 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
 
   it('never disagrees with the general path on generated bodies and records', () => {
     const hex = fc.constantFrom(...'0123456789abcdefABCDEF'.split(''));
-    const uuid = fc
-      .tuple(...[8, 4, 4, 4, 12].map((k) => fc.array(hex, { minLength: k, maxLength: k }).map((cs) => cs.join(''))))
-      .map((parts) => parts.join('-'));
+    const uuid = fc.tuple(...[8, 4, 4, 4, 12].map((k) => fc.array(hex, { minLength: k, maxLength: k }).map((cs) => cs.join('')))).map((parts) => parts.join('-'));
     const id = fc.oneof(fc.constantFrom(UUID, UUID.toUpperCase()), uuid, fc.constant('not-a-uuid'));
     const metric = fc.oneof(fc.constantFrom('cpu', 'cpu', 'a b', 'ü|ST[x:y]', '', 'q"uote', 'tab\there'), fc.string({ maxLength: 8 }));
     // Numbers as text, in the forms JSON allows (and a few it does not).
@@ -128,7 +126,25 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
       fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
       fc.integer({ min: -5, max: 1e6 }).map(String),
       fc.integer({ min: 0, max: 100 }).map((k) => String(k * 60)),
-      fc.constantFrom('-0', '0.0', '1e2', '1E+2', '2.50', '12345678901234567', '0.1000000000000000055511151231257827', '1.7976931348623157e308', '5e-324', '01', '1.', '.5', '-', '+1', 'null', 'true', '"1"'),
+      fc.constantFrom(
+        '-0',
+        '0.0',
+        '1e2',
+        '1E+2',
+        '2.50',
+        '12345678901234567',
+        '0.1000000000000000055511151231257827',
+        '1.7976931348623157e308',
+        '5e-324',
+        '01',
+        '1.',
+        '.5',
+        '-',
+        '+1',
+        'null',
+        'true',
+        '"1"',
+      ),
     );
     const keys = ['metric', 'id', 'offset', 'count', 'value', 'derivative', 'counter', 'stddev', 'derivative_stddev', 'counter_stddev'];
     const ws = fc.constantFrom('', '', ' ', '\n', ' \t ');
@@ -138,7 +154,21 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
         id,
         metric,
         nums: fc.array(numText, { minLength: 8, maxLength: 8 }),
-        extra: fc.constantFrom(null, null, null, '"x":1', '"parts":[60,[{"count":1,"value":1}]]', '"value":2', '"parts":[0,null]', '"parts":null', '"parts":[0,[]]', '"parts":[0,[ ]', '"parts":[0,nul]', '"parts":[1,null]', '"pbrts":null'),
+        extra: fc.constantFrom(
+          null,
+          null,
+          null,
+          '"x":1',
+          '"parts":[60,[{"count":1,"value":1}]]',
+          '"value":2',
+          '"parts":[0,null]',
+          '"parts":null',
+          '"parts":[0,[]]',
+          '"parts":[0,[ ]',
+          '"parts":[0,nul]',
+          '"parts":[1,null]',
+          '"pbrts":null',
+        ),
         w: ws,
       })
       .map(({ present, id, metric, nums, extra, w }) => {
@@ -157,7 +187,10 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
         order: fc.boolean(),
         id: fc.oneof(fc.constantFrom(UUID, UUID.toUpperCase()), uuid),
         metric: fc.constantFrom('cpu', 'a b', 'ü|ST[x:y]', 'm'.repeat(4096), 'm'.repeat(4097), ''),
-        offset: fc.oneof(fc.integer({ min: 0, max: 1e6 }).map((k) => String(k * 60)), fc.constantFrom('61', '-60', '6e1', '60.0')),
+        offset: fc.oneof(
+          fc.integer({ min: 0, max: 1e6 }).map((k) => String(k * 60)),
+          fc.constantFrom('61', '-60', '6e1', '60.0'),
+        ),
         count: fc.oneof(fc.integer({ min: 0, max: 100 }).map(String), fc.constantFrom('1.5', '-1', '1e0')),
         nums: fc.array(numText, { minLength: 6, maxLength: 6 }),
         w: ws,

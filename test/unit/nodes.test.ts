@@ -64,7 +64,9 @@ describe('parseNodeList', () => {
       'nodes.txt:3: http://[::1]:8112 is the same node as http://127.0.0.1:8112 (line 1) under another spelling; using it once, as http://127.0.0.1:8112',
       'nodes.txt:4: https://localhost.:8112 is the same node as http://127.0.0.1:8112 (line 1) under another spelling; using it once, as http://127.0.0.1:8112',
     ]);
-    expect(parseNodeList('db1.example:8112,DB1.EXAMPLE', '--nodes', { separator: 'commas' }).warnings).toEqual(['--nodes item 2: http://db1.example:8112 is listed twice (first at item 1); using it once']);
+    expect(parseNodeList('db1.example:8112,DB1.EXAMPLE', '--nodes', { separator: 'commas' }).warnings).toEqual([
+      '--nodes item 2: http://db1.example:8112 is listed twice (first at item 1); using it once',
+    ]);
     // other hosts that happen to be loopback too (127.0.0.2) may be another node: kept
     expect(sameNodeKey('http://127.0.0.2:8112')).not.toBe(sameNodeKey('http://127.0.0.1:8112'));
   });

@@ -120,7 +120,13 @@ describe('writeSpan', () => {
   });
   it('agrees, disagrees (by span), or has nothing to go on; silent nodes are named', () => {
     expect(writeSpan([self('a', 60), self('b', 60), { url: 'c', self: null }])).toEqual({ kind: 'agreed', span: 60, unreported: ['c'] });
-    expect(writeSpan([self('a', 60), self('b', 300), self('c', 60)])).toEqual({ kind: 'disagree', spans: [{ span: 60, nodes: ['a', 'c'] }, { span: 300, nodes: ['b'] }] });
+    expect(writeSpan([self('a', 60), self('b', 300), self('c', 60)])).toEqual({
+      kind: 'disagree',
+      spans: [
+        { span: 60, nodes: ['a', 'c'] },
+        { span: 300, nodes: ['b'] },
+      ],
+    });
     expect(writeSpan([self('a', null), { url: 'b', self: null }])).toEqual({ kind: 'unreported', nodes: ['a', 'b'] });
   });
 });
@@ -128,7 +134,14 @@ describe('writeSpan', () => {
 describe('OwnerQueue', () => {
   const slice = (node: number, n: number, first: number): OwnerSlice => {
     const texts = Array.from({ length: n }, (_, j) => JSON.stringify({ metric: 'q', id: ids[0], offset: 60 * (first + j), count: 1, value: 1 }));
-    return { node, body: Buffer.from(`[${texts.join(',')}]`), count: n, records: texts.map((_, j) => first + j), lines: texts.map((_, j) => first + j), index: texts.map((_, j) => j) };
+    return {
+      node,
+      body: Buffer.from(`[${texts.join(',')}]`),
+      count: n,
+      records: texts.map((_, j) => first + j),
+      lines: texts.map((_, j) => first + j),
+      index: texts.map((_, j) => j),
+    };
   };
 
   it('sends every slice exactly once, in full requests within the limits, at most perNode at a time per node', async () => {
@@ -165,7 +178,10 @@ describe('OwnerQueue', () => {
     for (const s of sent) {
       expect(s.parts.every((p) => p.slice.node === s.node)).toBe(true);
       expect(s.parts.reduce((a, p) => a + p.slice.count, 0)).toBeLessThanOrEqual(10);
-      const joined = joinSlices(s.node, s.parts.map((p) => p.slice));
+      const joined = joinSlices(
+        s.node,
+        s.parts.map((p) => p.slice),
+      );
       expect(JSON.parse(joined.body.toString())).toHaveLength(joined.count);
       expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.records));
     }
@@ -176,8 +192,19 @@ describe('OwnerQueue', () => {
 
   it('sends the fullest queue early once all of them hold more than the budget', async () => {
     const sizes: number[] = [];
-    const queue = new OwnerQueue<number>({ nodes: 4, batchSize: 1000, batchBytes: 1 << 20, perNode: 1, budget: 2000, send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.body.length, 0)) });
-    for (let b = 0; b < 20; b++) await queue.add(b, [0, 1, 2, 3].map((node) => slice(node, 2, b * 10 + node * 2)));
+    const queue = new OwnerQueue<number>({
+      nodes: 4,
+      batchSize: 1000,
+      batchBytes: 1 << 20,
+      perNode: 1,
+      budget: 2000,
+      send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.body.length, 0)),
+    });
+    for (let b = 0; b < 20; b++)
+      await queue.add(
+        b,
+        [0, 1, 2, 3].map((node) => slice(node, 2, b * 10 + node * 2)),
+      );
     expect(sizes.length).toBeGreaterThan(0);
     const waiting = (queue as unknown as { waitingBytes: number }).waitingBytes;
     expect(waiting).toBeLessThanOrEqual(2000);

@@ -17,7 +17,11 @@ function client(body: string, times: number, headers: Record<string, string> = {
   const agent = new MockAgent();
   agent.disableNetConnect();
   agents.push(agent);
-  agent.get(NODE).intercept({ path: () => true, method: 'GET' }).reply(200, body, { headers }).times(times);
+  agent
+    .get(NODE)
+    .intercept({ path: () => true, method: 'GET' })
+    .reply(200, body, { headers })
+    .times(times);
   return new NodeClient(NODE, { dispatcher: agent, retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
 }
 
@@ -56,7 +60,7 @@ describe('NodeClient.readRollupColumns', () => {
   });
 
   it.each(['[[0,01]]', '[[0,1.]]', '[[0,1]', '[[0,1]]x', '[[0,"1"]]', '[[0]]', '[[0,1,2]]', '[[0,nul]]', '{"error":"boom"}', 'not json', '[[0,+1]]', ''])(
-    'refuses %j with readRollup\'s own error',
+    "refuses %j with readRollup's own error",
     async (body) => {
       const r = await both(body);
       expect(r.rowsErr).toBeDefined();

@@ -222,8 +222,23 @@ describe('rollup grids', () => {
     expect(() => JSON.parse(withRows({ a: 1 }, ['{"x":1}', '{"x":2}']))).not.toThrow();
   });
   it('compare marks differing, null-vs-number and missing buckets', () => {
-    const a = { node: 'http://a:1', points: [{ timestampMs: 0, value: 1 }, { timestampMs: 60_000, value: 2 }, { timestampMs: 120_000, value: null }] };
-    const b = { node: 'http://b:1', points: [{ timestampMs: 0, value: 1 }, { timestampMs: 60_000, value: 2.5 }, { timestampMs: 120_000, value: 0 }, { timestampMs: 180_000, value: 4 }] };
+    const a = {
+      node: 'http://a:1',
+      points: [
+        { timestampMs: 0, value: 1 },
+        { timestampMs: 60_000, value: 2 },
+        { timestampMs: 120_000, value: null },
+      ],
+    };
+    const b = {
+      node: 'http://b:1',
+      points: [
+        { timestampMs: 0, value: 1 },
+        { timestampMs: 60_000, value: 2.5 },
+        { timestampMs: 120_000, value: 0 },
+        { timestampMs: 180_000, value: 4 },
+      ],
+    };
     const cmp = compareSeries([a, b], false);
     expect(cmp.grid.timestampsMs).toEqual([0, 60_000, 120_000, 180_000]);
     expect(cmp.differs).toEqual([false, true, true, true]);

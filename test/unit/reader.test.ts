@@ -27,7 +27,11 @@ describe('openRecords', () => {
     const gz = join(dir, 'packed');
     writeFileSync(gz, gzipSync(`[${lines.join(',')}]`));
     expect(READ_CHUNK_BYTES).toBeLessThan(lines.join('\n').length); // several chunks
-    for (const [f, format] of [[nd, 'ndjson'], [arr, 'json'], [gz, 'json']] as const) {
+    for (const [f, format] of [
+      [nd, 'ndjson'],
+      [arr, 'json'],
+      [gz, 'json'],
+    ] as const) {
       const r = await all(f);
       expect(r.format).toBe(format);
       expect(r.recs.map((x) => JSON.parse(x.text).i)).toEqual(lines.map((_, i) => i));

@@ -134,16 +134,63 @@ const fieldValue = fc.oneof(
   fc.string({ maxLength: 6 }),
 );
 const idValue = fc.oneof(
-  fc.constantFrom<unknown>(ID, ID.toUpperCase(), ` ${ID}`, `${ID}\n`, ID.slice(1), `${ID}0`, ID.replace(/-/g, '_'), ID.replace('3f', 'g3'), ID.replace('3f', '\u0130f'), 'x', 3, undefined),
+  fc.constantFrom<unknown>(
+    ID,
+    ID.toUpperCase(),
+    ` ${ID}`,
+    `${ID}\n`,
+    ID.slice(1),
+    `${ID}0`,
+    ID.replace(/-/g, '_'),
+    ID.replace('3f', 'g3'),
+    ID.replace('3f', '\u0130f'),
+    'x',
+    3,
+    undefined,
+  ),
   fc.uuid(),
   fc.stringMatching(/^[0-9a-fA-FgG-]{36}$/),
 );
 const metricValue = fc.oneof(fc.constantFrom<unknown>('cpu', '', 'x'.repeat(4096), 'x'.repeat(4097), 'température ✓', 7, undefined, null), fc.string({ maxLength: 8 }));
 const partsValue = fc.oneof(
-  fc.constantFrom<unknown>(undefined, null, 0, 'x', [], [60], [60, []], [30, [{ count: 1, value: 1 }, { count: 2, value: 2 }]], [60, [{ count: 1, value: 1 }]], [60, [{ count: -1, value: 1 }]], [0, []], [0, null], [0, [{ count: 1, value: 1 }]], [0, {}]),
+  fc.constantFrom<unknown>(
+    undefined,
+    null,
+    0,
+    'x',
+    [],
+    [60],
+    [60, []],
+    [
+      30,
+      [
+        { count: 1, value: 1 },
+        { count: 2, value: 2 },
+      ],
+    ],
+    [60, [{ count: 1, value: 1 }]],
+    [60, [{ count: -1, value: 1 }]],
+    [0, []],
+    [0, null],
+    [0, [{ count: 1, value: 1 }]],
+    [0, {}],
+  ),
 );
 const recordLike = fc.record(
-  { metric: metricValue, id: idValue, offset: fieldValue, count: fieldValue, value: fieldValue, derivative: fieldValue, counter: fieldValue, stddev: fieldValue, derivative_stddev: fieldValue, counter_stddev: fieldValue, parts: partsValue, extra: fieldValue },
+  {
+    metric: metricValue,
+    id: idValue,
+    offset: fieldValue,
+    count: fieldValue,
+    value: fieldValue,
+    derivative: fieldValue,
+    counter: fieldValue,
+    stddev: fieldValue,
+    derivative_stddev: fieldValue,
+    counter_stddev: fieldValue,
+    parts: partsValue,
+    extra: fieldValue,
+  },
   { requiredKeys: [] },
 );
 /** Mostly valid records with one field disturbed, so both the fast and the slow path are exercised. */
@@ -172,7 +219,9 @@ function hitsNewRules(input: unknown): boolean {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
   const o = input as Record<string, unknown>;
   const negative = (x: unknown): boolean =>
-    typeof x === 'object' && x !== null && ['stddev', 'derivative_stddev', 'counter_stddev'].some((k) => typeof (x as Record<string, unknown>)[k] === 'number' && ((x as Record<string, number>)[k]! < 0));
+    typeof x === 'object' &&
+    x !== null &&
+    ['stddev', 'derivative_stddev', 'counter_stddev'].some((k) => typeof (x as Record<string, unknown>)[k] === 'number' && (x as Record<string, number>)[k]! < 0);
   if (typeof o.metric === 'string' && badNameChar(o.metric) >= 0) return true;
   if (negative(o)) return true;
   const parts = o.parts;
@@ -207,9 +256,16 @@ describe('validateNntRecord fast path', () => {
 
   it('isUuid agrees with UUID_RE', () => {
     fc.assert(
-      fc.property(fc.oneof(idValue.filter((v): v is string => typeof v === 'string'), fc.string({ maxLength: 40 }), fc.stringMatching(/^[0-9a-fA-F-]{30,40}$/)), (s) => {
-        expect(isUuid(s)).toBe(UUID_RE.test(s));
-      }),
+      fc.property(
+        fc.oneof(
+          idValue.filter((v): v is string => typeof v === 'string'),
+          fc.string({ maxLength: 40 }),
+          fc.stringMatching(/^[0-9a-fA-F-]{30,40}$/),
+        ),
+        (s) => {
+          expect(isUuid(s)).toBe(UUID_RE.test(s));
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -221,9 +277,27 @@ const recordText = fc.oneof(
   // (v0 refused the "no parts" spellings [0,null] and [0,[]]: left out of this comparison; so are
   // the records issue 13's rules refuse.)
   { weight: 6, arbitrary: nearlyValid.filter((r) => withoutNoParts(r) === r && !hitsNewRules(r)).map((r) => JSON.stringify(r)) },
-  { weight: 2, arbitrary: fc.record({ metric: fc.string({ minLength: 1, maxLength: 30 }), n: fc.nat(50) }).map(({ metric, n }) => JSON.stringify({ metric, id: ID, offset: n * 60, count: 1, value: n })) },
-  { weight: 1, arbitrary: fc.constantFrom(`{"metric":"température ✓ ${'é'.repeat(40)}","id":"${ID.toUpperCase()}","offset":0,"count":1,"value":1,"extra":[1,{"a":"\\u00e9"}]}`, 'not json', '[1]', '{}') },
-  { weight: 1, arbitrary: nearlyValid.filter((r) => withoutNoParts(r) === r && !hitsNewRules(r)).map((input) => JSON.stringify({ file: 'old.ndjson', record: 3, line: 3, error: 'x: y', input })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ metric: fc.string({ minLength: 1, maxLength: 30 }), n: fc.nat(50) })
+      .map(({ metric, n }) => JSON.stringify({ metric, id: ID, offset: n * 60, count: 1, value: n })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      `{"metric":"température ✓ ${'é'.repeat(40)}","id":"${ID.toUpperCase()}","offset":0,"count":1,"value":1,"extra":[1,{"a":"\\u00e9"}]}`,
+      'not json',
+      '[1]',
+      '{}',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: nearlyValid
+      .filter((r) => withoutNoParts(r) === r && !hitsNewRules(r))
+      .map((input) => JSON.stringify({ file: 'old.ndjson', record: 3, line: 3, error: 'x: y', input })),
+  },
 );
 
 /**
@@ -269,7 +343,11 @@ describe('Batcher', () => {
           const rest = start ? raws.slice(skip) : raws;
           const opts = { source: 'in.ndjson', batchSize, batchBytes, ...(smallestSpan === undefined ? {} : { smallestSpan }), ...(start ? { start } : {}) };
           const pool = new BodyPool(2);
-          const got = batchAll(() => new Batcher({ ...opts, pool }), rest, (body) => pool.give(body));
+          const got = batchAll(
+            () => new Batcher({ ...opts, pool }),
+            rest,
+            (body) => pool.give(body),
+          );
           const want = batchAll(() => new v0b.Batcher({ ...opts, pool: new v0b.BodyPool(2) }), rest);
           expect(got).toEqual(want);
         },

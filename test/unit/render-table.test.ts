@@ -3,7 +3,14 @@ import { fitColumns, MIN_COLUMN_WIDTH, renderCsv, renderJson, renderTable, wrapT
 
 describe('renderTable', () => {
   it('renders headers and rows without ANSI codes when colour is off', () => {
-    const out = renderTable(['node', 'n'], [['http://a:1', 5], ['http://bb:2', null]], { colour: false, align: [undefined, 'right'] });
+    const out = renderTable(
+      ['node', 'n'],
+      [
+        ['http://a:1', 5],
+        ['http://bb:2', null],
+      ],
+      { colour: false, align: [undefined, 'right'] },
+    );
     expect(out).not.toMatch(/\u001b\[/);
     expect(out.endsWith('\n')).toBe(true);
     const lines = out.trimEnd().split('\n');
@@ -23,7 +30,15 @@ describe('renderTable', () => {
 
 describe('renderCsv', () => {
   it('quotes only fields that need it', () => {
-    expect(renderCsv(['a', 'b'], [['x,y', 'say "hi"'], [1, undefined]])).toBe('a,b\r\n"x,y","say ""hi"""\r\n1,\r\n');
+    expect(
+      renderCsv(
+        ['a', 'b'],
+        [
+          ['x,y', 'say "hi"'],
+          [1, undefined],
+        ],
+      ),
+    ).toBe('a,b\r\n"x,y","say ""hi"""\r\n1,\r\n');
   });
 });
 
@@ -38,7 +53,13 @@ describe('renderTable fits the terminal width', () => {
     ['http://127.0.0.1:46093', 'unreachable', 'connection refused (ECONNREFUSED) while connecting to the node at port 46093'],
     ['http://127.0.0.1:1', 'ok', ''],
   ];
-  const widest = (out: string): number => Math.max(...out.trimEnd().split('\n').map((l) => [...l].length));
+  const widest = (out: string): number =>
+    Math.max(
+      ...out
+        .trimEnd()
+        .split('\n')
+        .map((l) => [...l].length),
+    );
 
   it('wraps the widest column until the table fits, keeping every word', () => {
     const natural = renderTable(['node', 'state', 'note'], rows, { colour: false });
@@ -78,7 +99,7 @@ describe('renderTable fits the terminal width', () => {
     expect(wrapText('a b c', 10)).toBe('a b c');
   });
 
-  it('never lets a wrapped cell carry a node\'s control characters: escaping comes first', () => {
+  it("never lets a wrapped cell carry a node's control characters: escaping comes first", () => {
     const out = renderTable(['note'], [['evil \u001b[2J text that is long enough to be wrapped here']], { colour: false, width: 30 });
     expect(out).not.toContain('\u001b');
     expect(out).toContain('\\x1b[2J');

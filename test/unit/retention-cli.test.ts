@@ -12,7 +12,10 @@ import { markOutcome, markSending, newRun, parseRules, planRetention, runFingerp
 const A = 'http://a:8112';
 const B = 'http://b:8112';
 const NOW_MS = 1_795_321_978_000;
-const plan = planRetention(parseRules(['nnt:60=30d', 'text=90d']), NOW_MS, [{ node: A, nnt: [60, 300] }, { node: B, nnt: [60, 300] }]);
+const plan = planRetention(parseRules(['nnt:60=30d', 'text=90d']), NOW_MS, [
+  { node: A, nnt: [60, 300] },
+  { node: B, nnt: [60, 300] },
+]);
 
 function start(run: string, attempt: number, at: string, fingerprint = 'fp1'): JournalEntry {
   return {
@@ -36,7 +39,16 @@ function start(run: string, attempt: number, at: string, fingerprint = 'fp1'): J
     coverage: null,
   };
 }
-const step = (run: string, attempt: number, node: string, n: number, state: string): JournalEntry => ({ kind: 'retention.step', run, at: '2026-01-01T00:00:01.000Z', attempt, node, step: n, state, reason: `r ${state}` });
+const step = (run: string, attempt: number, node: string, n: number, state: string): JournalEntry => ({
+  kind: 'retention.step',
+  run,
+  at: '2026-01-01T00:00:01.000Z',
+  attempt,
+  node,
+  step: n,
+  state,
+  reason: `r ${state}`,
+});
 function end(run: string, attempt: number, at: string, nodes: Array<[string, null | [number, string]]>, outcome: string): JournalEntry {
   return {
     kind: 'retention.end',
@@ -59,11 +71,28 @@ describe('history: retention runs', () => {
       step('r-1', 1, A, 2, 'done'),
       step('r-1', 1, B, 1, 'done'),
       step('r-1', 1, B, 2, 'lost'),
-      end('r-1', 1, '2026-01-01T00:01:00.000Z', [[A, null], [B, [2, 'lost']]], 'partial'),
+      end(
+        'r-1',
+        1,
+        '2026-01-01T00:01:00.000Z',
+        [
+          [A, null],
+          [B, [2, 'lost']],
+        ],
+        'partial',
+      ),
     ]);
     expect(runs).toHaveLength(1);
     const r = runs[0]!;
-    expect(r).toMatchObject({ run: 'r-1', kind: 'retention', outcome: true, started: '2026-01-01T00:00:00.000Z', finished: '2026-01-01T00:01:00.000Z', types: ['nnt', 'text'], pending: [B] });
+    expect(r).toMatchObject({
+      run: 'r-1',
+      kind: 'retention',
+      outcome: true,
+      started: '2026-01-01T00:00:00.000Z',
+      finished: '2026-01-01T00:01:00.000Z',
+      types: ['nnt', 'text'],
+      pending: [B],
+    });
     expect(r.nodes).toEqual([
       { node: A, state: 'finished', reason: 'every step done (2 sent)' },
       { node: B, state: 'lost', reason: 'step 2: why' },
@@ -74,13 +103,37 @@ describe('history: retention runs', () => {
     // the resume: attempt 2 finishes B; still one row, nothing left
     const resumed = assembleRuns([
       start('r-1', 1, '2026-01-01T00:00:00.000Z'),
-      end('r-1', 1, '2026-01-01T00:01:00.000Z', [[A, null], [B, [2, 'lost']]], 'partial'),
+      end(
+        'r-1',
+        1,
+        '2026-01-01T00:01:00.000Z',
+        [
+          [A, null],
+          [B, [2, 'lost']],
+        ],
+        'partial',
+      ),
       start('r-1', 2, '2026-01-02T00:00:00.000Z'),
       step('r-1', 2, B, 2, 'done'),
-      end('r-1', 2, '2026-01-02T00:01:00.000Z', [[A, null], [B, null]], 'complete'),
+      end(
+        'r-1',
+        2,
+        '2026-01-02T00:01:00.000Z',
+        [
+          [A, null],
+          [B, null],
+        ],
+        'complete',
+      ),
     ]);
     expect(resumed).toHaveLength(1);
-    expect(resumed[0]).toMatchObject({ started: '2026-01-01T00:00:00.000Z', finished: '2026-01-02T00:01:00.000Z', pending: [], catchUp: null, retention: { attempt: 2, outcome: 'complete' } });
+    expect(resumed[0]).toMatchObject({
+      started: '2026-01-01T00:00:00.000Z',
+      finished: '2026-01-02T00:01:00.000Z',
+      pending: [],
+      catchUp: null,
+      retention: { attempt: 2, outcome: 'complete' },
+    });
   });
 
   it('an attempt without its end line has no outcome recorded, says the last journaled step, and is continued with --resume', () => {
@@ -93,11 +146,38 @@ describe('history: retention runs', () => {
   it('a later run of the same policy on the same nodes catches up the nodes it finished; another policy does not', () => {
     const runs = assembleRuns([
       start('r-3', 1, '2026-01-01T00:00:00.000Z'),
-      end('r-3', 1, '2026-01-01T00:01:00.000Z', [[A, null], [B, [1, 'failed']]], 'partial'),
+      end(
+        'r-3',
+        1,
+        '2026-01-01T00:01:00.000Z',
+        [
+          [A, null],
+          [B, [1, 'failed']],
+        ],
+        'partial',
+      ),
       start('r-4', 1, '2026-01-02T00:00:00.000Z', 'other'),
-      end('r-4', 1, '2026-01-02T00:01:00.000Z', [[A, null], [B, null]], 'complete'),
+      end(
+        'r-4',
+        1,
+        '2026-01-02T00:01:00.000Z',
+        [
+          [A, null],
+          [B, null],
+        ],
+        'complete',
+      ),
       start('r-5', 1, '2026-01-03T00:00:00.000Z'),
-      end('r-5', 1, '2026-01-03T00:01:00.000Z', [[A, null], [B, null]], 'complete'),
+      end(
+        'r-5',
+        1,
+        '2026-01-03T00:01:00.000Z',
+        [
+          [A, null],
+          [B, null],
+        ],
+        'complete',
+      ),
     ]);
     expect(runs[0]).toMatchObject({ run: 'r-3', pending: [], catchUp: null });
     expect(runs[0]!.nodes[1]!.caughtUpBy).toBe('r-5');

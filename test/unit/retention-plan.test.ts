@@ -109,7 +109,10 @@ describe('planRetention: merging and the wildcard', () => {
   it('a lone "*" sends no rollups header: every span, even when the node does not say which it has', () => {
     const plan = planRetention(parseRules(['nnt:*=1y']), NOW_MS, [{ node: A }]);
     expect(plan.nodes[0]!.steps[0]!.http!.headers).toEqual({ 'X-Service-Delete-Time': String(NOW - 365 * DAY), 'X-Service-Delete-Data-Types': 'nnt' });
-    expect(plan.nodes[0]!.kept).toEqual([{ type: 'text', all: true, spans: [], otherSpans: false, raw: null }, { type: 'histogram', all: true, spans: [], otherSpans: false, raw: null }]);
+    expect(plan.nodes[0]!.kept).toEqual([
+      { type: 'text', all: true, spans: [], otherSpans: false, raw: null },
+      { type: 'histogram', all: true, spans: [], otherSpans: false, raw: null },
+    ]);
   });
 
   it('"*" with the longest age: listed spans at their own cut-off, then every span at the "*" cut-off; safe without knowing the spans', () => {
@@ -156,7 +159,7 @@ describe('planRetention: merging and the wildcard', () => {
     expect(err.hint).toContain('nnt_rollups in the profile');
   });
 
-  it('a profile\'s declared spans stand in for nodes that do not report theirs', () => {
+  it("a profile's declared spans stand in for nodes that do not report theirs", () => {
     const plan = planRetention(parseRules(['nnt:300=1y', 'nnt:*=30d']), NOW_MS, [{ node: A }, known(B, [60, 300])], { declared: { nnt: [300, 60, 1800] } });
     expect(plan.nodes.map((n) => [n.spanSource.nnt, n.steps[0]!.request!.nntRollups])).toEqual([
       ['profile', [60, 1800]],
@@ -256,18 +259,20 @@ const policyArb = fc
 
 /** A node's real spans: always a superset of what the policy lists (else the plan refuses). */
 const nodeArb = (policy: Policy) =>
-  fc.record({
-    extra: fc.subarray(spanPool),
-    reportsNnt: fc.boolean(),
-    reportsHistogram: fc.boolean(),
-  }).map(({ extra, reportsNnt, reportsHistogram }) => {
-    const listed = (t: DataType) => policy.rules.filter((r): r is PolicyRule & { span: number } => r.type === t && typeof r.span === 'number').map((r) => r.span);
-    const actual = {
-      nnt: [...new Set([...listed('nnt'), ...extra])].sort((a, b) => a - b),
-      histogram: [...new Set([...listed('histogram'), ...extra])].sort((a, b) => a - b),
-    };
-    return { actual, reportsNnt, reportsHistogram };
-  });
+  fc
+    .record({
+      extra: fc.subarray(spanPool),
+      reportsNnt: fc.boolean(),
+      reportsHistogram: fc.boolean(),
+    })
+    .map(({ extra, reportsNnt, reportsHistogram }) => {
+      const listed = (t: DataType) => policy.rules.filter((r): r is PolicyRule & { span: number } => r.type === t && typeof r.span === 'number').map((r) => r.span);
+      const actual = {
+        nnt: [...new Set([...listed('nnt'), ...extra])].sort((a, b) => a - b),
+        histogram: [...new Set([...listed('histogram'), ...extra])].sort((a, b) => a - b),
+      };
+      return { actual, reportsNnt, reportsHistogram };
+    });
 
 describe('planRetention: the safety property', () => {
   it('on every span of every node, exactly the data the policy gives up is deleted: never more, never less', () => {

@@ -64,13 +64,13 @@ describe('a fresh run', () => {
 });
 
 describe('within one attempt', () => {
-  it('runs a node\'s steps strictly in order and says when it is finished', () => {
+  it("runs a node's steps strictly in order and says when it is finished", () => {
     let s = fresh();
     s = markSending(s, A, 1, T0);
     expect(nextAction(s, A)).toEqual({ kind: 'wait', node: A, step: 1, state: 'in_flight' });
     s = markStarted(s, A, 1, T0 + 3);
     expect(nextAction(s, A)).toEqual({ kind: 'wait', node: A, step: 1, state: 'started' });
-    s = markOutcome(s, A, 1, 'done', 'the node\'s record says completed', T0 + 400);
+    s = markOutcome(s, A, 1, 'done', "the node's record says completed", T0 + 400);
     expect(nextAction(s, A)).toMatchObject({ kind: 'send', step: 2 });
     s = runStep(s, A, 2, 'done');
     s = runStep(s, A, 3, 'done');
@@ -152,7 +152,7 @@ describe('resume: a new attempt of the same run', () => {
 
   it('a re-check that finds the earlier sweep completed marks it done without sending, and the run goes on', () => {
     let s = resumeRun(leftAt('lost'));
-    s = markOutcome(s, A, 2, 'done', 'the node\'s record: completed after the DELETE', T0 + 60_000);
+    s = markOutcome(s, A, 2, 'done', "the node's record: completed after the DELETE", T0 + 60_000);
     expect(s.nodes[0]!.steps[1]).toMatchObject({ state: 'done', attempt: 2, sentAt: T0 + 1000 });
     expect(nextAction(s, A)).toMatchObject({ kind: 'send', step: 3, retry: false });
   });
@@ -205,7 +205,14 @@ describe('summariseRun', () => {
 describe('the state file', () => {
   it('is JSON with snake_case keys and times as epoch seconds plus ISO', () => {
     const j = JSON.parse(serializeRunState(markSending(fresh(), A, 1, 1_795_321_979_500)));
-    expect(j).toMatchObject({ kind: 'tsnode_retention_run', version: 1, run_id: 'r-20261122T043258Z', attempt: 1, created_at: 1_795_321_979.25, created_at_iso: '2026-11-22T04:32:59.250Z' });
+    expect(j).toMatchObject({
+      kind: 'tsnode_retention_run',
+      version: 1,
+      run_id: 'r-20261122T043258Z',
+      attempt: 1,
+      created_at: 1_795_321_979.25,
+      created_at_iso: '2026-11-22T04:32:59.250Z',
+    });
     expect(j.nodes[0].steps[0]).toEqual({
       step: 1,
       state: 'in_flight',
@@ -231,9 +238,9 @@ describe('the state file', () => {
     ['another kind of file', (j) => (j.kind = 'sweep'), 'run.json: kind'],
     ['a newer version', (j) => (j.version = 2), 'run.json: version 2 is not one this tsnode reads (1)'],
     ['an unknown state', (j) => (j.nodes[0].steps[0].state = 'finished'), 'nodes[0].steps[0].state'],
-    ['a node renamed', (j) => (j.nodes[1].node = 'http://c:8112'), 'run.json: nodes[1] is http://c:8112, the plan\'s node there is http://b:8112'],
+    ['a node renamed', (j) => (j.nodes[1].node = 'http://c:8112'), "run.json: nodes[1] is http://c:8112, the plan's node there is http://b:8112"],
     ['a node dropped', (j) => j.nodes.pop(), 'run.json: nodes lists 1 node(s), the plan 2'],
-    ['a step from the future', (j) => (j.nodes[0].steps[0].attempt = 5), 'nodes[0].steps[0].attempt 5 is after the run\'s attempt 1'],
+    ['a step from the future', (j) => (j.nodes[0].steps[0].attempt = 5), "nodes[0].steps[0].attempt 5 is after the run's attempt 1"],
     ['a needed step marked not_needed', (j) => (j.nodes[0].steps[0].state = 'not_needed'), 'nodes[0].steps[0] is not_needed but the plan has request there'],
     ['a tampered cut-off', (j) => (j.plan.nodes[0].steps[0].request.headers['X-Service-Delete-Time'] = String(NOW)), 'plan.nodes[0].steps[0].request does not match its step'],
   ];

@@ -112,7 +112,7 @@ function ringOf(n: number, opts: { weight?: number; copies?: number } = {}): Top
 }
 
 describe('topology hash and placement: gosnowth vectors', () => {
-  it('hashes gosnowth\'s sided, three-copy test topology to the hash its tests expect', () => {
+  it("hashes gosnowth's sided, three-copy test topology to the hash its tests expect", () => {
     const t = topologyFromXml(GOSNOWTH_XML);
     expect(t.nodes).toHaveLength(10);
     expect(t.writeCopies).toBe(3);
@@ -120,7 +120,7 @@ describe('topology hash and placement: gosnowth vectors', () => {
     expect(Ring.compile(t).hash).toBe(GOSNOWTH_HASH);
   });
 
-  it('places 1f846f26-.../test on the three nodes gosnowth\'s FindMetric test expects, in order', () => {
+  it("places 1f846f26-.../test on the three nodes gosnowth's FindMetric test expects, in order", () => {
     const ring = Ring.compile(topologyFromXml(GOSNOWTH_XML));
     const expected = ['9d1a34cd-b150-4c19-a894-e20280b42b62', '3d8ae36d-3d4d-4eda-ab53-c58538985062', '1533fc6b-de08-6eac-eb46-d3920a1a18a3'];
     expect(ring.ownersOf('1f846f26-0cfd-4df5-b4f1-e0930604e577', 'test').map((n) => n.id)).toEqual(expected);
@@ -129,7 +129,7 @@ describe('topology hash and placement: gosnowth vectors', () => {
     expect(metricKey('1F846F26-0CFD-4DF5-B4F1-E0930604E577', 'Test')).toBe('1f846f26-0cfd-4df5-b4f1-e0930604e577-Test');
   });
 
-  it('ignores addresses: gosnowth\'s locate topology (other addresses, one attribute per line) hashes and places the same', () => {
+  it("ignores addresses: gosnowth's locate topology (other addresses, one attribute per line) hashes and places the same", () => {
     const t = topologyFromXml(GOSNOWTH_LOCATE_XML);
     expect(t.nodes.map((n) => n.address)).toEqual(Array.from({ length: 10 }, (_, i) => `10.0.0.${100 + i}`));
     expect(topologyHash(t)).toBe(GOSNOWTH_HASH);
@@ -154,9 +154,7 @@ describe('topology hash: hand-computed', () => {
   it('two copies: id bytes, two zero bytes, the weight as a big-endian uint16 per node, nothing more', () => {
     expect(topologyHash({ writeCopies: 2, nodes: [node] })).toBe(sha(Buffer.from(id), Buffer.from([0, 0]), be16(32)));
     const other = { ...node, id: '1f846f26-0cfd-4df5-b4f1-e0930604e577', weight: 300 };
-    expect(topologyHash({ writeCopies: 2, nodes: [node, other] })).toBe(
-      sha(Buffer.from(id), Buffer.from([0, 0]), be16(32), Buffer.from(other.id), Buffer.from([0, 0]), be16(300)),
-    );
+    expect(topologyHash({ writeCopies: 2, nodes: [node, other] })).toBe(sha(Buffer.from(id), Buffer.from([0, 0]), be16(32), Buffer.from(other.id), Buffer.from([0, 0]), be16(300)));
   });
 
   it('other copy counts append 38 zero bytes and the copies; order matters', () => {
@@ -166,7 +164,13 @@ describe('topology hash: hand-computed', () => {
   });
 
   it('a sided ring adds each side (a = 1, b = 2) and two more zero bytes after the copies', () => {
-    const t: Topology = { writeCopies: 3, nodes: [{ ...node, side: 'a' }, { ...node, id: '1f846f26-0cfd-4df5-b4f1-e0930604e577', address: 'x', side: 'b' }] };
+    const t: Topology = {
+      writeCopies: 3,
+      nodes: [
+        { ...node, side: 'a' },
+        { ...node, id: '1f846f26-0cfd-4df5-b4f1-e0930604e577', address: 'x', side: 'b' },
+      ],
+    };
     expect(topologyHash(t)).toBe(
       sha(Buffer.from(id), Buffer.from([0, 0]), be16(32), be16(1), Buffer.from(t.nodes[1]!.id), Buffer.from([0, 0]), be16(32), be16(2), Buffer.alloc(38), be16(3), Buffer.alloc(2)),
     );
@@ -194,7 +198,7 @@ describe('placement: against a naive implementation', () => {
     }
   });
 
-  it('agrees with it on gosnowth\'s sided ring, where copies alternate sides', () => {
+  it("agrees with it on gosnowth's sided ring, where copies alternate sides", () => {
     const t = topologyFromXml(GOSNOWTH_XML);
     const ring = Ring.compile(t);
     const sideOf = new Map(t.nodes.map((n) => [n.id, n.side]));
@@ -228,7 +232,7 @@ describe('topology files and XML', () => {
     ],
   };
 
-  it('reads tsnode\'s file form, lower-casing ids, and round-trips it through the store\'s XML', () => {
+  it("reads tsnode's file form, lower-casing ids, and round-trips it through the store's XML", () => {
     const t = topologyFromJson(file);
     expect(t.nodes[0]!.id).toBe('1f846f26-0cfd-4df5-b4f1-e0930604e577');
     const xml = topologyToXml(t);

@@ -86,7 +86,7 @@ describe('second-order members', () => {
     expect(secondOrder(prev, cur, 60)).toEqual({ derivative2: 0.1, derivative2_stddev: 0.05, counter2: 0.5, counter2_stddev: -0.05 });
   });
 
-  it('are all 0 when the previous bucket is empty (the store\'s read-rollup example), whatever the bucket holds', () => {
+  it("are all 0 when the previous bucket is empty (the store's read-rollup example), whatever the bucket holds", () => {
     const cur = rec(3, 7, 1, { derivative: 8, derivative_stddev: 4, counter: 40, counter_stddev: 1 });
     expect(secondOrder(null, cur, 60)).toEqual({ derivative2: 0, derivative2_stddev: 0, counter2: 0, counter2_stddev: 0 });
   });
@@ -104,8 +104,7 @@ describe('mergeEntryInto (the packed form used by the node store)', () => {
       counter: fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 }),
       counter_stddev: fc.double({ noNaN: true, min: 0, max: 1e6 }),
     });
-    const entry = (a: Agg): Float64Array =>
-      Float64Array.of(0, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev);
+    const entry = (a: Agg): Float64Array => Float64Array.of(0, a.count, a.records, a.value, a.stddev, a.derivative, a.derivative_stddev, a.counter, a.counter_stddev);
     fc.assert(
       fc.property(fc.array(agg, { minLength: 1, maxLength: 6 }), (aggs) => {
         const acc = emptyAgg();

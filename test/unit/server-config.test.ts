@@ -22,7 +22,17 @@ describe('tsnode serve flags', () => {
       { host: '::1', port: '0', memory: true, rollups: '300, 60', histogramRollups: '10,60', sweepPace: '25', maxBody: '512KiB', maxBuckets: '10', lenientTimestamps: true },
       '/srv',
     );
-    expect(c).toMatchObject({ host: '::1', port: 0, dataDir: null, rollups: [60, 300], histogramRollups: [10, 60], sweepPaceMs: 25, maxBodyBytes: 524288, maxBuckets: 10, lenientTimestamps: true });
+    expect(c).toMatchObject({
+      host: '::1',
+      port: 0,
+      dataDir: null,
+      rollups: [60, 300],
+      histogramRollups: [10, 60],
+      sweepPaceMs: 25,
+      maxBodyBytes: 524288,
+      maxBuckets: 10,
+      lenientTimestamps: true,
+    });
   });
 
   it.each([

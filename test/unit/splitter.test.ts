@@ -60,9 +60,7 @@ describe('JsonArraySplitter', () => {
   });
 
   it('reports malformed structure at its position', () => {
-    expect(error(() => run(new JsonArraySplitter('d.json'), '[{"a":1}\n {"b":2}]')).message).toBe(
-      'd.json: line 2, byte 10: expected "," or "]" after record 1, found "{"',
-    );
+    expect(error(() => run(new JsonArraySplitter('d.json'), '[{"a":1}\n {"b":2}]')).message).toBe('d.json: line 2, byte 10: expected "," or "]" after record 1, found "{"');
     expect(error(() => run(new JsonArraySplitter('d.json'), '[{"a":1},]')).message).toMatch(/trailing ","/);
     expect(error(() => run(new JsonArraySplitter('d.json'), '{"a":1}')).message).toMatch(/expected a JSON array starting with "\["/);
     expect(error(() => run(new JsonArraySplitter('d.json'), '[{"a":"x\ny"}]')).message).toMatch(/line 1.*string runs past/);

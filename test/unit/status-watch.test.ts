@@ -42,7 +42,12 @@ describe('status --watch', () => {
     const ac = new AbortController();
     ac.abort();
     let calls = 0;
-    await watchClock(100, { now: () => 0, sleep: async () => { calls++; } }).sleep(1000, ac.signal);
+    await watchClock(100, {
+      now: () => 0,
+      sleep: async () => {
+        calls++;
+      },
+    }).sleep(1000, ac.signal);
     expect(calls).toBe(0);
   });
 });

@@ -42,7 +42,12 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
     const moving = judgeCluster(facts([0, 1, 2], {}, (i) => (i === 0 ? { next: 'a'.repeat(64) } : {})));
     expect(moving.coverage.verdict).toBe('rebalancing');
     expect(moving.problems[0]!.message).toBe(`${url(0)} is rebalancing to topology ${'a'.repeat(12)}: data is moving between nodes`);
-    expect(judgeCluster(facts([0, 1, 2], {}, (i) => (i === 0 ? { next: 'a'.repeat(64) } : {})), { allowPartial: true }).problems).toEqual([]);
+    expect(
+      judgeCluster(
+        facts([0, 1, 2], {}, (i) => (i === 0 ? { next: 'a'.repeat(64) } : {})),
+        { allowPartial: true },
+      ).problems,
+    ).toEqual([]);
   });
 
   it('nodes without a topology or without the endpoints: not checked, one line says so, nothing refused', () => {
@@ -50,7 +55,13 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
     expect(plain.coverage.verdict).toBe('unchecked');
     expect(plain.problems).toEqual([]);
     expect(plain.notes[0]).toBe('coverage: could not be checked: no listed node runs with a topology; the node list is taken as complete');
-    const old = judgeCluster({ nodes: [{ url: url(0), noEndpoints: true }, { url: url(1), error: 'connection refused' }], topology: null });
+    const old = judgeCluster({
+      nodes: [
+        { url: url(0), noEndpoints: true },
+        { url: url(1), error: 'connection refused' },
+      ],
+      topology: null,
+    });
     expect(old.notes[0]).toBe('coverage: could not be checked: no listed node reports a topology (GET /state, /stats.json); the node list is taken as complete');
   });
 
@@ -62,7 +73,15 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
   });
 
   it('two URLs answering with one identity are one node: refused even with allowPartial', () => {
-    const f: ClusterFacts = { nodes: [{ url: url(0), self: self(0) }, { url: 'http://db1.example:8112', self: self(0, { url: 'http://db1.example:8112' }) }, { url: url(1), self: self(1) }, { url: url(2), self: self(2) }], topology: TOPOLOGY };
+    const f: ClusterFacts = {
+      nodes: [
+        { url: url(0), self: self(0) },
+        { url: 'http://db1.example:8112', self: self(0, { url: 'http://db1.example:8112' }) },
+        { url: url(1), self: self(1) },
+        { url: url(2), self: self(2) },
+      ],
+      topology: TOPOLOGY,
+    };
     expect(duplicateIdentities(f)).toEqual([{ identity: IDS[0], urls: [url(0), 'http://db1.example:8112'] }]);
     const r = judgeCluster(f, { allowPartial: true });
     expect(r.problems.map((p) => p.message)).toEqual([
@@ -71,7 +90,14 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
   });
 
   it('spans a sweep names must be configured on every node that reports its spans; the others are named as unchecked', () => {
-    const f: ClusterFacts = { nodes: [{ url: url(0), self: self(0) }, { url: url(1), self: self(1, { nntRollups: null, histogramRollups: null }) }, { url: url(2), self: self(2) }], topology: TOPOLOGY };
+    const f: ClusterFacts = {
+      nodes: [
+        { url: url(0), self: self(0) },
+        { url: url(1), self: self(1, { nntRollups: null, histogramRollups: null }) },
+        { url: url(2), self: self(2) },
+      ],
+      topology: TOPOLOGY,
+    };
     const r = judgeCluster(f, { spans: { nnt: [300, 1800] } });
     expect(r.unknownSpans).toEqual([`${url(0)} has no nnt span 1800 (its nnt spans: 60, 300)`, `${url(2)} has no nnt span 1800 (its nnt spans: 60, 300)`]);
     expect(r.problems.map((p) => p.node)).toEqual([url(0), url(2)]);
@@ -80,7 +106,14 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
   });
 
   it("nodes that do not report their spans are checked against the target's declared ones; the nodes' own report wins", () => {
-    const f: ClusterFacts = { nodes: [{ url: url(0), self: self(0) }, { url: url(1), self: self(1, { nntRollups: null }) }, { url: url(2), noEndpoints: true }], topology: TOPOLOGY };
+    const f: ClusterFacts = {
+      nodes: [
+        { url: url(0), self: self(0) },
+        { url: url(1), self: self(1, { nntRollups: null }) },
+        { url: url(2), noEndpoints: true },
+      ],
+      topology: TOPOLOGY,
+    };
     const declared = { nnt: { spans: [60, 300, 1800], from: 'profiles.prod.nnt_rollups (config.yaml:5)' } };
     // 1800 is declared, but node 0 reports its own spans without it
     const r = judgeCluster(f, { spans: { nnt: [1800] }, declared });

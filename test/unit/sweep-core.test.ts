@@ -166,7 +166,10 @@ describe('runClusterSweep', () => {
       .get('http://a:1')
       .intercept({ path: '/sweep_delete', method: 'DELETE' })
       .reply(400, JSON.stringify({ error: 'X-Service-NNT-Delete-Rollups: 61 is not a configured span (60, 300)', code: 'invalid_header' }));
-    agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(503, JSON.stringify({ error: 'busy', code: 'internal' }));
+    agent
+      .get('http://b:1')
+      .intercept({ path: '/sweep_delete', method: 'DELETE' })
+      .reply(503, JSON.stringify({ error: 'busy', code: 'internal' }));
     agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).reply(200, '[]');
     const r = await runClusterSweep(clients, { ...req, nntRollups: [61] }, { clock: fakeClock() });
     expect(r.nodes[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/61 is not a configured span/) });
@@ -225,7 +228,10 @@ describe('runClusterSweep decides from evidence (injected clock)', () => {
     status(agent, 'http://a:1', idle);
     del(agent, 'http://a:1', 200, '[]');
     status(agent, 'http://a:1', running);
-    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'GET' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    agent
+      .get('http://a:1')
+      .intercept({ path: '/sweep_delete', method: 'GET' })
+      .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     status(agent, 'http://a:1', idle);
     const events: SweepEvent[] = [];
     const r = await runClusterSweep(clients, req, { clock: fakeClock(), intervalMs: 1000, onEvent: (e) => events.push(e) });
@@ -267,7 +273,10 @@ describe('runClusterSweep decides from evidence (injected clock)', () => {
     del(agent, 'http://a:1', 200, '<html><body>Welcome to nginx</body></html>');
     del(agent, 'http://b:1', 200, '{"error":"maintenance"}');
     const r = await runClusterSweep(clients, req, { clock: fakeClock() });
-    expect(r.nodes[0]).toMatchObject({ state: 'failed', reason: expect.stringMatching(/answered with something other than \[\] .*not JSON.*nginx.*whether a sweep started is unknown/) });
+    expect(r.nodes[0]).toMatchObject({
+      state: 'failed',
+      reason: expect.stringMatching(/answered with something other than \[\] .*not JSON.*nginx.*whether a sweep started is unknown/),
+    });
     expect(r.nodes[1]).toMatchObject({ state: 'failed', reason: expect.stringMatching(/other than \[\] .*maintenance/) });
     expect(agent.pendingInterceptors()).toEqual([]);
   });
@@ -276,8 +285,14 @@ describe('runClusterSweep decides from evidence (injected clock)', () => {
     const { agent, clients } = setup(['http://a:1', 'http://b:1']);
     status(agent, 'http://a:1', idle);
     status(agent, 'http://b:1', idle);
-    agent.get('http://a:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).replyWithError(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }));
-    agent.get('http://b:1').intercept({ path: '/sweep_delete', method: 'DELETE' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    agent
+      .get('http://a:1')
+      .intercept({ path: '/sweep_delete', method: 'DELETE' })
+      .replyWithError(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }));
+    agent
+      .get('http://b:1')
+      .intercept({ path: '/sweep_delete', method: 'DELETE' })
+      .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     const r = await runClusterSweep(clients, req, { clock: fakeClock() });
     expect(r.nodes[0]).toMatchObject({ state: 'unconfirmed', reason: expect.stringMatching(/no answer to the DELETE .*may have started/) });
     expect(r.nodes[1]).toMatchObject({ state: 'failed', reason: expect.stringMatching(/did not reach the node/) });
@@ -287,7 +302,9 @@ describe('runClusterSweep decides from evidence (injected clock)', () => {
     const { agent, clients } = setup(['http://a:1']);
     status(agent, 'http://a:1', idle);
     del(agent, 'http://a:1', 200, '[]');
-    const err = await runClusterSweep(clients, req, { clock: fakeClock(), checks: [() => [{ node: 'http://a:1', message: 'owns ring slots of a node not listed' }]] }).catch((e: unknown) => e);
+    const err = await runClusterSweep(clients, req, { clock: fakeClock(), checks: [() => [{ node: 'http://a:1', message: 'owns ring slots of a node not listed' }]] }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SweepRefusedError);
     expect((err as SweepRefusedError).problems).toEqual([{ node: 'http://a:1', message: 'owns ring slots of a node not listed' }]);
     expect(agent.pendingInterceptors().filter((i) => i.method === 'DELETE')).toHaveLength(1);

@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  classify,
-  recordShowsCompleted,
-  classifyDeleteFailure,
-  newEvidence,
-  observeFailure,
-  observeStatus,
-  settled,
-  type SweepEvidence,
-} from '../../src/client/sweep-evidence.js';
+import { classify, recordShowsCompleted, classifyDeleteFailure, newEvidence, observeFailure, observeStatus, settled, type SweepEvidence } from '../../src/client/sweep-evidence.js';
 import type { LastSweep, SweepRequest, SweepStatus, TypeStatus } from '../../src/protocol/index.js';
 
 const T = 1_690_000_000;
@@ -163,7 +154,11 @@ describe('a node that keeps records (reference node)', () => {
 describe('the DELETE itself', () => {
   it.each([
     [{ code: 'http', detail: 'HTTP 400: bad span' }, 'failed', /^the node refused the DELETE: HTTP 400: bad span$/],
-    [{ code: 'bad_response', detail: 'sweep delete: the answer is not JSON ("<html>")' }, 'failed', /answered with something other than \[\] .*<html>.*whether a sweep started is unknown/],
+    [
+      { code: 'bad_response', detail: 'sweep delete: the answer is not JSON ("<html>")' },
+      'failed',
+      /answered with something other than \[\] .*<html>.*whether a sweep started is unknown/,
+    ],
     [{ code: 'bad_answer', detail: 'sweep delete: unexpected answer' }, 'failed', /other than \[\]/],
     [{ code: 'no_sweep_api', detail: 'HTTP 404' }, 'failed', /no sweep API/],
     [{ code: 'unreachable', detail: 'connection refused (ECONNREFUSED)' }, 'failed', /did not reach the node/],
@@ -197,7 +192,10 @@ describe('--force over a running sweep (production node slow to cancel it)', () 
   });
   it('idle without ever seeing ours is unconfirmed', () => {
     const v = classify(feed(newEvidence(REQ, st(old)), st(old), st()));
-    expect(v).toMatchObject({ state: 'unconfirmed', reason: expect.stringMatching(/still showed the sweep it replaced \(nnt before .*\(1689996400\), nnt spans all\), then idle; ours was never seen running/) });
+    expect(v).toMatchObject({
+      state: 'unconfirmed',
+      reason: expect.stringMatching(/still showed the sweep it replaced \(nnt before .*\(1689996400\), nnt spans all\), then idle; ours was never seen running/),
+    });
   });
   it('the old sweep showing again after ours ran is another sweep', () => {
     const ev = feed(newEvidence(REQ, st(old)), st(runningOurs), st(old));

@@ -8,9 +8,7 @@ const TYPE_SETS: DataType[][] = [['nnt'], ['text'], ['histogram'], ['nnt', 'text
 const NNT = [undefined, [60, 300]] as const;
 const HIST = [undefined, [60]] as const;
 
-const combos = HEADER_PREFIXES.flatMap((prefix) =>
-  TYPE_SETS.flatMap((types) => NNT.flatMap((nnt) => HIST.map((hist) => ({ prefix, types, nnt, hist })))),
-);
+const combos = HEADER_PREFIXES.flatMap((prefix) => TYPE_SETS.flatMap((types) => NNT.flatMap((nnt) => HIST.map((hist) => ({ prefix, types, nnt, hist })))));
 
 describe('buildSweepHeaders: every option combination', () => {
   it.each(combos.map((c) => [`${c.prefix} ${c.types.join(',')} nnt=${c.nnt?.join(',') ?? 'all'} hist=${c.hist?.join(',') ?? 'all'}`, c] as const))('%s', (_name, c) => {
@@ -92,9 +90,19 @@ describe('planSweep flags', () => {
   });
 });
 
-const NO_SPANS: SweepFlags = { before: '1787529600', types: ['nnt'], nntRollups: undefined, histogramRollups: undefined, concurrency: 32, pollInterval: 2000, lostAfter: undefined, timeout: 21_600_000, wait: true };
+const NO_SPANS: SweepFlags = {
+  before: '1787529600',
+  types: ['nnt'],
+  nntRollups: undefined,
+  histogramRollups: undefined,
+  concurrency: 32,
+  pollInterval: 2000,
+  lostAfter: undefined,
+  timeout: 21_600_000,
+  wait: true,
+};
 
-describe('header names as the request spelled them (for the node\'s errors)', () => {
+describe("header names as the request spelled them (for the node's errors)", () => {
   it('uses X-Snowth- for every header once the request used that prefix, and ours otherwise', () => {
     expect(sweepHeaderNamesUsed({ 'x-snowth-delete-time': '1' })).toEqual({
       deleteTime: 'X-Snowth-Delete-Time',

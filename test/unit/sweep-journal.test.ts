@@ -55,7 +55,11 @@ describe('journal file', () => {
   it('appends one JSON line per entry, dir 0700, file 0600, and reads back line by line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tsnode-journal-'));
     const path = join(dir, 'state', 'tsnode', 'sweeps.jsonl');
-    const j = new Journal(path, () => {}, () => Date.UTC(2026, 0, 1));
+    const j = new Journal(
+      path,
+      () => {},
+      () => Date.UTC(2026, 0, 1),
+    );
     expect(j.append({ kind: 'sweep.start', run: 'r1', nodes: ['http://a:1'] })).toBe(true);
     expect(j.append({ kind: 'sweep.end', run: 'r1' })).toBe(true);
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -87,7 +91,16 @@ describe('journal file', () => {
 });
 
 describe('history runs', () => {
-  const base = { by: 'op@host', types: ['nnt'], nntRollups: 'all', histogramRollups: null, headerPrefix: 'X-Service', nodeSource: '--nodes', carry: [], addBack: ['--header (1 given; values not shown)'] };
+  const base = {
+    by: 'op@host',
+    types: ['nnt'],
+    nntRollups: 'all',
+    histogramRollups: null,
+    headerPrefix: 'X-Service',
+    nodeSource: '--nodes',
+    carry: [],
+    addBack: ['--header (1 given; values not shown)'],
+  };
   const start = (run: string, at: string, nodes: string[], before = T): JournalEntry => ({ kind: 'sweep.start', run, at, ...base, before, nodes, force: false, wait: true });
   const end = (run: string, at: string, nodes: Array<[string, string]>, before = T): JournalEntry => ({
     kind: 'sweep.end',
@@ -112,8 +125,23 @@ describe('history runs', () => {
       start('r2', '2026-01-02T00:00:00.000Z', ['http://a:8112']),
       { kind: 'future.kind', run: 'x', at: '2026-01-02T00:00:00.000Z' },
       start('r3', '2026-01-03T00:00:00.000Z', ['http://localhost:8112', 'http://c:8112'], T + 60),
-      end('r3', '2026-01-03T00:01:00.000Z', [['http://127.0.0.1:8112', 'done'], ['http://b:8112', 'done']], T + 60),
-      { kind: 'sweep.cancel', run: 'c1', at: '2026-01-04T00:00:00.000Z', by: 'op@host', nodeSource: 'nodes.txt', nodes: [{ node: 'http://a:8112', state: 'cancelling', cancelled: ['nnt'], error: null }] },
+      end(
+        'r3',
+        '2026-01-03T00:01:00.000Z',
+        [
+          ['http://127.0.0.1:8112', 'done'],
+          ['http://b:8112', 'done'],
+        ],
+        T + 60,
+      ),
+      {
+        kind: 'sweep.cancel',
+        run: 'c1',
+        at: '2026-01-04T00:00:00.000Z',
+        by: 'op@host',
+        nodeSource: 'nodes.txt',
+        nodes: [{ node: 'http://a:8112', state: 'cancelling', cancelled: ['nnt'], error: null }],
+      },
     ]);
     expect(runs.map((r) => [r.run, r.kind, r.outcome])).toEqual([
       ['r1', 'sweep', true],
@@ -135,10 +163,7 @@ describe('history runs', () => {
   });
 
   it('filters by time and by node, under any spelling', () => {
-    const runs = assembleRuns([
-      start('r1', '2026-01-01T00:00:00.000Z', ['http://127.0.0.1:8112']),
-      start('r2', '2026-01-05T00:00:00.000Z', ['http://b:8112']),
-    ]);
+    const runs = assembleRuns([start('r1', '2026-01-01T00:00:00.000Z', ['http://127.0.0.1:8112']), start('r2', '2026-01-05T00:00:00.000Z', ['http://b:8112'])]);
     expect(filterRuns(runs, { sinceMs: Date.UTC(2026, 0, 2) }).map((r) => r.run)).toEqual(['r2']);
     expect(filterRuns(runs, { node: 'http://localhost:8112' }).map((r) => r.run)).toEqual(['r1']);
   });

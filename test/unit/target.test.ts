@@ -217,7 +217,7 @@ describe('settings, each on its own: flag > environment > profile > default', ()
     expect(refused({ flags: { headerPrefix: 'X-Snoth' } }).hint).toBe('did you mean X-Snowth?');
   });
 
-  it('TLS files: flags from the working directory, the profile\'s from the config directory or ~', () => {
+  it("TLS files: flags from the working directory, the profile's from the config directory or ~", () => {
     expect(target().tls).toEqual({
       cacert: { value: '/home/op/.config/tsnode/ca.pem', from: 'profiles.prod.cacert (~/.config/tsnode/config.yaml:6)' },
       cert: { value: '/home/op/me.pem', from: 'profiles.prod.cert (~/.config/tsnode/config.yaml:7)' },
@@ -232,6 +232,9 @@ describe('settings, each on its own: flag > environment > profile > default', ()
       smallestSpan: { value: 60, from: 'profiles.prod.smallest_span (~/.config/tsnode/config.yaml:12)' },
       nntRollups: { value: [60, 300], from: 'profiles.prod.nnt_rollups (~/.config/tsnode/config.yaml:13)' },
     });
-    expect(target({ flags: { smallestSpan: 10, histogramRollups: [10] } }).spans).toMatchObject({ smallestSpan: { value: 10, from: '--smallest-span' }, histogramRollups: { value: [10], from: '--histogram-rollups' } });
+    expect(target({ flags: { smallestSpan: 10, histogramRollups: [10] } }).spans).toMatchObject({
+      smallestSpan: { value: 10, from: '--smallest-span' },
+      histogramRollups: { value: [10], from: '--histogram-rollups' },
+    });
   });
 });

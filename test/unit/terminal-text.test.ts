@@ -39,7 +39,12 @@ describe('escapeLine', () => {
 describe('the logger escapes every line it writes', () => {
   const capture = (colour: boolean) => {
     let text = '';
-    const stderr = new Writable({ write: (c: Buffer, _e, cb) => { text += c.toString(); cb(); } });
+    const stderr = new Writable({
+      write: (c: Buffer, _e, cb) => {
+        text += c.toString();
+        cb();
+      },
+    });
     const p = painter(colour);
     const log = makeLogger({ stderr, interactive: true, verbose: true, now: () => 0, colour, paint: { warn: (s) => p.yellow(s), error: (s) => p.red(s), dim: (s) => p.dim(s) } });
     return { log, text: () => text };
@@ -70,7 +75,7 @@ describe('the table renderers escape their cells', () => {
   it('a forged row stays inside its cell', () => {
     const forged = 'x\r│ http://db9:8112 │ done │\n│ http://db8 │ done │';
     const out = renderTable(['node', 'state', 'detail'], [['http://a:1', 'failed', forged]], { colour: true, paint: (c, _i, _r, p) => p.red(c) });
-        const plain = out.replace(/\u001b\[\d+m/g, '');
+    const plain = out.replace(/\u001b\[\d+m/g, '');
     expect(plain).not.toMatch(RAW_CONTROL);
     expect(plain.trimEnd().split('\n')).toHaveLength(5); // top, header, rule, the one row, bottom
     expect(plain).toContain('x\\r│ http://db9:8112 │ done │\\n│ http://db8 │ done │');

@@ -17,7 +17,10 @@ describe('requireTmux', () => {
   it('returns the first executable tmux on PATH, wherever it is', () => {
     const plain = join(root, 'plain');
     const bin = join(root, 'bin');
-    for (const [dir, mode] of [[plain, 0o644], [bin, 0o755]] as const) {
+    for (const [dir, mode] of [
+      [plain, 0o644],
+      [bin, 0o755],
+    ] as const) {
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir);
       writeFileSync(join(dir, 'tmux'), '#!/bin/sh\n');

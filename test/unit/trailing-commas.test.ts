@@ -14,7 +14,10 @@ function withTrailingCommas(v: unknown, ws: string): string {
 
 describe('parseJsonAllowingTrailingCommas', () => {
   it('reads the store\'s documented status (a comma after the last member of "text")', () => {
-    expect(parseJsonAllowingTrailingCommas('{"text":{"running":"true","timestamp":"1443110236",},"nnt":[1,2,]}')).toEqual({ text: { running: 'true', timestamp: '1443110236' }, nnt: [1, 2] });
+    expect(parseJsonAllowingTrailingCommas('{"text":{"running":"true","timestamp":"1443110236",},"nnt":[1,2,]}')).toEqual({
+      text: { running: 'true', timestamp: '1443110236' },
+      nnt: [1, 2],
+    });
   });
 
   it('is JSON.parse on JSON, and reads any JSON value written with trailing commas as that value', () => {

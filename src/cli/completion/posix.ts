@@ -14,9 +14,7 @@ export function shellTables(name: string, specs: CompletionSpec[]): { spec: stri
     .join('\n');
   const value = specs
     .flatMap((s) =>
-      s.options
-        .filter((o) => o.takesValue && o.value.kind !== 'none')
-        .flatMap((o) => o.flags.map((f) => `    ${q(`${s.path}|${f}`)}) kind=${q(hintWord(o.value))} ;;`)),
+      s.options.filter((o) => o.takesValue && o.value.kind !== 'none').flatMap((o) => o.flags.map((f) => `    ${q(`${s.path}|${f}`)}) kind=${q(hintWord(o.value))} ;;`)),
     )
     .join('\n');
   return {

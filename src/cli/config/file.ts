@@ -27,19 +27,7 @@ import { parseSpan, quote, SPAN_FORMS } from '../values.js';
 import { templateProblem } from './secrets.js';
 
 export const TOP_KEYS = ['current', 'profiles'] as const;
-export const PROFILE_KEYS = [
-  'nodes',
-  'nodes_file',
-  'seed',
-  'header_prefix',
-  'cacert',
-  'cert',
-  'key',
-  'headers',
-  'smallest_span',
-  'nnt_rollups',
-  'histogram_rollups',
-] as const;
+export const PROFILE_KEYS = ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 /** The three ways a profile can name its nodes; at most one per profile. */
@@ -115,8 +103,7 @@ export function emptyConfig(path: string, shown = path): ConfigFile {
 export function parseConfig(text: string, path: string, shown = path): ConfigFile {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number | undefined =>
-    node?.range ? lines.linePos(node.range[0]!).line : undefined;
+  const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number | undefined => (node?.range ? lines.linePos(node.range[0]!).line : undefined);
   const fail = (line: number | undefined, key: string, problem: string, expected: string): never => {
     throw new ConfigFileError(shown, line, key, problem, expected);
   };
@@ -125,7 +112,7 @@ export function parseConfig(text: string, path: string, shown = path): ConfigFil
     const message = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
     fail(lines.linePos(e.pos[0]).line, '(yaml)', message, 'valid YAML: a mapping with current and profiles');
   }
-  const deref = (node: unknown): Node | null => (isAlias(node) ? (node.resolve(doc) as Node | undefined) ?? null : (node as Node | null));
+  const deref = (node: unknown): Node | null => (isAlias(node) ? ((node.resolve(doc) as Node | undefined) ?? null) : (node as Node | null));
   const config: ConfigFile = { path, shown, exists: true, profiles: new Map(), document: doc };
   const root = deref(doc.contents);
   if (root === null || (isScalar(root) && root.value === null)) return config;
@@ -137,7 +124,8 @@ export function parseConfig(text: string, path: string, shown = path): ConfigFil
     const line = lineOf(pair.key as Node);
     if (key === 'current') {
       const name = scalarString(value);
-      if (name === undefined || !PROFILE_NAME_RE.test(name)) fail(line, 'current', `${describe(value)} is not a profile name`, `the name of a profile under profiles (${PROFILE_NAME_FORMS})`);
+      if (name === undefined || !PROFILE_NAME_RE.test(name))
+        fail(line, 'current', `${describe(value)} is not a profile name`, `the name of a profile under profiles (${PROFILE_NAME_FORMS})`);
       config.current = { name: name!, line: line ?? 0 };
     } else if (key === 'profiles') {
       if (value === null || (isScalar(value) && value.value === null)) continue;
@@ -247,12 +235,12 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
         break;
       }
       case 'nodes_file':
-        profile.nodesFile = text('a file path (relative to this file\'s directory, ~ allowed)');
+        profile.nodesFile = text("a file path (relative to this file's directory, ~ allowed)");
         break;
       case 'cacert':
       case 'cert':
       case 'key':
-        profile[k] = text('a PEM file path (relative to this file\'s directory, ~ allowed)');
+        profile[k] = text("a PEM file path (relative to this file's directory, ~ allowed)");
         break;
       case 'header_prefix': {
         const s = scalarString(value);
@@ -280,7 +268,8 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
           }
           const problem = templateProblem(template!);
           if (problem) fail(hLine, hField, problem, '${NAME} references to environment variables, e.g. "Bearer ${PROD_TOKEN}"');
-          if (profile.headers.some((x) => x.name.toLowerCase() === hName.toLowerCase())) fail(hLine, hField, 'is given twice (header names are case-insensitive)', 'each header once');
+          if (profile.headers.some((x) => x.name.toLowerCase() === hName.toLowerCase()))
+            fail(hLine, hField, 'is given twice (header names are case-insensitive)', 'each header once');
           profile.headers.push({ name: hName, template: template!, line: hLine });
         }
         break;
@@ -297,7 +286,9 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
             return spanValue(n, field, lineOf(n) ?? vLine, fail);
           });
         } else if (scalarString(value) !== undefined) {
-          spans = scalarString(value)!.split(',').map((part) => spanValue(part, field, vLine, fail));
+          spans = scalarString(value)!
+            .split(',')
+            .map((part) => spanValue(part, field, vLine, fail));
         } else {
           fail(vLine, field, `${describe(value)} is not a list of spans`, `a list of ${SPAN_FORMS}, e.g. [60, 300, 1800]`);
         }

@@ -55,7 +55,9 @@ export function loadConfigFile(path: string, home: string): LoadedConfig {
 /** Literal secrets in a file others can read: say where, and how to fix it. */
 export function permissionWarnings(config: ConfigFile, mode: number): string[] {
   if (process.platform === 'win32' || (mode & 0o044) === 0) return [];
-  const literal = [...config.profiles.values()].flatMap((p) => p.headers.filter((h) => hasLiteralSecret(h.template)).map((h) => `profiles.${p.name}.headers.${h.name} (line ${h.line})`));
+  const literal = [...config.profiles.values()].flatMap((p) =>
+    p.headers.filter((h) => hasLiteralSecret(h.template)).map((h) => `profiles.${p.name}.headers.${h.name} (line ${h.line})`),
+  );
   if (literal.length === 0) return [];
   const perms = (mode & 0o777).toString(8).padStart(3, '0');
   return [
@@ -68,8 +70,6 @@ export function profileNotFound(config: ConfigFile, name: string, via: string, s
   const names = [...config.profiles.keys()];
   const where = config.exists ? config.shown : `${config.shown} (which does not exist)`;
   const hint =
-    names.length === 0
-      ? `create it: tsnode profile set ${name} --nodes <file|list>`
-      : `${suggestion ? `${suggestion} ` : ''}profiles in ${config.shown}: ${names.join(', ')}`;
+    names.length === 0 ? `create it: tsnode profile set ${name} --nodes <file|list>` : `${suggestion ? `${suggestion} ` : ''}profiles in ${config.shown}: ${names.join(', ')}`;
   return new TsnodeError('profile_not_found', `${via}: no profile named ${JSON.stringify(name)} in ${where}`, { hint, exitCode: EXIT.usage });
 }

@@ -173,7 +173,8 @@ export function resolveTarget(inputs: TargetInputs): Target {
   // Settings: flag > environment > profile > default.
   let headerPrefix: Sourced<HeaderPrefix> = { value: DEFAULT_HEADER_PREFIX, from: 'default' };
   if (profile?.headerPrefix) headerPrefix = { value: profile.headerPrefix, from: at(profile, 'header_prefix') };
-  if (flags.headerPrefix !== undefined) headerPrefix = { value: parseChoice(flags.headerPrefix, '--header-prefix', HEADER_PREFIXES, { ignoreCase: true }), from: '--header-prefix' };
+  if (flags.headerPrefix !== undefined)
+    headerPrefix = { value: parseChoice(flags.headerPrefix, '--header-prefix', HEADER_PREFIXES, { ignoreCase: true }), from: '--header-prefix' };
 
   const tls: Target['tls'] = {};
   for (const k of ['cacert', 'cert', 'key'] as const) {
@@ -183,7 +184,10 @@ export function resolveTarget(inputs: TargetInputs): Target {
   }
   if ((tls.cert === undefined) !== (tls.key === undefined)) {
     const [given, missing] = tls.cert !== undefined ? [tls.cert.from, 'key'] : [tls.key!.from, 'cert'];
-    throw new UsageError(`${given} needs a ${missing === 'key' ? 'private key' : 'certificate'} too: mutual TLS takes both`, `pass --cert client.pem --key client-key.pem (or set both cert and key in the profile)`);
+    throw new UsageError(
+      `${given} needs a ${missing === 'key' ? 'private key' : 'certificate'} too: mutual TLS takes both`,
+      `pass --cert client.pem --key client-key.pem (or set both cert and key in the profile)`,
+    );
   }
 
   const headers = mergeHeaders(profile, config, env, flags.header ?? []);
@@ -251,7 +255,8 @@ function readNodesFile(fs: TargetFs, path: string, shown: string, label: string)
     return fs.readText(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EFBIG') throw new UsageError(`${label}: ${shown} is larger than ${MAX_NODE_LIST_BYTES / 1024 / 1024} MiB: not a node list`, `list one node per line: ${NODE_LINE_FORMS}`);
+    if (code === 'EFBIG')
+      throw new UsageError(`${label}: ${shown} is larger than ${MAX_NODE_LIST_BYTES / 1024 / 1024} MiB: not a node list`, `list one node per line: ${NODE_LINE_FORMS}`);
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
     throw new UsageError(`${label}: cannot read ${shown}: ${why}`, `a node list file holds one node per line: ${NODE_LINE_FORMS}`);
   }
@@ -264,7 +269,10 @@ function nodesFromProfile(p: Profile, config: ConfigFile, home: string, fs: Targ
   const path = resolveConfigRelative(p.nodesFile!, config.path, home);
   const shown = showPath(path, home);
   if (!fs.exists(path)) {
-    throw new UsageError(`${at(p, 'nodes_file')}: node list file ${shown} does not exist`, `a relative nodes_file is read from the config file's directory; fix it with: tsnode profile set ${p.name} --nodes-file <path>`);
+    throw new UsageError(
+      `${at(p, 'nodes_file')}: node list file ${shown} does not exist`,
+      `a relative nodes_file is read from the config file's directory; fix it with: tsnode profile set ${p.name} --nodes-file <path>`,
+    );
   }
   const list = parseNodeList(readNodesFile(fs, path, shown, at(p, 'nodes_file')), shown, { separator: 'lines' });
   return { source: { kind: 'list', nodes: list.nodes }, layer: 'profile', origin: `${origin} (${shown})`, warnings: list.warnings };

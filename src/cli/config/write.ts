@@ -78,7 +78,8 @@ export function setProfileText(config: ConfigFile, name: string, changes: Profil
     else deleteHeader(doc, path, header);
   }
   const sources = SOURCE_FIELDS.filter(([field]) => changes[field] !== undefined);
-  if (sources.length > 1) throw new UsageError(`${sources.map(([, k]) => `--${k.replace('_', '-')}`).join(' and ')} both name the nodes`, 'a profile has one of --nodes, --nodes-file, --seed');
+  if (sources.length > 1)
+    throw new UsageError(`${sources.map(([, k]) => `--${k.replace('_', '-')}`).join(' and ')} both name the nodes`, 'a profile has one of --nodes, --nodes-file, --seed');
   if (sources.length === 1) for (const [, key] of SOURCE_FIELDS) doc.deleteIn([...path, key]);
   if (changes.nodes !== undefined) set('nodes', changes.nodes, true);
   if (changes.nodesFile !== undefined) set('nodes_file', changes.nodesFile);
@@ -182,7 +183,7 @@ export function writeConfigFile(path: string, text: string): void {
       // The temp file was never created (its directory is not one): nothing to clean.
     }
     throw new TsnodeError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
-      hint: 'check the directory\'s permissions, or set TSNODE_CONFIG to a writable file',
+      hint: "check the directory's permissions, or set TSNODE_CONFIG to a writable file",
       exitCode: EXIT.failed,
     });
   }

@@ -17,7 +17,18 @@ import { topologyHash, topologyToFile, type Topology } from '../../ring/index.js
 import { assertPortsFree, reservePorts } from './ports.js';
 import { indent, isOurNode, readTail, stopProcess, waitForReady } from './processes.js';
 import { localRing } from './ring.js';
-import { CLUSTER_FILE, ClusterError, NODES_FILE, readClusterState, TOPOLOGY_FILE, writeAtomic, type ClusterNode, type ClusterRing, type ClusterState, type StopResult } from './state.js';
+import {
+  CLUSTER_FILE,
+  ClusterError,
+  NODES_FILE,
+  readClusterState,
+  TOPOLOGY_FILE,
+  writeAtomic,
+  type ClusterNode,
+  type ClusterRing,
+  type ClusterState,
+  type StopResult,
+} from './state.js';
 
 /** The CLI entry point; the same relative path from src/ (tests) and dist/ (built). */
 export const TSNODE_BIN = fileURLToPath(new URL('../../../bin/tsnode.js', import.meta.url));
@@ -47,7 +58,6 @@ export interface StartOptions {
   onNodeReady?: (node: ClusterNode) => void;
   env?: NodeJS.ProcessEnv;
 }
-
 
 export interface RunningCluster {
   state: ClusterState;

@@ -41,7 +41,6 @@ export interface ClusterState {
   ring?: ClusterRing;
 }
 
-
 export interface StopResult {
   index: number;
   url: string;
@@ -60,7 +59,6 @@ export class ClusterError extends Error {
     this.hint = hint;
   }
 }
-
 
 export function readClusterState(dir: string): ClusterState | undefined {
   const file = join(dir, CLUSTER_FILE);

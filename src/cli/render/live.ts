@@ -9,7 +9,7 @@ export function truncateLine(s: string, width: number): string {
   if (displayWidth(s) <= width) return s;
   let out = '';
   let seen = 0;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     if (s[i] === '\u001b') {
       // eslint-disable-next-line no-control-regex
       const m = /^\u001b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i));

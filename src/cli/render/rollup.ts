@@ -80,7 +80,12 @@ export function gridTable(grid: Grid, spanMs: number, opts: { paint?: Paint; hea
   });
   if (opts.marks) {
     const marks = opts.marks;
-    columns.push({ header: '≠', align: 'left', cells: marks.map((m) => (m ? '*' : '')), ...(paint ? { paint: (t: string, r: number) => (marks[r] ? paint.highlight(t) : t) } : {}) });
+    columns.push({
+      header: '≠',
+      align: 'left',
+      cells: marks.map((m) => (m ? '*' : '')),
+      ...(paint ? { paint: (t: string, r: number) => (marks[r] ? paint.highlight(t) : t) } : {}),
+    });
   }
   return renderRollupTable(columns, { ...(paint ? { paintHeader: paint.bold, paintBorder: paint.dim } : {}), width: opts.width });
 }

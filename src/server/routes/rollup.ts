@@ -46,10 +46,7 @@ function codec<T>(field: string, parse: () => T, hint = ''): T {
  */
 function timestampParam(query: URLSearchParams, field: 'start_ts' | 'end_ts', lenient: boolean): number {
   const text = required(query, field);
-  const hint =
-    !lenient && isBareSeconds(text)
-      ? ` (this node is strict: write ${text}.000, or start it with --lenient-timestamps to read a bare integer as .000)`
-      : '';
+  const hint = !lenient && isBareSeconds(text) ? ` (this node is strict: write ${text}.000, or start it with --lenient-timestamps to read a bare integer as .000)` : '';
   return codec(field, () => parseTimestamp(text, { bareSeconds: lenient }), hint);
 }
 
@@ -57,7 +54,10 @@ function timestampParam(query: URLSearchParams, field: 'start_ts' | 'end_ts', le
 export function uuidParam(raw: string): string {
   const uuid = decodePathPart(raw, 'uuid');
   if (!UUID_RE.test(uuid)) {
-    throw new ProtocolError(400, 'invalid_uuid', `uuid: ${JSON.stringify(uuid)} is not a UUID (expected e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f)`, { field: 'uuid', value: uuid });
+    throw new ProtocolError(400, 'invalid_uuid', `uuid: ${JSON.stringify(uuid)} is not a UUID (expected e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f)`, {
+      field: 'uuid',
+      value: uuid,
+    });
   }
   return uuid.toLowerCase();
 }

@@ -55,11 +55,7 @@ export const sweepDelete: Handler = (req, res, _target, node) => {
   } catch (err) {
     if (err instanceof CodecError) {
       // A malformed span list: say which spans this node has, as for an unknown span.
-      const allowed = /NNT-Delete-Rollups/i.test(err.message)
-        ? node.store.rollups
-        : /Histogram-Delete-Rollups/i.test(err.message)
-          ? node.store.histogramRollups
-          : undefined;
+      const allowed = /NNT-Delete-Rollups/i.test(err.message) ? node.store.rollups : /Histogram-Delete-Rollups/i.test(err.message) ? node.store.histogramRollups : undefined;
       const message = allowed ? `${err.message} (allowed: ${allowed.join(', ')})` : err.message;
       throw new ProtocolError(400, 'invalid_header', message, { value: err.value, expected: err.expected, ...(allowed ? { allowed: [...allowed] } : {}) });
     }

@@ -3,13 +3,7 @@
  * in one transaction. Bodies are read as JSON whatever their Content-Type (see parseJson).
  */
 import type { IncomingMessage } from 'node:http';
-import {
-  ProtocolError,
-  validateHistogramRecord,
-  validateNntRecord,
-  validateTextRecord,
-  type Validated,
-} from '../../protocol/index.js';
+import { ProtocolError, validateHistogramRecord, validateNntRecord, validateTextRecord, type Validated } from '../../protocol/index.js';
 import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
 import type { Handler, NodeContext } from './context.js';

@@ -91,7 +91,9 @@ export class DiskSpace {
 export function releaseReserveAtStart(reserve: DiskReserve, dataDir: string, onNotice: (message: string) => void): boolean {
   if (reserve.size() === 0 || reserve.freeBytes() >= reserve.bytes) return false;
   const freed = reserve.release();
-  onNotice(`the disk of ${dataDir} is nearly full: gave back the reserve (${freed} bytes of ${reserve.file}) so the node can start and sweep; writes are refused until there is room again`);
+  onNotice(
+    `the disk of ${dataDir} is nearly full: gave back the reserve (${freed} bytes of ${reserve.file}) so the node can start and sweep; writes are refused until there is room again`,
+  );
   return true;
 }
 

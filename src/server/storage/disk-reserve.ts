@@ -66,7 +66,7 @@ export class DiskReserve {
     try {
       fd = openSync(tmp, 'w', 0o600);
       const zeros = Buffer.alloc(Math.min(this.bytes, 1 << 20));
-      for (let at = 0; at < this.bytes; ) {
+      for (let at = 0; at < this.bytes;) {
         const n = writeSync(fd, zeros, 0, Math.min(zeros.length, this.bytes - at), at);
         if (n <= 0) throw new Error('short write');
         at += n;

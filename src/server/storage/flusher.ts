@@ -31,9 +31,7 @@ const FLUSH_PIECE_RECORDS = 2048;
 
 /** What a flush did, for tests and `tsnode serve --trace-flush`. */
 export type FlushEvent =
-  | { event: 'start'; generation: number; records: number; series: number }
-  | { event: 'done'; generation: number; ms: number }
-  | { event: 'failed'; error: string };
+  { event: 'start'; generation: number; records: number; series: number } | { event: 'done'; generation: number; ms: number } | { event: 'failed'; error: string };
 
 export interface FlusherOptions {
   db: Database.Database;
@@ -220,7 +218,9 @@ export class Flusher {
     const e = err instanceof Error ? err : new Error(String(err));
     if (isDiskFull(e)) this.o.disk.enter(e);
     if (this.lastFailure === null || this.lastFailure.message !== e.message) {
-      this.o.onError(new Error(`flush failed (retried every ${FLUSH_INTERVAL_MS / 1000} s; writes are refused while it fails on a full disk, or once a flush's worth waits): ${e.message}`));
+      this.o.onError(
+        new Error(`flush failed (retried every ${FLUSH_INTERVAL_MS / 1000} s; writes are refused while it fails on a full disk, or once a flush's worth waits): ${e.message}`),
+      );
       this.o.onFlush({ event: 'failed', error: e.message });
     }
     this.lastFailure = e;

@@ -105,7 +105,12 @@ export class IngestLog {
       const path = this.pathOf(generation);
       const read = readFrames(path, generation);
       if (read.damage.length > 0) {
-        if (!opts.salvage) throw new LogDamageError(path, read.damage, read.frames.filter((f) => f.offset >= read.damage[0]!.to));
+        if (!opts.salvage)
+          throw new LogDamageError(
+            path,
+            read.damage,
+            read.frames.filter((f) => f.offset >= read.damage[0]!.to),
+          );
         const copy = `${path}.damaged`;
         copyFileSync(path, copy);
         this.findings.salvaged.push({ file: path, copy, damage: read.damage, frames: read.frames.length });

@@ -38,7 +38,7 @@ export function decodeLog(blob: Buffer): LoggedBatch {
   const n = all[0]!;
   const entries = all.subarray(1, 1 + n * LOG_ENTRY);
   let parts: Map<number, StoredParts> | null = null;
-  for (let o = 1 + n * LOG_ENTRY; o < all.length; ) {
+  for (let o = 1 + n * LOG_ENTRY; o < all.length;) {
     const i = all[o]!;
     const period = all[o + 1]!;
     const len = all[o + 2]! * 7;

@@ -76,7 +76,7 @@ export class RollupWriter {
     const window = chunkWindow(span);
     const n = raw.length / ENTRY;
     let replaced: Set<number> | null = null;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       const c = chunkStart(raw[i * ENTRY]!, window);
       let j = i + 1;
       while (j < n && raw[j * ENTRY]! < c + window) j++;
@@ -97,7 +97,7 @@ export class RollupWriter {
     const { n, data, recompute } = buckets;
     const window = chunkWindow(span);
     const swept = this.sweptBefore.get(span) ?? 0;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       const c = chunkStart(data[i * ENTRY]!, window);
       let j = i + 1;
       while (j < n && data[j * ENTRY]! < c + window) j++;

@@ -77,9 +77,7 @@ export function checkCompatible(db: Db, rollups: readonly number[]): 'new' | 'ex
   const wanted = rollups.join(',');
   const stored = get.get('rollups') as string | undefined;
   if (stored !== undefined && stored !== wanted) {
-    throw new StoreOpenError(
-      `the data directory was created with --rollups ${stored}, not ${wanted}: start with the same periods, or use another --data-dir`,
-    );
+    throw new StoreOpenError(`the data directory was created with --rollups ${stored}, not ${wanted}: start with the same periods, or use another --data-dir`);
   }
   return 'existing';
 }

@@ -61,9 +61,13 @@ export class Statements {
     this.putChunk = db.prepare('INSERT OR REPLACE INTO nnt_chunk (series_id, span, chunk_ts, data) VALUES (?, ?, ?, ?)');
     this.deleteChunk = db.prepare('DELETE FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts = ?');
     this.chunkRange = db
-      .prepare<[number, number, number, number], [number, Buffer]>('SELECT chunk_ts, data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts >= ? AND chunk_ts < ? ORDER BY chunk_ts')
+      .prepare<[number, number, number, number], [number, Buffer]>(
+        'SELECT chunk_ts, data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts >= ? AND chunk_ts < ? ORDER BY chunk_ts',
+      )
       .raw();
-    this.chunksBefore = db.prepare<[number, number, number], [number, Buffer]>('SELECT chunk_ts, data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ? ORDER BY chunk_ts').raw();
+    this.chunksBefore = db
+      .prepare<[number, number, number], [number, Buffer]>('SELECT chunk_ts, data FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ? ORDER BY chunk_ts')
+      .raw();
     this.bytesBefore = db.prepare<[number, number, number], number>('SELECT total(length(data)) FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ?').pluck();
     this.deleteBefore = db.prepare('DELETE FROM nnt_chunk WHERE series_id = ? AND span = ? AND chunk_ts < ?');
 
@@ -82,7 +86,9 @@ export class Statements {
 
     this.putHistogram = db.prepare('INSERT OR REPLACE INTO histogram_data (series_id, period, ts, histogram) VALUES (?, ?, ?, ?)');
     this.histogramRange = db
-      .prepare<[number, number, number, number], [number, number, string]>('SELECT ts, period, histogram FROM histogram_data WHERE series_id = ? AND period = ? AND ts >= ? AND ts < ? ORDER BY ts')
+      .prepare<[number, number, number, number], [number, number, string]>(
+        'SELECT ts, period, histogram FROM histogram_data WHERE series_id = ? AND period = ? AND ts >= ? AND ts < ? ORDER BY ts',
+      )
       .raw();
     this.sweepHistogram = db.prepare('DELETE FROM histogram_data WHERE series_id = ? AND period = ? AND ts < ?');
   }

@@ -15,7 +15,12 @@ import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from '
 /** Turns the manager's typed errors into the CLI's: a message, a hint, and an exit code. */
 export function clusterErrorToUsage(err: unknown): unknown {
   if (!(err instanceof ClusterError)) return err;
-  const code = err.code === 'port_in_use' || err.code === 'already_running' || err.code === 'bad_cluster_file' || err.code === 'bad_ring' ? EXIT.usage : err.code === 'interrupted' ? EXIT.interrupted : EXIT.failed;
+  const code =
+    err.code === 'port_in_use' || err.code === 'already_running' || err.code === 'bad_cluster_file' || err.code === 'bad_ring'
+      ? EXIT.usage
+      : err.code === 'interrupted'
+        ? EXIT.interrupted
+        : EXIT.failed;
   return new UsageError(err.message, err.hint, code);
 }
 
@@ -23,7 +28,10 @@ export function clusterErrorToUsage(err: unknown): unknown {
 export function writeCopiesFor(requested: number | undefined, count: number): number {
   if (requested === undefined) return Math.min(2, count);
   if (requested > count) {
-    throw new UsageError(`--write-copies: ${requested} copies need at least ${requested} nodes, and --count is ${count}`, 'each copy of a metric lives on a different node: raise --count or lower --write-copies');
+    throw new UsageError(
+      `--write-copies: ${requested} copies need at least ${requested} nodes, and --count is ${count}`,
+      'each copy of a metric lives on a different node: raise --count or lower --write-copies',
+    );
   }
   return requested;
 }
@@ -37,7 +45,9 @@ export function nodeCount(flags: { count?: number | undefined; nodes?: number | 
     throw new UsageError(`--count and --nodes both given to ${command}`, '--nodes <n> is the old spelling of --count <n>: give --count only');
   }
   if (flags.nodes !== undefined) {
-    ctx.log.warn(`${command} --nodes ${flags.nodes} is deprecated: use --count ${flags.nodes} (--nodes names a node list in every other command; this spelling goes in the next release)`);
+    ctx.log.warn(
+      `${command} --nodes ${flags.nodes} is deprecated: use --count ${flags.nodes} (--nodes names a node list in every other command; this spelling goes in the next release)`,
+    );
     return flags.nodes;
   }
   return flags.count ?? fallback;
@@ -96,7 +106,8 @@ function prepareProfile(ctx: CliContext): { name: string; write(nodesFile: strin
       writeConfigFile(config.path, setProfileText(config, name, { nodesFile }));
       ctx.log.info(`${before ? 'updated' : 'created'} profile ${name} in ${config.shown}: nodes_file ${nodesFile}`);
       const kept = before ? (['header_prefix', 'cacert', 'cert', 'key', 'headers'] as const).filter((k) => before.lines[k] !== undefined) : [];
-      if (kept.length) ctx.log.warn(`profile ${name} keeps its ${kept.join(', ')}: they now apply to this local cluster too (tsnode profile set ${name} --unset <key> removes one)`);
+      if (kept.length)
+        ctx.log.warn(`profile ${name} keeps its ${kept.join(', ')}: they now apply to this local cluster too (tsnode profile set ${name} --unset <key> removes one)`);
     },
   };
 }
@@ -168,7 +179,9 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
     if (downElsewhere) {
       ctx.log.info('the cluster was stopped with `tsnode cluster down`; stopping what is left...');
     } else if (crash) {
-      ctx.log.error(`node ${crash.node.index} ${crash.node.url} exited on its own (${crash.code !== null ? `code ${crash.code}` : crash.signal}); stopping the others. Its log: ${crash.node.logFile}`);
+      ctx.log.error(
+        `node ${crash.node.index} ${crash.node.url} exited on its own (${crash.code !== null ? `code ${crash.code}` : crash.signal}); stopping the others. Its log: ${crash.node.logFile}`,
+      );
     } else {
       ctx.log.info('stopping every node... (a second Ctrl-C exits at once; the nodes are still sent SIGTERM)');
     }
@@ -191,9 +204,16 @@ export async function clusterDownAction(flags: ClusterDownFlags, ctx: CliContext
   }
   const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].text]);
   if (flags.output === 'json') {
-    ctx.stdout.write(renderJson({ dir: result.dir, found: result.found, nodes: result.nodes.map((r) => ({ index: r.index, url: r.url, pid: r.pid, outcome: OUTCOME[r.outcome].json })) }));
+    ctx.stdout.write(
+      renderJson({ dir: result.dir, found: result.found, nodes: result.nodes.map((r) => ({ index: r.index, url: r.url, pid: r.pid, outcome: OUTCOME[r.outcome].json })) }),
+    );
   } else if (flags.output === 'csv') {
-    ctx.stdout.write(renderCsv(['node', 'url', 'pid', 'outcome'], result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].json])));
+    ctx.stdout.write(
+      renderCsv(
+        ['node', 'url', 'pid', 'outcome'],
+        result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].json]),
+      ),
+    );
   } else if (result.found) {
     ctx.stdout.write(renderTable(['node', 'url', 'pid', 'outcome'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, 'right'] }));
   }

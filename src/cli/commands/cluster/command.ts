@@ -19,9 +19,7 @@ Examples:
     );
 
   addFlags(
-    cluster
-      .command('up')
-      .description('start N reference nodes as one ring, write <dir>/nodes.txt and <dir>/topology.json, and stay in the foreground until Ctrl-C (or --detach)'),
+    cluster.command('up').description('start N reference nodes as one ring, write <dir>/nodes.txt and <dir>/topology.json, and stay in the foreground until Ctrl-C (or --detach)'),
     clusterUpFlags(),
   )
     .addHelpText(
@@ -41,10 +39,7 @@ stdout lists the nodes (-o json|csv for scripts); <dir>/nodes.txt holds their UR
     )
     .action((flags: ClusterUpFlags) => runner(() => import('./action.js').then((m) => m.clusterUpAction), flags));
 
-  addFlags(
-    cluster.command('down').description('stop the cluster recorded in <dir>/cluster.json (SIGTERM, then SIGKILL after a grace period); safe to repeat'),
-    clusterDownFlags(),
-  )
+  addFlags(cluster.command('down').description('stop the cluster recorded in <dir>/cluster.json (SIGTERM, then SIGKILL after a grace period); safe to repeat'), clusterDownFlags())
     .addHelpText(
       'after',
       `

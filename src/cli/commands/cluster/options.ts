@@ -18,7 +18,12 @@ export function deprecatedNodeCount(max: number) {
     (text, field) => {
       const t = text.trim();
       if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > max) {
-        throw new InvalidValueError(field, text, `${JSON.stringify(text)} is not a node count (this command starts nodes; --nodes <n> is the old spelling of --count <n>)`, `use --count <n>, from 1 to ${max}`);
+        throw new InvalidValueError(
+          field,
+          text,
+          `${JSON.stringify(text)} is not a node count (this command starts nodes; --nodes <n> is the old spelling of --count <n>)`,
+          `use --count <n>, from 1 to ${max}`,
+        );
       }
       return Number(t);
     },

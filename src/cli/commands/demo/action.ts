@@ -189,7 +189,9 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
     step = 'verify';
     header('Check every node (library reads): nothing older than the cut-off left, everything newer kept');
     const verdicts = await withClients(cluster, (clients) =>
-      Promise.all(clients.map((c) => verifyNode(c, { dataset, oldBeforeMs: sweepFrom - SWEEP_AGE_MS - 60_000, recentFromMs: sweepTo - SWEEP_AGE_MS + 60_000, signal: ctx.signal }))),
+      Promise.all(
+        clients.map((c) => verifyNode(c, { dataset, oldBeforeMs: sweepFrom - SWEEP_AGE_MS - 60_000, recentFromMs: sweepTo - SWEEP_AGE_MS + 60_000, signal: ctx.signal })),
+      ),
     ).catch((err: unknown) => {
       throw new StepFailed(step, (err as Error).message);
     });
@@ -233,7 +235,9 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
         const results = await cluster.stop({ graceMs: 3000 });
         ctx.log.info('');
         const stoppedCount = results.filter((r) => r.outcome !== 'gone').length;
-        ctx.log.info(`stopped ${stoppedCount === results.length ? '' : `${stoppedCount} of `}${results.length} node${results.length === 1 ? '' : 's'}: ${results.map((r) => describeStop(r).replace(/^node \d+ /, '')).join('; ')}`);
+        ctx.log.info(
+          `stopped ${stoppedCount === results.length ? '' : `${stoppedCount} of `}${results.length} node${results.length === 1 ? '' : 's'}: ${results.map((r) => describeStop(r).replace(/^node \d+ /, '')).join('; ')}`,
+        );
       }
       rmSync(dir, { recursive: true, force: true });
       ctx.log.info(`removed ${dir}`);
@@ -270,16 +274,25 @@ async function withClients<T>(cluster: RunningCluster, fn: (clients: NodeClient[
 }
 
 /** Counts what is left on one node before the cut-off (must be nothing) and after it (must be everything). */
-export async function verifyNode(
-  client: NodeClient,
-  opts: { dataset: DatasetOptions; oldBeforeMs: number; recentFromMs: number; signal?: AbortSignal },
-): Promise<NodeVerdict> {
+export async function verifyNode(client: NodeClient, opts: { dataset: DatasetOptions; oldBeforeMs: number; recentFromMs: number; signal?: AbortSignal }): Promise<NodeVerdict> {
   const { first, last } = demoOffsets(opts.dataset.nowMs, opts.dataset.days);
   const startMs = first * 1000;
   const endMs = (last + 60) * 1000;
   const call = opts.signal ? { signal: opts.signal } : {};
   const hour = 3_600_000;
-  const v: NodeVerdict = { node: client.url, nntOld: 0, nntRecent: 0, nntRecentExpected: 0, textOld: 0, textRecent: 0, textRecentExpected: 0, histOld: 0, histRecent: 0, histRecentExpected: 0, ok: false };
+  const v: NodeVerdict = {
+    node: client.url,
+    nntOld: 0,
+    nntRecent: 0,
+    nntRecentExpected: 0,
+    textOld: 0,
+    textRecent: 0,
+    textRecentExpected: 0,
+    histOld: 0,
+    histRecent: 0,
+    histRecentExpected: 0,
+    ok: false,
+  };
   for (const check of opts.dataset.checks ?? DEMO_CHECKS) {
     for (const metric of DEMO_METRICS) {
       const r = await client.readRollup({ uuid: check.id, metric, startMs, endMs, spanMs: hour, type: 'count' }, call);

@@ -6,9 +6,7 @@ import { demoFlags, type DemoFlags } from './options.js';
 /** `tsnode demo`: the main job end to end on a throw-away local cluster. */
 export function declareDemo(program: Command, runner: Runner): void {
   addFlags(
-    program
-      .command('demo')
-      .description('start a local 3-node cluster, replay two weeks of data, read it, sweep the old week away with live progress, and clean up'),
+    program.command('demo').description('start a local 3-node cluster, replay two weeks of data, read it, sweep the old week away with live progress, and clean up'),
     demoFlags(),
   )
     .addHelpText(

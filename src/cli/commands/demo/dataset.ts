@@ -75,7 +75,18 @@ export function* nntRecords(opts: DatasetOptions): Generator<NntRecord> {
     for (let i = 0; i < count; i++) {
       const offset = first + i * RECORD_PERIOD_S;
       const v = Math.min(100, Math.max(0, base + 45 * dailyLoad(offset) + 6 * noise()));
-      yield { metric: 'cpu', id: check.id, offset, count: 6, value: round(v), derivative: 0, counter: 0, stddev: round(1.5 + Math.abs(noise())), derivative_stddev: 0, counter_stddev: 0 };
+      yield {
+        metric: 'cpu',
+        id: check.id,
+        offset,
+        count: 6,
+        value: round(v),
+        derivative: 0,
+        counter: 0,
+        stddev: round(1.5 + Math.abs(noise())),
+        derivative_stddev: 0,
+        counter_stddev: 0,
+      };
     }
     // requests: a monotonically growing counter that resets to 0 when the service restarts (every ~3.5 days).
     let total = 0;
@@ -88,7 +99,18 @@ export function* nntRecords(opts: DatasetOptions): Generator<NntRecord> {
       total = restarted ? Math.round(perSecond * 30) : total + Math.round(perSecond * RECORD_PERIOD_S);
       const derivative = (total - before) / RECORD_PERIOD_S; // negative at a reset
       const counter = restarted ? total / RECORD_PERIOD_S : derivative; // counter ignores the reset
-      yield { metric: 'requests', id: check.id, offset, count: 1, value: total, derivative: round(derivative), counter: round(counter), stddev: 0, derivative_stddev: 0, counter_stddev: 0 };
+      yield {
+        metric: 'requests',
+        id: check.id,
+        offset,
+        count: 1,
+        value: total,
+        derivative: round(derivative),
+        counter: round(counter),
+        stddev: 0,
+        derivative_stddev: 0,
+        counter_stddev: 0,
+      };
     }
   }
 }

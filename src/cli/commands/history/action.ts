@@ -54,7 +54,23 @@ function safeKey(node: string): string {
   }
 }
 
-export const CSV_HEADERS = ['run', 'kind', 'started', 'finished', 'by', 'before', 'before_iso', 'types', 'nnt_rollups', 'histogram_rollups', 'node_source', 'nodes', 'outcome', 'left', 'catch_up'] as const;
+export const CSV_HEADERS = [
+  'run',
+  'kind',
+  'started',
+  'finished',
+  'by',
+  'before',
+  'before_iso',
+  'types',
+  'nnt_rollups',
+  'histogram_rollups',
+  'node_source',
+  'nodes',
+  'outcome',
+  'left',
+  'catch_up',
+] as const;
 
 function csvRow(r: HistoryRun): CellValue[] {
   const sp = (s: number[] | 'all' | null): string => (s === null ? '' : Array.isArray(s) ? s.join(' ') : s);
@@ -122,7 +138,12 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
       policy_source: ret.policySource,
       fingerprint: ret.fingerprint,
       ...(ret.now !== null ? timeFields('now', ret.now * 1000) : { now: null, now_iso: null }),
-      steps: ret.steps.map((s) => ({ step: s.step, ...(s.cutoff !== null ? timeFields('cutoff', s.cutoff * 1000) : { cutoff: null, cutoff_iso: null }), types: [...s.types], rules: [...s.rules] })),
+      steps: ret.steps.map((s) => ({
+        step: s.step,
+        ...(s.cutoff !== null ? timeFields('cutoff', s.cutoff * 1000) : { cutoff: null, cutoff_iso: null }),
+        types: [...s.types],
+        rules: [...s.rules],
+      })),
       attempt: ret.attempt,
       run_file: ret.runFile,
       outcome: ret.outcome,
@@ -196,7 +217,9 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
   );
   const open = runs.filter((r) => r.catchUp);
   if (open.length) {
-    ctx.stdout.write(`\nto catch up:\n${open.map((r) => `  run ${r.run}: ${r.catchUp!.command}${r.catchUp!.addBack.length ? `\n    add back: ${r.catchUp!.addBack.join('; ')}` : ''}`).join('\n')}\n`);
+    ctx.stdout.write(
+      `\nto catch up:\n${open.map((r) => `  run ${r.run}: ${r.catchUp!.command}${r.catchUp!.addBack.length ? `\n    add back: ${r.catchUp!.addBack.join('; ')}` : ''}`).join('\n')}\n`,
+    );
   }
   return EXIT.ok;
 }

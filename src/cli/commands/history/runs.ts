@@ -72,7 +72,7 @@ type Sweepish = JournalEntry;
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const spans = (v: unknown): number[] | 'all' | null => (v === 'all' ? 'all' : Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v) : null);
+const spans = (v: unknown): number[] | 'all' | null => (v === 'all' ? 'all' : Array.isArray(v) && v.every((x) => typeof x === 'number') ? v : null);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 function newSweepRun(e: Sweepish): HistoryRun {
@@ -107,7 +107,8 @@ function endNodes(v: unknown): HistoryNode[] {
 
 /** Same types and spans, and a delete time at least as late: a run that deletes all `earlier` asked for, and maybe more. */
 function covers(later: HistoryRun, earlier: HistoryRun): boolean {
-  const sameSpans = (a: number[] | 'all' | null, b: number[] | 'all' | null): boolean => JSON.stringify(Array.isArray(a) ? [...a].sort((x, y) => x - y) : a) === JSON.stringify(Array.isArray(b) ? [...b].sort((x, y) => x - y) : b);
+  const sameSpans = (a: number[] | 'all' | null, b: number[] | 'all' | null): boolean =>
+    JSON.stringify(Array.isArray(a) ? [...a].sort((x, y) => x - y) : a) === JSON.stringify(Array.isArray(b) ? [...b].sort((x, y) => x - y) : b);
   return (
     later.before !== null &&
     earlier.before !== null &&
@@ -175,7 +176,11 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         nodes: Array.isArray(c.nodes)
           ? c.nodes
               .filter((n) => n && typeof n.node === 'string')
-              .map((n) => ({ node: n.node, state: typeof n.state === 'string' ? n.state : null, reason: n.error ?? (n.cancelled?.length ? `was sweeping ${n.cancelled.join(',')}` : 'nothing was running') }))
+              .map((n) => ({
+                node: n.node,
+                state: typeof n.state === 'string' ? n.state : null,
+                reason: n.error ?? (n.cancelled?.length ? `was sweeping ${n.cancelled.join(',')}` : 'nothing was running'),
+              }))
           : [],
       });
     }

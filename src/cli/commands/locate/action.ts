@@ -29,7 +29,11 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', r: LocateResul
   const rows: CellValue[][] = r.owners.map((n, i) => [i + 1, n.id, n.url, n.address, n.apiport, n.weight]);
   if (output === 'csv') return void ctx.stdout.write(renderCsv(LOCATE_CSV_HEADERS, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
   ctx.stdout.write(
-    renderTable(['copy', 'id', 'url', 'address', 'apiport', 'weight'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, undefined, undefined, 'right', 'right'] }),
+    renderTable(['copy', 'id', 'url', 'address', 'apiport', 'weight'], rows, {
+      colour: ctx.colour,
+      width: tableWidth(ctx),
+      align: ['right', undefined, undefined, undefined, 'right', 'right'],
+    }),
   );
 }
 
@@ -60,7 +64,9 @@ export async function locateAction(opts: LocateOptions & { uuid: string; metric:
     return EXIT.ok;
   }
   if (check.result === 'differs') {
-    ctx.log.error(`${check.node} places ${printable(result.key)} on ${check.nodeOwners!.join(', ')}, not on ${result.owners.map((n) => n.id).join(', ')} as computed here from its topology`);
+    ctx.log.error(
+      `${check.node} places ${printable(result.key)} on ${check.nodeOwners!.join(', ')}, not on ${result.owners.map((n) => n.id).join(', ')} as computed here from its topology`,
+    );
     return EXIT.failed;
   }
   const why = check.result === 'unavailable' ? `${check.node} has no /locate/json to check against` : `checking with ${check.node} failed: ${printable(check.error ?? '')}`;

@@ -10,7 +10,8 @@ export function declareLocate(program: Command, runner: Runner): void {
     .description("the nodes that own a metric on the ring, primary first (computed from the topology, checked against the node's /locate/json)")
     // Checked as the command line is read, so a bad argument sends nothing, not even a --seed lookup.
     .argument('<uuid>', 'the check UUID the metric belongs to', (v: string) => {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new InvalidArgumentError(`${JSON.stringify(v)} is not a UUID (e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f)`);
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v))
+        throw new InvalidArgumentError(`${JSON.stringify(v)} is not a UUID (e.g. 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f)`);
       return v;
     })
     .argument('<metric>', 'the metric name, as written', (v: string) => {

@@ -62,7 +62,13 @@ export async function profileListAction(flags: ProfileListFlags, ctx: CliContext
     ctx.log.info(`no profiles in ${config.shown}${config.exists ? '' : ' (the file does not exist yet)'}; create one: tsnode profile set <name> --nodes <file|list>`);
     return EXIT.ok;
   }
-  const rows = profiles.map((p) => [config.current?.name === p.name ? '*' : '', p.name, nodesSummary(p, config, home), p.headerPrefix ?? '', p.headers.map((h) => h.name).join(', ')]);
+  const rows = profiles.map((p) => [
+    config.current?.name === p.name ? '*' : '',
+    p.name,
+    nodesSummary(p, config, home),
+    p.headerPrefix ?? '',
+    p.headers.map((h) => h.name).join(', '),
+  ]);
   ctx.stdout.write(renderTable(['', 'profile', 'nodes', 'header prefix', 'headers'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
   ctx.log.info(`config: ${config.shown}`);
   if (config.current && !config.profiles.has(config.current.name)) ctx.log.warn(`current names ${config.current.name}, which is not a profile here`);
@@ -139,7 +145,10 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
     const path = resolve(cwd, value);
     if (existsSync(path) && statSync(path).isFile()) changes.nodesFile = path;
     else if (/\.(txt|list|conf)$/i.test(value) || (value.includes('/') && !value.includes('://') && !value.includes(','))) {
-      throw new UsageError(`--nodes: node list file ${value} does not exist`, 'pass an existing file, or a comma list of nodes (or --nodes-file to name a file that will exist later)');
+      throw new UsageError(
+        `--nodes: node list file ${value} does not exist`,
+        'pass an existing file, or a comma list of nodes (or --nodes-file to name a file that will exist later)',
+      );
     } else changes.nodes = parseNodeList(value, '--nodes', { separator: 'commas' }).nodes;
   }
   if (flags.nodesFile !== undefined) changes.nodesFile = absolute(flags.nodesFile.trim(), cwd);

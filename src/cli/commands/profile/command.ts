@@ -4,8 +4,7 @@ import { completeWith } from '../../completion-hints.js';
 import { addFlags } from '../../flags.js';
 import { profileListFlags, type ProfileListFlags, profileShowFlags, type ProfileShowFlags, profileSetFlags, type ProfileSetFlags } from './options.js';
 
-const nameArgument = (description: string, required: boolean): Argument =>
-  completeWith(new Argument(required ? '<name>' : '[name]', description), { kind: 'profiles' });
+const nameArgument = (description: string, required: boolean): Argument => completeWith(new Argument(required ? '<name>' : '[name]', description), { kind: 'profiles' });
 
 /** `tsnode profile list|show|use|set|remove`: named targets in the config file. */
 export function declareProfile(program: Command, runner: Runner): void {
@@ -35,7 +34,7 @@ Examples:
   addFlags(
     profile
       .command('show')
-      .description('one profile\'s settings (default: the one in use); header values are redacted, ${VAR} references shown as written')
+      .description("one profile's settings (default: the one in use); header values are redacted, ${VAR} references shown as written")
       .addArgument(nameArgument('the profile (default: --profile, TSNODE_PROFILE, else current)', false)),
     profileShowFlags,
   ).action((name: string | undefined, flags: ProfileShowFlags) => runner(() => import('./action.js').then((m) => m.profileShowAction), { ...flags, name }));

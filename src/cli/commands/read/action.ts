@@ -56,7 +56,7 @@ export function headerLines(parts: readonly string[], width: number | undefined)
 }
 
 function logHeader(ctx: CliContext, parts: string[]): number {
-  const lines = headerLines(parts, ctx.stderr.isTTY ? ctx.stderr.columns ?? 80 : undefined);
+  const lines = headerLines(parts, ctx.stderr.isTTY ? (ctx.stderr.columns ?? 80) : undefined);
   for (const l of lines) ctx.log.info(l);
   return lines.length;
 }
@@ -221,15 +221,17 @@ function checkPeriod(plan: ReadPlan, selves: readonly NodeSelf[], spans: Target[
   const reported = selves.some((s) => s.histogramRollups !== null);
   const profile = spans.histogramRollups;
   if (!reported && profile && !profile.value.includes(period)) {
-    throw new UsageError(`--period ${period}: not one of the histogram periods ${profile.from} lists (${profile.value.join(', ')}) (nothing was read)`, 'read a period the nodes keep, or correct the profile');
+    throw new UsageError(
+      `--period ${period}: not one of the histogram periods ${profile.from} lists (${profile.value.join(', ')}) (nothing was read)`,
+      'read a period the nodes keep, or correct the profile',
+    );
   }
 }
 
 function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; rows: number }, plan: ReadPlan): void {
   if (!res.limited) return;
   ctx.log.warn(
-    `${node} cut the result off after ${res.rows} of ${plan.buckets} rows (x-snowth-results-limited); ` +
-      'raise it with --limit <n> or --limit none, or read a shorter range',
+    `${node} cut the result off after ${res.rows} of ${plan.buckets} rows (x-snowth-results-limited); ` + 'raise it with --limit <n> or --limit none, or read a shorter range',
   );
 }
 
@@ -285,12 +287,7 @@ async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx:
   }
 }
 
-async function runCompare(
-  plan: ReadPlan,
-  ctx: CliContext,
-  client: (url: string) => NodeClient,
-  call: { signal: AbortSignal; limit?: number | 'none' },
-): Promise<ExitCode> {
+async function runCompare(plan: ReadPlan, ctx: CliContext, client: (url: string) => NodeClient, call: { signal: AbortSignal; limit?: number | 'none' }): Promise<ExitCode> {
   const outcomes = await fanOut(
     plan.nodes.map((n) => client(n)),
     (c) => c.readRollup(plan.query, call) as Promise<RollupResult<BucketValue>>,

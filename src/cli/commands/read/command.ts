@@ -7,7 +7,7 @@ export function declareRead(program: Command, runner: Runner): void {
   const cmd = program
     .command('read')
     .description(
-      "Read a metric from a node: numeric rollups as a table, JSON, CSV or a terminal chart, or its text or histogram data (--kind); from its owners when the nodes run a ring. --compare reads every node (every owner) and shows where they differ.",
+      'Read a metric from a node: numeric rollups as a table, JSON, CSV or a terminal chart, or its text or histogram data (--kind); from its owners when the nodes run a ring. --compare reads every node (every owner) and shows where they differ.',
     )
     .argument('<uuid>', 'the check the metric belongs to')
     .argument('<metric>', 'the metric name, exactly as stored (quoted if it has spaces; it is URL-encoded for you)');

@@ -39,7 +39,12 @@ export function parseRollupType(text: string, field: string): ReadType {
   const t = text.trim().toLowerCase();
   const type = (READ_TYPES as readonly string[]).includes(t) ? (t as ReadType) : READ_TYPE_ALIASES[t];
   if (type) return type;
-  throw new InvalidValueError(field, text, `${quote(text)} is not a rollup type`, didYouMean(text.trim(), READ_TYPES) ?? `use one of: ${READ_TYPES.join(', ')} (aliases: ${Object.keys(READ_TYPE_ALIASES).join(', ')})`);
+  throw new InvalidValueError(
+    field,
+    text,
+    `${quote(text)} is not a rollup type`,
+    didYouMean(text.trim(), READ_TYPES) ?? `use one of: ${READ_TYPES.join(', ')} (aliases: ${Object.keys(READ_TYPE_ALIASES).join(', ')})`,
+  );
 }
 
 const SPAN_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -85,7 +90,9 @@ export function readFlags() {
     kind: flag.choice('--kind <kind>', 'what to read: nnt (numeric rollups), text (GET /read) or histogram (GET /histogram, with --period)', READ_KINDS, { default: 'nnt' }),
     start: flag.string('--start <time>', 'first bucket: epoch, epoch.mmm, ISO-8601 or an age like 6h (default: 24h before --end)', { complete: { kind: 'none' } }),
     end: flag.string('--end <time>', 'end of the range, exclusive (default: now)', { complete: { kind: 'none' } }),
-    span: flag.parsed('--span <span>', 'numeric: bucket width, 500ms, 60000ms, 60s, 300s, 5m, 1h, 1d (default: chosen for at most ~300 rows)', parseSpanFlag, { complete: { kind: 'none' } }),
+    span: flag.parsed('--span <span>', 'numeric: bucket width, 500ms, 60000ms, 60s, 300s, 5m, 1h, 1d (default: chosen for at most ~300 rows)', parseSpanFlag, {
+      complete: { kind: 'none' },
+    }),
     // No defaults in the table: they apply to numeric reads only, and a text read given one is refused.
     engine: flag.choice('--engine <engine>', 'numeric: data source: dispatch (default), nnt (rolled-up only), recalc (raw only)', READ_ENGINES, { ignoreCase: true }),
     type: flag.parsed('--type <type>', 'numeric: value to read: average (default), count, derive, counter, *_stddev, derive2, counter2, ..., or all', parseRollupType),

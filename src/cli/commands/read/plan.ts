@@ -51,9 +51,13 @@ export function planRead(flags: ReadOptions & { uuid: string; metric: string }, 
     if (flags.output === 'chart') throw new UsageError(`--output chart with --kind ${kind}: a chart draws numeric rollups`, 'use --output table, json or csv');
   }
   if (kind === 'histogram' && flags.period === undefined) {
-    throw new UsageError('--kind histogram needs --period <span>', "the histogram period to read, one the nodes keep, e.g. --period 60 (tsnode nodes -o json lists each node's histogram_rollups)");
+    throw new UsageError(
+      '--kind histogram needs --period <span>',
+      "the histogram period to read, one the nodes keep, e.g. --period 60 (tsnode nodes -o json lists each node's histogram_rollups)",
+    );
   }
-  if (kind !== 'histogram' && flags.period !== undefined) throw new UsageError(`--period applies to histogram reads (--kind histogram), not to ${kind}`, 'drop --period, or add --kind histogram');
+  if (kind !== 'histogram' && flags.period !== undefined)
+    throw new UsageError(`--period applies to histogram reads (--kind histogram), not to ${kind}`, 'drop --period, or add --kind histogram');
   const engine = flags.engine ?? 'dispatch';
   const type = flags.type ?? 'average';
   const output = flags.output;
@@ -62,10 +66,7 @@ export function planRead(flags: ReadOptions & { uuid: string; metric: string }, 
   const startMs = flags.start === undefined ? endMs - DAY_MS : parseTime(flags.start, '--start', now);
   if (startMs < 0) throw new UsageError(`--start: ${flags.start === undefined ? String(startMs) : JSON.stringify(flags.start)} is before 1970`, 'use a later --start');
   if (startMs >= endMs) {
-    throw new UsageError(
-      `--start ${describeTime(startMs)} is not before --end ${describeTime(endMs)}`,
-      'the range is [start, end): --start must be earlier than --end',
-    );
+    throw new UsageError(`--start ${describeTime(startMs)} is not before --end ${describeTime(endMs)}`, 'the range is [start, end): --start must be earlier than --end');
   }
   // Text change points and histogram rows are listed as stored: no buckets to count or choose.
   let spanMs = kind === 'histogram' ? flags.period! * 1000 : 1000;
@@ -101,7 +102,14 @@ export function describePlan(plan: ReadPlan): string[] {
   const range = `${describeTime(q.startMs)} → ${describeTime(q.endMs)}`;
   if (plan.kind === 'text') return [`check ${q.uuid}`, `metric ${JSON.stringify(q.metric)}`, 'kind text', range];
   if (plan.kind === 'histogram') return [`check ${q.uuid}`, `metric ${JSON.stringify(q.metric)}`, 'kind histogram', `period ${plan.period}s`, range];
-  return [`check ${q.uuid}`, `metric ${JSON.stringify(q.metric)}`, `type ${q.type}`, `span ${formatSpan(q.spanMs)}${plan.spanChosen ? ' (auto)' : ''}`, `engine ${q.engine}`, range];
+  return [
+    `check ${q.uuid}`,
+    `metric ${JSON.stringify(q.metric)}`,
+    `type ${q.type}`,
+    `span ${formatSpan(q.spanMs)}${plan.spanChosen ? ' (auto)' : ''}`,
+    `engine ${q.engine}`,
+    range,
+  ];
 }
 
 /** What was read, for `-o json` (snake_case; times in epoch seconds and ISO); the rows follow it. */

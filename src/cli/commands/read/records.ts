@@ -19,31 +19,79 @@ export async function write(ctx: CliContext, text: string): Promise<void> {
 export async function renderTextRows(rows: ReadonlyArray<[number, string]>, plan: Pick<ReadPlan, 'output'>, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
   switch (plan.output) {
     case 'json':
-      return write(ctx, withRows(meta, rows.map(([ms, value]) => JSON.stringify({ time: ms / 1000, time_iso: isoTime(ms), value }))));
+      return write(
+        ctx,
+        withRows(
+          meta,
+          rows.map(([ms, value]) => JSON.stringify({ time: ms / 1000, time_iso: isoTime(ms), value })),
+        ),
+      );
     case 'csv':
-      return write(ctx, renderCsv(['time', 'time_iso', 'value'], rows.map(([ms, value]) => [ms / 1000, isoTime(ms), value]), { terminal: Boolean(ctx.stdout.isTTY) }));
+      return write(
+        ctx,
+        renderCsv(
+          ['time', 'time_iso', 'value'],
+          rows.map(([ms, value]) => [ms / 1000, isoTime(ms), value]),
+          { terminal: Boolean(ctx.stdout.isTTY) },
+        ),
+      );
     default:
-      if (rows.length === 0) { ctx.log.info('no text values in range'); return; }
-      return write(ctx, renderTable(['time', 'value'], rows.map(([ms, value]) => [isoTime(ms), value]), { colour: ctx.colour, width: tableWidth(ctx) }));
+      if (rows.length === 0) {
+        ctx.log.info('no text values in range');
+        return;
+      }
+      return write(
+        ctx,
+        renderTable(
+          ['time', 'value'],
+          rows.map(([ms, value]) => [isoTime(ms), value]),
+          { colour: ctx.colour, width: tableWidth(ctx) },
+        ),
+      );
   }
 }
 
 /** Histogram rows: `[epoch seconds, period, base64 histogram]`. */
-export async function renderHistogramRows(rows: ReadonlyArray<[number, number, string]>, plan: Pick<ReadPlan, 'output'>, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
+export async function renderHistogramRows(
+  rows: ReadonlyArray<[number, number, string]>,
+  plan: Pick<ReadPlan, 'output'>,
+  ctx: CliContext,
+  meta: Record<string, unknown>,
+): Promise<void> {
   switch (plan.output) {
     case 'json':
-      return write(ctx, withRows(meta, rows.map(([s, period, histogram]) => JSON.stringify({ time: s, time_iso: isoTime(s * 1000), period, histogram }))));
-    case 'csv':
-      return write(ctx, renderCsv(['time', 'time_iso', 'period', 'histogram'], rows.map(([s, period, histogram]) => [s, isoTime(s * 1000), period, histogram]), { terminal: Boolean(ctx.stdout.isTTY) }));
-    default:
-      if (rows.length === 0) { ctx.log.info('no histograms in range'); return; }
       return write(
         ctx,
-        renderTable(['time', 'period', 'histogram'], rows.map(([s, period, histogram]) => [isoTime(s * 1000), period, histogram]), {
-          colour: ctx.colour,
-          width: tableWidth(ctx),
-          align: [undefined, 'right'],
-        }),
+        withRows(
+          meta,
+          rows.map(([s, period, histogram]) => JSON.stringify({ time: s, time_iso: isoTime(s * 1000), period, histogram })),
+        ),
+      );
+    case 'csv':
+      return write(
+        ctx,
+        renderCsv(
+          ['time', 'time_iso', 'period', 'histogram'],
+          rows.map(([s, period, histogram]) => [s, isoTime(s * 1000), period, histogram]),
+          { terminal: Boolean(ctx.stdout.isTTY) },
+        ),
+      );
+    default:
+      if (rows.length === 0) {
+        ctx.log.info('no histograms in range');
+        return;
+      }
+      return write(
+        ctx,
+        renderTable(
+          ['time', 'period', 'histogram'],
+          rows.map(([s, period, histogram]) => [isoTime(s * 1000), period, histogram]),
+          {
+            colour: ctx.colour,
+            width: tableWidth(ctx),
+            align: [undefined, 'right'],
+          },
+        ),
       );
   }
 }

@@ -21,7 +21,16 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { Journal, journalPath, whoAmI, type JournaledCoverage, type JournaledSpans, type RetentionEndEntry, type RetentionStartEntry, type RetentionStepEntry } from '../../journal.js';
+import {
+  Journal,
+  journalPath,
+  whoAmI,
+  type JournaledCoverage,
+  type JournaledSpans,
+  type RetentionEndEntry,
+  type RetentionStartEntry,
+  type RetentionStepEntry,
+} from '../../journal.js';
 import { askYesNo } from '../../prompt.js';
 import { renderJson } from '../../render/table.js';
 import { describeTime } from '../../time.js';
@@ -50,7 +59,11 @@ export function retentionExitCode(outcome: RunOutcome): ExitCode {
 }
 
 /** The command that continues a run on the nodes that did not finish: its id, and the flags that reach them the same way (header values never shown). */
-export function resumeCommand(runId: string, opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'>, ctx: Pick<CliContext, 'profile' | 'cwd' | 'env'>): { command: string; addBack: string[] } {
+export function resumeCommand(
+  runId: string,
+  opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'>,
+  ctx: Pick<CliContext, 'profile' | 'cwd' | 'env'>,
+): { command: string; addBack: string[] } {
   const args = ['tsnode', 'retention', 'apply', '--resume', runId];
   if (ctx.profile !== undefined) args.push('--profile', ctx.profile);
   if (opts.cacert !== undefined) args.push('--cacert', resolve(ctx.cwd, opts.cacert));
@@ -82,11 +95,21 @@ function journaledCoverage(r: ClusterCheckReport): JournaledCoverage {
 export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliContext): Promise<ExitCode> {
   const resuming = opts.resume !== undefined;
   if (resuming && (opts.policy !== undefined || opts.rule.length)) {
-    throw new UsageError('--resume continues a saved run: its policy and pinned cut-offs are in its run file (nothing was sent)', 'drop the policy file and --rule, or drop --resume to start a new run', undefined, 'conflicting_options');
+    throw new UsageError(
+      '--resume continues a saved run: its policy and pinned cut-offs are in its run file (nothing was sent)',
+      'drop the policy file and --rule, or drop --resume to start a new run',
+      undefined,
+      'conflicting_options',
+    );
   }
   if (resuming && opts.fresh) throw new UsageError('--resume and --fresh contradict each other', 'give one of them', undefined, 'conflicting_options');
   if (resuming && (opts.nodes !== undefined || opts.seed !== undefined)) {
-    throw new UsageError('--resume continues a run on its own nodes (listed in its run file): --nodes and --seed do not apply', 'drop --nodes/--seed; TLS and header options (or --profile) are given again', undefined, 'conflicting_options');
+    throw new UsageError(
+      '--resume continues a run on its own nodes (listed in its run file): --nodes and --seed do not apply',
+      'drop --nodes/--seed; TLS and header options (or --profile) are given again',
+      undefined,
+      'conflicting_options',
+    );
   }
   const policy = resuming ? undefined : readPolicy(opts.policy, opts.rule, ctx.cwd);
   // Without a terminal to ask on, --yes is the only confirmation: refuse before any request at all.
@@ -322,7 +345,8 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
 /** `--resume <run>` or `--resume` (the latest unfinished run). */
 function findRun(dir: string, which: string | true, ctx: CliContext): RunState {
   if (which !== true) {
-    if (!/^r-[A-Za-z0-9._-]{1,100}$/.test(which)) throw new UsageError(`--resume: ${JSON.stringify(which)} is not a run id`, 'run ids look like r-20261122T043258Z-3f2a (tsnode history lists them)');
+    if (!/^r-[A-Za-z0-9._-]{1,100}$/.test(which))
+      throw new UsageError(`--resume: ${JSON.stringify(which)} is not a run id`, 'run ids look like r-20261122T043258Z-3f2a (tsnode history lists them)');
     return readRunFile(runFilePath(dir, which));
   }
   const open = findSavedRun(dir, (r) => r.outcome !== 'complete', { cheap: rawHasWorkLeft, skip: (p, why) => ctx.log.warn(`${p}: skipped (${why})`) });

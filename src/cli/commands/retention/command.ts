@@ -35,7 +35,7 @@ See docs/retention.md for the scheduling (cron, systemd) and the run files.`,
   addFlags(
     retention
       .command('plan')
-      .description('show the steps a policy makes and each node\'s exact requests; sends no DELETE (only GET /state to learn the spans)')
+      .description("show the steps a policy makes and each node's exact requests; sends no DELETE (only GET /state to learn the spans)")
       .addArgument(policyArgument())
       .addHelpText(
         'after',

@@ -11,9 +11,14 @@ const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
 /** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {
   ...networkFlags(),
-  headerPrefix: flag.choice('--header-prefix <prefix>', 'sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile\'s, else X-Service)', HEADER_PREFIXES, {
-    ignoreCase: true,
-  }),
+  headerPrefix: flag.choice(
+    '--header-prefix <prefix>',
+    "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)",
+    HEADER_PREFIXES,
+    {
+      ignoreCase: true,
+    },
+  ),
   concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
 };
 export type TargetFlagValues = FlagValues<typeof targetFlags>;

@@ -19,7 +19,10 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
   const origin = target.origin;
   try {
     const now = ctx.now();
-    const facts = await gatherClusterFacts(nodes.map((n) => net.client(n)), { concurrency: opts.concurrency, call: { signal: net.signal } });
+    const facts = await gatherClusterFacts(
+      nodes.map((n) => net.client(n)),
+      { concurrency: opts.concurrency, call: { signal: net.signal } },
+    );
     if (ctx.signal.aborted) return EXIT.interrupted;
     const report = judgeCluster(facts);
     for (const note of report.notes) ctx.log.info(note);
@@ -36,7 +39,9 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
     if (opts.output === 'json') ctx.stdout.write(renderJson(planJson(plan, { nodeSource: origin, coverage: report.coverage })));
     else if (opts.output === 'csv') ctx.stdout.write(planCsv(plan, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(planText(plan, ctx.colour));
-    ctx.log.info(`planned ${plan.steps.length} step(s) on ${nodes.length} node(s) at ${new Date(plan.now * 1000).toISOString().replace('.000Z', 'Z')}; nothing was sent (tsnode retention apply runs it)`);
+    ctx.log.info(
+      `planned ${plan.steps.length} step(s) on ${nodes.length} node(s) at ${new Date(plan.now * 1000).toISOString().replace('.000Z', 'Z')}; nothing was sent (tsnode retention apply runs it)`,
+    );
     return EXIT.ok;
   } finally {
     await net.close();

@@ -17,7 +17,12 @@ export function readPolicy(file: string | undefined, rules: readonly string[], c
     throw new UsageError(`a policy file (${file}) and --rule cannot be combined`, 'put every rule in the file, or give them all with --rule', undefined, 'conflicting_options');
   }
   if (file === undefined && rules.length === 0) {
-    throw new UsageError('no policy: give a policy file or --rule', 'e.g. tsnode retention plan retention.yaml, or --rule nnt:60=30d --rule text=90d', undefined, 'missing_argument');
+    throw new UsageError(
+      'no policy: give a policy file or --rule',
+      'e.g. tsnode retention plan retention.yaml, or --rule nnt:60=30d --rule text=90d',
+      undefined,
+      'missing_argument',
+    );
   }
   return asUsage(() => (file !== undefined ? parsePolicyFile(readSmall(file, cwd), file) : parseRules(rules)));
 }

@@ -93,7 +93,14 @@ export class RetentionProgress {
     const spin = SPINNER[frame % SPINNER.length]!;
     return [...this.rows].map(([node, row]) => {
       const glyph = ACTIVE.has(row.state) ? spin : row.state === 'done' || row.state === 'idle' ? '✔' : row.state === 'skipped' ? '-' : '✖';
-      const colour = row.state === 'done' || row.state === 'idle' ? this.p.green : ACTIVE.has(row.state) ? this.p.cyan : row.state === 'skipped' || row.state === 'interrupted' ? this.p.yellow : this.p.red;
+      const colour =
+        row.state === 'done' || row.state === 'idle'
+          ? this.p.green
+          : ACTIVE.has(row.state)
+            ? this.p.cyan
+            : row.state === 'skipped' || row.state === 'interrupted'
+              ? this.p.yellow
+              : this.p.red;
       const detail = row.error ?? (row.state === 'running' ? (row.work ?? '') : '');
       const time = this.p.dim(elapsed((row.ended ?? now) - row.since).padStart(7));
       return `${colour(glyph)} ${node.padEnd(this.width)}  ${this.stepText(row).padEnd(10)} ${colour(stateLabel(row.state).padEnd(11))} ${time}  ${this.p.dim(detail)}`;

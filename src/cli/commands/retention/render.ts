@@ -39,7 +39,7 @@ export function describeKept(kept: readonly KeptForever[]): string {
     if (k.spans.length) bits.push(`${k.type} spans ${k.spans.join(', ')}`);
     if (k.otherSpans) bits.push(`any ${k.type} span no rule lists (the node's spans are not known)`);
     if (k.raw === true) bits.push('the nnt raw records');
-    if (k.raw === null && k.type === 'nnt') bits.push('perhaps the nnt raw records (the node\'s spans are not known)');
+    if (k.raw === null && k.type === 'nnt') bits.push("perhaps the nnt raw records (the node's spans are not known)");
     return bits.join(' and ');
   });
   return parts.filter(Boolean).join('; ');
@@ -64,7 +64,11 @@ function listSome(items: readonly string[], max = 6): string {
   return items.length > max ? `${items.slice(0, max).join(', ')} and ${items.length - max} more` : items.join(', ');
 }
 
-const SOURCE: Record<string, string> = { node: 'from GET /state', profile: 'from the profile', unchecked: 'not checked: the node does not report them and no profile declares them' };
+const SOURCE: Record<string, string> = {
+  node: 'from GET /state',
+  profile: 'from the profile',
+  unchecked: 'not checked: the node does not report them and no profile declares them',
+};
 
 /** `retention plan` as a person reads it: the steps, what is kept forever, each step's exact request. */
 export function planText(plan: RetentionPlan, colour: boolean): string {
@@ -79,7 +83,7 @@ export function planText(plan: RetentionPlan, colour: boolean): string {
     { colour },
   );
   const lines: string[] = [steps.trimEnd(), ''];
-  if (plan.steps.length === 0) lines.push('no steps: every rule\'s cut-off is before 1970', '');
+  if (plan.steps.length === 0) lines.push("no steps: every rule's cut-off is before 1970", '');
   for (const g of groups(plan)) {
     const first = g[0]!;
     lines.push(`${nodesText(g, plan.nodes.length)}:`);
@@ -116,7 +120,18 @@ export function planCsv(plan: RetentionPlan, terminal: boolean): string {
   const rows = plan.nodes.flatMap((n) =>
     plan.steps.map((s) => {
       const ns = n.steps[s.step - 1]!;
-      return [n.node, s.step, s.cutoff, isoSeconds(s.cutoff), s.age, ns.request?.types.join(' ') ?? '', spans(ns.request, 'nnt'), spans(ns.request, 'histogram'), `nnt:${n.spanSource.nnt} histogram:${n.spanSource.histogram}`, ns.note ?? ''];
+      return [
+        n.node,
+        s.step,
+        s.cutoff,
+        isoSeconds(s.cutoff),
+        s.age,
+        ns.request?.types.join(' ') ?? '',
+        spans(ns.request, 'nnt'),
+        spans(ns.request, 'histogram'),
+        `nnt:${n.spanSource.nnt} histogram:${n.spanSource.histogram}`,
+        ns.note ?? '',
+      ];
     }),
   );
   return renderCsv(PLAN_CSV_HEADERS, rows, { terminal });
@@ -165,7 +180,10 @@ export function resultTable(state: RunState, colour: boolean): string {
         return `${rec.state.replace(/_/g, ' ')}${d ? ` ${d}` : ''}`;
       });
       const stop = stoppedAt(state, n.node);
-      return [n.node, ...cells, stop ? `step ${stop.step}` : '', stop ? `${stop.state.replace(/_/g, ' ')}: ${stop.reason}` : ''].slice(0, anyStopped ? undefined : steps.length + 1);
+      return [n.node, ...cells, stop ? `step ${stop.step}` : '', stop ? `${stop.state.replace(/_/g, ' ')}: ${stop.reason}` : ''].slice(
+        0,
+        anyStopped ? undefined : steps.length + 1,
+      );
     }),
     {
       colour,
@@ -179,7 +197,22 @@ export function resultTable(state: RunState, colour: boolean): string {
   return table;
 }
 
-export const RESULT_CSV_HEADERS = ['run_id', 'attempt', 'node', 'step', 'cutoff', 'cutoff_iso', 'types', 'state', 'reason', 'sent_at', 'sent_at_iso', 'finished_at', 'finished_at_iso', 'seconds'] as const;
+export const RESULT_CSV_HEADERS = [
+  'run_id',
+  'attempt',
+  'node',
+  'step',
+  'cutoff',
+  'cutoff_iso',
+  'types',
+  'state',
+  'reason',
+  'sent_at',
+  'sent_at_iso',
+  'finished_at',
+  'finished_at_iso',
+  'seconds',
+] as const;
 
 export function resultCsv(state: RunState, terminal: boolean): string {
   const rows = state.nodes.flatMap((n) =>

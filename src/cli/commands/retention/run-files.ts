@@ -82,7 +82,10 @@ export function runFiles(dir: string): string[] {
   } catch {
     return [];
   }
-  return names.sort().reverse().map((n) => join(dir, n));
+  return names
+    .sort()
+    .reverse()
+    .map((n) => join(dir, n));
 }
 
 function saved(path: string, state: RunState): SavedRun {
@@ -140,10 +143,13 @@ export function rawHasWorkLeft(raw: unknown): boolean {
   if (!Array.isArray(nodes)) return true;
   return nodes.some((n: unknown) => {
     const steps = (n as { steps?: unknown } | null)?.steps;
-    return !Array.isArray(steps) || steps.some((s: unknown) => {
-      const state = (s as { state?: unknown } | null)?.state;
-      return state !== 'done' && state !== 'not_needed';
-    });
+    return (
+      !Array.isArray(steps) ||
+      steps.some((s: unknown) => {
+        const state = (s as { state?: unknown } | null)?.state;
+        return state !== 'done' && state !== 'not_needed';
+      })
+    );
   });
 }
 
@@ -202,7 +208,10 @@ export function lockRun(dir: string, runId: string, warn: (m: string) => void): 
       continue;
     }
     const who = pid !== undefined ? `process ${pid}${typeof holder.host === 'string' ? ` on ${holder.host}` : ''}` : 'another process';
-    throw new UsageError(`run ${runId} is being applied by ${who} (lock ${path}): nothing was sent`, 'wait for it to finish (tsnode history shows its steps), or remove the lock file if that process is gone');
+    throw new UsageError(
+      `run ${runId} is being applied by ${who} (lock ${path}): nothing was sent`,
+      'wait for it to finish (tsnode history shows its steps), or remove the lock file if that process is gone',
+    );
   }
   throw new UsageError(`cannot lock run ${runId}: the lock keeps changing hands (nothing was sent)`);
 }

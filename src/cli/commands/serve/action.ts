@@ -88,7 +88,9 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     else ctx.signal.addEventListener('abort', stop);
   });
   if (config.lenientTimestamps) ctx.log.info('--lenient-timestamps: a bare integer start_ts/end_ts is read as <seconds>.000');
-  ctx.stdout.write(`tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'}, node id ${node.identity.id}${node.identity.origin === 'memory' ? ', new for this process' : ''})\n`);
+  ctx.stdout.write(
+    `tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'}, node id ${node.identity.id}${node.identity.origin === 'memory' ? ', new for this process' : ''})\n`,
+  );
   describeRing(node, ctx);
   await stopped;
   ctx.log.info('stopping: finishing in-flight requests');

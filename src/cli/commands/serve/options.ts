@@ -3,11 +3,16 @@ import { flag, type FlagValues } from '../../flags.js';
 
 export function serveFlags() {
   return {
-    host: flag.string('--host <address>', 'address to listen on (a non-loopback address exposes a node without authentication)', { default: '127.0.0.1', complete: { kind: 'none' } }),
+    host: flag.string('--host <address>', 'address to listen on (a non-loopback address exposes a node without authentication)', {
+      default: '127.0.0.1',
+      complete: { kind: 'none' },
+    }),
     port: flag.count('--port <port>', 'port to listen on; 0 picks a free port (default: 8112)', { max: 65535, complete: { kind: 'none' } }),
     dataDir: flag.string('--data-dir <dir>', 'directory of the SQLite database, created if missing (default: ./tsnode-data)', { complete: { kind: 'files' } }),
     memory: flag.boolean('--memory', 'keep everything in memory (gone when the node stops)'),
-    rollups: flag.spanList('--rollups <spans>', 'numeric rollup periods, each a multiple of the smallest: 60,300 or 1m,5m (default: 60,300,1800,10800,86400)', { complete: { kind: 'none' } }),
+    rollups: flag.spanList('--rollups <spans>', 'numeric rollup periods, each a multiple of the smallest: 60,300 or 1m,5m (default: 60,300,1800,10800,86400)', {
+      complete: { kind: 'none' },
+    }),
     histogramRollups: flag.spanList('--histogram-rollups <spans>', 'histogram periods (default: 60,300,1800,10800,86400)', { complete: { kind: 'none' } }),
     sweepPace: flag.duration('--sweep-pace <ms>', 'pause after each check/metric a sweep handles, so a running sweep can be watched; a bare number is milliseconds (default: 0)', {
       bareUnit: 'ms',
@@ -17,11 +22,20 @@ export function serveFlags() {
     }),
     maxBody: flag.size('--max-body <size>', 'largest request body: bytes or a size like 64MiB (= 64M), 512KiB, 10MB (decimal) (default: 64MiB)', { complete: { kind: 'none' } }),
     maxBuckets: flag.count('--max-buckets <n>', 'largest number of buckets one rollup read may return (default: 1000000)', { min: 1, complete: { kind: 'none' } }),
-    nodeId: flag.string('--node-id <uuid>', "the node's identity in a ring (default: the one kept in the data dir, else a new one; --memory: new per process)", { complete: { kind: 'none' } }),
-    topology: flag.string('--topology <file>', 'the ring this node belongs to: JSON {"write_copies", "nodes": [{"id", "address", "port", "apiport", "weight"}]} or the store\'s topology XML', {
-      complete: { kind: 'files' },
+    nodeId: flag.string('--node-id <uuid>', "the node's identity in a ring (default: the one kept in the data dir, else a new one; --memory: new per process)", {
+      complete: { kind: 'none' },
     }),
-    lenientTimestamps: flag.boolean('--lenient-timestamps', 'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)'),
+    topology: flag.string(
+      '--topology <file>',
+      'the ring this node belongs to: JSON {"write_copies", "nodes": [{"id", "address", "port", "apiport", "weight"}]} or the store\'s topology XML',
+      {
+        complete: { kind: 'files' },
+      },
+    ),
+    lenientTimestamps: flag.boolean(
+      '--lenient-timestamps',
+      'also read a bare integer start_ts/end_ts (1529509020) as .000, as the production Go client sends it (default: strict <s>.<mmm>)',
+    ),
     salvageLog: flag.boolean('--salvage-log', 'start although the ingest log is damaged: apply its intact writes, give up the unreadable ones (copy the data dir first)'),
     diskReserve: flag.size('--disk-reserve <size>', "room kept back on the data dir's disk so a full disk can still be swept and restarted; 0 for none (default: 16MiB)", {
       min: 0,

@@ -108,7 +108,14 @@ export function statusTableRows(rows: readonly NodeStatus[], withLast = anyLastS
     if (!r.ok) return [[r.node, '-', label(r.why), r.error, '', '', ...(withLast ? [''] : [])]];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
-      const row: CellValue[] = [r.node, t, s.running ? 'yes' : 'no', current(s), s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '', t === 'text' ? '' : (s.rollups ?? '')];
+      const row: CellValue[] = [
+        r.node,
+        t,
+        s.running ? 'yes' : 'no',
+        current(s),
+        s.timestamp !== undefined ? describeTime(s.timestamp * 1000) : '',
+        t === 'text' ? '' : (s.rollups ?? ''),
+      ];
       if (withLast) row.push(describeLastSweep(s, t));
       return row;
     });
@@ -142,7 +149,10 @@ export function statusOneLineRows(rows: readonly NodeStatus[]): CellValue[][] {
     if (running.length === 0) return [r.node, nodeState(r), ...DATA_TYPES.map((t) => typeCell(t, s[t])), latestLastSweep(s)];
     // What runs: before which time (once when every type sweeps to the same), and where each type is.
     const times = [...new Set(running.map((t) => s[t].timestamp).filter((x): x is number => x !== undefined))];
-    const before = times.length === 1 ? [`before ${describeTime(times[0]! * 1000)}`] : running.filter((t) => s[t].timestamp !== undefined).map((t) => `${t} before ${describeTime(s[t].timestamp! * 1000)}`);
+    const before =
+      times.length === 1
+        ? [`before ${describeTime(times[0]! * 1000)}`]
+        : running.filter((t) => s[t].timestamp !== undefined).map((t) => `${t} before ${describeTime(s[t].timestamp! * 1000)}`);
     const work = running.filter((t) => current(s[t]) !== '').map((t) => `${t} at ${current(s[t])}`);
     return [r.node, nodeState(r), ...DATA_TYPES.map((t) => typeCell(t, s[t])), [...before, ...work].join('; ')];
   });
@@ -266,7 +276,9 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
           kind: 'state',
           node: r.node,
           at: ctx.now(),
-          ...(r.ok ? { state: DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle', status: r.status } : { state: r.why === 'unreachable' ? 'unreachable' : 'failed', error: r.error }),
+          ...(r.ok
+            ? { state: DATA_TYPES.some((t) => r.status[t].running) ? 'running' : 'idle', status: r.status }
+            : { state: r.why === 'unreachable' ? 'unreachable' : 'failed', error: r.error }),
         });
       }
       try {

@@ -93,11 +93,20 @@ function declaredSpans(target: Target): { nnt?: { spans: number[]; from: string 
  * coverage (issue 15: missing ring nodes, a topology disagreement or a rebalance refuse the sweep
  * unless --allow-partial) and the spans named by --nnt-rollups/--histogram-rollups.
  */
-function preflightChecks(clients: readonly NodeClient[], plan: SweepPlan, target: Target, opts: { allowPartial: boolean; signal: AbortSignal }, found: (r: ClusterCheckReport) => void): PreflightCheck[] {
+function preflightChecks(
+  clients: readonly NodeClient[],
+  plan: SweepPlan,
+  target: Target,
+  opts: { allowPartial: boolean; signal: AbortSignal },
+  found: (r: ClusterCheckReport) => void,
+): PreflightCheck[] {
   return [
     clusterCheck(clients, {
       allowPartial: opts.allowPartial,
-      spans: { nnt: plan.request.types.includes('nnt') ? plan.request.nntRollups : undefined, histogram: plan.request.types.includes('histogram') ? plan.request.histogramRollups : undefined },
+      spans: {
+        nnt: plan.request.types.includes('nnt') ? plan.request.nntRollups : undefined,
+        histogram: plan.request.types.includes('histogram') ? plan.request.histogramRollups : undefined,
+      },
       declared: declaredSpans(target),
       concurrency: plan.concurrency,
       call: { signal: opts.signal },
@@ -163,7 +172,9 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   if (opts.output === 'json') ctx.stdout.write(renderJson(dryRunJson(requests, { target: shown, request: plan.request })));
   else if (opts.output === 'csv') ctx.stdout.write(dryRunCsv(requests, Boolean(ctx.stdout.isTTY)));
   else ctx.stdout.write(dryRunText(requests));
-  ctx.log.info(`dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`);
+  ctx.log.info(
+    `dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`,
+  );
   return EXIT.ok;
 }
 
@@ -185,7 +196,10 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
     try {
       pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
       ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
-      await runPreflightChecks(pre, preflightChecks(clients, plan, run.target, { allowPartial: opts.allowPartial, signal: ctx.signal }, (r) => (report = r)));
+      await runPreflightChecks(
+        pre,
+        preflightChecks(clients, plan, run.target, { allowPartial: opts.allowPartial, signal: ctx.signal }, (r) => (report = r)),
+      );
       stopProgress();
       logReport(ctx, report);
       if (opts.force && pre.busy.length) {
@@ -195,7 +209,9 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       stopProgress();
       if (err instanceof SweepRefusedError) {
         for (const b of err.busy) {
-          ctx.log.error(`${b.node} is already sweeping ${b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ')}`);
+          ctx.log.error(
+            `${b.node} is already sweeping ${b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ')}`,
+          );
         }
         for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
@@ -222,7 +238,8 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       const skippedNote = skipped.length ? `; ${skipped.length} unreachable node(s) skipped` : '';
       const question = `Delete ${what} on ${plural(send.length)} (${run.described}${skippedNote})?`;
       const answer = await askYesNo(ctx, question);
-      if (answer === 'no-tty') throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${plural(send.length)} (${run.described})`);
+      if (answer === 'no-tty')
+        throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on ${plural(send.length)} (${run.described})`);
       if (answer === 'interrupted') {
         ctx.log.warn('interrupted: nothing was sent');
         return EXIT.interrupted;

@@ -68,12 +68,7 @@ export function carriedFlags(flags: ReachFlags, env: NodeJS.ProcessEnv, cwd: str
 }
 
 /** The catch-up for `nodes`, or undefined when there is nothing to catch up. */
-export function catchUpFor(
-  request: SweepRequest,
-  headerPrefix: string,
-  nodes: readonly string[],
-  flags: CarriedFlags = { carry: [], addBack: [] },
-): CatchUp | undefined {
+export function catchUpFor(request: SweepRequest, headerPrefix: string, nodes: readonly string[], flags: CarriedFlags = { carry: [], addBack: [] }): CatchUp | undefined {
   if (nodes.length === 0) return undefined;
   const args = ['tsnode', 'sweep', '--before', String(request.before), '--types', request.types.join(',')];
   if (request.nntRollups?.length && request.types.includes('nnt')) args.push('--nnt-rollups', request.nntRollups.join(','));

@@ -17,9 +17,7 @@ export function sweepOnlyFlagsGiven(sweep: Command): string[] {
 
 /** `tsnode sweep` and `tsnode sweep cancel`: declarations only; the work is in action.ts and cancel-action.ts. */
 export function declareSweep(program: Command, runner: Runner): void {
-  const sweep = program
-    .command('sweep')
-    .description('delete data older than a time on every node (DELETE /sweep_delete), then wait until every node is done');
+  const sweep = program.command('sweep').description('delete data older than a time on every node (DELETE /sweep_delete), then wait until every node is done');
   addFlags(sweep, sweepFlags());
   sweep.addHelpText(
     'after',

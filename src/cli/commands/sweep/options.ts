@@ -21,9 +21,14 @@ export function sweepFlags() {
     types: flag.choiceList('--types <list>', 'data types to delete: comma list of nnt, text, histogram', DATA_TYPES, { default: 'nnt', ignoreCase: true }),
     nntRollups: flag.spanList('--nnt-rollups <spans>', 'only these numeric spans, in seconds (60,300 or 1m,5m); default all', { complete: { kind: 'none' } }),
     histogramRollups: flag.spanList('--histogram-rollups <spans>', 'only these histogram spans, in seconds; default all', { complete: { kind: 'none' } }),
-    headerPrefix: flag.choice('--header-prefix <prefix>', "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)", HEADER_PREFIXES, {
-      ignoreCase: true,
-    }),
+    headerPrefix: flag.choice(
+      '--header-prefix <prefix>',
+      "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)",
+      HEADER_PREFIXES,
+      {
+        ignoreCase: true,
+      },
+    ),
     concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
     pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
     lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while being polled is reported lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),

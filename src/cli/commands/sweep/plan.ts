@@ -31,18 +31,31 @@ export function planSweep(flags: SweepFlags, now: number): SweepPlan {
   }
   const beforeMs = parseTime(flags.before, '--before', now);
   if (beforeMs > now) {
-    throw new UsageError(`--before: ${JSON.stringify(flags.before)} is ${describeTime(beforeMs)}, which is in the future`, 'a sweep deletes data older than a past instant, e.g. 90d');
+    throw new UsageError(
+      `--before: ${JSON.stringify(flags.before)} is ${describeTime(beforeMs)}, which is in the future`,
+      'a sweep deletes data older than a past instant, e.g. 90d',
+    );
   }
   const warnings: string[] = [];
   const before = Math.floor(beforeMs / 1000);
   const relative = /^(now|\d+(\.\d+)?(ms|s|m|h|d|w))$/.test(flags.before.trim());
-  if (beforeMs % 1000 !== 0 && !relative) warnings.push(`--before ${flags.before} rounded down to whole seconds: ${describeTime(before * 1000)} (nodes take integer seconds; nothing newer is deleted)`);
+  if (beforeMs % 1000 !== 0 && !relative)
+    warnings.push(`--before ${flags.before} rounded down to whole seconds: ${describeTime(before * 1000)} (nodes take integer seconds; nothing newer is deleted)`);
   const { types, nntRollups, histogramRollups } = flags;
-  if (nntRollups && !types.includes('nnt')) throw new UsageError(`--nnt-rollups ${nntRollups.join(',')} given, but --types ${types.join(',')} does not include nnt`, 'add nnt to --types or drop --nnt-rollups');
+  if (nntRollups && !types.includes('nnt'))
+    throw new UsageError(`--nnt-rollups ${nntRollups.join(',')} given, but --types ${types.join(',')} does not include nnt`, 'add nnt to --types or drop --nnt-rollups');
   if (histogramRollups && !types.includes('histogram')) {
-    throw new UsageError(`--histogram-rollups ${histogramRollups.join(',')} given, but --types ${types.join(',')} does not include histogram`, 'add histogram to --types or drop --histogram-rollups');
+    throw new UsageError(
+      `--histogram-rollups ${histogramRollups.join(',')} given, but --types ${types.join(',')} does not include histogram`,
+      'add histogram to --types or drop --histogram-rollups',
+    );
   }
-  const request: SweepRequest = { before, types: [...types], ...(nntRollups ? { nntRollups: [...nntRollups] } : {}), ...(histogramRollups ? { histogramRollups: [...histogramRollups] } : {}) };
+  const request: SweepRequest = {
+    before,
+    types: [...types],
+    ...(nntRollups ? { nntRollups: [...nntRollups] } : {}),
+    ...(histogramRollups ? { histogramRollups: [...histogramRollups] } : {}),
+  };
   return {
     request,
     beforeMs,

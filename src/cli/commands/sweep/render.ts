@@ -76,7 +76,20 @@ export function sweepJson(result: ClusterSweepResult, x: { target: RunTarget; ex
   };
 }
 
-export const SWEEP_CSV_HEADERS = ['node', 'state', 'reason', 'error_code', 'error', 'other', 'elapsed_ms', 'before', 'before_iso', 'types', 'nnt_rollups', 'histogram_rollups'] as const;
+export const SWEEP_CSV_HEADERS = [
+  'node',
+  'state',
+  'reason',
+  'error_code',
+  'error',
+  'other',
+  'elapsed_ms',
+  'before',
+  'before_iso',
+  'types',
+  'nnt_rollups',
+  'histogram_rollups',
+] as const;
 
 /** `sweep -o csv`: one row per node. */
 export function sweepCsv(result: ClusterSweepResult, terminal: boolean): string {
@@ -137,14 +150,30 @@ export interface PlannedRequest {
 
 /** `--dry-run -o json`: what would be sent, node by node (the sweep headers; the target's own headers are not shown). */
 export function dryRunJson(requests: readonly PlannedRequest[], x: { target: RunTarget; request?: SweepRequest }): unknown {
-  return { dry_run: true, ...(x.request ? requestJson(x.request) : {}), ...targetJson(x.target), requests: requests.map((r) => ({ node: r.node, method: r.method, url: r.url, headers: { ...r.headers } })) };
+  return {
+    dry_run: true,
+    ...(x.request ? requestJson(x.request) : {}),
+    ...targetJson(x.target),
+    requests: requests.map((r) => ({ node: r.node, method: r.method, url: r.url, headers: { ...r.headers } })),
+  };
 }
 
 export const DRY_RUN_CSV_HEADERS = ['node', 'method', 'url', 'headers'] as const;
 
 /** `--dry-run -o csv`: one row per node; the headers as `Name: value` joined by `; `. */
 export function dryRunCsv(requests: readonly PlannedRequest[], terminal: boolean): string {
-  return renderCsv(DRY_RUN_CSV_HEADERS, requests.map((r) => [r.node, r.method, r.url, Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`).join('; ')]), { terminal });
+  return renderCsv(
+    DRY_RUN_CSV_HEADERS,
+    requests.map((r) => [
+      r.node,
+      r.method,
+      r.url,
+      Object.entries(r.headers)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; '),
+    ]),
+    { terminal },
+  );
 }
 
 /** `--dry-run` as a person reads it: each request as it goes on the wire. */
@@ -165,13 +194,23 @@ export interface CancelRow {
 }
 
 export function cancelJson(rows: readonly CancelRow[], x: { target: RunTarget; coverage: CoverageOutcome | undefined; exitCode: number }): unknown {
-  return { node_source: x.target.origin, profile: x.target.profile, exit_code: x.exitCode, nodes: rows.map((r) => ({ ...r, cancelled: [...r.cancelled] })), coverage: coverageJson(x.coverage) };
+  return {
+    node_source: x.target.origin,
+    profile: x.target.profile,
+    exit_code: x.exitCode,
+    nodes: rows.map((r) => ({ ...r, cancelled: [...r.cancelled] })),
+    coverage: coverageJson(x.coverage),
+  };
 }
 
 export const CANCEL_CSV_HEADERS = ['node', 'state', 'cancelled', 'error_code', 'error'] as const;
 
 export function cancelCsv(rows: readonly CancelRow[], terminal: boolean): string {
-  return renderCsv(CANCEL_CSV_HEADERS, rows.map((r) => [r.node, r.state, r.cancelled.join(' '), r.error?.code ?? '', r.error?.message ?? '']), { terminal });
+  return renderCsv(
+    CANCEL_CSV_HEADERS,
+    rows.map((r) => [r.node, r.state, r.cancelled.join(' '), r.error?.code ?? '', r.error?.message ?? '']),
+    { terminal },
+  );
 }
 
 export function cancelTable(rows: readonly CancelRow[], opts: { colour: boolean; width?: number | undefined }): string {

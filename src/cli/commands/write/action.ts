@@ -3,15 +3,7 @@ import type { Ora } from 'ora';
 import { DiscoveryError } from '../../../client/discovery.js';
 import { DEFAULT_RETRY } from '../../../client/retry.js';
 import { SourceError, RecordSyntaxError, type RejectEntry } from '../../../records/index.js';
-import {
-  writeRecords,
-  ReplayUsageError,
-  ReplayStateError,
-  UnsafeFileError,
-  type ReplayEvent,
-  type ReplayProgress,
-  type ReplayResult,
-} from '../../../replay/index.js';
+import { writeRecords, ReplayUsageError, ReplayStateError, UnsafeFileError, type ReplayEvent, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExitCode } from '../../exit-codes.js';
@@ -39,10 +31,15 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   const files = opts.files;
   if (opts.output === 'text') ctx.log.warn('write --output text is deprecated: it is now --output table (the same summary); text goes in the next release');
   // --force is the old spelling: read for one release, with a warning (it means "replace a running sweep" everywhere else).
-  if (opts.force && opts.allowChangedInput) throw new UsageError('--force and --allow-changed-input both given', '--force is the old spelling of --allow-changed-input: give --allow-changed-input only');
+  if (opts.force && opts.allowChangedInput)
+    throw new UsageError('--force and --allow-changed-input both given', '--force is the old spelling of --allow-changed-input: give --allow-changed-input only');
   if (opts.force) ctx.log.warn('write --force is deprecated: use --allow-changed-input (--force means "replace a running sweep" in sweep; this spelling goes in the next release)');
   const allowChangedInput = opts.allowChangedInput || opts.force;
-  if (allowChangedInput && !opts.resume) throw new UsageError(`${opts.force ? '--force' : '--allow-changed-input'} only makes sense with --resume`, 'it lets --resume continue an input that changed since the saved run');
+  if (allowChangedInput && !opts.resume)
+    throw new UsageError(
+      `${opts.force ? '--force' : '--allow-changed-input'} only makes sense with --resume`,
+      'it lets --resume continue an input that changed since the saved run',
+    );
   if (opts.smallestSpan !== undefined && opts.kind !== 'nnt') {
     throw new UsageError(`--smallest-span: ${opts.kind} records have no rollup span to sit on`, 'drop --smallest-span (it checks the offsets of numeric records, --kind nnt)');
   }
@@ -50,7 +47,8 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   const seen = new Set<string>();
   for (const f of files) {
     const key = f === '-' ? '-' : resolve(ctx.cwd, f);
-    if (seen.has(key)) throw new UsageError(`input ${JSON.stringify(f)} is named twice`, 'name each file once (its records would be written twice, and its resume position mixed up)');
+    if (seen.has(key))
+      throw new UsageError(`input ${JSON.stringify(f)} is named twice`, 'name each file once (its records would be written twice, and its resume position mixed up)');
     seen.add(key);
   }
   if (opts.strict && opts.dryRun) ctx.log.debug('--strict with --dry-run: validating only');
@@ -114,7 +112,9 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
         }
         break;
       case 'input':
-        ctx.log.debug(`${e.name}: ${e.format}${e.resumedAt ? `, resuming after record ${e.resumedAt.record} (${e.seeked ? `seeked to byte ${e.resumedAt.byte}` : 'skipping records'})` : ''}`);
+        ctx.log.debug(
+          `${e.name}: ${e.format}${e.resumedAt ? `, resuming after record ${e.resumedAt.record} (${e.seeked ? `seeked to byte ${e.resumedAt.byte}` : 'skipping records'})` : ''}`,
+        );
         break;
     }
   };

@@ -35,7 +35,11 @@ export function writeFlags() {
     ),
     format: flag.choice('--format <format>', 'input format (auto: from the extension, else the first byte)', ['auto', 'json', 'ndjson'] as const, { default: 'auto' }),
     batchSize: flag.count('--batch-size <n>', 'records per request', { default: '5000', min: 1, complete: { kind: 'none' } }),
-    batchBytes: flag.size('--batch-bytes <size>', 'largest request body: 4MiB, 512KiB (binary; 4m = 4MiB), 4MB (decimal)', { default: '4MiB', max: MAX_BATCH_BYTES, complete: { kind: 'none' } }),
+    batchBytes: flag.size('--batch-bytes <size>', 'largest request body: 4MiB, 512KiB (binary; 4m = 4MiB), 4MB (decimal)', {
+      default: '4MiB',
+      max: MAX_BATCH_BYTES,
+      complete: { kind: 'none' },
+    }),
     concurrency: flag.count('--concurrency <n>', 'requests in flight at once', { default: '4', min: 1, max: 1000, complete: { kind: 'none' } }),
     method: flag.choice('--method <method>', 'HTTP method of the write', ['post', 'put'] as const, { default: 'post' }),
     rejects: flag.string('--rejects <file>', 'where invalid or refused records go, as NDJSON (default <first input>.rejects.ndjson)', { complete: { kind: 'files' } }),
@@ -54,7 +58,10 @@ export function writeFlags() {
     force: flag.boolean('--force', 'deprecated spelling of --allow-changed-input', { hidden: true }),
     state: flag.string('--state <file>', 'resume state (default <first input>.tsnode-state.json, ./tsnode-state.json for stdin)', { complete: { kind: 'files' } }),
     dryRun: flag.boolean('--dry-run', 'validate and batch, send nothing; print records per node'),
-    output: flag.parsed('-o, --output <format>', 'result format on stdout: table, json, csv', parseWriteOutput, { default: 'table', complete: { kind: 'values', values: ['table', 'json', 'csv'] } }),
+    output: flag.parsed('-o, --output <format>', 'result format on stdout: table, json, csv', parseWriteOutput, {
+      default: 'table',
+      complete: { kind: 'values', values: ['table', 'json', 'csv'] },
+    }),
     ...networkFlags(),
   };
 }

@@ -66,7 +66,10 @@ export async function planWriteRoute(request: RouteRequest, nodes: readonly stri
   }
   const targets = survey?.targets ?? null;
   if (explicitTo === 'owners' && !targets) {
-    throw new UsageError(`--to owners: ${survey?.noRing ?? 'the nodes run no ring'} (nothing was sent)`, 'run the nodes with a topology (tsnode cluster up; tsnode serve --topology) and point --seed at one, or write with --to any or --to all');
+    throw new UsageError(
+      `--to owners: ${survey?.noRing ?? 'the nodes run no ring'} (nothing was sent)`,
+      'run the nodes with a topology (tsnode cluster up; tsnode serve --topology) and point --seed at one, or write with --to any or --to all',
+    );
   }
   const to: Target = explicitTo ?? (targets ? 'owners' : 'any');
   const parts: string[] = [];
@@ -99,11 +102,19 @@ export async function planWriteRoute(request: RouteRequest, nodes: readonly stri
 type Destination = { url: string; self: NodeSelf | null };
 
 /** Numeric records: `--smallest-span`, else the nodes' base_rollup, else the profile's smallest_span, else 60. */
-function decideSpan(spanFlag: number | undefined, spans: NodeTarget['spans'], dest: readonly Destination[], ctx: CliContext, parts: string[]): NonNullable<WriteRoute['smallestSpan']> {
+function decideSpan(
+  spanFlag: number | undefined,
+  spans: NodeTarget['spans'],
+  dest: readonly Destination[],
+  ctx: CliContext,
+  parts: string[],
+): NonNullable<WriteRoute['smallestSpan']> {
   if (spanFlag !== undefined) {
     const off = dest.filter((d) => d.self?.baseRollup != null && spanFlag % d.self.baseRollup !== 0);
     if (off.length > 0) {
-      ctx.log.warn(`--smallest-span ${spanFlag}: not a multiple of the smallest span of ${off.map((d) => `${d.url} (${d.self!.baseRollup}s)`).join(', ')}: the node will refuse records whose offsets are not on its span`);
+      ctx.log.warn(
+        `--smallest-span ${spanFlag}: not a multiple of the smallest span of ${off.map((d) => `${d.url} (${d.self!.baseRollup}s)`).join(', ')}: the node will refuse records whose offsets are not on its span`,
+      );
     }
     return { seconds: spanFlag, from: 'flag' };
   }
@@ -118,7 +129,8 @@ function decideSpan(spanFlag: number | undefined, spans: NodeTarget['spans'], de
   if (decided.kind === 'agreed') {
     parts.push(`smallest span ${decided.span}s (the nodes' base_rollup${decided.unreported.length ? `; not reported by ${decided.unreported.join(', ')}` : ''})`);
     // The nodes' own report wins over what the profile says; a profile that says otherwise is out of date.
-    if (profile && profile.value !== decided.span) ctx.log.warn(`${profile.from} says ${profile.value}s, but the nodes report a smallest span of ${decided.span}s: using the nodes' (update the profile)`);
+    if (profile && profile.value !== decided.span)
+      ctx.log.warn(`${profile.from} says ${profile.value}s, but the nodes report a smallest span of ${decided.span}s: using the nodes' (update the profile)`);
     return { seconds: decided.span, from: 'nodes' };
   }
   if (profile) {
@@ -140,10 +152,21 @@ function decidePeriods(spans: NodeTarget['spans'], dest: readonly Destination[],
     const lists = reported.map((d) => d.self!.histogramRollups!);
     const shared = lists[0]!.filter((p) => lists.every((l) => l.includes(p))).sort((a, b) => a - b);
     if (lists.some((l) => l.length !== shared.length)) {
-      ctx.log.warn(`the nodes keep different histogram periods (${reported.map((d) => `${d.url}: ${d.self!.histogramRollups!.join(',')}`).join('; ')}): records are checked against those all of them keep (${shared.join(', ') || 'none'})`);
+      ctx.log.warn(
+        `the nodes keep different histogram periods (${reported.map((d) => `${d.url}: ${d.self!.histogramRollups!.join(',')}`).join('; ')}): records are checked against those all of them keep (${shared.join(', ') || 'none'})`,
+      );
     }
     const unreported = dest.length - reported.length;
-    parts.push(`histogram periods ${shared.join(', ') || 'none'} (the nodes' histogram rollups${unreported ? `; not reported by ${dest.filter((d) => d.self?.histogramRollups == null).map((d) => d.url).join(', ')}` : ''})`);
+    parts.push(
+      `histogram periods ${shared.join(', ') || 'none'} (the nodes' histogram rollups${
+        unreported
+          ? `; not reported by ${dest
+              .filter((d) => d.self?.histogramRollups == null)
+              .map((d) => d.url)
+              .join(', ')}`
+          : ''
+      })`,
+    );
     return { seconds: shared, from: 'nodes' };
   }
   const profile = spans.histogramRollups;

@@ -106,7 +106,9 @@ export function report(r: ReplayResult, opts: WriteOptions, ctx: CliContext, rou
     invalid: r.rejected - r.rejectedByNode - r.failedRecords,
     rate: r.seconds > 0 ? Math.round(r.read / r.seconds) : r.read,
     resume:
-      r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error' || r.stopped === 'nodes-down') ? resumeCommand(process.argv.slice(2)) : undefined,
+      r.statePath && (r.stopped === 'interrupted' || r.stopped === 'max-errors' || r.stopped === 'input-error' || r.stopped === 'nodes-down')
+        ? resumeCommand(process.argv.slice(2))
+        : undefined,
   };
   if (r.stopped === 'strict') {
     // The records that stopped it, where a person looks for errors: stderr, first ones named.
@@ -181,7 +183,8 @@ export function summaryJson(f: Facts, verbose: boolean): Record<string, unknown>
       error: n.lastError ? errorJson(n.lastErrorCode ?? 'failed', n.lastError) : null,
     }));
   }
-  if (r.stopped === 'strict') doc.invalid_records = f.invalidShown.map((e) => ({ file: e.file, record: e.record, ...(e.line !== undefined ? { line: e.line } : {}), error: e.error }));
+  if (r.stopped === 'strict')
+    doc.invalid_records = f.invalidShown.map((e) => ({ file: e.file, record: e.record, ...(e.line !== undefined ? { line: e.line } : {}), error: e.error }));
   doc.error = r.inputError ? errorJson('input_error', r.inputError.message) : null;
   doc.resume = f.resume ? f.resume.command : null;
   if (verbose) doc.max_rss_bytes = process.resourceUsage().maxRSS * 1024;
@@ -296,7 +299,12 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
     // The headline says whether every record reached all of its owners; a node that failed must not hide in "wrote N".
     const complete = r.writtenToSome === 0 && r.failedRecords === 0 && r.rejectedByNode === 0;
     // Records replayed from owner-named rejects lines go to that one owner: say so rather than "all of its owners".
-    const named = r.toNamedOwner === 0 ? '' : r.toNamedOwner >= r.read - invalid ? ' (each to the owner its rejects-file line names)' : ` (${n(r.toNamedOwner)} of them to the one owner their rejects-file line names)`;
+    const named =
+      r.toNamedOwner === 0
+        ? ''
+        : r.toNamedOwner >= r.read - invalid
+          ? ' (each to the owner its rejects-file line names)'
+          : ` (${n(r.toNamedOwner)} of them to the one owner their rejects-file line names)`;
     const where = complete
       ? r.toNamedOwner > 0 && r.toNamedOwner >= r.read - invalid
         ? `wrote ${n(r.written)} to their owners${named}`
@@ -319,24 +327,33 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
   }
   for (const i of r.inputs) if (i.skipped > 0) say(`  ${i.name}: resumed after record ${n(i.skipped)}`);
   if (r.rejected > 0) {
-    const parts = [invalid > 0 ? `${n(invalid)} invalid` : '', r.rejectedByNode > 0 ? `${n(r.rejectedByNode)} refused by a node` : '', r.failedRecords > 0 ? `${n(r.failedRecords)} in ${n(r.failedBatches)} batch(es) that failed after retries` : '']
+    const parts = [
+      invalid > 0 ? `${n(invalid)} invalid` : '',
+      r.rejectedByNode > 0 ? `${n(r.rejectedByNode)} refused by a node` : '',
+      r.failedRecords > 0 ? `${n(r.failedRecords)} in ${n(r.failedBatches)} batch(es) that failed after retries` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     say(`rejected ${n(r.rejected)} (${parts})${r.rejectsPath ? `: see ${r.rejectsPath}` : ''}`, paint.yellow);
     const owedTo = r.nodes.filter((x) => x.failedRecords > 0).map((x) => x.node);
     if (to === 'owners' && owedTo.length > 0 && r.rejectsPath) {
-      say(`  once ${owedTo.join(', ')} ${owedTo.length === 1 ? 'is' : 'are'} back: tsnode write ${r.rejectsPath}${kind ? ` --kind${kind}` : ''} (with the same node flags) sends each of those records to the node its line names`);
+      say(
+        `  once ${owedTo.join(', ')} ${owedTo.length === 1 ? 'is' : 'are'} back: tsnode write ${r.rejectsPath}${kind ? ` --kind${kind}` : ''} (with the same node flags) sends each of those records to the node its line names`,
+      );
     }
   } else say('rejected 0');
   if (r.earlier) {
     const e = r.earlier;
     const before = earlierRejected(r);
-    const parts = [e.invalid ? `${n(e.invalid)} invalid` : '', e.refused ? `${n(e.refused)} refused by a node` : '', e.notWritten ? `${n(e.notWritten)} not written` : ''].filter(Boolean).join(', ');
+    const parts = [e.invalid ? `${n(e.invalid)} invalid` : '', e.refused ? `${n(e.refused)} refused by a node` : '', e.notWritten ? `${n(e.notWritten)} not written` : '']
+      .filter(Boolean)
+      .join(', ');
     say(
       `earlier run(s), up to where this one resumed: wrote ${n(e.written)}${(to === 'all' || to === 'owners') && e.writtenToSome ? ` (and ${n(e.writtenToSome)} to some ${to === 'owners' ? 'of their owners' : 'nodes'} only)` : ''}, rejected ${n(before)}${before ? ` (${parts})${r.rejectsPath ? `: in ${r.rejectsPath}` : ''}` : ''}`,
       before ? paint.yellow : undefined,
     );
-    if (before && r.stopped === 'done') say(`  fix them, then replay the rejects file: tsnode write ${r.rejectsPath ?? '<rejects file>'}${kind ? ` --kind${kind}` : ''} (with the same node flags)`);
+    if (before && r.stopped === 'done')
+      say(`  fix them, then replay the rejects file: tsnode write ${r.rejectsPath ?? '<rejects file>'}${kind ? ` --kind${kind}` : ''} (with the same node flags)`);
   }
   if (!r.dryRun && r.acknowledged.byCount + r.acknowledged.bare > 0) {
     say(`acknowledged: ${n(r.acknowledged.byCount)} records by the node's count, ${n(r.acknowledged.bare)} by a 2xx that carried no count`);
@@ -344,9 +361,18 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
   say(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(f.rate)} records/s`);
   if (ctx.verbose) say(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
   if (r.stopped === 'max-errors') say(`stopped: more than ${f.opts.maxErrors} records rejected`, paint.red);
-  if (r.stopped === 'nodes-down' && to === 'owners') say(`stopped: every owner a batch went to failed it (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
-  else if (r.stopped === 'nodes-down') say(`stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`, paint.red);
-  if (r.stopped === 'interrupted') say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
+  if (r.stopped === 'nodes-down' && to === 'owners')
+    say(
+      `stopped: every owner a batch went to failed it (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`,
+      paint.red,
+    );
+  else if (r.stopped === 'nodes-down')
+    say(
+      `stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`,
+      paint.red,
+    );
+  if (r.stopped === 'interrupted')
+    say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
   if (r.inputError) say(`stopped: ${r.inputError.message}`, paint.red);
   if (f.resume) {
     say(`to continue: ${f.resume.command} (state: ${r.statePath})`);
@@ -361,7 +387,11 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
 function nodeTable(f: Facts, ctx: CliContext): string {
   const { r } = f;
   if (r.dryRun) {
-    return renderTable(['node', 'records'], r.nodes.map((x) => [x.node, x.records.toLocaleString('en-US')]), { colour: ctx.colour, width: tableWidth(ctx), align: [undefined, 'right'] });
+    return renderTable(
+      ['node', 'records'],
+      r.nodes.map((x) => [x.node, x.records.toLocaleString('en-US')]),
+      { colour: ctx.colour, width: tableWidth(ctx), align: [undefined, 'right'] },
+    );
   }
   const rows = r.nodes.map((x) => [
     x.node,
