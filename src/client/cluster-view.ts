@@ -10,6 +10,7 @@ import { checkCoverage, type CoverageReport, type ListedNode } from './coverage.
 import { DiscoveryError, fetchTopology, probeNode, ringFromTopology, type DiscoveredNode, type DiscoveredRing, type NodeSelf } from './discovery.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import type { CallOptions, NodeClient } from './node-client.js';
+import { endpoint } from './endpoint.js';
 
 export type NodeState = 'ok' | 'unreachable' | 'unexpected';
 
@@ -42,11 +43,6 @@ function failure(err: unknown): { state: NodeState; error: string } {
   if (err instanceof NodeRequestError) return { state: UNREACHABLE_CODES.has(err.code) ? 'unreachable' : 'unexpected', error: err.detail };
   if (err instanceof DiscoveryError) return { state: 'unexpected', error: err.message.slice(err.node.length + 2) };
   return { state: 'unexpected', error: err instanceof Error ? err.message : String(err) };
-}
-
-function endpoint(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname.toLowerCase().replace(/^\[|\]$/g, '')}:${u.port}`;
 }
 
 type Probe = { self: NodeSelf } | { state: NodeState; error: string };

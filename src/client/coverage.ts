@@ -12,6 +12,7 @@
  */
 import { nodeApiUrl, type RingNode, type Topology } from '../ring/index.js';
 import type { NodeSelf } from './discovery.js';
+import { endpoint, shortHash } from './endpoint.js';
 
 /** A listed node and what it said about itself, or nothing when it did not answer. */
 export interface ListedNode {
@@ -39,18 +40,6 @@ export interface CoverageReport {
   problems: string[];
 }
 
-/** host:port of a URL, lower case, for matching a listed URL to a ring node's address. */
-function endpoint(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname.toLowerCase().replace(/^\[|\]$/g, '')}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
-  } catch {
-    return url.toLowerCase();
-  }
-}
-
-const short = (hash: string): string => hash.slice(0, 12);
-
 /**
  * Judges `listed` against `topology` (the ring of the hash the nodes agree on; null when none was
  * fetched). Ring nodes are matched by identity where the listed node answered, else by address.
@@ -72,11 +61,11 @@ export function checkCoverage(listed: readonly ListedNode[], topology: Topology 
   }
   if (hashes.length > 1) {
     report.verdict = 'disagree';
-    report.problems.push(`the listed nodes run different topologies: ${hashes.map((h) => `${short(h.hash)} (${h.nodes.join(', ')})`).join('; ')}`);
+    report.problems.push(`the listed nodes run different topologies: ${hashes.map((h) => `${shortHash(h.hash)} (${h.nodes.join(', ')})`).join('; ')}`);
   } else {
     report.hash = hashes[0]!.hash;
   }
-  for (const r of rebalancing) report.problems.push(`${r.url} is rebalancing to topology ${short(r.next)}: data is moving between nodes`);
+  for (const r of rebalancing) report.problems.push(`${r.url} is rebalancing to topology ${shortHash(r.next)}: data is moving between nodes`);
   if (report.verdict !== 'disagree' && rebalancing.length > 0) report.verdict = 'rebalancing';
 
   if (topology && report.hash !== null) {
@@ -100,7 +89,7 @@ export function checkCoverage(listed: readonly ListedNode[], topology: Topology 
       );
       if (report.verdict === 'covered') report.verdict = 'missing';
     }
-    if (report.notInRing.length > 0) report.problems.push(`listed but not in ring ${short(report.hash)}: ${report.notInRing.join(', ')}`);
+    if (report.notInRing.length > 0) report.problems.push(`listed but not in ring ${shortHash(report.hash)}: ${report.notInRing.join(', ')}`);
     if (report.unknown.length > 0) report.problems.push(`did not answer, so whether they are ring nodes is unknown: ${report.unknown.join(', ')}`);
   }
   return report;

@@ -16,6 +16,7 @@ import { NodeRequestError } from './errors.js';
 import type { CallOptions, NodeClient } from './node-client.js';
 import type { RetryPolicy } from './retry.js';
 import { smallestSpan, type SmallestSpan } from './spans.js';
+import { endpoint, shortHash } from './endpoint.js';
 
 /** Probes retry once, briefly: a node that is down should cost a probe about a second, not a full backoff. */
 export const PROBE_RETRY: RetryPolicy = { retries: 1, baseDelayMs: 100, maxDelayMs: 400 };
@@ -99,17 +100,6 @@ async function probeAll(clients: readonly NodeClient[], call: CallOptions): Prom
   return outcomes.map((o, i) => (o.ok ? o.value : failure(clients[i]!.url, o.error)));
 }
 
-/** host:port of a URL, lower case, for matching a listed URL to a ring node's address. */
-function endpoint(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname.toLowerCase().replace(/^\[|\]$/g, '')}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
-  } catch {
-    return url.toLowerCase();
-  }
-}
-
-const short = (hash: string): string => hash.slice(0, 12);
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 /** Why the probed nodes are not one ring, or null when they are (at least one runs it, none runs another or none). */
@@ -135,13 +125,13 @@ function judge(probes: readonly ProbedNode[]): { kind: 'none' | 'mixed'; why: st
     return { kind: 'none', why: silent > 0 && plain.length > 0 ? `${why}; ${plural(silent, 'node')} did not answer` : why };
   }
   if (withRing.size > 1) {
-    return { kind: 'mixed', why: `the listed nodes run different topologies: ${[...withRing].map(([h, urls]) => `${short(h)} (${urls.join(', ')})`).join('; ')}` };
+    return { kind: 'mixed', why: `the listed nodes run different topologies: ${[...withRing].map(([h, urls]) => `${shortHash(h)} (${urls.join(', ')})`).join('; ')}` };
   }
   const [hash, urls] = [...withRing][0]!;
   if (plain.length > 0) {
     return {
       kind: 'mixed',
-      why: `the listed nodes do not run one ring: ${urls.join(', ')} run${urls.length === 1 ? 's' : ''} topology ${short(hash)}, ${plain.join(', ')} run${plain.length === 1 ? 's' : ''} none`,
+      why: `the listed nodes do not run one ring: ${urls.join(', ')} run${urls.length === 1 ? 's' : ''} topology ${shortHash(hash)}, ${plain.join(', ')} run${plain.length === 1 ? 's' : ''} none`,
     };
   }
   return { kind: 'ring', hash, from: probes.findIndex((p) => p.self?.current === hash) };
@@ -232,10 +222,10 @@ async function finish(targets: RingTargets, probes: readonly ProbedNode[], probe
   }
   const rebalancing = [...probes.map((p) => p.self), ...targets.selves].find((s) => s?.next);
   if (rebalancing?.next)
-    notes.push(`${rebalancing.url} is rebalancing to topology ${short(rebalancing.next)}: owners are computed on the current one, ${short(targets.ring.hash)}`);
+    notes.push(`${rebalancing.url} is rebalancing to topology ${shortHash(rebalancing.next)}: owners are computed on the current one, ${shortHash(targets.ring.hash)}`);
   if (targets.ring.next && !rebalancing)
-    notes.push(`the ring is rebalancing to topology ${short(targets.ring.next)}: owners are computed on the current one, ${short(targets.ring.hash)}`);
-  if (targets.notInRing.length > 0) notes.push(`listed but not nodes of ring ${short(targets.ring.hash)} (nothing is routed to them): ${targets.notInRing.join(', ')}`);
+    notes.push(`the ring is rebalancing to topology ${shortHash(targets.ring.next)}: owners are computed on the current one, ${shortHash(targets.ring.hash)}`);
+  if (targets.notInRing.length > 0) notes.push(`listed but not nodes of ring ${shortHash(targets.ring.hash)} (nothing is routed to them): ${targets.notInRing.join(', ')}`);
   if (targets.unanswered.length > 0) notes.push(`ring nodes that did not answer GET /state: ${targets.unanswered.join(', ')}`);
 }
 
