@@ -5,6 +5,25 @@ const MAX_TIMEOUT = 24 * 86_400_000;
 /** Strings over this many UTF-16 units cannot be made in V8 (~512 MiB): a larger answer cannot be read as text. */
 const MAX_ANSWER = 512 * 1024 ** 2;
 
+// Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
+// test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
+export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+
+/** How the commands that send sweep DELETEs (sweep, sweep cancel, retention apply) send them. */
+export function sweepSendFlags() {
+  return {
+    headerPrefix: flag.choice(
+      '--header-prefix <prefix>',
+      "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)",
+      HEADER_PREFIXES,
+      {
+        ignoreCase: true,
+      },
+    ),
+    concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
+  };
+}
+
 /** Where the nodes come from, as flags: `--nodes` or `--seed` (the profile is the global --profile). */
 export function nodeSourceFlags() {
   return {

@@ -2,24 +2,13 @@
 import { Option } from 'commander';
 import { completeWith } from '../../completion-hints.js';
 import { flag, type Flag, type FlagValues } from '../../flags.js';
-import { networkFlags } from '../../network-options.js';
+import { networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
-
-// Kept here rather than imported from protocol/: declarations load at startup (bench/startup).
-const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
 
 /** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {
   ...networkFlags(),
-  headerPrefix: flag.choice(
-    '--header-prefix <prefix>',
-    "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)",
-    HEADER_PREFIXES,
-    {
-      ignoreCase: true,
-    },
-  ),
-  concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
+  ...sweepSendFlags(),
 };
 export type TargetFlagValues = FlagValues<typeof targetFlags>;
 

@@ -1,11 +1,11 @@
 /** `tsnode sweep`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
-import { networkFlags } from '../../network-options.js';
+import { networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 
+export { HEADER_PREFIXES } from '../../network-options.js';
 // Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
 // test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
-export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
 export const DATA_TYPES = ['nnt', 'text', 'histogram'] as const;
 
 /**
@@ -21,15 +21,7 @@ export function sweepFlags() {
     types: flag.choiceList('--types <list>', 'data types to delete: comma list of nnt, text, histogram', DATA_TYPES, { default: 'nnt', ignoreCase: true }),
     nntRollups: flag.spanList('--nnt-rollups <spans>', 'only these numeric spans, in seconds (60,300 or 1m,5m); default all', { complete: { kind: 'none' } }),
     histogramRollups: flag.spanList('--histogram-rollups <spans>', 'only these histogram spans, in seconds; default all', { complete: { kind: 'none' } }),
-    headerPrefix: flag.choice(
-      '--header-prefix <prefix>',
-      "sweep header prefix: X-Service, or X-Snowth for production nodes (default: the profile's, else X-Service)",
-      HEADER_PREFIXES,
-      {
-        ignoreCase: true,
-      },
-    ),
-    concurrency: flag.count('--concurrency <n>', 'requests in flight at once across the cluster', { default: '32', min: 1, max: 1000 }),
+    ...sweepSendFlags(),
     pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
     lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while being polled is reported lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
     timeout: flag.duration('--timeout <duration>', 'stop waiting after this long (sweeps keep running on the nodes)', { default: '6h' }),
