@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // tsnode write --to owners vs --to all into a local six-node ring with write_copies 2 (tsnode
-// cluster up): the bytes each sends (request bodies, from the summary's per-node bytesSent) and
+// cluster up): the bytes each sends (request bodies, from the summary's per-node bytes_sent) and
 // records/s end to end. Targets: owners sends at most 1/3 of the bytes of all, and is at least
 // 2x faster. The two are interleaved RUNS times (default 3) so a burst of load hits both alike;
 // each run writes its own records (other check ids), so no run pays for replacing another's rows.
@@ -134,7 +134,9 @@ try {
       const nodeCpu = nodesCpu(pids) - nodesBefore;
       const doc = JSON.parse(p.stdout);
       if (doc.written !== N || doc.rejected !== 0) throw new Error(`${method.name} wrote ${doc.written} of ${N}, rejected ${doc.rejected}`);
-      const bytes = doc.nodes.reduce((a, n) => a + n.bytesSent, 0);
+      const bytes = doc.nodes.reduce((a, n) => a + n.bytes_sent, 0);
+      // A renamed key would make every ratio NaN and every verdict a silent "NOT met".
+      if (!Number.isFinite(bytes)) throw new Error(`${method.name}: the summary's nodes carry no bytes_sent: ${JSON.stringify(doc.nodes[0])}`);
       results[m].push({ seconds, bytes, copies: doc.nodes.reduce((a, n) => a + n.records, 0), clientCpu: p.cpu, nodeCpu });
       load.push(loadavg()[0]);
       rmSync(file, { force: true });
