@@ -25,7 +25,7 @@ import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
-import { carriedFlags, catchUpFor, type CarriedFlags } from './catch-up.js';
+import { carriedFlags, catchUpFor, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
@@ -298,7 +298,8 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
 
     // 7. The result, the catch-up, the journal's end line.
     const code = sweepExitCode(result, plan.wait);
-    const catchUp = catchUpFor(plan.request, shown.headerPrefix, notDone(result), carried);
+    const pending = notDone(result);
+    const catchUp = catchUpFor(plan.request, shown.headerPrefix, pending, carried, catchUpIsPartial(report?.coverage, pending.length, result.nodes.length));
     if (opts.output === 'json') ctx.stdout.write(renderJson(sweepJson(result, { target: shown, exitCode: code, catchUp, coverage: report?.coverage })));
     else if (opts.output === 'csv') ctx.stdout.write(sweepCsv(result, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(sweepTable(result, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(report));
