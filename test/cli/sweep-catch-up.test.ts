@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, startCli } from '../helpers/cli.js';
 import { killMentioning } from '../helpers/procs.js';
 
 const agent = new Agent();
@@ -90,5 +90,44 @@ describe('the catch-up of a sweep on a ring', () => {
     expect(r.code, r.stderr).toBe(0);
     const after = await runCli(['history', '-o', 'json'], { env });
     expect((JSON.parse(after.stdout) as { runs: Array<{ pending: string[] }> }).runs.filter((run) => run.pending.length > 0)).toEqual([]);
+  }, 120_000);
+});
+
+describe('the cancel hint of a sweep on a ring', () => {
+  it('runs as printed for the nodes that may still sweep', async () => {
+    const frozen = nodes[2]!;
+    const run = startCli(
+      [
+        'sweep',
+        '--before',
+        String(Math.floor(Date.now() / 1000) - 200 * 86_400),
+        '--nodes',
+        nodes.map((n) => n.url).join(','),
+        '--yes',
+        '--lost-after',
+        '1s',
+        '--headers-timeout',
+        '500ms',
+        '--retries',
+        '0',
+      ],
+      { env, timeoutMs: 60_000 },
+    );
+    // Frozen once its DELETE was answered and before the first poll (2s later): it is lost, the others done.
+    try {
+      await run.waitForStderr(new RegExp(`${frozen.url}: started`), 30_000);
+      process.kill(frozen.pid, 'SIGSTOP');
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(3);
+      const hint = /cancel with: (tsnode sweep cancel [^)]*)\)/.exec(r.stderr)?.[1];
+      expect(hint, r.stderr).toBeDefined();
+      expect(hint).toContain(`--nodes ${frozen.url}`);
+      process.kill(frozen.pid, 'SIGCONT');
+      const c = await runCli([...argsOf(hint!), '--yes'], { env, timeoutMs: 60_000 });
+      expect(c.code, c.stderr).toBe(0);
+      expect(c.stderr).not.toContain('refusing to cancel');
+    } finally {
+      process.kill(frozen.pid, 'SIGCONT');
+    }
   }, 120_000);
 });

@@ -327,7 +327,10 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       ctx.log.warn(`interrupted: stopped watching; sweeps already started keep running on their nodes (no DELETE was repeated or cancelled)`);
     }
     const mayRun = result.nodes.filter((n) => ['interrupted', 'started', 'timed_out', 'lost', 'unconfirmed'].includes(n.state)).map((n) => n.node);
-    if (mayRun.length) ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)})`);
+    // A cancel of some nodes of a ring passes its coverage check only with --allow-partial.
+    const cancelPartial = catchUpIsPartial(report?.coverage, mayRun.length, result.nodes.length) ? ' --allow-partial' : '';
+    if (mayRun.length)
+      ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)}${cancelPartial})`);
     if (catchUp) {
       const allStarted = result.nodes.every((n) => n.state === 'started' || n.state === 'done');
       const label = allStarted ? 'if a node does not finish, repeat the sweep there with' : `to catch up (${catchUp.nodes.length} node(s) not done)`;
