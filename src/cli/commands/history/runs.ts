@@ -12,7 +12,7 @@
  */
 import type { JournalEntry, JournaledNode, SweepCancelEntry } from '../../journal.js';
 import { sameNodeKey } from '../../nodes.js';
-import { catchUpFor, type CatchUp } from '../sweep/catch-up.js';
+import { catchUpFor, catchUpIsPartial, type CatchUp, type RunCoverage } from '../sweep/catch-up.js';
 import type { DataType } from '../../../protocol/index.js';
 
 export interface HistoryNode {
@@ -132,6 +132,8 @@ function keyOf(node: string): string {
 export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
   const runs = new Map<string, HistoryRun>();
   const carry = new Map<string, { carry: string[]; addBack: string[] }>();
+  /** What each sweep's coverage check found (whether its catch-up needs --allow-partial). */
+  const coverage = new Map<string, RunCoverage>();
   for (const raw of entries) {
     const e = raw;
     if (typeof e.run !== 'string') continue;
@@ -143,6 +145,8 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         runs.set(e.run, r);
       }
       carry.set(e.run, { carry: strings(e.carry), addBack: strings(e.addBack) });
+      const c = e.coverage as { hash?: unknown; allowed?: unknown } | null | undefined;
+      if (c && typeof c === 'object') coverage.set(e.run, { hash: str(c.hash), allowed: c.allowed === true });
       if (e.kind === 'sweep.start') {
         r.started = at;
         if (!r.outcome) r.nodes = strings(e.nodes).map((node) => ({ node, state: null, reason: 'no outcome recorded (tsnode was stopped, or is still running)' }));
@@ -203,7 +207,8 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         ...(Array.isArray(r.nntRollups) ? { nntRollups: r.nntRollups } : {}),
         ...(Array.isArray(r.histogramRollups) ? { histogramRollups: r.histogramRollups } : {}),
       };
-      r.catchUp = catchUpFor(request, r.headerPrefix ?? 'X-Service', r.pending, carry.get(r.run)) ?? null;
+      const partial = catchUpIsPartial(coverage.get(r.run), r.pending.length, r.nodes.length);
+      r.catchUp = catchUpFor(request, r.headerPrefix ?? 'X-Service', r.pending, carry.get(r.run), partial) ?? null;
     }
   });
   return list;

@@ -25,7 +25,7 @@ import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
-import { carriedFlags, catchUpFor, type CarriedFlags } from './catch-up.js';
+import { carriedFlags, catchUpFor, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
@@ -298,7 +298,8 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
 
     // 7. The result, the catch-up, the journal's end line.
     const code = sweepExitCode(result, plan.wait);
-    const catchUp = catchUpFor(plan.request, shown.headerPrefix, notDone(result), carried);
+    const pending = notDone(result);
+    const catchUp = catchUpFor(plan.request, shown.headerPrefix, pending, carried, catchUpIsPartial(report?.coverage, pending.length, result.nodes.length));
     if (opts.output === 'json') ctx.stdout.write(renderJson(sweepJson(result, { target: shown, exitCode: code, catchUp, coverage: report?.coverage })));
     else if (opts.output === 'csv') ctx.stdout.write(sweepCsv(result, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(sweepTable(result, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(report));
@@ -326,7 +327,10 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       ctx.log.warn(`interrupted: stopped watching; sweeps already started keep running on their nodes (no DELETE was repeated or cancelled)`);
     }
     const mayRun = result.nodes.filter((n) => ['interrupted', 'started', 'timed_out', 'lost', 'unconfirmed'].includes(n.state)).map((n) => n.node);
-    if (mayRun.length) ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)})`);
+    // A cancel of some nodes of a ring passes its coverage check only with --allow-partial.
+    const cancelPartial = catchUpIsPartial(report?.coverage, mayRun.length, result.nodes.length) ? ' --allow-partial' : '';
+    if (mayRun.length)
+      ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)}${cancelPartial})`);
     if (catchUp) {
       const allStarted = result.nodes.every((n) => n.state === 'started' || n.state === 'done');
       const label = allStarted ? 'if a node does not finish, repeat the sweep there with' : `to catch up (${catchUp.nodes.length} node(s) not done)`;

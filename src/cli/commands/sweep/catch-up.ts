@@ -67,13 +67,37 @@ export function carriedFlags(flags: ReachFlags, env: NodeJS.ProcessEnv, cwd: str
   return { carry, addBack };
 }
 
-/** The catch-up for `nodes`, or undefined when there is nothing to catch up. */
-export function catchUpFor(request: SweepRequest, headerPrefix: string, nodes: readonly string[], flags: CarriedFlags = { carry: [], addBack: [] }): CatchUp | undefined {
+/** What a run's coverage check found, as the result and the journal keep it. */
+export interface RunCoverage {
+  hash: string | null;
+  allowed: boolean;
+}
+
+/**
+ * Whether the catch-up needs --allow-partial to pass the coverage check: it names only the nodes
+ * not done, so on a ring it misses the ones the run swept (and a run that went ahead partial
+ * misses more). Not added when the run saw no ring, or the catch-up names every node of the run.
+ */
+export function catchUpIsPartial(coverage: RunCoverage | null | undefined, catchUpNodes: number, runNodes: number): boolean {
+  if (!coverage) return false;
+  return coverage.allowed || (coverage.hash !== null && catchUpNodes < runNodes);
+}
+
+/** The catch-up for `nodes`, or undefined when there is nothing to catch up. `partial`: see catchUpIsPartial. */
+export function catchUpFor(
+  request: SweepRequest,
+  headerPrefix: string,
+  nodes: readonly string[],
+  flags: CarriedFlags = { carry: [], addBack: [] },
+  partial = false,
+): CatchUp | undefined {
   if (nodes.length === 0) return undefined;
   const args = ['tsnode', 'sweep', '--before', String(request.before), '--types', request.types.join(',')];
   if (request.nntRollups?.length && request.types.includes('nnt')) args.push('--nnt-rollups', request.nntRollups.join(','));
   if (request.histogramRollups?.length && request.types.includes('histogram')) args.push('--histogram-rollups', request.histogramRollups.join(','));
   if (headerPrefix !== DEFAULT_HEADER_PREFIX) args.push('--header-prefix', headerPrefix);
-  args.push('--nodes', nodes.join(','), ...flags.carry);
+  args.push('--nodes', nodes.join(','));
+  if (partial) args.push('--allow-partial');
+  args.push(...flags.carry);
   return { nodes: [...nodes], command: args.map(shellQuote).join(' '), addBack: [...flags.addBack] };
 }
