@@ -225,7 +225,7 @@ export {
   type SourceInfo,
 } from './records/reader.js';
 export { RECORD_KINDS, recordIssue, type KindCheck, type RecordKind } from './records/kinds.js';
-export type { RejectEntry } from './records/batch.js';
+export type { Position, RejectEntry } from './records/batch.js';
 
 // Replay: writing records to nodes, with rejects and resumable state.
 export { writeRecords } from './replay/replay.js';

@@ -282,6 +282,7 @@ const TYPES = [
   'PollOptions',
   'PollResult',
   'PollVerdictState',
+  'Position',
   'Preflight',
   'PreflightCheck',
   'PreflightNode',
