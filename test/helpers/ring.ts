@@ -20,7 +20,7 @@ export interface TestRing {
   indexOf(id: string): number;
 }
 
-export async function startRing(count: number, writeCopies: number, opts: NodeOptions = {}): Promise<TestRing> {
+export async function startRing(count: number, writeCopies: number, opts: NodeOptions & { perNode?: string[][] } = {}): Promise<TestRing> {
   const ports: number[] = [];
   while (ports.length < count) {
     const port = Number(new URL(await deadAddress()).port);
@@ -31,7 +31,9 @@ export async function startRing(count: number, writeCopies: number, opts: NodeOp
   const file = join(mkdtempSync(join(tmpdir(), 'tsnode-ring-')), 'topology.json');
   writeFileSync(file, JSON.stringify(doc));
   const topology = topologyFromJson(doc);
-  const nodes = await Promise.all(ids.map((id, i) => startNode({ ...opts, port: ports[i]!, args: ['--topology', file, '--node-id', id, ...(opts.args ?? [])] })));
+  const nodes = await Promise.all(
+    ids.map((id, i) => startNode({ ...opts, port: ports[i]!, args: ['--topology', file, '--node-id', id, ...(opts.args ?? []), ...(opts.perNode?.[i] ?? [])] })),
+  );
   return { nodes, ids, topology, ring: Ring.compile(topology), file, indexOf: (id) => (ids as string[]).indexOf(id.toLowerCase()) };
 }
 

@@ -6,6 +6,8 @@
  * replay below a sweep's cut-off is stored and counted.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllNodes } from '../helpers/nodes.js';
 import { eventually, getJson, putJson, startRing, type TestRing } from '../helpers/ring.js';
@@ -159,5 +161,35 @@ describe('sweeps stay node-local', () => {
     expect(rows).toEqual([[late, 9]]);
     // The peer that never swept shows no late data.
     expect(((await getJson(`${ring.nodes[b]!.url}/sweep_delete`)).body as { nnt: Record<string, string> }).nnt.last_late_records).toBeUndefined();
+  });
+});
+
+describe('a record a peer refuses for good', () => {
+  it('goes to the dead letters with the answer; the rest of its write is delivered', async () => {
+    // Node 0 takes 10 s records, node 1 only 60 s ones: a record at :10 is valid on 0 and refused by 1.
+    const pair = await startRing(2, 2, { perNode: [['--rollups', '10,60'], []] });
+    const id = randomUUID();
+    const w = await putJson(`${pair.nodes[0]!.url}/write/nnt`, [
+      { id, metric: 'dl', offset: T, count: 1, value: 1 },
+      { id, metric: 'dl', offset: T + 10, count: 1, value: 2 },
+    ]);
+    expect(w.status).toBe(200);
+    const peer = async (): Promise<Record<string, unknown>> =>
+      ((await getJson(`${pair.nodes[0]!.url}/replication/json`)).body as { peers: Array<Record<string, unknown>> }).peers[0]!;
+    await eventually('the refused entry is dead-lettered', async () => (await peer()).dead_letters === 1);
+    expect(await peer()).toMatchObject({ pending: 0, dead_letters: 1 });
+    const dead = readFileSync(join(pair.nodes[0]!.dataDir, 'replication', pair.ids[1]!, 'dead-letters.ndjson'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(dead).toHaveLength(1);
+    expect(JSON.parse(dead[0]!)).toMatchObject({ status: 400, kind: 'nnt' });
+    expect(JSON.parse(dead[0]!).answer).toContain('invalid_record');
+    const refused = JSON.parse(dead[0]!).records as unknown[];
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ id, metric: 'dl', offset: T + 10, count: 1, value: 2 });
+    const delivered = await getJson(`${pair.nodes[1]!.url}/rollup/${id}/dl?start_ts=${T}.000&end_ts=${T + 60}.000&rollup_span=60s&type=average`, local);
+    expect(delivered.body).toEqual([[T, 1]]);
+    await pair.nodes[0]!.stop();
+    await pair.nodes[1]!.stop();
   });
 });

@@ -197,14 +197,17 @@ export class PeerJournal {
     else this.saveCursor({ ...this.cursor, generation: last.generation, offset: last.offset + 1 });
   }
 
-  /** Entries the peer refused for good: kept in the dead-letter file with its answer, then out of the journal. */
-  deadLetter(entries: readonly Deliverable[], status: number, answer: string): void {
-    for (const d of entries) {
-      const line = JSON.stringify({ at: new Date().toISOString(), status, answer, kind: d.entry.kind, records: JSON.parse(`[${d.entry.json}]`) as unknown[] });
+  /**
+   * The front entry, handled: the records the peer refused for good (each with its answer) go to the
+   * dead-letter file, then the entry leaves the journal. An empty `refused` just acknowledges it.
+   */
+  settle(d: Deliverable, refused: ReadonlyArray<{ record: unknown; status: number; answer: string }>): void {
+    for (const r of refused) {
+      const line = JSON.stringify({ at: new Date().toISOString(), status: r.status, answer: r.answer, kind: d.entry.kind, records: [r.record] });
       appendFileSync(join(this.dir, DEAD_LETTERS), `${line}\n`, { mode: 0o600 });
       this.deadLetters++;
     }
-    this.ack(entries);
+    this.ack([d]);
   }
 
   private finishGeneration(g: number): void {

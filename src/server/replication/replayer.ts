@@ -6,7 +6,7 @@
  * Paused (`cluster pause`), it sends nothing and the journal grows.
  */
 import { REPLAYED_FROM_HEADER, type DataType } from '../../protocol/index.js';
-import type { Deliverable, PeerJournal } from './journal.js';
+import { DEAD_LETTERS, type Deliverable, type PeerJournal } from './journal.js';
 import { callPeer } from './peer-call.js';
 
 const WRITE_PATH: Record<DataType, string> = { nnt: '/write/nnt', text: '/write/text', histogram: '/histogram/write' };
@@ -123,42 +123,67 @@ export class Replayer {
   /** Sends one batch; true when the journal moved on (delivered or dead-lettered), false to back off. */
   private async send(batch: Deliverable[]): Promise<boolean> {
     const kind = batch[0]!.entry.kind;
-    const body = `[${batch.map((d) => d.entry.json).join(',')}]`;
     try {
-      const answer = await callPeer({
-        method: 'PUT',
-        url: `${this.opts.peerUrl}${WRITE_PATH[kind]}`,
-        headers: { 'content-type': 'application/json', [REPLAYED_FROM_HEADER]: this.opts.selfId },
-        body,
-        timeoutMs: TIMEOUT_MS,
-        maxAnswerBytes: 64 * 1024,
-      });
-      const text = answer.body.toString('utf8').slice(0, 2000);
-      if (answer.status >= 200 && answer.status < 300) {
+      const answer = await this.put(kind, `[${batch.map((d) => d.entry.json).join(',')}]`);
+      if (answer.ok) {
         this.journal.ack(batch);
         this.delivered += batch.reduce((s, d) => s + d.records, 0);
         this.lastError = null;
         if (this.singles > 0) this.singles--;
         return true;
       }
-      if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
-        if (batch.length > 1) {
-          // Which entry is refused? Each of this batch goes alone next.
-          this.singles = batch.length;
-          return true;
-        }
-        this.journal.deadLetter(batch, answer.status, text);
-        this.opts.onNotice(
-          `replication to ${this.opts.peerUrl}: the peer refused ${batch[0]!.records} ${kind} records for good (HTTP ${answer.status}: ${text.slice(0, 200)}); kept in ${this.journal.dir}/dead-letters.ndjson`,
-        );
-        if (this.singles > 0) this.singles--;
+      if (!answer.forGood) {
+        this.lastError = `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`;
+        return false;
+      }
+      if (batch.length > 1) {
+        // Which entry is refused? Each of this batch goes alone next.
+        this.singles = batch.length;
         return true;
       }
-      this.lastError = `HTTP ${answer.status}: ${text.slice(0, 200)}`;
-      return false;
+      return await this.sendRecordByRecord(batch[0]!);
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
       return false;
     }
+  }
+
+  /** One refused entry: each record alone, so only the ones the peer refuses become dead letters. */
+  private async sendRecordByRecord(d: Deliverable): Promise<boolean> {
+    const records = JSON.parse(`[${d.entry.json}]`) as unknown[];
+    const refused: Array<{ record: unknown; status: number; answer: string }> = [];
+    for (const record of records) {
+      const answer = await this.put(d.entry.kind, `[${JSON.stringify(record)}]`);
+      if (answer.ok) continue;
+      if (!answer.forGood) {
+        this.lastError = `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`;
+        return false; // the whole entry again later (records applied twice change nothing)
+      }
+      refused.push({ record, status: answer.status, answer: answer.text });
+    }
+    this.journal.settle(d, refused);
+    this.delivered += records.length - refused.length;
+    if (this.singles > 0) this.singles--;
+    if (refused.length > 0) {
+      const first = refused[0]!;
+      this.opts.onNotice(
+        `replication to ${this.opts.peerUrl}: the peer refused ${refused.length} of ${records.length} ${d.entry.kind} records for good (HTTP ${first.status}: ${first.answer.slice(0, 200)}); kept in ${this.journal.dir}/${DEAD_LETTERS}`,
+      );
+    }
+    return true;
+  }
+
+  private async put(kind: DataType, body: string): Promise<{ ok: boolean; forGood: boolean; status: number; text: string }> {
+    const answer = await callPeer({
+      method: 'PUT',
+      url: `${this.opts.peerUrl}${WRITE_PATH[kind]}`,
+      headers: { 'content-type': 'application/json', [REPLAYED_FROM_HEADER]: this.opts.selfId },
+      body,
+      timeoutMs: TIMEOUT_MS,
+      maxAnswerBytes: 64 * 1024,
+    });
+    const status = answer.status;
+    const text = answer.body.toString('utf8').slice(0, 2000);
+    return { ok: status >= 200 && status < 300, forGood: status >= 400 && status < 500 && status !== 408 && status !== 429, status, text };
   }
 }
