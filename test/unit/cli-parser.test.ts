@@ -84,6 +84,7 @@ type Row = [argv: string[], command: string, options: Record<string, unknown>, g
 
 const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
+  [['serve', '--account', '42'], 'serve', { account: 42 }],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: 0, memory: true, rollups: [60, 300], maxBody: 4 * 1024 ** 2 }],
   [
     ['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'],
