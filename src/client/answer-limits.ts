@@ -46,3 +46,12 @@ export function rollupAnswerBytes(q: Pick<RollupQuery, 'startMs' | 'endMs' | 'sp
   const perRow = q.type === 'all' ? ROLLUP_ALL_ROW_BYTES : ROLLUP_ROW_BYTES;
   return ROLLUP_SLACK_BYTES + rollupBuckets(q) * perRow;
 }
+
+/**
+ * A tag-query answer (find, or a delete's per-metric list): at most `limit` rows (the advisory
+ * limit the client sends), each a metric name of under 4,095 characters (JSON-escaped at worst six
+ * bytes each) with a few short fields, plus slack. A count is a small object.
+ */
+export function tagAnswerBytes(limit: number): number {
+  return 1 * MiB + limit * (4096 * 6 + 256);
+}

@@ -13,6 +13,7 @@ import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
 import { rollupRead } from './routes/rollup.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
+import { findTags, fullCanonicalDelete, fullTagsDelete, typedTagsDelete } from './routes/tags.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { Sweeper } from './sweeper.js';
@@ -53,6 +54,8 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
     if (n === 2 && b === 'cancel') return { name: '/sweep_delete/cancel', methods: { GET: sweepCancel } };
     return undefined;
   }
+  const tags = tagRouteFor(segments);
+  if (tags) return tags;
   if (a === 'write' && n === 2 && b === 'nnt') return { name: '/write/nnt', methods: { PUT: writeNnt, POST: writeNnt } };
   if (a === 'write' && n === 2 && b === 'text') return { name: '/write/text', methods: { PUT: writeText, POST: writeText } };
   if (a === 'histogram' && n === 2 && b === 'write') return { name: '/histogram/write', methods: { PUT: writeHistogram, POST: writeHistogram } };
@@ -60,6 +63,19 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: readText } };
   if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: readHistogram } };
   return clusterRouteFor(segments);
+}
+
+const TYPED_TAG_DELETES = { nnt: typedTagsDelete('nnt'), text: typedTagsDelete('text'), histogram: typedTagsDelete('histogram') } as const;
+
+/** The tag-query endpoints (routes/tags.ts). */
+function tagRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [a, b, c] = segments;
+  const n = segments.length;
+  if (a === 'find' && ((n === 2 && b === 'tags') || (n === 3 && c === 'tags'))) return { name: n === 2 ? '/find/tags' : '/find/<account>/tags', methods: { GET: findTags } };
+  if (a === 'full' && n === 2 && b === 'tags') return { name: '/full/tags', methods: { DELETE: fullTagsDelete } };
+  if (a === 'full' && n >= 4 && b === 'canonical') return { name: '/full/canonical/<uuid>/<metric>', methods: { DELETE: fullCanonicalDelete } };
+  if ((a === 'nnt' || a === 'text' || a === 'histogram') && n === 2 && b === 'tags') return { name: `/${a}/tags`, methods: { DELETE: TYPED_TAG_DELETES[a] } };
+  return undefined;
 }
 
 /** The ring's endpoints (routes/cluster.ts); without a hash, /topology/* answers the current topology, as older clients ask. */
