@@ -9,3 +9,4 @@ export * from './record-scan.js';
 export * from './cluster.js';
 export * from './trailing-commas.js';
 export * from './tag-delete.js';
+export * from './histogram.js';

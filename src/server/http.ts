@@ -188,6 +188,9 @@ export function notFound(path: string): ProtocolError {
       'GET /topology/xml/<hash>',
       'GET /gossip/json',
       'GET /locate/json/<uuid>/<metric>',
+      'GET /locate/xml/<uuid>/<metric>',
+      'GET /toporing/json/<hash>',
+      'GET /capa.json',
     ],
   });
 }

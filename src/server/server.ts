@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
 import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
-import { gossipJson, locateJson, nodeState, nodeStats, topologyJson, topologyXml } from './routes/cluster.js';
+import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
 import { rollupRead } from './routes/rollup.js';
@@ -88,6 +88,9 @@ function clusterRouteFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'topology' && (n === 2 || n === 3) && b === 'xml') return { name: '/topology/xml/<hash>', methods: { GET: topologyXml } };
   if (a === 'gossip' && n === 2 && b === 'json') return { name: '/gossip/json', methods: { GET: gossipJson } };
   if (a === 'locate' && n >= 4 && b === 'json') return { name: '/locate/json/<uuid>/<metric>', methods: { GET: locateJson } };
+  if (a === 'locate' && n >= 4 && b === 'xml') return { name: '/locate/xml/<uuid>/<metric>', methods: { GET: locateXml } };
+  if (a === 'toporing' && (n === 2 || n === 3) && b === 'json') return { name: '/toporing/json/<hash>', methods: { GET: topoRingJson } };
+  if (a === 'capa.json' && n === 1) return { name: '/capa.json', methods: { GET: capaJson } };
   return undefined;
 }
 
