@@ -46,3 +46,9 @@ export function rollupAnswerBytes(q: Pick<RollupQuery, 'startMs' | 'endMs' | 'sp
   const perRow = q.type === 'all' ? ROLLUP_ALL_ROW_BYTES : ROLLUP_ROW_BYTES;
   return ROLLUP_SLACK_BYTES + rollupBuckets(q) * perRow;
 }
+
+/**
+ * A shard inventory (`/list_nntbs_shards`, `/raw/list_shards`, ...): about 90 bytes a shard when
+ * pretty-printed. 16 MiB holds 180,000 shards: a day-sized shard per period for 490 years.
+ */
+export const INVENTORY_ANSWER_BYTES = 16 * MiB;

@@ -8,3 +8,4 @@ export * from './records.js';
 export * from './record-scan.js';
 export * from './cluster.js';
 export * from './trailing-commas.js';
+export * from './shards.js';

@@ -16,47 +16,12 @@
  * raw cut-off is that age when the type has a `*` rule, and "kept forever" otherwise. They are
  * checked under span `"raw"`.
  */
-import type { DataType } from '../protocol/index.js';
+import type { DataType, ManagedBy, NodeInventory, NodeRetentionConfig, ShardList } from '../protocol/index.js';
 import { formatAge } from './age.js';
 import { WILDCARD, rulesOf, type Policy, type SpanType } from './policy.js';
 
 export type Verdict = 'compliant' | 'over_retained' | 'drift' | 'cannot_verify';
 export const VERDICTS: readonly Verdict[] = ['compliant', 'over_retained', 'drift', 'cannot_verify'];
-
-/** Who removes a node's old data: tsnode's sweeps, or the node itself (the store since 0.19.23). */
-export type ManagedBy = 'sweep' | 'node';
-
-/** One shard as an inventory lists it: epoch seconds, start inclusive, end exclusive. */
-export interface ShardRange {
-  start: number;
-  end: number;
-}
-
-/** A list the node gave, or why there is none. */
-export type ShardList = { shards: readonly ShardRange[] } | { problem: string };
-
-/** One node's shard inventories (client/inventory.ts fetches them). */
-export interface NodeInventory {
-  node: string;
-  /** `GET /list_nntbs_shards`: numeric rollup shards by period. */
-  nnt: { byPeriod: ReadonlyMap<number, readonly ShardRange[]> } | { problem: string };
-  /** `GET /histogram/{period}/list_shards`, per period asked. */
-  histogram: ReadonlyMap<number, ShardList>;
-  /** `GET /raw/list_shards`. */
-  raw: ShardList;
-  /** `GET /histogram_raw/list_shards`. */
-  histogramRaw: ShardList;
-}
-
-/**
- * A node's configured retention (`/state` `retention`, a tsnode extension): seconds per span,
- * `raw` null when raw shards are kept. Absent spans are kept forever.
- */
-export interface NodeRetentionConfig {
-  nnt: Readonly<Record<string, number>>;
-  histogram: Readonly<Record<string, number>>;
-  raw: number | null;
-}
 
 export interface VerifyNodeInput {
   node: string;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRules, verifyOutcome, verifyRetention, type NodeInventory, type ShardRange, type VerifyNodeInput } from '../../src/retention/index.js';
+import type { NodeInventory, ShardRange } from '../../src/protocol/index.js';
+import { parseRules, verifyOutcome, verifyRetention, type VerifyNodeInput } from '../../src/retention/index.js';
 
 const DAY = 86_400;
 const NOW = 1_795_321_978;
