@@ -8,3 +8,4 @@ export * from './plan-json.js';
 export * from './run-state.js';
 export * from './apply.js';
 export * from './verify.js';
+export * from './verify-json.js';

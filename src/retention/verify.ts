@@ -210,6 +210,8 @@ export function verifyRetention(policy: Policy, nowMs: number, nodes: readonly V
   const out = nodes.map((n): NodeVerification => {
     const checks: RetentionCheck[] = [];
     for (const type of ['nnt', 'histogram'] as const) {
+      // A type the policy has no rule for is kept forever: only a node that deletes by itself can go against that.
+      if (rulesOf(policy, type).length === 0 && n.managedBy !== 'node') continue;
       for (const span of spansToCheck(policy, type, n.inventory, n.retention)) checks.push(checkSpan(n, policy, type, span, now));
       if (rawChecked(policy, type, n.inventory)) checks.push(checkSpan(n, policy, type, 'raw', now));
     }

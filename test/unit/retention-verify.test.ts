@@ -146,3 +146,17 @@ describe('verifyRetention', () => {
     });
   });
 });
+
+describe('verifyRetention: types without rules', () => {
+  it('leaves out a type the policy keeps forever on a sweep node, but checks it on a node-managed one', () => {
+    const inv = inventory({ 60: [] }, { histogram: new Map([[60, { shards: [] }]]) });
+    const policy = parseRules(['nnt:60=30d']);
+    const sweep = verifyRetention(policy, NOW_MS, [sweepNode(inv)]).nodes[0]!.checks;
+    expect(sweep.map((c) => c.type)).toEqual(['nnt']);
+    const node = verifyRetention(policy, NOW_MS, [{ node: A, managedBy: 'node', inventory: inv, retention: { nnt: { 60: 30 * DAY }, histogram: { 60: DAY }, raw: null } }])
+      .nodes[0]!.checks;
+    const h = node.find((c) => c.type === 'histogram')!;
+    expect(h.verdict).toBe('drift');
+    expect(h.dangerous).toBe(true);
+  });
+});

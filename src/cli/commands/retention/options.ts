@@ -23,6 +23,14 @@ export const retentionPlanFlags = {
 };
 export type RetentionPlanFlags = FlagValues<typeof retentionPlanFlags> & { policy?: string | undefined };
 
+export const retentionVerifyFlags = {
+  ...networkFlags(),
+  concurrency: sweepSendFlags().concurrency,
+  ...policyFlags,
+  output: flag.output(),
+};
+export type RetentionVerifyFlags = FlagValues<typeof retentionVerifyFlags> & { policy?: string | undefined };
+
 /** `--resume [run]`: a run id, or true for the latest unfinished run. */
 const resumeFlag: Flag<string | true | undefined> = {
   option: completeWith(new Option('--resume [run]', 'continue a run with its pinned cut-offs: the run id (r-...), or without one the latest unfinished run'), { kind: 'none' }),
