@@ -7,6 +7,8 @@ import { renderJson, tableWidth } from '../../render/table.js';
 import { openTarget } from '../../node-source.js';
 import type { RetentionVerifyFlags } from './options.js';
 import { readPolicy } from './policy-input.js';
+import { withMetricsFile } from '../../metrics-file.js';
+import { verifyFamilies } from './verify-metrics.js';
 import { verifyCsv, verifyJson, verifyText } from './verify-render.js';
 
 /** What a verify run found and what it means, for output, metrics and the exit code. */
@@ -22,28 +24,32 @@ export interface VerifyRun {
  * Read-only (GETs only): checks the nodes it is given, reports ring coverage without refusing.
  */
 export async function retentionVerifyAction(opts: RetentionVerifyFlags, ctx: CliContext): Promise<ExitCode> {
-  const policy = readPolicy(opts.policy, opts.rule, ctx.cwd);
-  const run = await openTarget(opts, ctx, { command: 'tsnode retention verify' });
-  const { target, nodes, network: net } = run;
-  try {
-    const result = await verifyNodes(policy, nodes, (u) => net.client(u), { concurrency: opts.concurrency, signal: net.signal, now: ctx.now() });
-    if (ctx.signal.aborted) return EXIT.interrupted;
-    if (result.coverage) ctx.log.info(result.coverage.note);
-    if (result.coverage?.missing.length) {
-      ctx.log.warn(`not verified: ${result.coverage.missing.length} ring node(s) not in the list: ${result.coverage.missing.map((m) => m.url).join(', ')}`);
+  return withMetricsFile(opts.metricsFile, 'retention_verify', ctx, async (metrics) => {
+    const policy = readPolicy(opts.policy, opts.rule, ctx.cwd);
+    const run = await openTarget(opts, ctx, { command: 'tsnode retention verify' });
+    const { target, nodes, network: net } = run;
+    try {
+      const result = await verifyNodes(policy, nodes, (u) => net.client(u), { concurrency: opts.concurrency, signal: net.signal, now: ctx.now() });
+      if (ctx.signal.aborted) return EXIT.interrupted;
+      metrics.outcome = result.outcome;
+      metrics.add(...verifyFamilies('retention_verify', result.report));
+      if (result.coverage) ctx.log.info(result.coverage.note);
+      if (result.coverage?.missing.length) {
+        ctx.log.warn(`not verified: ${result.coverage.missing.length} ring node(s) not in the list: ${result.coverage.missing.map((m) => m.url).join(', ')}`);
+      }
+      const { report } = result;
+      if (opts.output === 'json') ctx.stdout.write(renderJson(verifyJson(report, { policy, nodeSource: target.origin, coverage: result.coverage, outcome: result.outcome })));
+      else if (opts.output === 'csv') ctx.stdout.write(verifyCsv(report, Boolean(ctx.stdout.isTTY)));
+      else ctx.stdout.write(verifyText(report, ctx.colour, tableWidth(ctx)));
+      const c = report.counts;
+      ctx.log.info(
+        `verified ${nodes.length} node(s): ${c.compliant} compliant, ${c.over_retained} over_retained, ${c.drift} drift, ${c.cannot_verify} cannot_verify (read-only: nothing was deleted)`,
+      );
+      return result.exit;
+    } finally {
+      await net.close();
     }
-    const { report } = result;
-    if (opts.output === 'json') ctx.stdout.write(renderJson(verifyJson(report, { policy, nodeSource: target.origin, coverage: result.coverage, outcome: result.outcome })));
-    else if (opts.output === 'csv') ctx.stdout.write(verifyCsv(report, Boolean(ctx.stdout.isTTY)));
-    else ctx.stdout.write(verifyText(report, ctx.colour, tableWidth(ctx)));
-    const c = report.counts;
-    ctx.log.info(
-      `verified ${nodes.length} node(s): ${c.compliant} compliant, ${c.over_retained} over_retained, ${c.drift} drift, ${c.cannot_verify} cannot_verify (read-only: nothing was deleted)`,
-    );
-    return result.exit;
-  } finally {
-    await net.close();
-  }
+  });
 }
 
 /** Gathers the facts, verifies, and judges the exit: 0 compliant, 3 over-retained, drift, partly verified or ring nodes missing, 1 nothing verified. */
