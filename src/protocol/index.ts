@@ -10,3 +10,4 @@ export * from './cluster.js';
 export * from './trailing-commas.js';
 export * from './tag-delete.js';
 export * from './histogram.js';
+export * from './shards.js';
