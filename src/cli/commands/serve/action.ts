@@ -52,6 +52,7 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
     if (opts.replayBatch !== undefined) config.replayBatchRecords = opts.replayBatch;
     if (opts.replayConcurrency !== undefined) config.replayConcurrency = opts.replayConcurrency;
+    if (opts.account !== undefined) config.account = opts.account;
     if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
     if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
     if (opts.topology !== undefined) {
