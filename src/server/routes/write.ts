@@ -3,7 +3,16 @@
  * in one transaction. Bodies are read as JSON whatever their Content-Type (see parseJson).
  */
 import type { IncomingMessage } from 'node:http';
-import { decodeHistogram, ProtocolError, type DataType, validateHistogramRecord, type HistogramRecord, validateNntRecord, validateTextRecord, type Validated } from '../../protocol/index.js';
+import {
+  decodeHistogram,
+  ProtocolError,
+  type DataType,
+  validateHistogramRecord,
+  type HistogramRecord,
+  validateNntRecord,
+  validateTextRecord,
+  type Validated,
+} from '../../protocol/index.js';
 import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
 import { LOG_ENTRY } from '../packed-write.js';
