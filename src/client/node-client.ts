@@ -34,7 +34,16 @@ import {
   type DeleteResultRow,
   type FoundMetric,
 } from '../protocol/index.js';
-import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import {
+  locateSchema,
+  nodeStateSchema,
+  nodeStatsSchema,
+  replicationStatusSchema,
+  type ReplicationStatus,
+  type WireLocate,
+  type WireNodeState,
+  type WireNodeStats,
+} from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
 import { INVENTORY_ANSWER_BYTES, READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
@@ -360,6 +369,12 @@ export class NodeClient {
   async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
     const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, locateSchema, 'locate', 'a JSON array of the owner nodes');
+  }
+
+  /** `GET /replication/json` (tsnode's own): what this node's journals still hold per peer, and what it received. */
+  async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
+    const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}');
   }
 
   /**
