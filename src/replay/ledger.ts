@@ -37,7 +37,19 @@ export class Ledger {
     urls: readonly string[],
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.nodes = urls.map((node) => ({ node, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0, bytesSent: 0 }));
+    this.nodes = urls.map((node) => ({
+      node,
+      batches: 0,
+      records: 0,
+      ackedByCount: 0,
+      ackedBare: 0,
+      failedBatches: 0,
+      failedRecords: 0,
+      rejected: 0,
+      bytesSent: 0,
+      misdirected: 0,
+      errors: 0,
+    }));
   }
 
   /** Whether reading should stop: a reason to stop, or the run's signal. */
@@ -61,6 +73,13 @@ export class Ledger {
     n.records += sent.written;
     n.ackedByCount += sent.byCount;
     n.ackedBare += sent.bare;
+  }
+
+  /** Adds what a node's acknowledgement counted beyond its records: misdirected and failed records. */
+  noteAckCounts(i: number, ack: { misdirected?: number; errors?: number }): void {
+    const n = this.nodes[i]!;
+    n.misdirected += ack.misdirected ?? 0;
+    n.errors += ack.errors ?? 0;
   }
 
   /** A batch (or an owner's slice) of which `records` records failed on node i; returns the error's message. */
