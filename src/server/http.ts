@@ -191,6 +191,10 @@ export function notFound(path: string): ProtocolError {
       'GET /locate/xml/<uuid>/<metric>',
       'GET /toporing/json/<hash>',
       'GET /capa.json',
+      'GET /list_nntbs_shards',
+      'GET /raw/list_shards',
+      'GET /histogram_raw/list_shards',
+      'GET /histogram/<period>/list_shards',
     ],
   });
 }

@@ -79,7 +79,7 @@ export function metricParam(rawParts: readonly string[]): string {
  * `x-snowth-advisory-limit`: a positive whole number caps the answer; `none` and `-1` (the
  * store's docs give both for "no limit") and an absent header lift it. Undefined = no cap.
  */
-function advisoryLimit(raw: string | string[] | undefined): number | undefined {
+export function advisoryLimit(raw: string | string[] | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const a = (Array.isArray(raw) ? raw[0]! : raw).trim().toLowerCase();
   if (a === 'none' || a === '-1') return undefined;
