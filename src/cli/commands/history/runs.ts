@@ -102,7 +102,13 @@ function endNodes(v: unknown): HistoryNode[] {
   if (!Array.isArray(v)) return [];
   return v
     .filter((n): n is JournaledNode => Boolean(n) && typeof (n as JournaledNode).node === 'string')
-    .map((n) => ({ node: n.node, state: typeof n.state === 'string' ? n.state : null, reason: typeof n.reason === 'string' ? n.reason : '' }));
+    .map((n) => ({
+      node: n.node,
+      state: typeof n.state === 'string' ? n.state : null,
+      reason: typeof n.reason === 'string' ? n.reason : '',
+      // A ring node the run left out that an earlier run had swept for the same request: not left.
+      ...(typeof n.sweptBy === 'string' ? { caughtUpBy: n.sweptBy } : {}),
+    }));
 }
 
 /** Same types and spans, and a delete time at least as late: a run that deletes all `earlier` asked for, and maybe more. */

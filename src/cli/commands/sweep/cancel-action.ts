@@ -8,7 +8,7 @@ import { Journal, journalPath, newRunId, whoAmI, type SweepCancelEntry } from '.
 import { connectTarget, resolveCommandTarget } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
-import { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './action.js';
+import { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './run-text.js';
 import type { CancelOptions } from './options.js';
 import { cancelCsv, cancelJson, cancelTable, dryRunCsv, dryRunJson, dryRunText, type CancelRow } from './render.js';
 
