@@ -9,7 +9,9 @@
  * - `sweep.cancel`: one line per `tsnode sweep cancel`;
  * - `retention.start`: before a `retention apply` run (or a resume of it: same `run`, next
  *   `attempt`) sends its first DELETE; `retention.step`: each step of each node as it ends;
- *   `retention.end`: the run's outcome, every node's progress and the catch-up.
+ *   `retention.end`: the run's outcome, every node's progress and the catch-up;
+ * - `run.refused`: a sweep, cancel or retention run that stopped before sending anything (busy,
+ *   unreachable, coverage, spans, lock), with the reason.
  * Readers skip kinds they do not know. The journal never stops a sweep: a write that fails is a warning.
  */
 import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';

@@ -11,3 +11,4 @@ export type * from './records.js';
 export * from './refusal.js';
 export * from './sweep.js';
 export * from './journal-query.js';
+export * from './cancel.js';
