@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false, sweepApi: true },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -94,6 +94,11 @@ const CONTRACT: Row[] = [
     ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
     { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+  ],
+  [
+    ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
+    'serve',
+    { shards: '60=1d', histogramShards: '60=7d', rawShard: '1w', retention: 'nnt:60=52w', retentionInterval: 30_000, sweepApi: false },
   ],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
   [
