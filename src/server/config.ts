@@ -40,6 +40,8 @@ export interface ServerConfig {
   topologySource?: string;
   /** Apply the intact frames of a damaged ingest log instead of refusing to start. */
   salvageLog: boolean;
+  /** `--account`: the account of everything this node stores; tag queries of another account match nothing. */
+  account: number;
   /** Bytes kept back on the data dir's disk for sweeps and a restart when it fills up (0: none). */
   diskReserveBytes: number;
   /** Logged records that start a flush (tests make flushes frequent with a small one). */
@@ -60,6 +62,8 @@ export const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_DATA_DIR = './tsnode-data';
 export const DEFAULT_DISK_RESERVE = 16 * 1024 * 1024;
+/** The account of a node started without `--account`. */
+export const DEFAULT_ACCOUNT = 1;
 
 /** A bad configuration value; the CLI turns it into a usage error (exit 2). */
 export class ConfigError extends Error {
@@ -207,6 +211,7 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     now: () => Date.now(),
     nodeId: flags.nodeId === undefined ? null : parseNodeId(flags.nodeId),
     salvageLog: flags.salvageLog === true,
+    account: DEFAULT_ACCOUNT,
     diskReserveBytes: flags.diskReserve === undefined ? DEFAULT_DISK_RESERVE : flags.diskReserve.trim() === '0' ? 0 : parseSize(flags.diskReserve, '--disk-reserve'),
     ...(flags.flushRecords === undefined ? {} : { flushRecords: Math.max(1, parseNonNegativeInt(flags.flushRecords, '--flush-records', 'a whole number >= 1')) }),
     ...(flags.flushPause === undefined ? {} : { flushPauseMs: parseNonNegativeInt(flags.flushPause, '--flush-pause', 'milliseconds, a whole number >= 0') }),
@@ -247,6 +252,7 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
     now: () => Date.now(),
     salvageLog: false,
     diskReserveBytes: DEFAULT_DISK_RESERVE,
+    account: DEFAULT_ACCOUNT,
     ...overrides,
   };
 }

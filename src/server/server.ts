@@ -8,12 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
 import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
-import { gossipJson, locateJson, nodeState, nodeStats, topologyJson, topologyXml } from './routes/cluster.js';
+import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
 import { rollupRead } from './routes/rollup.js';
 import { listHistogramRawShards, listHistogramShards, listNntbsShards, listRawShards } from './routes/shards.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
+import { findTags, fullCanonicalDelete, fullTagsDelete, typedTagsDelete } from './routes/tags.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { shardLayout } from './shards.js';
@@ -61,6 +62,8 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
     if (n === 2 && b === 'cancel') return { name: '/sweep_delete/cancel', methods: { GET: sweepCancel } };
     return undefined;
   }
+  const tags = tagRouteFor(segments);
+  if (tags) return tags;
   if (a === 'write' && n === 2 && b === 'nnt') return { name: '/write/nnt', methods: { PUT: writeNnt, POST: writeNnt } };
   if (a === 'write' && n === 2 && b === 'text') return { name: '/write/text', methods: { PUT: writeText, POST: writeText } };
   if (a === 'histogram' && n === 2 && b === 'write') return { name: '/histogram/write', methods: { PUT: writeHistogram, POST: writeHistogram } };
@@ -81,6 +84,19 @@ function shardRouteFor(segments: readonly string[]): { methods: Methods; name: s
   return undefined;
 }
 
+const TYPED_TAG_DELETES = { nnt: typedTagsDelete('nnt'), text: typedTagsDelete('text'), histogram: typedTagsDelete('histogram') } as const;
+
+/** The tag-query endpoints (routes/tags.ts). */
+function tagRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [a, b, c] = segments;
+  const n = segments.length;
+  if (a === 'find' && ((n === 2 && b === 'tags') || (n === 3 && c === 'tags'))) return { name: n === 2 ? '/find/tags' : '/find/<account>/tags', methods: { GET: findTags } };
+  if (a === 'full' && n === 2 && b === 'tags') return { name: '/full/tags', methods: { DELETE: fullTagsDelete } };
+  if (a === 'full' && n >= 4 && b === 'canonical') return { name: '/full/canonical/<uuid>/<metric>', methods: { DELETE: fullCanonicalDelete } };
+  if ((a === 'nnt' || a === 'text' || a === 'histogram') && n === 2 && b === 'tags') return { name: `/${a}/tags`, methods: { DELETE: TYPED_TAG_DELETES[a] } };
+  return undefined;
+}
+
 /** The ring's endpoints (routes/cluster.ts); without a hash, /topology/* answers the current topology, as older clients ask. */
 function clusterRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
   const [a, b] = segments;
@@ -91,6 +107,9 @@ function clusterRouteFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'topology' && (n === 2 || n === 3) && b === 'xml') return { name: '/topology/xml/<hash>', methods: { GET: topologyXml } };
   if (a === 'gossip' && n === 2 && b === 'json') return { name: '/gossip/json', methods: { GET: gossipJson } };
   if (a === 'locate' && n >= 4 && b === 'json') return { name: '/locate/json/<uuid>/<metric>', methods: { GET: locateJson } };
+  if (a === 'locate' && n >= 4 && b === 'xml') return { name: '/locate/xml/<uuid>/<metric>', methods: { GET: locateXml } };
+  if (a === 'toporing' && (n === 2 || n === 3) && b === 'json') return { name: '/toporing/json/<hash>', methods: { GET: topoRingJson } };
+  if (a === 'capa.json' && n === 1) return { name: '/capa.json', methods: { GET: capaJson } };
   return undefined;
 }
 

@@ -57,7 +57,7 @@ async function fill(url: string): Promise<void> {
   for (let t = T0 - 5 * DAY; t <= T0; t += 600) recs.push(nnt(t, { value: t % 97 }));
   expect((await write(url, recs)).status).toBe(200);
   const hist = [];
-  for (let t = T0 - 5 * DAY; t <= T0; t += HOUR) hist.push({ metric: 'lat', id: UUID, offset: t, period: 60, histogram: 'AAEC' });
+  for (let t = T0 - 5 * DAY; t <= T0; t += HOUR) hist.push({ metric: 'lat', id: UUID, offset: t, period: 60, histogram: 'AAEX/QAB' });
   expect((await write(url, hist, '/histogram/write')).status).toBe(200);
 }
 
