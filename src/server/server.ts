@@ -174,7 +174,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       const route = routeFor(target.segments);
       const path = (req.url ?? '/').split('?')[0]!;
       // A node of the store's later versions has no sweep API: /sweep_delete is no endpoint there.
-      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path);
+      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path, { sweepApi: config.noSweepApi !== true });
       const method = req.method ?? 'GET';
       const handler = route.methods[method];
       if (!handler) throw methodNotAllowed(method, route.name, Object.keys(route.methods));
