@@ -23,6 +23,7 @@ import {
   findAnswerSchema,
   findCountSchema,
   readTagHeader,
+  canonicalDeleteSchema,
   tagHeaderName,
   type DataType,
   type DeleteResultRow,
@@ -380,6 +381,13 @@ export class NodeClient {
     const res = await this.call({ method: 'DELETE', path, headers }, call, c.confirm ? NO_RETRY : undefined, tagAnswerBytes(c.limit));
     const rows = parseAnswer(this.url, res.text, deleteAnswerSchema, 'tag delete', 'a JSON array of {metric_name, delete_result, payload}');
     return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
+  }
+
+  /** `DELETE /full/canonical/<uuid>/<metric>`: one exact metric, every type (never retried, as a confirmed tag delete). */
+  async deleteCanonical(c: { uuid: string; metric: string; account: number }, call: CallOptions = {}): Promise<void> {
+    const path = `/full/canonical/${encodePathSegment(c.uuid)}/${encodePathSegment(c.metric)}`;
+    const res = await this.call({ method: 'DELETE', path, headers: this.tagHeaders({ account: c.account }) }, call, NO_RETRY, STATUS_ANSWER_BYTES);
+    parseAnswer(this.url, res.text, canonicalDeleteSchema, 'full delete', '{"status": "succeeded"}');
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {

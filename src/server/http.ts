@@ -188,6 +188,11 @@ export function notFound(path: string): ProtocolError {
       'GET /topology/xml/<hash>',
       'GET /gossip/json',
       'GET /locate/json/<uuid>/<metric>',
+      'GET /find/<account>/tags?query=',
+      'GET /find/tags?query=',
+      'DELETE /full/tags?query=',
+      'DELETE /full/canonical/<uuid>/<metric>',
+      'DELETE /nnt/tags?query=, /text/tags?query=, /histogram/tags?query=',
     ],
   });
 }
