@@ -55,3 +55,9 @@ export function rollupAnswerBytes(q: Pick<RollupQuery, 'startMs' | 'endMs' | 'sp
 export function tagAnswerBytes(limit: number): number {
   return 1 * MiB + limit * (4096 * 6 + 256);
 }
+
+/**
+ * A shard inventory (`/list_nntbs_shards`, `/raw/list_shards`, ...): about 90 bytes a shard when
+ * pretty-printed. 16 MiB holds 180,000 shards: a day-sized shard per period for 490 years.
+ */
+export const INVENTORY_ANSWER_BYTES = 16 * MiB;

@@ -8,13 +8,19 @@ import {
   formatTimestamp,
   msFromSeconds,
   normaliseStatus,
+  NNT_SHARDS_SHAPE,
+  nntShardListSchema,
+  nntShardsByPeriod,
   rollupAllRowsSchema,
+  START_END_SHARDS_SHAPE,
+  startEndShardListSchema,
   rollupRowsSchema,
   wireSweepStatusSchema,
   type HeaderPrefix,
   type HistogramRecord,
   type NntRecord,
   type RollupAll,
+  type ShardRange,
   type RollupQuery,
   type SweepRequest,
   type SweepStatus,
@@ -32,7 +38,7 @@ import {
 import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
-import { READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
+import { INVENTORY_ANSWER_BYTES, READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -304,6 +310,22 @@ export class NodeClient {
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
+  }
+
+  /** `GET /list_nntbs_shards` (JSON): the numeric rollup shards per period. */
+  async nntShards(call: CallOptions = {}): Promise<Map<number, ShardRange[]>> {
+    const res = await this.call({ method: 'GET', path: '/list_nntbs_shards', headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
+    return nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
+  }
+
+  /**
+   * A `[{start, end}]` shard list: `/raw/list_shards`, `/histogram_raw/list_shards` or
+   * `/histogram/<period>/list_shards`.
+   */
+  async startEndShards(list: { kind: 'raw' } | { kind: 'histogram_raw' } | { kind: 'histogram'; period: number }, call: CallOptions = {}): Promise<ShardRange[]> {
+    const path = list.kind === 'histogram' ? `/histogram/${list.period}/list_shards` : `/${list.kind}/list_shards`;
+    const res = await this.call({ method: 'GET', path, headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */

@@ -7,6 +7,7 @@
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import type { PackedWrite } from './packed-write.js';
 import type { Agg } from './rollup-math.js';
+import type { ShardKind, ShardLayout, ShardSpan } from './shards.js';
 
 /** The members a stored rollup row holds (the second-order ones are computed at read time). */
 export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
@@ -76,6 +77,12 @@ export interface Store {
   hasData(seriesId: number, type: DataType, fromTs: number, toTs: number): boolean;
   /** Removes all of the series' data of every type and its index entry (a later write indexes it anew). */
   deleteSeries(seriesId: number): void;
+  /** Time shard sizes (shards.ts). */
+  readonly shardLayout: ShardLayout;
+  /** The shards of a kind and period (ignored for raw) that hold data, oldest first: one index seek per shard. */
+  listShards(kind: ShardKind, period: number): ShardSpan[];
+  /** Removes one whole shard (one range delete); returns the rows deleted. */
+  removeShard(kind: ShardKind, period: number, shard: ShardSpan): number;
 
   /** Flushes, closes and unlocks at once; resolves once every file of the store is let go. */
   close(): Promise<void>;

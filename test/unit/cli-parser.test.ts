@@ -52,6 +52,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
+  'retention verify': { ...TYPED_TARGET, rule: [], output: 'table' },
   'retention apply': {
     ...TYPED_TARGET,
     rule: [],
@@ -207,6 +208,7 @@ const CONTRACT: Row[] = [
     { policy: 'p.yml', yes: true, allowPartial: true, skipUnreachable: true, pollInterval: 500, stepTimeout: 3_600_000, journal: 'j.jsonl', seed: 'http://db1:8112' },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
     'retention apply',
