@@ -1,6 +1,6 @@
 import type { NodeClient } from '../../../client/node-client.js';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport } from '../../../client/sweep-checks.js';
-import { deleteOnNodes, lookOnNodes, metricKey, proveGone, type MetricKey, type NodeDeletion, type NodeLook, type TagDeleteRequest } from '../../../client/tag-delete.js';
+import { deleteOnNodes, lookOnNodes, metricKey, proveGone, type NodeDeletion, type NodeLook, type NodeProof, type TagDeleteRequest } from '../../../client/tag-delete.js';
 import { parseMetricName } from '../../../tags/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -214,42 +214,41 @@ function judge(nodes: readonly string[], plan: DeletePlan, stage: Stage, deletio
       const d = deletions[r]!.find((x) => x.node === node);
       if (!d) return;
       const a = after[r]!.find((x) => x.node === node)!;
-      const proof = proveGone(d, a);
+      const b = stage.before[r]!.find((x) => x.node === node)!;
+      const proof = proveGone(d, a, b);
       base.deleted += d.deleted.length;
       base.rounds += d.rounds;
       base.gone += proof.gone;
       base.reappeared.push(...proof.reappeared);
       base.remaining.push(...proof.remaining);
       const type = req.scope.kind === 'before' ? req.scope.type : undefined;
-      base.metrics.push(
-        ...receiptRows(
-          stage.before[r]!.find((x) => x.node === node)!,
-          d,
-          proof.reappeared,
-          type,
-        ),
-      );
+      base.metrics.push(...receiptRows(b, proof, type));
       if (d.end !== 'complete') problems.push(d.end === 'failed' ? `failed: ${d.error ?? ''}` : d.end.replace('_', ' '));
       if (proof.unconfirmed) problems.push(`unconfirmed: ${proof.unconfirmed}`);
     });
     if (base.found === 0 && base.deleted === 0) return base;
     if (base.reappeared.length) problems.push(`${base.reappeared.length} reappeared`);
     if (base.remaining.length) problems.push(`${base.remaining.length} remaining`);
-    if (problems.length === 0) return { ...base, state: 'deleted', reason: 'every deleted metric answers no content or not found' };
-    const state = problems.some((p) => p.startsWith('unconfirmed')) && base.deleted > 0 ? 'unconfirmed' : base.deleted === 0 ? 'failed' : 'partial';
+    // A call that failed after the node did its work (a lost answer) is no failure when the after-look proves everything gone.
+    const proven = base.remaining.length === 0 && base.reappeared.length === 0 && base.gone >= base.found && !problems.some((p) => p.startsWith('unconfirmed'));
+    if (problems.length === 0 || (proven && problems.every((p) => p.startsWith('failed')))) {
+      const lost = problems.length ? ` (${problems.join('; ')}; the after-look proves every metric gone)` : '';
+      return { ...base, state: 'deleted', reason: `every deleted metric answers no content or not found${lost}` };
+    }
+    const state = problems.some((p) => p.startsWith('unconfirmed')) && base.gone > 0 ? 'unconfirmed' : base.deleted === 0 && base.gone === 0 ? 'failed' : 'partial';
     return { ...base, state, reason: problems.join('; ') };
   });
 }
 
-function receiptRows(before: NodeLook, d: NodeDeletion, reappeared: MetricKey[], type?: string): NodeOutcome['metrics'] {
-  const deleted = new Set(d.deleted.map(metricKey));
-  const back = new Set(reappeared.map(metricKey));
+function receiptRows(before: NodeLook, proof: NodeProof, type?: string): NodeOutcome['metrics'] {
+  const back = new Set(proof.reappeared.map(metricKey));
+  const left = new Set(proof.remaining.map(metricKey));
   return before.metrics.map((m) => ({
     ...(type ? { type } : {}),
     uuid: m.uuid,
     metric_name: m.metric,
     before: m.status,
-    after: back.has(metricKey(m)) ? 'reappeared' : deleted.has(metricKey(m)) ? 'gone' : m.status === 'found' ? 'not deleted' : m.status,
+    after: back.has(metricKey(m)) ? 'reappeared' : left.has(metricKey(m)) ? 'not deleted' : m.status === 'found' ? 'gone' : m.status,
   }));
 }
 
