@@ -45,8 +45,15 @@ afterAll(async () => {
 });
 
 it('a list missing a ring node is refused (nothing deleted) unless --allow-partial', async () => {
-  const r = await runCli(['delete', 'and(host:web1)', '--full', '--yes', '--nodes', urls.slice(0, 2).join(',')]);
+  const journal = join(root, 'refused.jsonl');
+  const r = await runCli(['delete', 'and(host:web1)', '--full', '--yes', '--nodes', urls.slice(0, 2).join(','), '--journal', journal]);
   expect(r.code).toBe(2);
+  // The run core's trace of a refused run.
+  const refused = readFileSync(journal, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { kind: string; command: string; codes: string[] });
+  expect(refused).toMatchObject([{ kind: 'run.refused', command: 'delete', codes: ['coverage'] }]);
   expect(r.stderr).toMatch(/ring node not in the list/);
   expect(r.stderr).toMatch(/--allow-partial/);
   for (const u of urls) expect((await own(u)).length).toBeGreaterThan(0);

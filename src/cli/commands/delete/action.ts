@@ -5,12 +5,15 @@ import { parseMetricName } from '../../../tags/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { Journal, journalPath, newRunId, whoAmI } from '../../journal.js';
+import { newRunId, whoAmI, type Journal } from '../../journal.js';
+import { NodeRequestError } from '../../../client/errors.js';
 import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { printable } from '../../render/printable.js';
 import { carriedFlags, shellQuote, type CarriedFlags } from '../sweep/catch-up.js';
-import { coverageHint, journaledCoverage, logReport } from '../sweep/action.js';
+import { guardRun, RunLockedError } from '../../../run/index.js';
+import { SweepRefusedError } from '../../../client/sweep-preflight.js';
+import { coverageHint, journaledCoverage, lockDir, logReport, openJournal } from '../sweep/run-text.js';
 import type { DeleteOptions } from './options.js';
 import { planDelete, type DeletePlan } from './plan.js';
 import { printLooks, printResult, type NodeOutcome } from './render.js';
@@ -28,38 +31,57 @@ export async function deleteAction(opts: Opts, ctx: CliContext): Promise<ExitCod
   }
   const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal });
   const run = await connectTarget(target, opts, ctx);
+  // The run core's guard: one run per node set (the target lock), and a refused run leaves a
+  // `run.refused` record in the journal.
+  const journal = openJournal(ctx, opts.journal);
+  const runId = newRunId();
+  let report: ClusterCheckReport | undefined;
+  const identity = () => ({ command: 'delete', runId, by: whoAmI(ctx.env), nodes: run.nodes, nodeSource: run.target.origin, profile: run.target.profile?.name ?? null });
   try {
-    return await deleteOn(run, plan, carried, opts, ctx);
+    return await guardRun(identity, { journal, lockDir: lockDir(ctx), onTakeOver: (m) => ctx.log.warn(m), report: () => report }, () =>
+      deleteOn(run, plan, carried, opts, ctx, { journal, runId, onReport: (r) => (report = r) }),
+    );
+  } catch (err) {
+    if (err instanceof RunLockedError) throw new UsageError(`refusing to delete: ${err.message}`, err.hint);
+    if (err instanceof SweepRefusedError) throw new UsageError('refusing to delete: nothing was deleted', refusalHint(err, report, opts));
+    throw err;
   } finally {
     await run.network.close();
   }
+}
+
+function refusalHint(err: SweepRefusedError, report: ClusterCheckReport | undefined, opts: Opts): string | undefined {
+  const hints = [
+    err.unreachable.length && !opts.skipUnreachable ? '--skip-unreachable to delete on the others (the skipped nodes are listed)' : '',
+    coverageHint(report).replace('sweep', 'delete on'),
+  ].filter(Boolean);
+  return hints.length ? `use ${hints.join('; ')}` : undefined;
+}
+
+interface RunHandles {
+  journal: Journal;
+  runId: string;
+  onReport: (r: ClusterCheckReport) => void;
 }
 
 function describeWhat(plan: DeletePlan): string {
   return plan.metric ? `--metric ${plan.metric.uuid} ${printable(plan.metric.metric)}` : printable(plan.query);
 }
 
-/** Coverage and reachability: who is asked, who is skipped; refuses (exit 2, nothing deleted) on a problem not allowed by a flag. */
-async function preflight(
-  run: TargetRun,
-  clients: NodeClient[],
-  plan: DeletePlan,
-  opts: Opts,
-  ctx: CliContext,
-): Promise<{ ask: NodeClient[]; skipped: Array<{ node: string; error: string }>; report: ClusterCheckReport }> {
+/** Coverage and reachability: who is asked, who is skipped; a problem no flag allows refuses the run (nothing deleted). */
+async function preflight(clients: NodeClient[], plan: DeletePlan, opts: Opts, ctx: CliContext, onReport: (r: ClusterCheckReport) => void) {
   const facts = await gatherClusterFacts(clients, { concurrency: plan.concurrency, call: { signal: ctx.signal } });
   const report = judgeCluster(facts, { allowPartial: opts.allowPartial });
+  onReport(report);
   logReport(ctx, report);
   const silent = facts.nodes.filter((n) => n.error !== undefined).map((n) => ({ node: n.url, error: n.error! }));
-  const problems = report.problems.map((p) => (p.node ? `${p.node}: ${p.message}` : p.message));
-  if (!opts.skipUnreachable) problems.push(...silent.map((s) => `${s.node} is unreachable: ${s.error}`));
-  if (problems.length) {
-    for (const p of problems) ctx.log.error(printable(p));
-    const hints = [
-      silent.length && !opts.skipUnreachable ? '--skip-unreachable to delete on the others (the skipped nodes are listed)' : '',
-      coverageHint(report).replace('sweep', 'delete on'),
-    ].filter(Boolean);
-    throw new UsageError('refusing to delete: nothing was deleted', hints.length ? `use ${hints.join('; ')}` : undefined);
+  const unreachable = opts.skipUnreachable
+    ? []
+    : silent.map((s) => ({ node: s.node, running: [], error: new NodeRequestError(s.node, 'unreachable', s.error, { retryable: false }) }));
+  if (report.problems.length || unreachable.length) {
+    for (const p of report.problems) ctx.log.error(printable(p.node ? `${p.node}: ${p.message}` : p.message));
+    for (const u of silent) if (!opts.skipUnreachable) ctx.log.error(`${u.node} is unreachable: ${printable(u.error)}`);
+    throw new SweepRefusedError([], unreachable, report.problems);
   }
   const skippedSet = new Set(silent.map((s) => s.node));
   return { ask: clients.filter((c) => !skippedSet.has(c.url)), skipped: silent, report };
@@ -87,15 +109,20 @@ async function look(clients: NodeClient[], plan: DeletePlan, ctx: CliContext): P
 const foundOn = (looks: NodeLook[][], node: string): number =>
   looks.reduce((n, perNode) => n + (perNode.find((l) => l.node === node)?.metrics.filter((m) => m.status === 'found').length ?? 0), 0);
 
-async function deleteOn(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, opts: Opts, ctx: CliContext): Promise<ExitCode> {
+async function deleteOn(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, opts: Opts, ctx: CliContext, handles: RunHandles): Promise<ExitCode> {
   const clients = run.nodes.map((n) => run.network.client(n));
-  const { ask, skipped, report } = await preflight(run, clients, plan, opts, ctx);
+  const { ask, skipped, report } = await preflight(clients, plan, opts, ctx, handles.onReport);
   // 2. The store's dry run on every node: what each would delete.
   const before = await look(ask, plan, ctx);
   const failedLook = before.flatMap((perNode) => perNode.filter((l) => l.error !== undefined));
   if (failedLook.length && !opts.skipUnreachable) {
     for (const l of failedLook) ctx.log.error(`${l.node}: the dry run failed: ${printable(l.error!)}`);
-    throw new UsageError('refusing to delete: nothing was deleted', 'use --skip-unreachable to delete on the others');
+    const silent = failedLook.map((l) => ({
+      node: l.node,
+      running: [],
+      error: new NodeRequestError(l.node, 'bad_answer', `the dry run failed: ${l.error!}`, { retryable: false }),
+    }));
+    throw new SweepRefusedError([], silent, []);
   }
   printLooks(ctx, opts.output, plan, before, opts.dryRun);
   const targets = ask.filter((c) => foundOn(before, c.url) > 0 && !failedLook.some((l) => l.node === c.url));
@@ -122,7 +149,7 @@ async function deleteOn(run: TargetRun, plan: DeletePlan, carried: CarriedFlags,
     }
     if (answer !== 'yes') throw new UsageError('delete not confirmed: nothing was deleted');
   }
-  return execute(run, plan, carried, opts, ctx, { targets, skipped: [...skipped, ...failedLook.map((l) => ({ node: l.node, error: l.error! }))], before, report });
+  return execute(run, plan, carried, opts, ctx, { targets, skipped: [...skipped, ...failedLook.map((l) => ({ node: l.node, error: l.error! }))], before, report }, handles);
 }
 
 interface Stage {
@@ -133,9 +160,8 @@ interface Stage {
 }
 
 /** 4-6. The journal's start line, the confirmed deletes, the after-look, the receipt and the exit code. */
-async function execute(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, opts: Opts, ctx: CliContext, stage: Stage): Promise<ExitCode> {
-  const journal = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now);
-  const runId = newRunId();
+async function execute(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, opts: Opts, ctx: CliContext, stage: Stage, handles: RunHandles): Promise<ExitCode> {
+  const { journal, runId } = handles;
   const common = {
     run: runId,
     by: whoAmI(ctx.env),
