@@ -1,6 +1,6 @@
 /** `tsnode delete`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
-import { networkFlags } from '../../network-options.js';
+import { destructiveNodesFlag, networkFlags } from '../../network-options.js';
 import { accountFlag } from '../find/options.js';
 import { DATA_TYPES } from '../sweep/options.js';
 
@@ -46,11 +46,7 @@ export function deleteFlags() {
     }),
     output: flag.output(),
     ...networkFlags(),
-    nodes: flag.string(
-      '--nodes <file|list>',
-      'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
-      { complete: { kind: 'files' } },
-    ),
+    nodes: destructiveNodesFlag(),
   };
 }
 export type DeleteOptions = FlagValues<ReturnType<typeof deleteFlags>>;
