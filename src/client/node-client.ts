@@ -30,6 +30,7 @@ import {
   findAnswerSchema,
   findCountSchema,
   readTagHeader,
+  canonicalDeleteSchema,
   tagHeaderName,
   type DataType,
   type DeleteResultRow,
@@ -429,18 +430,26 @@ export class NodeClient {
   }
 
   /**
-   * A tag-query delete on this node. Without `confirm` the node only reports (the store's dry run);
-   * a confirmed call is never retried (its answer is the record of what went: a repeat would list
-   * nothing, and the caller's after-look settles an answer that was lost).
+   * A tag-query delete on this node. Without `confirm` the node only reports (the store's dry run).
+   * Retried like any call (a connection reset, a timeout, a 5xx): a repeat of a confirmed call is
+   * safe, it deletes the next batch of the same query; what a lost answer deleted is settled by the
+   * caller's after-look (a metric found before and absent after is gone, whoever said so).
    */
   async tagDelete(c: TagCall & { scope: TagDeleteScope; confirm: boolean }, call: CallOptions = {}): Promise<TagPage<DeleteResultRow>> {
     const headers = this.tagHeaders(c);
     if (c.confirm) headers[tagHeaderName('confirm')] = '1';
     if (c.scope.kind === 'before') headers[tagHeaderName('deleteTime')] = String(c.scope.before);
     const path = NodeClient.tagPath(c.scope.kind === 'full' ? 'full' : c.scope.type, c.query);
-    const res = await this.call({ method: 'DELETE', path, headers }, call, c.confirm ? NO_RETRY : undefined, tagAnswerBytes(c.limit));
+    const res = await this.call({ method: 'DELETE', path, headers }, call, undefined, tagAnswerBytes(c.limit));
     const rows = parseAnswer(this.url, res.text, deleteAnswerSchema, 'tag delete', 'a JSON array of {metric_name, delete_result, payload}');
     return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
+  }
+
+  /** `DELETE /full/canonical/<uuid>/<metric>`: one exact metric, every type (never retried, as a confirmed tag delete). */
+  async deleteCanonical(c: { uuid: string; metric: string; account: number }, call: CallOptions = {}): Promise<void> {
+    const path = `/full/canonical/${encodePathSegment(c.uuid)}/${encodePathSegment(c.metric)}`;
+    const res = await this.call({ method: 'DELETE', path, headers: this.tagHeaders({ account: c.account }) }, call, NO_RETRY, STATUS_ANSWER_BYTES);
+    parseAnswer(this.url, res.text, canonicalDeleteSchema, 'full delete', '{"status": "succeeded"}');
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {

@@ -30,4 +30,10 @@ Examples:
 Exit: 0 (also with no runs), 2 usage error (bad --since, --node or journal file).`,
   );
   history.action((opts: HistoryOptions) => runner(() => import('./action.js').then((m) => m.historyAction), opts));
+  const show = history
+    .command('show')
+    .description("one run's journal lines; a delete's receipt as each node's outcome and each metric's status before and after")
+    .argument('<run>', 'the run id (tsnode history lists them; a run prints its own)');
+  // history's own --journal and -o apply (commander gives a parent's options to the parent wherever they appear).
+  show.action((run: string) => runner(() => import('./show-action.js').then((m) => m.historyShowAction), { ...history.opts<HistoryOptions>(), run }));
 }

@@ -1,6 +1,6 @@
 /** `tsnode sweep`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
-import { networkFlags, sweepSendFlags } from '../../network-options.js';
+import { destructiveNodesFlag, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 
 export { HEADER_PREFIXES } from '../../network-options.js';
@@ -39,12 +39,7 @@ export function sweepFlags() {
     }),
     output: flag.output(),
     ...networkFlags(),
-    // A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it.
-    nodes: flag.string(
-      '--nodes <file|list>',
-      'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
-      { complete: { kind: 'files' } },
-    ),
+    nodes: destructiveNodesFlag(),
   };
 }
 export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
