@@ -226,7 +226,7 @@ describe('tsnode retention apply', () => {
       .split('\n')
       .map((l) => JSON.parse(l))
       .filter((e) => e.run === d.run_id);
-    expect(lines.map((e) => e.kind)).toEqual(['retention.start', ...Array(9).fill('retention.step'), 'retention.end']);
+    expect(lines.map((e) => e.kind)).toEqual(['retention.start', ...Array(9).fill('retention.step'), 'receipt', 'retention.end']);
     expect(lines[0]).toMatchObject({ v: 1, attempt: 1, now: d.now, policySource: POLICY, nodes: proxies.map((p) => p.url) });
     expect(lines[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(lines.at(-1)).toMatchObject({ kind: 'retention.end', outcome: 'complete', exit: 0, catchUp: null });

@@ -7,7 +7,7 @@ import { timeFields } from '../../render/json-values.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, parseTime } from '../../time.js';
 import type { HistoryOptions } from './options.js';
-import { assembleRuns, filterRuns, type HistoryRun } from './runs.js';
+import { assembleRuns, filterRuns, receiptSummary, type HistoryRun } from './runs.js';
 
 export type { HistoryOptions } from './options.js';
 
@@ -131,6 +131,8 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
     nodes: r.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, caught_up_by: n.caughtUpBy ?? null })),
     pending: [...r.pending],
     catch_up: r.catchUp ? { nodes: [...r.catchUp.nodes], command: r.catchUp.command, add_back: [...r.catchUp.addBack] } : null,
+    receipt: r.receipt ?? null,
+    receipt_summary: receiptSummary(r.receipt) || null,
   };
   const ret = r.retention;
   if (ret) {
@@ -197,7 +199,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
   }
   ctx.stdout.write(
     renderTable(
-      ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left'],
+      ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left', 'receipt'],
       runs.map((r) => [
         // to the second: a table is read, not parsed (JSON and CSV keep the milliseconds)
         (isoOf(r.started) ?? isoOf(r.finished) ?? '').replace(/\.\d{3}Z$/, 'Z'),
@@ -207,6 +209,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
         `${r.nodes.length}${r.nodeSource ? ` (${r.nodeSource})` : ''}`,
         outcome(r, nodeKey),
         r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : 'none',
+        receiptSummary(r.receipt),
       ]),
       {
         colour: ctx.colour,

@@ -43,6 +43,9 @@ import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir
 import { openNetwork, type Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
 import { resolveSettings } from './target.js';
+import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
+import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import type { MetricFamily } from '../../render/prometheus.js';
 
 /** The exit code of a finished run: 0 every node finished, 3 some steps done, 1 none, 130 interrupted. */
 export function retentionExitCode(outcome: RunOutcome): ExitCode {
@@ -93,6 +96,10 @@ function journaledCoverage(r: ClusterCheckReport): JournaledCoverage {
  * node's steps; the run file before every DELETE, the journal per step, the result and catch-up.
  */
 export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliContext): Promise<ExitCode> {
+  return withMetricsFile(opts.metricsFile, 'retention_apply', ctx, (metrics) => applyRun(opts, ctx, metrics));
+}
+
+async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   const resuming = opts.resume !== undefined;
   if (resuming && (opts.policy !== undefined || opts.rule.length)) {
     throw new UsageError(
@@ -150,6 +157,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     }
     const network = net;
     const clients = resolved.nodes.map((n) => network.client(n));
+    const receipts = new ReceiptHook(clients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
 
     // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
     const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
@@ -254,6 +262,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         coverage: journaledCoverage(report),
       };
       log.append(start);
+      await receipts.before();
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
       startProgress();
       return true;
@@ -295,6 +304,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       throw usageOf(err);
     }
     progress?.stop();
+    const receipt = await receipts.after(log, runId, result.state.attempt);
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;
@@ -325,6 +335,9 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     };
     log.append(end);
     ctx.log.info(`summary: ${summaryLine(final)}`);
+    if (receipt) ctx.log.info(`${receiptLine(receipt)} (tsnode history show ${runId})`);
+    metrics.outcome = result.outcome;
+    metrics.add(...stepFamilies('retention_apply', final), ...(receipt ? receiptFamilies('retention_apply', receipt) : []));
     if (result.interrupted) {
       ctx.log.warn('interrupted: no further DELETE was sent; sweeps already started keep running on their nodes');
       ctx.log.info(`to continue with the same cut-offs: run the same command again, or ${catchUpBase.command}`);
@@ -352,6 +365,18 @@ function findRun(dir: string, which: string | true, ctx: CliContext): RunState {
   const open = findSavedRun(dir, (r) => r.outcome !== 'complete', { cheap: rawHasWorkLeft, skip: (p, why) => ctx.log.warn(`${p}: skipped (${why})`) });
   if (!open) throw new UsageError(`--resume: no unfinished run in ${dir}`, 'tsnode history lists the runs; start a new one with a policy');
   return open.state;
+}
+
+/** Per node and step, the state it ended in (value 1; the state is a label), for --metrics-file. */
+function stepFamilies(command: string, state: RunState): MetricFamily[] {
+  return [
+    {
+      name: 'tsnode_step_state',
+      help: 'The state each step of each node ended in, as a label (done, failed, not_needed, ...); value always 1.',
+      type: 'gauge',
+      samples: state.nodes.flatMap((n) => n.steps.map((st) => ({ labels: { command, node: n.node, step: st.step, state: st.state }, value: 1 }))),
+    },
+  ];
 }
 
 function summaryLine(state: RunState): string {

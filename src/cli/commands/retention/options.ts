@@ -18,6 +18,14 @@ export const metricsFileFlag = (): Flag<string | undefined> =>
     complete: { kind: 'files' },
   });
 
+/** `--settle <duration>`: wait before the receipt's after-look (cli/receipts.ts). */
+export const settleFlag = (): Flag<number> =>
+  flag.duration('--settle <duration>', "wait this long after the last step before the receipt's second look at the inventories (node-managed deletion is asynchronous)", {
+    default: '0s',
+    min: 0,
+    max: MAX_TIMER_MS,
+  });
+
 const policyFlags = {
   rule: flag.repeatable('--rule <rule>', 'a rule instead of a policy file, repeatable: nnt:60=30d, nnt:*=1y, histogram:60=30d, text=90d', { complete: { kind: 'none' } }),
 };
@@ -56,5 +64,7 @@ export const retentionApplyFlags = {
   lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
   stepTimeout: flag.duration('--step-timeout <duration>', "stop waiting for one step's sweep on a node after this long (the node stops there)", { default: '6h' }),
   journal: flag.string('--journal <file>', 'append this run to this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl)', { complete: { kind: 'files' } }),
+  settle: settleFlag(),
+  metricsFile: metricsFileFlag(),
 };
 export type RetentionApplyFlags = FlagValues<typeof retentionApplyFlags> & { policy?: string | undefined };
