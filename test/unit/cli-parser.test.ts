@@ -49,6 +49,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     skipUnreachable: false,
     allowPartial: false,
     output: 'table',
+    settle: 0,
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },

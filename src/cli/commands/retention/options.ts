@@ -4,6 +4,7 @@ import { completeWith } from '../../completion-hints.js';
 import { flag, type Flag, type FlagValues } from '../../flags.js';
 import { networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
+import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
 /** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {
@@ -11,20 +12,6 @@ export const targetFlags = {
   ...sweepSendFlags(),
 };
 export type TargetFlagValues = FlagValues<typeof targetFlags>;
-
-/** `--metrics-file <path>`: the run's outcome in Prometheus text format (cli/metrics-file.ts). */
-export const metricsFileFlag = (): Flag<string | undefined> =>
-  flag.string('--metrics-file <path>', "write the run's outcome for node_exporter's textfile collector (Prometheus text format; temp file, then rename)", {
-    complete: { kind: 'files' },
-  });
-
-/** `--settle <duration>`: wait before the receipt's after-look (cli/receipts.ts). */
-export const settleFlag = (): Flag<number> =>
-  flag.duration('--settle <duration>', "wait this long after the last step before the receipt's second look at the inventories (node-managed deletion is asynchronous)", {
-    default: '0s',
-    min: 0,
-    max: MAX_TIMER_MS,
-  });
 
 const policyFlags = {
   rule: flag.repeatable('--rule <rule>', 'a rule instead of a policy file, repeatable: nnt:60=30d, nnt:*=1y, histogram:60=30d, text=90d', { complete: { kind: 'none' } }),

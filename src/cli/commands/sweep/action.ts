@@ -1,3 +1,5 @@
+import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
+import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
 import type { NodeClient } from '../../../client/node-client.js';
 import { startAndWait, type ClusterSweepResult } from '../../../client/sweep.js';
 import {
@@ -144,6 +146,10 @@ function canAsk(ctx: CliContext): boolean {
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 
 export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
+  return withMetricsFile(opts.metricsFile, 'sweep', ctx, (metrics) => sweepRun(opts, ctx, metrics));
+}
+
+async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   // 1. The command's own flags, then the target: nothing is sent until both have passed.
   const plan: SweepPlan = planSweep(opts, ctx.now());
   for (const w of plan.warnings) ctx.log.warn(w);
@@ -160,7 +166,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
   const run = await connectTarget(target, opts, ctx);
   try {
     if (opts.dryRun) return dryRun(run, plan, shown, opts, ctx);
-    return await sweepNodes(run, plan, shown, carried, opts, ctx);
+    return await sweepNodes(run, plan, shown, carried, opts, ctx, metrics);
   } finally {
     await run.network.close();
   }
@@ -178,7 +184,15 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   return EXIT.ok;
 }
 
-async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, carried: CarriedFlags, opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
+async function sweepNodes(
+  run: TargetRun,
+  plan: SweepPlan,
+  shown: RunTarget,
+  carried: CarriedFlags,
+  opts: SweepOptions,
+  ctx: CliContext,
+  metrics: MetricsRecorder,
+): Promise<ExitCode> {
   const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
   const clients = run.nodes.map((n) => run.network.client(n));
   const progress = new NodeProgress(ctx, run.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
@@ -277,6 +291,9 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
     // 5 + 6. One DELETE per node, then wait for each node's sweep to end.
     const sending = new Set(send);
     const targets: NodeClient[] = clients.filter((c) => sending.has(c.url));
+    // The receipt's first look (a run that does not wait has no "after" to compare with).
+    const receipts = plan.wait && targets.length ? new ReceiptHook(targets, { settleMs: opts.settle, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now }) : undefined;
+    await receipts?.before();
     if (targets.length) ctx.log.info(`deleting ${what} on ${plural(targets.length)} (${run.described})${plan.wait ? '' : ' (not waiting)'}`);
     const live = new NodeProgress(ctx, [...send, ...skipped.map((x) => x.node)], { quiet: new Set<NodeSweepState>(['sending']) });
     let result: ClusterSweepResult;
@@ -296,14 +313,26 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       live.stop();
     }
 
+    const receipt = result.interrupted ? null : ((await receipts?.after(journal, runId)) ?? null);
+
     // 7. The result, the catch-up, the journal's end line.
     const code = sweepExitCode(result, plan.wait);
+    metrics.add(
+      {
+        name: 'tsnode_node_state',
+        help: 'The state each node ended the last run in, as a label (done, failed, skipped, ...); value always 1.',
+        type: 'gauge',
+        samples: result.nodes.map((n) => ({ labels: { command: 'sweep', node: n.node, state: n.state }, value: 1 })),
+      },
+      ...(receipt ? receiptFamilies('sweep', receipt) : []),
+    );
     const pending = notDone(result);
     const catchUp = catchUpFor(plan.request, shown.headerPrefix, pending, carried, catchUpIsPartial(report?.coverage, pending.length, result.nodes.length));
     if (opts.output === 'json') ctx.stdout.write(renderJson(sweepJson(result, { target: shown, exitCode: code, catchUp, coverage: report?.coverage })));
     else if (opts.output === 'csv') ctx.stdout.write(sweepCsv(result, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(sweepTable(result, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(report));
     ctx.log.info(`summary: ${summaryLine(result)}`);
+    if (receipt) ctx.log.info(`${receiptLine(receipt)} (tsnode history show ${runId})`);
     const end: SweepEndEntry = {
       kind: 'sweep.end',
       run: runId,
