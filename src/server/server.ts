@@ -17,6 +17,7 @@ import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { shardLayout } from './shards.js';
+import { describeRemoved, RetentionKeeper } from './retention-keeper.js';
 import { Sweeper } from './sweeper.js';
 
 export interface RunningNode {
@@ -32,6 +33,8 @@ export interface RunningNode {
   node: NodeContext;
   /** Its identity and ring (also in `node`), for the ready line. */
   identity: NodeIdentity;
+  /** Node-managed retention (`--retention`), or null; tests call its check() with an injected clock. */
+  retention: RetentionKeeper | null;
 }
 
 /** Thrown when the node cannot start (port in use, bad data dir). */
@@ -43,6 +46,9 @@ export class StartError extends Error {
     this.code = code;
   }
 }
+
+/** How often node-managed retention is checked by default (the store's own cadence is its business; a minute is ours). */
+export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 
 type Methods = Partial<Record<string, Handler>>;
 
@@ -233,10 +239,22 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       force.unref();
       await done;
       clearTimeout(force);
+      retention?.stop();
       await sweeper.stop();
       await store.close();
     })();
     return closed;
   };
-  return { url, host, port: address.port, config, close, node, identity };
+  // Checked now and every interval from here on: the node listens, so what it removes is seen.
+  const notice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  const retention = config.retention
+    ? new RetentionKeeper(store, config.retention, {
+        now: config.now,
+        intervalMs: config.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+        onRemoved: (r) => notice(describeRemoved(r)),
+        onError: onInternal,
+      })
+    : null;
+  retention?.start();
+  return { url, host, port: address.port, config, close, node, identity, retention };
 }

@@ -12,6 +12,7 @@
  * Numbers the store reports as strings (gossip times, feature flags) are strings here too: the
  * production client decodes them as strings and fails on anything else.
  */
+import { retentionJson } from '../retention-keeper.js';
 import type { ServerResponse } from 'node:http';
 import { ProtocolError } from '../../protocol/index.js';
 import { metricKey, topologyToNodeArray, topologyToXml } from '../../ring/index.js';
@@ -37,6 +38,8 @@ export const nodeState: Handler = (_req, res, _target, node) => {
     rollups,
     nnt: { rollups },
     histogram: { rollups: node.store.histogramRollups },
+    // tsnode extension: the node-managed retention (`serve --retention`), in seconds.
+    ...(node.config.retention ? { retention: retentionJson(node.config.retention) } : {}),
     features: FEATURES,
     version: `${APPLICATION} ${NODE_VERSION}`,
     application: APPLICATION,
