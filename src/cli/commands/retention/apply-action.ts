@@ -46,6 +46,10 @@ import { resolveSettings } from './target.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
 import type { MetricFamily } from '../../render/prometheus.js';
+import type { ManagedBy } from '../../../protocol/index.js';
+import type { VerifyReport } from '../../../retention/index.js';
+import { managedByOfNodes, nodeManagedJson, nodeManagedLines, verifyNodeManaged, withNodeManaged } from './node-managed.js';
+import { verifyFamilies } from './verify-metrics.js';
 
 /** The exit code of a finished run: 0 every node finished, 3 some steps done, 1 none, 130 interrupted. */
 export function retentionExitCode(outcome: RunOutcome): ExitCode {
@@ -157,7 +161,6 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     }
     const network = net;
     const clients = resolved.nodes.map((n) => network.client(n));
-    const receipts = new ReceiptHook(clients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
 
     // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
     const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
@@ -167,6 +170,30 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     }
     const report = judgeCluster(facts, { allowPartial: opts.allowPartial });
     for (const note of report.notes) ctx.log.info(note);
+    // Nodes without a sweep API keep their own retention: nothing is sent to them; they are verified instead.
+    const managed = saved ? new Map<string, ManagedBy | null>() : await managedByOfNodes(clients, { concurrency: opts.concurrency, signal });
+    const nodeManaged = resolved.nodes.filter((n) => managed.get(n) === 'node');
+    for (const n of nodeManaged) ctx.log.info(`${n}: no sweep API, its retention is its own config: node_managed (nothing is sent to it; it is verified instead)`);
+    const sweepNodes = resolved.nodes.filter((n) => managed.get(n) !== 'node');
+    const sweepClients = clients.filter((c) => managed.get(c.url) !== 'node');
+    const receipts = new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
+    const verifyManaged = async (): Promise<VerifyReport | null> => {
+      if (!nodeManaged.length || !policy) return null;
+      const r = await verifyNodeManaged(
+        policy,
+        clients.filter((c) => nodeManaged.includes(c.url)),
+        { concurrency: opts.concurrency, signal, now: ctx.now() },
+      );
+      for (const line of nodeManagedLines(r)) ctx.log.info(line);
+      return r;
+    };
+    if (!saved && sweepNodes.length === 0 && nodeManaged.length > 0) {
+      const r = await verifyManaged();
+      if (opts.output === 'json') ctx.stdout.write(renderJson({ outcome: 'node_managed', node_managed: nodeManagedJson(r) }));
+      metrics.outcome = 'node_managed';
+      if (r) metrics.add(...verifyFamilies('retention_apply', r));
+      return withNodeManaged(EXIT.ok, r);
+    }
 
     let state: RunState | undefined;
     let plan;
@@ -179,7 +206,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
         ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
       };
-      plan = asUsage(() => planRetention(policy!, ctx.now(), nodeSpansOf(resolved.nodes, facts), { headerPrefix: target.headerPrefix.value, declared }));
+      plan = asUsage(() => planRetention(policy!, ctx.now(), nodeSpansOf(sweepNodes, facts), { headerPrefix: target.headerPrefix.value, declared }));
       for (const w of plan.warnings) ctx.log.warn(w);
       if (!opts.fresh) {
         const fp = runFingerprint(plan);
@@ -270,7 +297,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
 
     let result: RetentionResult;
     try {
-      result = await applyRetention(clients, plan, {
+      result = await applyRetention(sweepClients, plan, {
         ...(state ? { state } : { runId }),
         persist: (s) => writeRunFile(runFile, s),
         onEvent,
@@ -308,7 +335,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;
-    const code = retentionExitCode(result.outcome);
+    const managedReport = result.interrupted ? null : await verifyManaged();
+    const code = withNodeManaged(retentionExitCode(result.outcome), managedReport);
     const unfinished = final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null);
     const catchUp = unfinished.length ? { nodes: unfinished, command: catchUpBase.command, addBack: catchUpBase.addBack } : null;
     const extras = {
@@ -320,7 +348,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       coverage: report.coverage,
       catchUp: catchUp ? { nodes: catchUp.nodes, command: catchUp.command, add_back: catchUp.addBack } : null,
     };
-    if (opts.output === 'json') ctx.stdout.write(renderJson(resultJson(final, extras)));
+    if (opts.output === 'json') ctx.stdout.write(renderJson({ ...(resultJson(final, extras) as object), node_managed: nodeManagedJson(managedReport) }));
     else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(resultTable(final, ctx.colour));
     const end: RetentionEndEntry = {
@@ -337,7 +365,11 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     ctx.log.info(`summary: ${summaryLine(final)}`);
     if (receipt) ctx.log.info(`${receiptLine(receipt)} (tsnode history show ${runId})`);
     metrics.outcome = result.outcome;
-    metrics.add(...stepFamilies('retention_apply', final), ...(receipt ? receiptFamilies('retention_apply', receipt) : []));
+    metrics.add(
+      ...stepFamilies('retention_apply', final),
+      ...(receipt ? receiptFamilies('retention_apply', receipt) : []),
+      ...(managedReport ? verifyFamilies('retention_apply', managedReport) : []),
+    );
     if (result.interrupted) {
       ctx.log.warn('interrupted: no further DELETE was sent; sweeps already started keep running on their nodes');
       ctx.log.info(`to continue with the same cut-offs: run the same command again, or ${catchUpBase.command}`);
