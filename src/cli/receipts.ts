@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodeClient } from '../client/node-client.js';
 import { makeReceipt, receiptToJson, receiptTotals, takeLook, type NodeLook, type Receipt } from '../client/receipt.js';
-import type { Journal } from './journal.js';
+import type { JournalEntry } from './journal.js';
 import type { MetricFamily } from './render/prometheus.js';
 
 export interface ReceiptHookOptions {
@@ -38,7 +38,7 @@ export class ReceiptHook {
   }
 
   /** Settles, looks again, diffs; journals the receipt under `run` when a journal is given. Null when before() never ran. */
-  async after(journal: Journal | undefined, run: string, attempt?: number): Promise<Receipt | null> {
+  async after(journal: { append(entry: JournalEntry): boolean } | undefined, run: string, attempt?: number): Promise<Receipt | null> {
     if (!this.beforeLook) return null;
     if (this.opts.settleMs > 0) await sleep(this.opts.settleMs, undefined, { signal: this.opts.signal }).catch(() => undefined);
     const receipt = makeReceipt(this.beforeLook, await this.look(), this.opts.settleMs);

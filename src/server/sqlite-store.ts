@@ -33,7 +33,7 @@ import { ChunkGrid, describeLayout, shardLayout, shardStart, type ShardKind, typ
 import { inTimeOrder } from './storage/series-records.js';
 import { Statements } from './storage/statements.js';
 import { Wal } from './storage/wal.js';
-import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
+import { STORED_MEMBERS, type IndexedSeries, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 export { LOCK_FILE } from './storage/data-dir-lock.js';
 export { DB_FILE } from './storage/schema.js';
@@ -341,6 +341,36 @@ export class SqliteStore implements Store {
       })
       .immediate();
     return n;
+  }
+
+  indexedSeries(afterId: number, limit: number): IndexedSeries[] {
+    return this.s.indexedSeries.all(afterId, limit);
+  }
+
+  hasData(seriesId: number, type: DataType, fromTs: number, toTs: number): boolean {
+    if (type === 'text') return this.s.textAny.get(seriesId, fromTs, toTs) !== undefined;
+    if (type === 'histogram') return this.s.histogramAny.get(seriesId, fromTs, toTs) !== undefined;
+    return this.rawRows(seriesId, fromTs, toTs).length > 0;
+  }
+
+  /**
+   * A full delete: every row of the series goes in one transaction, its index entry is cleared
+   * (kinds 0), and as in sweepNnt the records the ingest log still holds of it are marked dealt
+   * with, so a replay after a crash does not bring them back. The series row itself stays: the log
+   * may still name its id.
+   */
+  deleteSeries(seriesId: number): void {
+    const at = this.log?.position();
+    this.db
+      .transaction(() => {
+        if (at !== undefined && this.flusher.logUnapplied) this.s.putSkip.run(seriesId, at.generation, at.offset, null);
+        for (const drop of this.s.dropSeriesData) drop.run(seriesId);
+        this.s.clearKinds.run(seriesId);
+      })
+      .immediate();
+    this.flusher.dropWaiting(seriesId, Infinity);
+    const row = this.s.seriesById.get(seriesId);
+    if (row !== undefined) this.seriesIds.cleared(row.uuid, row.metric);
   }
 
   /** The shards holding data: those of the stored rows, and those the waiting records will fill. */

@@ -33,6 +33,11 @@ export type RollupRowArray = [number, number, number, number, number, number, nu
  */
 export type RawRowArray = [number, number, number, number, number, number, number, number, number | null, Buffer | null];
 
+/** A series in the tag index, with the KIND_BIT of every data type it has had. */
+export interface IndexedSeries extends SeriesRef {
+  kinds: number;
+}
+
 export interface Store {
   /** Numeric rollup periods (s), ascending; the first is the smallest (the write span). */
   readonly rollups: readonly number[];
@@ -66,6 +71,12 @@ export interface Store {
   sweepText(seriesId: number, before: number): number;
   sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number;
 
+  /** Series in the tag index (written to, not fully deleted since), in id order, after `afterId`, at most `limit`. */
+  indexedSeries(afterId: number, limit: number): IndexedSeries[];
+  /** Whether the series holds data of `type` with fromTs <= ts < toTs. */
+  hasData(seriesId: number, type: DataType, fromTs: number, toTs: number): boolean;
+  /** Removes all of the series' data of every type and its index entry (a later write indexes it anew). */
+  deleteSeries(seriesId: number): void;
   /** Time shard sizes (shards.ts). */
   readonly shardLayout: ShardLayout;
   /** The shards of a kind and period (ignored for raw) that hold data, oldest first: one index seek per shard. */

@@ -16,7 +16,7 @@ afterEach(async () => {
 async function writeBoth(base: string): Promise<void> {
   const w = await write(base, [nnt(T1), nnt(T1 + 60), nnt(T2)]);
   expect(w.status, w.text).toBe(200);
-  const hist = [T1, T2].map((offset) => ({ metric: 'lat', id: UUID, offset, period: 60, histogram: 'AAEC' }));
+  const hist = [T1, T2].map((offset) => ({ metric: 'lat', id: UUID, offset, period: 60, histogram: 'AAEX/QAB' }));
   const h = await write(base, hist, '/histogram/write');
   expect(h.status, h.text).toBe(200);
 }

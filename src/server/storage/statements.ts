@@ -18,6 +18,11 @@ export class Statements {
   readonly insertSeries: Stmt<[uuid: string, metric: string, kinds: number]>;
   readonly addKind: Stmt<[kind: number, id: number]>;
   readonly listSeries: Stmt<[afterId: number, kinds: number, limit: number], SeriesRow>;
+  readonly indexedSeries: Stmt<[afterId: number, limit: number], SeriesRow & { kinds: number }>;
+  readonly clearKinds: Stmt<[id: number]>;
+  readonly dropSeriesData: Array<Stmt<[sid: number]>>;
+  readonly textAny: Stmt<[sid: number, from: number, to: number], number>;
+  readonly histogramAny: Stmt<[sid: number, from: number, to: number], number>;
 
   readonly getMeta: Stmt<[key: string], string>;
   readonly putMeta: Stmt<[key: string, value: string]>;
@@ -61,6 +66,11 @@ export class Statements {
     this.insertSeries = db.prepare('INSERT INTO series (uuid, metric, kinds) VALUES (?, ?, ?)');
     this.addKind = db.prepare('UPDATE series SET kinds = kinds | ? WHERE id = ?');
     this.listSeries = db.prepare('SELECT id, uuid, metric FROM series WHERE id > ? AND (kinds & ?) != 0 ORDER BY id LIMIT ?');
+    this.indexedSeries = db.prepare('SELECT id, uuid, metric, kinds FROM series WHERE id > ? AND kinds != 0 ORDER BY id LIMIT ?');
+    this.clearKinds = db.prepare('UPDATE series SET kinds = 0 WHERE id = ?');
+    this.dropSeriesData = ['nnt_chunk', 'nnt_parts', 'text_data', 'histogram_data'].map((table) => db.prepare(`DELETE FROM ${table} WHERE series_id = ?`));
+    this.textAny = db.prepare<[number, number, number], number>('SELECT 1 FROM text_data WHERE series_id = ? AND ts >= ? AND ts < ? LIMIT 1').pluck();
+    this.histogramAny = db.prepare<[number, number, number], number>('SELECT 1 FROM histogram_data WHERE series_id = ? AND ts >= ? AND ts < ? LIMIT 1').pluck();
 
     this.getMeta = db.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck();
     this.putMeta = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');

@@ -151,6 +151,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         ...shardArgs,
+        ...(!flags.replication ? { noReplication: true } : {}),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

@@ -44,6 +44,8 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
         ...(opts.histogramShards !== undefined ? { histogramShards: opts.histogramShards } : {}),
         ...(opts.rawShard !== undefined ? { rawShard: opts.rawShard } : {}),
         ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
+        replication: opts.replication,
+        ...(opts.journalDir !== undefined ? { journalDir: opts.journalDir } : {}),
       },
       ctx.cwd,
     );
@@ -52,6 +54,9 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
     if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
     if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+    if (opts.replayBatch !== undefined) config.replayBatchRecords = opts.replayBatch;
+    if (opts.replayConcurrency !== undefined) config.replayConcurrency = opts.replayConcurrency;
+    if (opts.account !== undefined) config.account = opts.account;
     if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
     if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
     if (opts.retentionInterval !== undefined) config.retentionIntervalMs = opts.retentionInterval;
