@@ -50,6 +50,7 @@ beforeAll(async () => {
       '--dir',
       dir,
       '--detach',
+      '--no-replication',
       '-o',
       'json',
       '--node-flags',

@@ -174,8 +174,10 @@ describe('tsnode retention plan', () => {
     expect(r.stderr).toContain('nothing was sent');
     proxies.forEach((p, i) => {
       const sent = p.exchanges.slice(before[i]);
-      expect(sent.map((e) => `${e.method} ${e.url}`)).toEqual(['GET /state']);
+      // GET /state for the spans, GET /sweep_delete to tell a sweep-era node from a node-managed one: reads only.
+      expect(sent.map((e) => `${e.method} ${e.url}`).sort()).toEqual(['GET /state', 'GET /sweep_delete']);
     });
+    expect(plan.nodes.map((n: { retention: string }) => n.retention)).toEqual(['sweep', 'sweep', 'sweep']);
     // the table form: steps, what stays, the requests
     const t = await runCli(['retention', 'plan', POLICY, '--nodes', list], { env });
     expect(t.code).toBe(0);
