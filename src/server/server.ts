@@ -201,7 +201,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       const route = routeFor(target.segments);
       const path = (req.url ?? '/').split('?')[0]!;
       // A node of the store's later versions has no sweep API: /sweep_delete is no endpoint there.
-      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path);
+      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path, { sweepApi: config.noSweepApi !== true });
       const method = req.method ?? 'GET';
       const handler = route.methods[method];
       if (!handler) throw methodNotAllowed(method, route.name, Object.keys(route.methods));
@@ -286,14 +286,13 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       force.unref();
       await done;
       clearTimeout(force);
-      retention?.stop();
       await replication?.close();
+      retention?.stop();
       await sweeper.stop();
       await store.close();
     })();
     return closed;
   };
-  replication?.replication.start();
   // Checked now and every interval from here on: the node listens, so what it removes is seen.
   const notice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
   const retention = config.retention
@@ -305,5 +304,6 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       })
     : null;
   retention?.start();
+  replication?.replication.start();
   return { url, host, port: address.port, config, close, node, identity, retention };
 }

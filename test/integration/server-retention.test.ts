@@ -57,7 +57,7 @@ async function fill(url: string): Promise<void> {
   for (let t = T0 - 5 * DAY; t <= T0; t += 600) recs.push(nnt(t, { value: t % 97 }));
   expect((await write(url, recs)).status).toBe(200);
   const hist = [];
-  for (let t = T0 - 5 * DAY; t <= T0; t += HOUR) hist.push({ metric: 'lat', id: UUID, offset: t, period: 60, histogram: 'AAEC' });
+  for (let t = T0 - 5 * DAY; t <= T0; t += HOUR) hist.push({ metric: 'lat', id: UUID, offset: t, period: 60, histogram: 'AAEX/QAB' });
   expect((await write(url, hist, '/histogram/write')).status).toBe(200);
 }
 
@@ -137,7 +137,11 @@ describe('node-managed retention', () => {
   it('--no-sweep-api: /sweep_delete is a 404, which the client reports as no_sweep_api', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tsnode-retention-'));
     node = await start('nnt:60=1d', { noSweepApi: true });
-    expect((await call(node.url, 'GET', '/sweep_delete')).status).toBe(404);
+    const missing = await call(node.url, 'GET', '/sweep_delete');
+    expect(missing.status).toBe(404);
+    // Its list of endpoints does not offer what it just refused.
+    expect(missing.json.endpoints).toContain('GET /list_nntbs_shards');
+    expect(missing.json.endpoints.some((e: string) => e.includes('sweep_delete'))).toBe(false);
     const dispatcher = createAgent();
     try {
       const client = new NodeClient(node.url, { dispatcher });

@@ -16,13 +16,13 @@
  * Numbers the store reports as strings (gossip times, feature flags) are strings here too: the
  * production client decodes them as strings and fails on anything else.
  */
-import { retentionJson } from '../retention-keeper.js';
 import type { ServerResponse } from 'node:http';
 import { ProtocolError } from '../../protocol/index.js';
 import { metricKey, ringSlots, topologyToNodeArray, topologyToXml, type Ring, type RingNode } from '../../ring/index.js';
 import { fileSystemSpace, type FileSystemSpace } from '../fs-space.js';
 import { decodePathPart, sendJson } from '../http.js';
 import { NODE_VERSION } from '../identity.js';
+import { retentionJson } from '../retention-keeper.js';
 import type { Handler, NodeContext } from './context.js';
 import { metricParam, uuidParam } from './rollup.js';
 
