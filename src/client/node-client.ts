@@ -12,6 +12,8 @@ import {
   nntShardListSchema,
   nntShardsByPeriod,
   rollupAllRowsSchema,
+  scanNntShards,
+  scanStartEndShards,
   START_END_SHARDS_SHAPE,
   startEndShardListSchema,
   rollupRowsSchema,
@@ -329,7 +331,8 @@ export class NodeClient {
   /** `GET /list_nntbs_shards` (JSON): the numeric rollup shards per period. */
   async nntShards(call: CallOptions = {}): Promise<Map<number, ShardRange[]>> {
     const res = await this.call({ method: 'GET', path: '/list_nntbs_shards', headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
-    return nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
+    const fast = scanNntShards(jsonOrUndefined(res.text));
+    return fast ?? nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
   }
 
   /**
@@ -339,7 +342,8 @@ export class NodeClient {
   async startEndShards(list: { kind: 'raw' } | { kind: 'histogram_raw' } | { kind: 'histogram'; period: number }, call: CallOptions = {}): Promise<ShardRange[]> {
     const path = list.kind === 'histogram' ? `/histogram/${list.period}/list_shards` : `/${list.kind}/list_shards`;
     const res = await this.call({ method: 'GET', path, headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
+    const fast = scanStartEndShards(jsonOrUndefined(res.text));
+    return fast ?? parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
@@ -465,6 +469,15 @@ export class NodeClient {
       WRITE_ANSWER_BYTES,
     );
     return writeAck(this.url, res.text);
+  }
+}
+
+/** The answer as JSON, or undefined when it is not (then the schema's path reports it). */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

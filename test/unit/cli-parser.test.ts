@@ -49,6 +49,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     skipUnreachable: false,
     allowPartial: false,
     output: 'table',
+    settle: 0,
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
@@ -63,6 +64,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     fresh: false,
     pollInterval: 2000,
     stepTimeout: 21_600_000,
+    settle: 0,
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
@@ -92,6 +94,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
 // `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand);
 // the sweep-only ones are refused when given (an ERRORS row below).
 DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
+// `history show` reads history's options (commander reads a parent's options wherever they appear).
 DEFAULTS['history show'] = DEFAULTS.history!;
 
 const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
@@ -236,6 +239,7 @@ const CONTRACT: Row[] = [
   [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
   [['history', '-o', 'json'], 'history', { output: 'json' }],
   [['history', 'show', 'abc123', '--journal', 'j.jsonl'], 'history show', { run: 'abc123', journal: 'j.jsonl' }],
+  [['history', 'show', 'r-20261122T043258Z-3f2a', '-o', 'json'], 'history show', { run: 'r-20261122T043258Z-3f2a', output: 'json' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],

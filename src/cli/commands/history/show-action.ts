@@ -1,57 +1,78 @@
-/**
- * `tsnode history show <run>`: one run's journal lines. A delete's receipt (`delete.end`) is shown
- * as its nodes and, per node, each metric's status before and after; other runs as their lines.
- */
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { journalPath, readJournal, type JournalEntry } from '../../journal.js';
 import { printable } from '../../render/printable.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
+import { runJson } from './action.js';
 import type { HistoryOptions } from './options.js';
+import { assembleRuns, receiptSummary, type HistoryRun } from './runs.js';
+import { isDeleteRun, showDeleteRun } from './show-delete.js';
 
-interface ReceiptNode {
-  node: string;
-  state: string;
-  reason: string;
-  metrics?: Array<{ type?: string; uuid: string; metric_name: string; before: string; after: string }>;
+export type HistoryShowOptions = HistoryOptions & { run: string };
+
+const RECEIPT_HEADERS = ['node', 'type', 'span', 'shards_before', 'shards_after', 'shards_removed', 'oldest_before', 'oldest_after', 'free_mb_before', 'free_mb_after', 'problem'];
+
+const cell = (v: unknown): CellValue => (typeof v === 'number' || typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v));
+const when = (v: unknown): string => (typeof v === 'number' ? new Date(v * 1000).toISOString().replace('.000Z', 'Z') : '-');
+
+/** The receipt's rows, one per node, type and span, read defensively (a journal line is not trusted to have its documented shape). */
+function receiptRows(run: HistoryRun, iso: boolean): CellValue[][] {
+  const nodes = Array.isArray(run.receipt?.nodes) ? (run.receipt.nodes as Array<Record<string, unknown>>) : [];
+  return nodes.flatMap((n) => {
+    const spans = Array.isArray(n?.spans) ? (n.spans as Array<Record<string, unknown>>) : [];
+    const node = cell(n?.node);
+    if (spans.length === 0) return [[node, '', '', '', '', '', '', '', '', '', cell(n?.problem)]];
+    return spans.map((s) => [
+      node,
+      cell(s.type),
+      cell(s.span),
+      cell(s.shards_before),
+      cell(s.shards_after),
+      cell(s.shards_removed),
+      iso ? when(s.oldest_before) : cell(s.oldest_before),
+      iso ? when(s.oldest_after) : cell(s.oldest_after),
+      cell(s.free_mb_before),
+      cell(s.free_mb_after),
+      cell(s.problem ?? n.problem),
+    ]);
+  });
 }
 
-export async function historyShowAction(opts: HistoryOptions & { run: string }, ctx: CliContext): Promise<ExitCode> {
+/**
+ * `tsnode history show <run>`: one run as journaled, with its receipt (what its inventories show it
+ * removed; for a delete, each metric's status before and after: show-delete.ts).
+ */
+export async function historyShowAction(opts: HistoryShowOptions, ctx: CliContext): Promise<ExitCode> {
+  if (opts.since !== undefined || opts.node !== undefined) throw new UsageError('--since and --node filter the list of runs: history show shows one run', 'drop them');
   const path = journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd });
-  const lines: JournalEntry[] = [];
-  for await (const l of readJournal(path)) if ('entry' in l && l.entry.run === opts.run) lines.push(l.entry);
-  if (lines.length === 0) throw new UsageError(`no run ${JSON.stringify(opts.run)} in the journal ${path}`, 'tsnode history lists the runs and their ids');
+  const entries: JournalEntry[] = [];
+  try {
+    for await (const line of readJournal(path)) if (!('error' in line)) entries.push(line.entry);
+  } catch (err) {
+    throw new UsageError(`cannot read the journal ${path}: ${(err as Error).message}`, 'pass another file with --journal');
+  }
+  const own = entries.filter((e) => e.run === opts.run);
+  if (isDeleteRun(own)) return showDeleteRun(opts, own, ctx);
+  const run = assembleRuns(entries).find((r) => r.run === opts.run);
+  if (!run) throw new UsageError(`no run ${JSON.stringify(opts.run)} in the journal ${path}`, 'tsnode history lists the runs and their ids');
   if (opts.output === 'json') {
-    ctx.stdout.write(renderJson({ run: opts.run, lines }));
+    ctx.stdout.write(renderJson({ journal: path, ...runJson(run) }));
     return EXIT.ok;
   }
-  const receipt = lines.find((e) => e.kind === 'delete.end');
-  if (!receipt) {
-    // Not a delete, or a delete without an outcome recorded: its lines as they are.
-    for (const e of lines) ctx.stdout.write(`${printable(JSON.stringify(e))}\n`);
-    if (lines.some((e) => e.kind === 'delete.start'))
-      ctx.log.warn('no outcome recorded: the delete was stopped before its receipt was written (run its dry run again to see what is left)');
-    return EXIT.ok;
-  }
-  const nodes = (Array.isArray(receipt.nodes) ? receipt.nodes : []) as ReceiptNode[];
-  const rows: CellValue[][] = nodes.flatMap((n) => (n.metrics ?? []).map((m) => [n.node, m.metric_name, m.uuid, m.type ?? 'all', m.before, m.after]));
-  const header = ['node', 'metric', 'uuid', 'type', 'before', 'after'];
   if (opts.output === 'csv') {
-    ctx.stdout.write(renderCsv(header, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
+    ctx.stdout.write(renderCsv(RECEIPT_HEADERS, receiptRows(run, false), { terminal: Boolean(ctx.stdout.isTTY) }));
     return EXIT.ok;
   }
-  ctx.stdout.write(
-    `run ${opts.run} at ${String(receipt.at)} by ${String(receipt.by)}: delete ${printable(String(receipt.query))} (account ${String(receipt.account)}), exit ${String(receipt.exit)}\n`,
-  );
-  ctx.stdout.write(
-    renderTable(
-      ['node', 'state', 'reason'],
-      nodes.map((n) => [n.node, n.state, n.reason]),
-      { colour: ctx.colour, width: tableWidth(ctx) },
-    ),
-  );
-  if (rows.length) ctx.stdout.write(renderTable(header, rows, { colour: ctx.colour, width: tableWidth(ctx) }));
-  if (typeof receipt.catchUp === 'string') ctx.stdout.write(`catch-up: ${receipt.catchUp}\n`);
+  const settle = typeof run.receipt?.settle_seconds === 'number' ? `, after settling ${run.receipt.settle_seconds}s` : '';
+  ctx.stdout.write(`run ${printable(run.run)} (${run.kind}), started ${run.started ?? '?'}, finished ${run.finished ?? 'not recorded'}\n`);
+  if (!run.receipt) {
+    ctx.stdout.write('no receipt journaled: the run predates receipts, sent nothing, or tsnode stopped before its second look\n');
+    return EXIT.ok;
+  }
+  ctx.stdout.write(`receipt${settle}: ${receiptSummary(run.receipt)} (the store frees space asynchronously)\n`);
+  const headers = ['NODE', 'TYPE', 'SPAN', 'SHARDS BEFORE', 'AFTER', 'REMOVED', 'OLDEST BEFORE', 'OLDEST AFTER', 'FREE MB BEFORE', 'FREE MB AFTER', 'PROBLEM'];
+  const rows = receiptRows(run, true).map((r) => r.map((c) => (typeof c === 'string' ? printable(c) : c)));
+  ctx.stdout.write(renderTable(headers, rows, { colour: ctx.colour, width: tableWidth(ctx), align: [undefined, undefined, 'right', 'right', 'right', 'right'] }));
   return EXIT.ok;
 }

@@ -2,6 +2,7 @@
 import { flag, type FlagValues } from '../../flags.js';
 import { destructiveNodesFlag, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
+import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
 export { HEADER_PREFIXES } from '../../network-options.js';
 // Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
@@ -38,6 +39,8 @@ export function sweepFlags() {
       complete: { kind: 'files' },
     }),
     output: flag.output(),
+    settle: settleFlag(),
+    metricsFile: metricsFileFlag(),
     ...networkFlags(),
     nodes: destructiveNodesFlag(),
   };
