@@ -373,7 +373,8 @@ describe('Batcher', () => {
         (lines, batchSize, batchBytes, smallestSpan, cuts) => {
           const buf = Buffer.from(lines.map(([l, eol]) => l + eol).join(''));
           const opts = { source: 'in.ndjson', batchSize, batchBytes, ...(smallestSpan === undefined ? {} : { smallestSpan }) };
-          const raws = withoutBytes(drive(new NdjsonSplitter('in.ndjson'), buf, []).records);
+          // The same chunks for both: a CR and LF in different chunks leave the CR in the text (JSON whitespace) either way.
+          const raws = drive(new NdjsonSplitter('in.ndjson'), buf, cuts).records;
           const want = batchAll(() => new v0b.Batcher({ ...opts, pool: new v0b.BodyPool(2) }), raws);
           expect(batchChunked(buf, cuts, opts)).toEqual(want);
         },
