@@ -313,6 +313,25 @@ export class NodeClient {
     return parseAnswer(this.url, res.text, locateSchema, 'locate', 'a JSON array of the owner nodes');
   }
 
+  /**
+   * `POST /replication/pause/<peer>` or `/replication/resume/<peer>` (tsnode's own): stops or restarts
+   * this node's replay towards a peer. Answers the peer's replication entry (`GET /replication/json`).
+   */
+  async setReplicationPaused(peerId: string, paused: boolean, call: CallOptions = {}): Promise<Record<string, unknown>> {
+    const path = `/replication/${paused ? 'pause' : 'resume'}/${encodePathSegment(peerId)}`;
+    const res = await this.call({ method: 'POST', path }, call, undefined, STATUS_ANSWER_BYTES);
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      json = undefined;
+    }
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      throw new NodeRequestError(this.url, 'bad_answer', `replication ${paused ? 'pause' : 'resume'}: the answer is not a JSON object`, { retryable: false });
+    }
+    return json as Record<string, unknown>;
+  }
+
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {
     const res = await this.call(
       {

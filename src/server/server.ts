@@ -11,7 +11,11 @@ import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js'
 import { gossipJson, locateJson, nodeState, nodeStats, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
+import { replicationJson, replicationPause, replicationResume } from './routes/replication.js';
 import { rollupRead } from './routes/rollup.js';
+import { startReplication } from './replication/start.js';
+import { LateData } from './replication/late-data.js';
+import { proxied } from './replication/proxy.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
@@ -56,10 +60,25 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'write' && n === 2 && b === 'nnt') return { name: '/write/nnt', methods: { PUT: writeNnt, POST: writeNnt } };
   if (a === 'write' && n === 2 && b === 'text') return { name: '/write/text', methods: { PUT: writeText, POST: writeText } };
   if (a === 'histogram' && n === 2 && b === 'write') return { name: '/histogram/write', methods: { PUT: writeHistogram, POST: writeHistogram } };
-  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: rollupRead } };
-  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: readText } };
-  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: readHistogram } };
+  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: proxiedRollup } };
+  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: proxiedText } };
+  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: proxiedHistogram } };
+  if (a === 'replication') return replicationRouteFor(segments);
   return clusterRouteFor(segments);
+}
+
+// Reads at a ring node that does not own the metric are answered by an owner (replication/proxy.ts).
+const proxiedRollup = proxied(rollupRead, 1);
+const proxiedText = proxied(readText, 3);
+const proxiedHistogram = proxied(readHistogram, 4);
+
+/** tsnode's own replication endpoints (routes/replication.ts). */
+function replicationRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [, b] = segments;
+  if (segments.length === 2 && b === 'json') return { name: '/replication/json', methods: { GET: replicationJson } };
+  if (segments.length === 3 && b === 'pause') return { name: '/replication/pause/<peer>', methods: { POST: replicationPause, PUT: replicationPause } };
+  if (segments.length === 3 && b === 'resume') return { name: '/replication/resume/<peer>', methods: { POST: replicationResume, PUT: replicationResume } };
+  return undefined;
 }
 
 /** The ring's endpoints (routes/cluster.ts); without a hash, /topology/* answers the current topology, as older clients ask. */
@@ -125,7 +144,15 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     throw err;
   }
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
-  const node: NodeContext = { config, store, sweeper, identity };
+  const onNotice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  let replication: Awaited<ReturnType<typeof startReplication>>;
+  try {
+    replication = startReplication(config, identity, onNotice);
+  } catch (err) {
+    await store.close();
+    throw new StartError('bad_journal', `cannot open the replication journals: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const node: NodeContext = { config, store, sweeper, identity, replication: replication?.replication ?? null, late: new LateData() };
   let closing = false;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -195,6 +222,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       });
     });
   } catch (err) {
+    await replication?.close();
     await store.close();
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE')
@@ -218,10 +246,12 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       force.unref();
       await done;
       clearTimeout(force);
+      await replication?.close();
       await sweeper.stop();
       await store.close();
     })();
     return closed;
   };
+  replication?.replication.start();
   return { url, host, port: address.port, config, close, node, identity };
 }

@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -65,8 +65,10 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
-  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, detach: false, output: 'table' },
+  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, replication: true, detach: false, output: 'table' },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
+  'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
+  'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
   nodes: { output: 'table', ...NETWORK_TYPED },
   locate: { output: 'table', ...NETWORK_TYPED },
@@ -259,6 +261,14 @@ const CONTRACT: Row[] = [
   [['--profile', 'lab', 'cluster', 'up', '--detach'], 'cluster up', { detach: true }, { profile: 'lab' }],
   [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: 1000 }],
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
+  [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
+  [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
+  [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
+  [
+    ['serve', '--no-replication', '--journal-dir', 'j', '--replay-batch', '100', '--replay-concurrency', '2'],
+    'serve',
+    { replication: false, journalDir: 'j', replayBatch: 100, replayConcurrency: 2 },
+  ],
   [['demo', '--keep', '--pace', '0'], 'demo', { keep: true, pace: 0 }],
   [['demo', '--count', '2', '--pace', '1s'], 'demo', { count: 2, pace: 1000 }],
   [['demo', '--nodes', '2'], 'demo', { nodes: 2 }],
