@@ -20,7 +20,16 @@ import {
   type SweepStatus,
   type TextRecord,
 } from '../protocol/index.js';
-import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import {
+  locateSchema,
+  nodeStateSchema,
+  nodeStatsSchema,
+  replicationSchema,
+  type WireLocate,
+  type WireNodeState,
+  type WireNodeStats,
+  type WireReplication,
+} from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
 import { READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes } from './answer-limits.js';
@@ -276,6 +285,20 @@ export class NodeClient {
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
+  }
+
+  /**
+   * `GET /replication/json` (tsnode's own): what this node's journal still holds for each peer.
+   * Null when the node does not replicate or does not have the endpoint (404).
+   */
+  async replication(call: CallOptions = {}): Promise<WireReplication | null> {
+    try {
+      const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
+      return parseAnswer(this.url, res.text, replicationSchema, 'replication', 'a JSON object with the peers this node replicates to');
+    } catch (err) {
+      if (err instanceof NodeHttpError && err.status === 404) return null;
+      throw err;
+    }
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */

@@ -45,3 +45,21 @@ export type WireLocate = z.infer<typeof locateSchema>;
 
 /** The hash a node reports when it has no topology (or no rebalance in progress, for `next`). */
 export const NO_TOPOLOGY = '-';
+
+/**
+ * `GET /replication/json` (tsnode's own, on a replicating ring node): per peer, what this node's
+ * journal still holds for it. Only the fields a lag check reads are required.
+ */
+export const replicationSchema = z.looseObject({
+  peers: z.array(
+    z.looseObject({
+      id: z.string().min(1),
+      url: z.string().optional(),
+      pending: z.number().nonnegative(),
+      lag_seconds: z.number().nonnegative(),
+      paused: z.boolean().optional(),
+      oldest_offset: z.number().nullable().optional(),
+    }),
+  ),
+});
+export type WireReplication = z.infer<typeof replicationSchema>;

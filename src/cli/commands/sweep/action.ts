@@ -1,5 +1,7 @@
 import type { NodeClient } from '../../../client/node-client.js';
-import { startAndWait, type ClusterSweepResult } from '../../../client/sweep.js';
+import { startAndWait, summarise, type ClusterSweepResult } from '../../../client/sweep.js';
+import { lagCheck, markLateData } from '../../../client/sweep-lag.js';
+import { describeLag, hasLag, type LagReport } from '../../../client/replication-lag.js';
 import {
   assessPreflight,
   baselineOf,
@@ -37,12 +39,16 @@ export function journaledCoverage(c: CoverageOutcome | undefined): JournaledCove
   return c ? { verdict: c.verdict, hash: c.hash, missing: c.missing, problems: c.problems, allowed: c.allowed } : null;
 }
 
-/** The exit code a finished run means (see README: 0 all done, 3 some, 1 none, 130 interrupted). */
+/**
+ * The exit code a finished run means (see README: 0 all done, 3 some, 1 none, 130 interrupted).
+ * `late_data` is a sweep that ran to the end on a node data may have come back to: partial.
+ */
 export function sweepExitCode(result: Pick<ClusterSweepResult, 'nodes' | 'interrupted'>, wait: boolean): ExitCode {
   if (result.interrupted) return EXIT.interrupted;
   const good = result.nodes.filter((n) => n.state === 'done' || (!wait && n.state === 'started')).length;
   if (good === result.nodes.length) return EXIT.ok;
-  return good === 0 ? EXIT.failed : EXIT.partial;
+  const ran = result.nodes.filter((n) => n.state === 'late_data').length;
+  return good + ran === 0 ? EXIT.failed : EXIT.partial;
 }
 
 /** The nodes a catch-up repeats the sweep on: every node not `done`. */
@@ -97,10 +103,22 @@ function preflightChecks(
   clients: readonly NodeClient[],
   plan: SweepPlan,
   target: Target,
-  opts: { allowPartial: boolean; signal: AbortSignal },
+  opts: { allowPartial: boolean; allowLag: number | undefined; signal: AbortSignal },
   found: (r: ClusterCheckReport) => void,
+  lagFound: (r: LagReport) => void,
 ): PreflightCheck[] {
   return [
+    // Replication lag (a replicating ring): data in flight towards a swept node would land after its sweep.
+    lagCheck(
+      clients,
+      clients.map((c) => c.url),
+      {
+        ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
+        concurrency: plan.concurrency,
+        call: { signal: opts.signal },
+        onReport: lagFound,
+      },
+    ),
     clusterCheck(clients, {
       allowPartial: opts.allowPartial,
       spans: {
@@ -136,6 +154,17 @@ export function missingFooter(report: ClusterCheckReport | undefined, what = 'no
   return `\nring nodes not in the list, ${what} (--allow-partial): ${c.missing.map((m) => `${m.id} (${m.url})`).join(', ')}\n`;
 }
 
+/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag), or that it could not be checked. */
+export function logLag(ctx: CliContext, report: LagReport | undefined, allowLagMs: number | undefined): void {
+  if (!report) return;
+  if (!report.checked) {
+    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json): not checked');
+    return;
+  }
+  for (const n of report.nodes.filter(hasLag))
+    ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: --allow-lag ${allowLagMs !== undefined ? allowLagMs / 1000 : 0}s)`);
+}
+
 /** Without a terminal to ask on, --yes is the only confirmation. */
 function canAsk(ctx: CliContext): boolean {
   return Boolean(ctx.stdin.isTTY && ctx.stderr.isTTY);
@@ -154,7 +183,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
   if (!opts.dryRun && !opts.yes && !canAsk(ctx)) {
     throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
   }
-  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal });
+  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
   const shown = runTarget(target);
   // A seed's ring is discovered here (GET only); a list is not contacted yet.
   const run = await connectTarget(target, opts, ctx);
@@ -193,15 +222,24 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
     let skipped;
     let pre: Preflight;
     let report: ClusterCheckReport | undefined;
+    let lagBefore: LagReport | undefined;
     try {
       pre = await preflightSweep(clients, { concurrency: plan.concurrency, signal: ctx.signal, onEvent: progress.onEvent });
       ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
       await runPreflightChecks(
         pre,
-        preflightChecks(clients, plan, run.target, { allowPartial: opts.allowPartial, signal: ctx.signal }, (r) => (report = r)),
+        preflightChecks(
+          clients,
+          plan,
+          run.target,
+          { allowPartial: opts.allowPartial, allowLag: opts.allowLag, signal: ctx.signal },
+          (r) => (report = r),
+          (r) => (lagBefore = r),
+        ),
       );
       stopProgress();
       logReport(ctx, report);
+      logLag(ctx, lagBefore, opts.allowLag);
       if (opts.force && pre.busy.length) {
         for (const b of pre.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
       }
@@ -220,6 +258,9 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
           err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
           err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
           coverageHint(report),
+          lagBefore?.nodes.some(hasLag)
+            ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
+            : '',
         ].filter(Boolean);
         throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
       }
@@ -295,6 +336,14 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
     } finally {
       live.stop();
     }
+    // 6b. A replicating ring: look again, so a node that data reached after its sweep is not called done.
+    if (plan.wait && !result.interrupted) {
+      const late = await markLateData(result.nodes, clients, plan.request.types, { concurrency: plan.concurrency, call: { signal: ctx.signal } }).catch((err: unknown) => {
+        ctx.log.warn(`replication lag after the run could not be read: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      });
+      if (late) result = { ...result, nodes: late.nodes, summary: summarise(late.nodes) };
+    }
 
     // 7. The result, the catch-up, the journal's end line.
     const code = sweepExitCode(result, plan.wait);
@@ -333,7 +382,12 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)}${cancelPartial})`);
     if (catchUp) {
       const allStarted = result.nodes.every((n) => n.state === 'started' || n.state === 'done');
-      const label = allStarted ? 'if a node does not finish, repeat the sweep there with' : `to catch up (${catchUp.nodes.length} node(s) not done)`;
+      const lateOnly = result.nodes.filter((n) => n.state !== 'done').every((n) => n.state === 'late_data');
+      const label = allStarted
+        ? 'if a node does not finish, repeat the sweep there with'
+        : lateOnly
+          ? `once their replication lag is 0 (tsnode status${nodesHint(catchUp.nodes, shown)} --watch --until-caught-up), repeat the sweep on the ${catchUp.nodes.length} late_data node(s)`
+          : `to catch up (${catchUp.nodes.length} node(s) not done)`;
       ctx.log.info(`${label}: ${catchUp.command}`);
       if (catchUp.addBack.length) ctx.log.info(`  add back: ${catchUp.addBack.join('; ')}`);
       if (mayRun.length) ctx.log.info('  (a node still sweeping is refused by the catch-up until it is idle, unless you add --force)');
