@@ -27,6 +27,7 @@ import {
   type PreflightNode,
 } from './sweep-preflight.js';
 import { FINAL_SWEEP_STATES, stateEmitter, type FinalSweepState } from './sweep-states.js';
+import { lagCheck, markLateData } from './sweep-lag.js';
 
 export type SweepSummary = Record<FinalSweepState, number>;
 
@@ -116,6 +117,13 @@ export interface ClusterSweepOptions extends StartOptions {
   /** Leave out nodes that do not answer the preflight, reporting them as `skipped`. */
   skipUnreachable?: boolean;
   /**
+   * A replicating ring (sweep-lag.ts): refuse while data is in flight to a node (default), or
+   * accept up to this much lag (seconds); after the run, a node data reached late ends `late_data`.
+   */
+  allowLagSeconds?: number;
+  /** False: do not read replication lag at all (before or after). */
+  checkReplicationLag?: boolean;
+  /**
    * Called after a clean preflight with the nodes about to be swept; return false to stop
    * (nothing is sent). Scripts may omit it.
    */
@@ -139,12 +147,26 @@ export class SweepNotConfirmedError extends Error {
 export async function runClusterSweep(clients: readonly NodeClient[], req: SweepRequest, opts: ClusterSweepOptions = {}): Promise<ClusterSweepResult> {
   const pre = await preflightSweep(clients, opts);
   const plan = assessPreflight(pre, opts);
-  await runPreflightChecks(pre, opts.checks ?? []);
+  const lag = opts.checkReplicationLag !== false;
+  const call = opts.signal ? { signal: opts.signal } : {};
+  const lagRule = lagCheck(
+    clients,
+    clients.map((c) => c.url),
+    {
+      ...(opts.allowLagSeconds !== undefined ? { allowLagSeconds: opts.allowLagSeconds } : {}),
+      ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      call,
+    },
+  );
+  await runPreflightChecks(pre, [...(opts.checks ?? []), ...(lag ? [lagRule] : [])]);
   if (opts.confirm && !(await opts.confirm({ ...plan, preflight: pre }))) throw new SweepNotConfirmedError();
   const sending = new Set(plan.send);
-  return startAndWait(
+  const result = await startAndWait(
     clients.filter((c) => sending.has(c.url)),
     req,
     { baseline: baselineOf(pre), ...opts, skipped: plan.skipped },
   );
+  if (!lag || opts.wait === false || result.interrupted) return result;
+  const { nodes } = await markLateData(result.nodes, clients, req.types, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), call });
+  return { ...result, nodes, summary: summarise(nodes) };
 }
