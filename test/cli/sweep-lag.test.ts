@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { NodeClient } from '../../src/client/node-client.js';
 import { markLateData } from '../../src/client/sweep-lag.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, startCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
 import { eventually, getJson, putJson, startRing, type TestRing } from '../helpers/ring.js';
 
@@ -86,8 +86,13 @@ describe('sweep on a replicating ring', () => {
     expect(late.stderr).toContain('late_data node(s)');
     expect(await held(a, s)).toBe(false);
 
-    // 3. Replication resumes: the old record lands on b after its sweep (the evidence counts it).
+    // 3. status --watch --until-caught-up waits while the lag lasts; replication resumes: the old record lands on b after its sweep.
+    const watch = startCli(['status', '--nodes', urls(), '--watch', '200ms', '--until-caught-up']);
+    await watch.waitForStderr(/waiting for replication: .*1 record pending at /);
     await pause(a, b, false);
+    const watched = await watch.done;
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stderr).toContain('replication: caught up');
     await eventually('b has the late record', () => held(b, s), 30_000);
     const status = (await getJson(`${ring.nodes[b]!.url}/sweep_delete`)).body as { nnt: Record<string, string> };
     expect(Number(status.nnt.last_late_records)).toBeGreaterThan(0);
@@ -103,6 +108,12 @@ describe('sweep on a replicating ring', () => {
     expect(await held(a, s)).toBe(false);
     expect(await held(b, s)).toBe(false);
   }, 120_000);
+
+  it('status --until-caught-up needs --watch (exit 2)', async () => {
+    const r = await runCli(['status', '--nodes', urls(), '--until-caught-up']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--until-caught-up waits with --watch');
+  });
 
   it("a node whose own status counts records below the cut-off that arrived after its sweep: late_data (the library's check, on real nodes)", async () => {
     const [a, b] = [2, 0];

@@ -63,7 +63,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     pollInterval: 2000,
     stepTimeout: 21_600_000,
   },
-  status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
+  status: { lostAfter: 30_000, untilCaughtUp: false, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
   'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, replication: true, detach: false, output: 'table' },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
