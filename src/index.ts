@@ -91,6 +91,7 @@ export {
   type Validated,
   type ValidateOptions,
 } from './protocol/records.js';
+export { decodeHistogram, encodeHistogram, histogramBinName, type DecodedHistogram, type HistogramBins } from './protocol/histogram.js';
 export { locateSchema, NO_TOPOLOGY, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from './protocol/cluster.js';
 
 // The ring: topologies, the topology hash and metric placement.
@@ -175,16 +176,11 @@ export { sweepOneNode, type NodeSweepOptions, type NodeSweepResult } from './cli
 export { describeLag, hasLag, lateRecords, readReplicationLag, type LagFrom, type LagReport, type NodeLag } from './client/replication-lag.js';
 export { lagCheck, markLateData, type LagCheckOptions } from './client/sweep-lag.js';
 export { DEFAULT_LOST_AFTER_MS, DEFAULT_POLL_INTERVAL_MS, pollUntilIdle, recheckNode, type PollOptions, type PollResult, type RecheckResult } from './client/sweep-poll.js';
-export {
-  runClusterSweep,
-  startAndWait,
-  summarise,
-  SweepNotConfirmedError,
-  type ClusterSweepOptions,
-  type ClusterSweepResult,
-  type StartOptions,
-  type SweepSummary,
-} from './client/sweep.js';
+export { startAndWait, summarise, SweepNotConfirmedError, type ClusterSweepResult, type StartOptions, type SweepSummary } from './client/sweep.js';
+// The destructive-run core: the cluster sweep as the CLI runs it, refusals, locks, outcomes.
+export { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type PreflightExtension, type SweepConfirmation, type SweepStage } from './run/sweep.js';
+export { RunInterruptedError } from './run/errors.js';
+export { RunLockedError } from './run/lock.js';
 export {
   classify,
   classifyDeleteFailure,

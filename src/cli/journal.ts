@@ -9,14 +9,16 @@
  * - `sweep.cancel`: one line per `tsnode sweep cancel`;
  * - `retention.start`: before a `retention apply` run (or a resume of it: same `run`, next
  *   `attempt`) sends its first DELETE; `retention.step`: each step of each node as it ends;
- *   `retention.end`: the run's outcome, every node's progress and the catch-up.
+ *   `retention.end`: the run's outcome, every node's progress and the catch-up;
+ * - `run.refused`: a sweep, cancel or retention run that stopped before sending anything (busy,
+ *   unreachable, coverage, spans, lock), with the reason.
  * Readers skip kinds they do not know. The journal never stops a sweep: a write that fails is a warning.
  */
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, createReadStream, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
+import type { JournalEntry } from '../run/records.js';
 
 export const JOURNAL_VERSION = 1;
 
@@ -51,14 +53,6 @@ export function newRunId(): string {
   return randomBytes(6).toString('hex');
 }
 
-/** A journal entry: the fields every line has, and whatever the kind adds. */
-export interface JournalEntry {
-  kind: string;
-  /** The run the line belongs to (every sweep kind has one). */
-  run: string;
-  [field: string]: unknown;
-}
-
 /**
  * Appends entries to one journal file: the directory is created 0700, the file 0600, each entry
  * is one `write` of one line in append mode. The first failure is reported through `warn` (later
@@ -81,7 +75,8 @@ export class Journal {
     try {
       if (fd === undefined) {
         mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-        fd = openSync(this.path, 'a', 0o600);
+        // O_NOFOLLOW: the journal is never written through a symbolic link (ELOOP, reported below).
+        fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
       }
       writeSync(fd, line);
       return true;
@@ -106,18 +101,84 @@ export class Journal {
 /** A line of the journal as read back: its entry, or why it could not be read. */
 export type JournalLine = { line: number; entry: JournalEntry & { v?: unknown; at?: unknown } } | { line: number; error: string };
 
-/** Reads a journal line by line (a stream, not the whole file at once). A missing file reads as empty. */
+/** The longest journal line read (a run with thousands of nodes writes ~100 KiB); longer ones are skipped, never held whole. */
+export const MAX_JOURNAL_LINE = 4 * 1024 * 1024;
+
+/**
+ * Refuses a journal path that is a symbolic link or not a regular file (`/dev/zero`, a FIFO, a
+ * directory): the journal is an audit trail, and a link could point it at anything. A missing
+ * file is fine (nothing journaled yet). Throws an Error whose message says what the path is.
+ */
+export function checkJournalFile(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (st.isSymbolicLink()) throw new Error('it is a symbolic link (refused: give the file it points to, if you mean it)');
+  if (!st.isFile()) throw new Error('it is not a regular file');
+}
+
+/** Splits a byte stream into lines without ever holding more than MAX_JOURNAL_LINE bytes of one. */
+async function* boundedLines(stream: AsyncIterable<Buffer>): AsyncGenerator<{ text: string } | { tooLong: number }> {
+  let parts: Buffer[] = [];
+  let held = 0;
+  let dropped = 0; // bytes of the current line thrown away (0: the line is still whole)
+  const push = (b: Buffer): void => {
+    if (dropped || held + b.length > MAX_JOURNAL_LINE) {
+      dropped += held + b.length;
+      parts = [];
+      held = 0;
+    } else {
+      parts.push(b);
+      held += b.length;
+    }
+  };
+  const finish = (): { text: string } | { tooLong: number } => {
+    const out = dropped ? { tooLong: dropped } : { text: Buffer.concat(parts, held).toString('utf8') };
+    parts = [];
+    held = 0;
+    dropped = 0;
+    return out;
+  };
+  for await (const chunk of stream) {
+    let from = 0;
+    for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
+      push(chunk.subarray(from, nl));
+      yield finish();
+      from = nl + 1;
+    }
+    if (from < chunk.length) push(chunk.subarray(from));
+  }
+  if (held || dropped) yield finish();
+}
+
+/**
+ * Reads a journal line by line (a stream, bounded per line, never the whole file). A missing
+ * file reads as empty; a symbolic link or a file that is not regular is refused (checkJournalFile).
+ * Lines that are not JSON objects with a `kind`, that are too long, or whose times or node lists
+ * cannot be what their kind writes, come back as errors for the reader to count.
+ */
 export async function* readJournal(path: string): AsyncGenerator<JournalLine> {
-  const stream = createReadStream(path, { encoding: 'utf8' });
-  const opened = await new Promise<boolean>((res, rej) => {
-    stream.once('ready', () => res(true));
-    stream.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? res(false) : rej(err)));
-  });
-  if (!opened) return;
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  checkJournalFile(path);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  const stream = createReadStream('', { fd, highWaterMark: 256 * 1024 });
   let n = 0;
-  for await (const text of lines) {
+  for await (const line of boundedLines(stream as AsyncIterable<Buffer>)) {
     n++;
+    if ('tooLong' in line) {
+      yield { line: n, error: `longer than ${MAX_JOURNAL_LINE / 1024 / 1024} MiB (${line.tooLong} bytes)` };
+      continue;
+    }
+    const text = line.text;
     if (text.trim() === '') continue;
     let value: unknown;
     try {
@@ -136,130 +197,36 @@ export async function* readJournal(path: string): AsyncGenerator<JournalLine> {
       yield { line: n, error: 'no kind' };
       continue;
     }
+    const problem = entryProblem(e);
+    if (problem !== null) {
+      yield { line: n, error: problem };
+      continue;
+    }
     yield { line: n, entry: e as JournalEntry };
   }
 }
 
-// ---------------------------------------------------------------- sweep entries
+/** Epoch seconds a Date can hold (JavaScript's range is +-8.64e15 ms). */
+const MAX_EPOCH_SECONDS = 8.64e12;
 
-/** A node's final state as journaled. */
-export interface JournaledNode {
-  node: string;
-  state: string;
-  reason: string;
-  error?: string;
-  other?: string;
-  seconds?: number;
+function badSeconds(v: unknown): boolean {
+  return v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > MAX_EPOCH_SECONDS);
 }
 
-/** What a sweep run deletes, as every sweep entry carries it (so one line is enough to repeat it). */
-export interface JournaledSweep {
-  by: string;
-  /** Epoch seconds sent as the delete time. */
-  before: number;
-  types: string[];
-  /** `"all"`, the spans, or null when the type is not swept. */
-  nntRollups: number[] | 'all' | null;
-  histogramRollups: number[] | 'all' | null;
-  headerPrefix: string;
-  /** Where the node list came from (`--nodes nodes.txt`, `profile prod`, `TSNODE_NODES`, `--seed URL`). */
-  nodeSource: string;
-  /** The line the run printed about its nodes (`nodes: profile prod, 6 nodes`); absent in older journals. */
-  described?: string;
-  /** The profile whose settings the run used (null: none); absent in older journals. */
-  profile?: string | null;
-  /** Flags a catch-up carries (TLS files, --insecure, --redact) and flags it only names (--header). */
-  carry: string[];
-  addBack: string[];
+/**
+ * Why a line cannot be what its kind writes, or null: an `at` that is no time, an epoch field
+ * outside what a date can hold, or a node list that is no list. Such a line is skipped whole
+ * (a `sweep.end` whose `nodes` is not a list must not read as "finished, nothing left").
+ */
+export function entryProblem(e: Record<string, unknown>): string | null {
+  if (e.at !== undefined && (typeof e.at !== 'string' || Number.isNaN(Date.parse(e.at)))) return 'its time (at) is not a valid time';
+  for (const field of ['before', 'now'] as const) if (badSeconds(e[field])) return `its ${field} is not an epoch time in range`;
+  if (Array.isArray(e.steps) && e.steps.some((s) => Boolean(s) && typeof s === 'object' && badSeconds((s as { cutoff?: unknown }).cutoff))) {
+    return 'a step cut-off is not an epoch time in range';
+  }
+  if (/^(sweep|retention)\.(start|end)$|^sweep\.cancel$/.test(e.kind as string) && !Array.isArray(e.nodes)) return 'its nodes field is not a list';
+  return null;
 }
 
-export interface SweepStartEntry extends JournalEntry, JournaledSweep {
-  kind: 'sweep.start';
-  /** Every node of the run, in order (the ones sent a DELETE and the skipped ones). */
-  nodes: string[];
-  force: boolean;
-  wait: boolean;
-  /** The ring coverage check (null: the run predates it). */
-  coverage?: JournaledCoverage | null;
-}
-
-export interface SweepEndEntry extends JournalEntry, JournaledSweep {
-  kind: 'sweep.end';
-  nodes: JournaledNode[];
-  summary: Record<string, number>;
-  interrupted: boolean;
-  exit: number;
-  catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
-  coverage?: JournaledCoverage | null;
-}
-
-export interface SweepCancelEntry extends JournalEntry {
-  kind: 'sweep.cancel';
-  by: string;
-  nodeSource: string;
-  described?: string;
-  profile?: string | null;
-  nodes: Array<{ node: string; state: string; cancelled: string[]; error: string | null }>;
-  coverage?: JournaledCoverage | null;
-}
-
-/** What the ring coverage check found, when a run went ahead with --allow-partial (or all was well). */
-export interface JournaledCoverage {
-  verdict: string;
-  hash: string | null;
-  missing: Array<{ id: string; url: string }>;
-  problems: string[];
-  allowed: boolean;
-}
-
-// ---------------------------------------------------------------- retention entries
-
-/** Spans of one type as a step sends them: the list, `"all"` (no rollups header), or null (type not swept). */
-export type JournaledSpans = number[] | 'all' | null;
-
-export interface RetentionStartEntry extends JournalEntry {
-  kind: 'retention.start';
-  /** 1 for a new run; each resume adds one. */
-  attempt: number;
-  by: string;
-  policySource: string;
-  /** The policy in the file's shape. */
-  policy: Record<string, string | Record<string, string>>;
-  /** Identifies the same policy on the same nodes (a later run of it may catch up this one's nodes). */
-  fingerprint: string;
-  /** The pinned "now", epoch seconds. */
-  now: number;
-  steps: Array<{ step: number; cutoff: number; types: string[]; rules: string[] }>;
-  headerPrefix: string;
-  nodeSource: string;
-  nodes: string[];
-  runFile: string;
-  coverage: JournaledCoverage | null;
-}
-
-export interface RetentionStepEntry extends JournalEntry {
-  kind: 'retention.step';
-  attempt: number;
-  node: string;
-  step: number;
-  cutoff: number;
-  types: string[];
-  nntRollups: JournaledSpans;
-  histogramRollups: JournaledSpans;
-  state: string;
-  reason: string;
-  /** ISO times of the DELETE and of the end (sentAt null: nothing was sent in any attempt). */
-  sentAt: string | null;
-  finishedAt: string;
-  seconds: number | null;
-}
-
-export interface RetentionEndEntry extends JournalEntry {
-  kind: 'retention.end';
-  attempt: number;
-  outcome: string;
-  exit: number;
-  interrupted: boolean;
-  nodes: Array<{ node: string; done: number; steps: number; stoppedAt: { step: number; state: string; reason: string } | null }>;
-  catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
-}
+// The entry shapes are the run core's (src/run/records.ts): it builds them, this file writes them.
+export type * from '../run/records.js';

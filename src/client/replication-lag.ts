@@ -9,6 +9,7 @@
 import { fanOut } from './fan-out.js';
 import type { CallOptions, NodeClient } from './node-client.js';
 import { peerLagOf } from './discovery.js';
+import { NodeHttpError } from './errors.js';
 import type { DataType, SweepStatus } from '../protocol/index.js';
 
 /** A peer whose journal still holds records for a node. */
@@ -65,8 +66,13 @@ export async function readReplicationLag(clients: readonly NodeClient[], opts: {
   const answers = await fanOut(
     clients,
     async (c) => {
-      const [state, replication] = await Promise.all([c.nodeState(call), c.replication(call).catch(() => null)]);
-      return { id: state.identity.toLowerCase(), own: peerLagOf(state), replication };
+      // A 404: a node that does not replicate (or a store without the endpoint).
+      const replication = c.replicationStatus(call).catch((err: unknown) => {
+        if (err instanceof NodeHttpError && err.status === 404) return null;
+        throw err;
+      });
+      const [state, journals] = await Promise.all([c.nodeState(call), replication]);
+      return { id: state.identity.toLowerCase(), own: peerLagOf(state), replication: journals };
     },
     { concurrency: opts.concurrency ?? 32 },
   );

@@ -211,7 +211,7 @@ describe('text and histogram records on the ring', () => {
 
     const [hid, hmetric] = pairs[5]!;
     const hist = join(root, 'ring-hist.ndjson');
-    writeFileSync(hist, `${JSON.stringify({ metric: hmetric, id: hid, offset: 1_700_000_040, period: 60, histogram: 'AAEC' })}\n`);
+    writeFileSync(hist, `${JSON.stringify({ metric: hmetric, id: hid, offset: 1_700_000_040, period: 60, histogram: 'AAEX/QAB' })}\n`);
     const h = await runCli(['write', '--to', 'owners', hist, '--kind', 'histogram', '--seed', urls[1]!, '--output', 'json']);
     expect(h.code, h.stderr).toBe(0);
     expect(JSON.parse(h.stdout).nodes.map((n: { records: number }) => n.records)).toEqual(urls.map((_, j) => (owners(hid, hmetric).includes(j) ? 1 : 0)));
@@ -233,7 +233,7 @@ describe('text and histogram records on the ring', () => {
       'json',
     ]);
     expect(hr.code, hr.stderr).toBe(0);
-    expect(JSON.parse(hr.stdout).rows).toEqual([{ time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, histogram: 'AAEC' }]);
+    expect(JSON.parse(hr.stdout).rows).toEqual([{ time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, count: 1, bins: { '+23e-004': 1 } }]);
   });
 });
 

@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false, sweepApi: true },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -52,6 +52,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
+  'retention verify': { ...TYPED_TARGET, rule: [], output: 'table' },
   'retention apply': {
     ...TYPED_TARGET,
     rule: [],
@@ -65,13 +66,24 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   status: { lostAfter: 30_000, untilCaughtUp: false, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
-  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, replication: true, detach: false, output: 'table' },
+  'cluster up': {
+    basePort: 8112,
+    dir: './tsnode-cluster',
+    host: '127.0.0.1',
+    lenientTimestamps: false,
+    replication: true,
+    detach: false,
+    output: 'table',
+    sweepApi: true,
+    nodeFlags: [],
+  },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
   'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
   nodes: { output: 'table', ...NETWORK_TYPED },
   locate: { output: 'table', ...NETWORK_TYPED },
+  find: { count: false, output: 'table', ...NETWORK_TYPED },
   'profile list': { output: 'table', names: false },
   'profile show': { output: 'table' },
   'profile set': { header: [], unset: [] },
@@ -86,6 +98,7 @@ type Row = [argv: string[], command: string, options: Record<string, unknown>, g
 
 const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
+  [['serve', '--account', '42'], 'serve', { account: 42 }],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: 0, memory: true, rollups: [60, 300], maxBody: 4 * 1024 ** 2 }],
   [
     ['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'],
@@ -96,6 +109,11 @@ const CONTRACT: Row[] = [
     ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
     { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+  ],
+  [
+    ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
+    'serve',
+    { shards: '60=1d', histogramShards: '60=7d', rawShard: '1w', retention: 'nnt:60=52w', retentionInterval: 30_000, sweepApi: false },
   ],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
   [
@@ -205,6 +223,7 @@ const CONTRACT: Row[] = [
     { policy: 'p.yml', yes: true, allowPartial: true, skipUnreachable: true, pollInterval: 500, stepTimeout: 3_600_000, journal: 'j.jsonl', seed: 'http://db1:8112' },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
     'retention apply',
@@ -247,6 +266,8 @@ const CONTRACT: Row[] = [
   ],
   [['nodes', '--seed', 'http://db1:8112', '--output', 'csv'], 'nodes', { seed: 'http://db1:8112', output: 'csv' }],
   [['nodes', '--nodes', 'a:1,b:2', '-o', 'json', '--cert', 'c.pem', '--key', 'k.pem'], 'nodes', { nodes: 'a:1,b:2', output: 'json', cert: 'c.pem', key: 'k.pem' }],
+  [['find', 'and(host:a)', '--nodes', 'a:1'], 'find', { query: 'and(host:a)', nodes: 'a:1' }],
+  [['find', 'and(*:*)', '--count', '--account', '7', '--limit', '5', '-o', 'json'], 'find', { query: 'and(*:*)', count: true, account: 7, limit: 5, output: 'json' }],
   [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--nodes', 'a:1'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', nodes: 'a:1' }],
   [
     ['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '-o', 'csv', '--headers-timeout', '2s'],
@@ -254,6 +275,11 @@ const CONTRACT: Row[] = [
     { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', output: 'csv', headersTimeout: 2000 },
   ],
   [['cluster', 'up'], 'cluster up', {}],
+  [
+    ['cluster', 'up', '--retention', 'nnt:60=52w', '--retention-interval', '5m', '--no-sweep-api', '--raw-shard', '1d', '--node-flags', '2:--shards 60=2d'],
+    'cluster up',
+    { retention: 'nnt:60=52w', retentionInterval: '5m', sweepApi: false, rawShard: '1d', nodeFlags: ['2:--shards 60=2d'] },
+  ],
   [['cluster', 'up', '--count', '5', '--base-port', '0', '--detach', '-o', 'json'], 'cluster up', { count: 5, basePort: 0, detach: true, output: 'json' }],
   [['cluster', 'up', '--sweep-pace', '250', '--write-copies', '3', '--lenient-timestamps'], 'cluster up', { sweepPace: 250, writeCopies: 3, lenientTimestamps: true }],
   // the old spelling, read for one release (the action warns)
