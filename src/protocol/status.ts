@@ -37,6 +37,10 @@ export interface LastSweep {
   replacedBy?: string;
   /** `last_finished`: when it ended, epoch milliseconds. */
   finished?: number;
+  /** `last_late_records` (a replicating node): records below the cut-off that arrived after that sweep began. */
+  lateRecords?: number;
+  /** `last_late_oldest`: the oldest such record's time, epoch seconds. */
+  lateOldest?: number;
 }
 
 /** One data type's sweep status, with string booleans and numbers normalised. */
@@ -71,6 +75,8 @@ function lastOf(w: Record<string, string>): LastSweep | undefined {
   if (w.last_error !== undefined) last.error = w.last_error;
   if (w.last_replaced_by !== undefined) last.replacedBy = w.last_replaced_by;
   if (w.last_finished !== undefined && EPOCH_WITH_MILLIS.test(w.last_finished)) last.finished = Math.round(Number(w.last_finished) * 1000);
+  if (w.last_late_records !== undefined && /^\d{1,15}$/.test(w.last_late_records)) last.lateRecords = Number(w.last_late_records);
+  if (w.last_late_oldest !== undefined && EPOCH_SECONDS.test(w.last_late_oldest)) last.lateOldest = Number(w.last_late_oldest);
   return Object.keys(last).length ? last : undefined;
 }
 
@@ -120,6 +126,8 @@ export function wireStatus(status: SweepStatus): Record<DataType, Record<string,
       if (l.error !== undefined) w.last_error = l.error;
       if (l.replacedBy !== undefined) w.last_replaced_by = l.replacedBy;
       if (l.finished !== undefined) w.last_finished = secondsWithMillis(l.finished);
+      if (l.lateRecords !== undefined) w.last_late_records = String(l.lateRecords);
+      if (l.lateOldest !== undefined) w.last_late_oldest = String(l.lateOldest);
     }
     if (s.instance !== undefined) w.instance = s.instance;
     if (s.cancelling !== undefined) w.cancelling = String(s.cancelling);
