@@ -1,3 +1,5 @@
+import type { NodeClient } from '../../../client/node-client.js';
+import { describeGap, describeSkew, judgeClockSkew, sampleClocks } from '../../../client/clock-skew.js';
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, reportCheck, type ClusterCheckReport } from '../../../client/sweep-checks.js';
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
@@ -167,6 +169,8 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       plan = state.plan;
       ctx.log.info(`continuing run ${state.runId} (attempt ${state.attempt}) with its cut-offs pinned at ${describeTime(plan.now * 1000)}`);
     } else {
+      // The cut-offs are about to be pinned from this host's clock: it must agree with the nodes'.
+      await refuseSkewedClock(clients, opts, runCtx);
       const declared = {
         ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
         ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
@@ -340,6 +344,19 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     process.off('SIGTERM', onTerm);
     await net?.close();
   }
+}
+
+/** Refuses (exit 2, nothing sent) when this host's clock and a node's differ by more than --max-clock-skew. */
+async function refuseSkewedClock(clients: readonly NodeClient[], opts: RetentionApplyFlags, ctx: CliContext): Promise<void> {
+  const samples = await sampleClocks(clients, { concurrency: opts.concurrency, call: { signal: ctx.signal }, now: ctx.now });
+  const report = judgeClockSkew(samples, opts.maxClockSkew);
+  if (report.verdict === 'unknown') ctx.log.warn("no node's clock could be read (no Date header): the cut-offs come from this host's clock unchecked");
+  if (report.verdict !== 'skewed') return;
+  for (const s of report.skewed) ctx.log.error(describeSkew(s, opts.maxClockSkew, '--max-clock-skew'));
+  throw new UsageError(
+    `refusing to apply: this host's clock and ${report.skewed.length} node(s)' differ by more than --max-clock-skew ${describeGap(opts.maxClockSkew)}: nothing was sent`,
+    "set this host's clock right (NTP), or the nodes'; --max-clock-skew raises the limit when the difference is known and harmless",
+  );
 }
 
 /** `--resume <run>` or `--resume` (the latest unfinished run). */

@@ -1,4 +1,5 @@
 import type { NodeClient } from '../../../client/node-client.js';
+import { clockSkewCheck } from '../../../client/clock-skew.js';
 import { startAndWait, type ClusterSweepResult } from '../../../client/sweep.js';
 import {
   assessPreflight,
@@ -97,10 +98,15 @@ function preflightChecks(
   clients: readonly NodeClient[],
   plan: SweepPlan,
   target: Target,
-  opts: { allowPartial: boolean; signal: AbortSignal },
+  opts: { allowPartial: boolean; signal: AbortSignal; maxClockSkew: number; now: () => number },
   found: (r: ClusterCheckReport) => void,
 ): PreflightCheck[] {
+  // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
+  const clock = plan.relative
+    ? [clockSkewCheck(clients, { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: opts.signal }, now: opts.now })]
+    : [];
   return [
+    ...clock,
     clusterCheck(clients, {
       allowPartial: opts.allowPartial,
       spans: {
@@ -198,7 +204,7 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
       ({ send, skipped } = assessPreflight(pre, { force: opts.force, skipUnreachable: opts.skipUnreachable }));
       await runPreflightChecks(
         pre,
-        preflightChecks(clients, plan, run.target, { allowPartial: opts.allowPartial, signal: ctx.signal }, (r) => (report = r)),
+        preflightChecks(clients, plan, run.target, { allowPartial: opts.allowPartial, signal: ctx.signal, maxClockSkew: opts.maxClockSkew, now: ctx.now }, (r) => (report = r)),
       );
       stopProgress();
       logReport(ctx, report);
