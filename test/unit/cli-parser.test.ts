@@ -53,6 +53,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
+  'retention verify': { ...TYPED_TARGET, rule: [], output: 'table' },
   'retention apply': {
     ...TYPED_TARGET,
     rule: [],
@@ -72,6 +73,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
   nodes: { output: 'table', ...NETWORK_TYPED },
   locate: { output: 'table', ...NETWORK_TYPED },
+  find: { count: false, output: 'table', ...NETWORK_TYPED },
   'profile list': { output: 'table', names: false },
   'profile show': { output: 'table' },
   'profile set': { header: [], unset: [] },
@@ -86,6 +88,7 @@ type Row = [argv: string[], command: string, options: Record<string, unknown>, g
 
 const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
+  [['serve', '--account', '42'], 'serve', { account: 42 }],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: 0, memory: true, rollups: [60, 300], maxBody: 4 * 1024 ** 2 }],
   [
     ['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'],
@@ -217,6 +220,7 @@ const CONTRACT: Row[] = [
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
     'retention apply',
@@ -259,6 +263,8 @@ const CONTRACT: Row[] = [
   ],
   [['nodes', '--seed', 'http://db1:8112', '--output', 'csv'], 'nodes', { seed: 'http://db1:8112', output: 'csv' }],
   [['nodes', '--nodes', 'a:1,b:2', '-o', 'json', '--cert', 'c.pem', '--key', 'k.pem'], 'nodes', { nodes: 'a:1,b:2', output: 'json', cert: 'c.pem', key: 'k.pem' }],
+  [['find', 'and(host:a)', '--nodes', 'a:1'], 'find', { query: 'and(host:a)', nodes: 'a:1' }],
+  [['find', 'and(*:*)', '--count', '--account', '7', '--limit', '5', '-o', 'json'], 'find', { query: 'and(*:*)', count: true, account: 7, limit: 5, output: 'json' }],
   [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--nodes', 'a:1'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', nodes: 'a:1' }],
   [
     ['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '-o', 'csv', '--headers-timeout', '2s'],

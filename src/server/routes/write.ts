@@ -3,9 +3,10 @@
  * in one transaction. Bodies are read as JSON whatever their Content-Type (see parseJson).
  */
 import type { IncomingMessage } from 'node:http';
-import { ProtocolError, validateHistogramRecord, validateNntRecord, validateTextRecord, type Validated } from '../../protocol/index.js';
+import { decodeHistogram, ProtocolError, validateHistogramRecord, type HistogramRecord, validateNntRecord, validateTextRecord, type Validated } from '../../protocol/index.js';
 import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
+import { misdirectedPacked, misdirectedRecords, writeAnswer } from '../write-answer.js';
 import type { Handler, NodeContext } from './context.js';
 
 async function readRecords(req: IncomingMessage, node: NodeContext): Promise<unknown[]> {
@@ -44,27 +45,34 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
   // go straight from bytes to the store; anything else (real parts, extra fields, escapes, an
   // invalid record) takes the general path, which words the errors.
   const packed = parseNntBody(bytes, smallestSpan);
-  let n: number;
   if (packed) {
-    n = node.store.writePacked(packed);
+    const misdirected = misdirectedPacked(node.identity, packed);
+    sendJson(res, 200, writeAnswer(node.store.writePacked(packed), misdirected));
   } else {
     const records = validateAll(recordsOf(bytes), (item) => validateNntRecord(item, { smallestSpan }));
-    n = node.store.writeNnt(records);
+    sendJson(res, 200, writeAnswer(node.store.writeNnt(records), misdirectedRecords(node.identity, records)));
   }
-  sendJson(res, 200, `{"records":${n}}`);
 };
 
 export const writeText: Handler = async (req, res, _target, node) => {
   const items = await readRecords(req, node);
   const records = validateAll(items, validateTextRecord);
-  const n = node.store.writeText(records);
-  sendJson(res, 200, `{"records":${n}}`);
+  sendJson(res, 200, writeAnswer(node.store.writeText(records), misdirectedRecords(node.identity, records)));
 };
+
+/**
+ * A histogram the node could not decode is refused: its reads answer each histogram as bins and
+ * counts (api/read-histogram.md), so storing bytes it cannot read would fail every later read.
+ */
+function decodableHistogram(v: Validated<HistogramRecord>): Validated<HistogramRecord> {
+  if (!v.ok) return v;
+  const decoded = decodeHistogram(v.record.histogram);
+  return decoded.ok ? v : { ok: false, issue: { field: 'histogram', reason: `${decoded.reason}: not a histogram in the store's encoding` } };
+}
 
 export const writeHistogram: Handler = async (req, res, _target, node) => {
   const items = await readRecords(req, node);
   const periods = node.store.histogramRollups;
-  const records = validateAll(items, (item) => validateHistogramRecord(item, periods));
-  const n = node.store.writeHistogram(records);
-  sendJson(res, 200, `{"records":${n}}`);
+  const records = validateAll(items, (item) => decodableHistogram(validateHistogramRecord(item, periods)));
+  sendJson(res, 200, writeAnswer(node.store.writeHistogram(records), misdirectedRecords(node.identity, records)));
 };

@@ -48,6 +48,7 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
     if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
     if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+    if (opts.account !== undefined) config.account = opts.account;
     if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
     if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
     if (opts.topology !== undefined) {

@@ -41,6 +41,10 @@ export function serveFlags() {
       min: 0,
       complete: { kind: 'none' },
     }),
+    account: flag.count('--account <id>', 'the account of everything this node stores; tag queries (find, delete) naming another account match nothing (default: 1)', {
+      min: 0,
+      complete: { kind: 'none' },
+    }),
     // Test knobs: frequent, slow, visible flushes (test/reliability/).
     flushRecords: flag.count('--flush-records <n>', 'logged records that start a flush', { min: 1, hidden: true }),
     flushPause: flag.duration('--flush-pause <ms>', 'a pause before each series a flush applies', { bareUnit: 'ms', min: 0, max: 3_600_000, hidden: true }),
