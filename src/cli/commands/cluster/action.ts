@@ -112,6 +112,11 @@ function prepareProfile(ctx: CliContext): { name: string; write(nodesFile: strin
   };
 }
 
+/** `--rollups` and `--histogram-rollups`, handed to every node's `tsnode serve` as given. */
+export function spanServeArgs(flags: Pick<ClusterUpFlags, 'rollups' | 'histogramRollups'>): string[] {
+  return [...(flags.rollups ? ['--rollups', flags.rollups.join(',')] : []), ...(flags.histogramRollups ? ['--histogram-rollups', flags.histogramRollups.join(',')] : [])];
+}
+
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
   const count = nodeCount(flags, ctx, 'cluster up', DEFAULT_NODE_COUNT);
   const basePort = flags.basePort;
@@ -138,6 +143,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ring: { writeCopies },
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
+        serveArgs: spanServeArgs(flags),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

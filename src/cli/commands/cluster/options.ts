@@ -45,6 +45,8 @@ export function clusterUpFlags() {
       complete: { kind: 'none' },
     }),
     lenientTimestamps: flag.boolean('--lenient-timestamps', 'every node also reads a bare integer start_ts/end_ts as .000 (for clients such as gosnowth)'),
+    rollups: flag.spanList('--rollups <spans>', "every node's numeric rollup periods (tsnode serve --rollups): 60,300 or 1m,5m", { complete: { kind: 'none' } }),
+    histogramRollups: flag.spanList('--histogram-rollups <spans>', "every node's histogram periods (tsnode serve --histogram-rollups)", { complete: { kind: 'none' } }),
     detach: flag.boolean('--detach', 'leave the nodes running in the background (stop with `tsnode cluster down`)'),
     writeCopies: flag.count('--write-copies <n>', 'copies of each metric the ring keeps, on that many different nodes (default: 2, or 1 for a single node)', {
       min: 1,
