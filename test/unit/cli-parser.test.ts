@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false, requireHeader: [] },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -68,7 +68,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
-  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, detach: false, output: 'table' },
+  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, detach: false, requireHeader: [], output: 'table' },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
   nodes: { output: 'table', ...NETWORK_TYPED },

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
 import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
@@ -117,6 +117,15 @@ export function spanServeArgs(flags: Pick<ClusterUpFlags, 'rollups' | 'histogram
   return [...(flags.rollups ? ['--rollups', flags.rollups.join(',')] : []), ...(flags.histogramRollups ? ['--histogram-rollups', flags.histogramRollups.join(',')] : [])];
 }
 
+/** `--tls-cert`/`--tls-key` (as absolute paths) and `--require-header`, handed to every node; each node checks them. */
+export function accessServeArgs(flags: Pick<ClusterUpFlags, 'tlsCert' | 'tlsKey' | 'requireHeader'>, cwd: string): string[] {
+  return [
+    ...(flags.tlsCert !== undefined ? ['--tls-cert', resolve(cwd, flags.tlsCert)] : []),
+    ...(flags.tlsKey !== undefined ? ['--tls-key', resolve(cwd, flags.tlsKey)] : []),
+    ...flags.requireHeader.flatMap((h) => ['--require-header', h]),
+  ];
+}
+
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
   const count = nodeCount(flags, ctx, 'cluster up', DEFAULT_NODE_COUNT);
   const basePort = flags.basePort;
@@ -143,7 +152,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ring: { writeCopies },
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
-        serveArgs: spanServeArgs(flags),
+        serveArgs: [...spanServeArgs(flags), ...accessServeArgs(flags, ctx.cwd)],
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {
