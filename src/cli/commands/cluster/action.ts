@@ -3,8 +3,9 @@ import { join, resolve } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
 import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
-import { loadConfig } from '../../config/load.js';
-import { checkProfileName, setProfileText, writeConfigFile } from '../../config/write.js';
+import { homeOf, loadConfig } from '../../config/load.js';
+import { configPath } from '../../config/paths.js';
+import { checkProfileName, setProfileText, withConfigLock, writeConfigFile } from '../../config/write.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -100,10 +101,13 @@ function prepareProfile(ctx: CliContext): { name: string; write(nodesFile: strin
   return {
     name,
     write: (nodesFile) => {
-      // Read again: another command may have changed the file while the nodes started.
-      const { config } = loadConfig({ env: ctx.env, cwd: ctx.cwd });
-      const before = config.profiles.get(name);
-      writeConfigFile(config.path, setProfileText(config, name, { nodesFile }));
+      // Read again, under the config's lock: another command may have changed the file while the nodes started.
+      const { config, before } = withConfigLock(configPath({ env: ctx.env, home: homeOf(ctx.env), cwd: ctx.cwd }), () => {
+        const { config } = loadConfig({ env: ctx.env, cwd: ctx.cwd });
+        const before = config.profiles.get(name);
+        writeConfigFile(config.path, setProfileText(config, name, { nodesFile }));
+        return { config, before };
+      });
       ctx.log.info(`${before ? 'updated' : 'created'} profile ${name} in ${config.shown}: nodes_file ${nodesFile}`);
       const kept = before ? (['header_prefix', 'cacert', 'cert', 'key', 'headers'] as const).filter((k) => before.lines[k] !== undefined) : [];
       if (kept.length)
