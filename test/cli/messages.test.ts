@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkAge } from '../../src/retention/age.js';
+import { parsePolicyFile } from '../../src/retention/policy-file.js';
+import { parseRules } from '../../src/retention/policy.js';
 import { runCli } from '../helpers/cli.js';
 import { deadAddress, startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
@@ -45,5 +47,42 @@ describe('the age 0', () => {
       expect(JSON.stringify(r)).not.toMatch(/0d/);
     }
     expect(JSON.stringify(checkAge('7'))).toMatch(/7d for days/);
+  });
+});
+
+describe('hostile policies', () => {
+  const messageOf = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (err) {
+      return `${(err as Error).message} ${(err as { hint?: string }).hint ?? ''}`;
+    }
+    return 'no error';
+  };
+
+  it('a 5,000-character --rule is not echoed whole, whichever part is long', () => {
+    const x = 'x'.repeat(5000);
+    for (const rule of [`nnt:60=${x}`, `${x}=30d`, `nnt:${x}=30d`, `nnt:60${x}`, `nnt=${x}`]) {
+      const m = messageOf(() => parseRules([rule]));
+      expect(m).not.toBe('no error');
+      expect(m.length).toBeLessThan(600);
+      expect(m).toMatch(/5000|5007|5004|5006|5003|characters/);
+    }
+  });
+
+  it('a deeply nested policy gives a clear error, not "Maximum call stack size exceeded"', () => {
+    const yaml = `nnt: ${'['.repeat(20000)}${']'.repeat(20000)}\n`;
+    const json = `{"nnt": ${'{"a":'.repeat(20000)}1${'}'.repeat(20000)}}`;
+    const block = Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n');
+    for (const [text, file] of [
+      [yaml, 'p.yaml'],
+      [json, 'p.json'],
+      [block, 'b.yaml'],
+    ] as const) {
+      const m = messageOf(() => parsePolicyFile(text, file));
+      expect(m).not.toMatch(/call stack/);
+      expect(m).toMatch(/nested|not|expected/);
+    }
+    expect(messageOf(() => parsePolicyFile(yaml, 'p.yaml'))).toMatch(/p\.yaml:1:22: nested more than 16 levels deep/);
   });
 });
