@@ -9,6 +9,7 @@ import { parsePolicyFile } from '../../src/retention/policy-file.js';
 import { parseRules } from '../../src/retention/policy.js';
 import { runCli } from '../helpers/cli.js';
 import { deadAddress, startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+import { startStubNode } from '../helpers/stub-node.js';
 
 describe('a seed that cannot be read', () => {
   let locked: TestNode;
@@ -84,5 +85,32 @@ describe('hostile policies', () => {
       expect(m).toMatch(/nested|not|expected/);
     }
     expect(messageOf(() => parsePolicyFile(yaml, 'p.yaml'))).toMatch(/p\.yaml:1:22: nested more than 16 levels deep/);
+  });
+});
+
+describe('a node without the sweep API', () => {
+  it('is "no sweep API" at the preflight of sweep and retention apply, with a hint about the store version', async () => {
+    // A store of 0.19.23 or later: /sweep_delete is no endpoint there.
+    const stub = await startStubNode({
+      answer: (req, res) => {
+        if (!req.url?.startsWith('/sweep_delete')) return false;
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+        return true;
+      },
+    });
+    try {
+      for (const args of [
+        ['sweep', '--before', '2020-01-01T00:00:00Z'],
+        ['retention', 'apply', '--rule', 'text=30d'],
+      ]) {
+        const r = await runCli([...args, '--nodes', stub.url, '--yes', '--retries', '0'], { env: { XDG_STATE_HOME: '/tmp/tsnode-messages-state' } });
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(new RegExp(`${stub.url} has no sweep API: GET /sweep_delete answered 404`));
+        expect(r.stderr).not.toMatch(/is unreachable|: unreachable/);
+        expect(r.stderr).toMatch(/version 0\.11\.6 to 0\.19\.22 of the store/);
+      }
+    } finally {
+      await stub.close();
+    }
   });
 });

@@ -282,10 +282,18 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       progress?.stop();
       if (err instanceof SweepRefusedError) {
         for (const b of err.busy) ctx.log.error(`${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
-        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+        for (const u of err.unreachable)
+          ctx.log.error(
+            `${u.node} ${preflightProblem(u.error)
+              .replace(/^unreachable:/, 'is unreachable:')
+              .replace(/^no sweep API:/, 'has no sweep API:')}`,
+          );
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
         const hints = [
           err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
+          err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
+            ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
+            : '',
           err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
           report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
         ].filter(Boolean);

@@ -219,11 +219,19 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
             `${b.node} is already sweeping ${b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ')}`,
           );
         }
-        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+        for (const u of err.unreachable)
+          ctx.log.error(
+            `${u.node} ${preflightProblem(u.error)
+              .replace(/^unreachable:/, 'is unreachable:')
+              .replace(/^no sweep API:/, 'has no sweep API:')}`,
+          );
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
         if (report) for (const note of report.notes) ctx.log.info(note);
         const hints = [
           err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
+          err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
+            ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
+            : '',
           err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
           coverageHint(report),
         ].filter(Boolean);
