@@ -174,16 +174,11 @@ export {
 } from './client/sweep-preflight.js';
 export { sweepOneNode, type NodeSweepOptions, type NodeSweepResult } from './client/sweep-node.js';
 export { DEFAULT_LOST_AFTER_MS, DEFAULT_POLL_INTERVAL_MS, pollUntilIdle, recheckNode, type PollOptions, type PollResult, type RecheckResult } from './client/sweep-poll.js';
-export {
-  runClusterSweep,
-  startAndWait,
-  summarise,
-  SweepNotConfirmedError,
-  type ClusterSweepOptions,
-  type ClusterSweepResult,
-  type StartOptions,
-  type SweepSummary,
-} from './client/sweep.js';
+export { startAndWait, summarise, SweepNotConfirmedError, type ClusterSweepResult, type StartOptions, type SweepSummary } from './client/sweep.js';
+// The destructive-run core: the cluster sweep as the CLI runs it, refusals, locks, outcomes.
+export { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type PreflightExtension, type SweepConfirmation, type SweepStage } from './run/sweep.js';
+export { RunInterruptedError } from './run/errors.js';
+export { RunLockedError } from './run/lock.js';
 export {
   classify,
   classifyDeleteFailure,

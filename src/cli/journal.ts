@@ -9,13 +9,16 @@
  * - `sweep.cancel`: one line per `tsnode sweep cancel`;
  * - `retention.start`: before a `retention apply` run (or a resume of it: same `run`, next
  *   `attempt`) sends its first DELETE; `retention.step`: each step of each node as it ends;
- *   `retention.end`: the run's outcome, every node's progress and the catch-up.
+ *   `retention.end`: the run's outcome, every node's progress and the catch-up;
+ * - `run.refused`: a sweep, cancel or retention run that stopped before sending anything (busy,
+ *   unreachable, coverage, spans, lock), with the reason.
  * Readers skip kinds they do not know. The journal never stops a sweep: a write that fails is a warning.
  */
 import { closeSync, constants, createReadStream, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { JournalEntry } from '../run/records.js';
 
 export const JOURNAL_VERSION = 1;
 
@@ -48,14 +51,6 @@ export function whoAmI(env: NodeJS.ProcessEnv): string {
 
 export function newRunId(): string {
   return randomBytes(6).toString('hex');
-}
-
-/** A journal entry: the fields every line has, and whatever the kind adds. */
-export interface JournalEntry {
-  kind: string;
-  /** The run the line belongs to (every sweep kind has one). */
-  run: string;
-  [field: string]: unknown;
 }
 
 /**
@@ -233,126 +228,5 @@ export function entryProblem(e: Record<string, unknown>): string | null {
   return null;
 }
 
-// ---------------------------------------------------------------- sweep entries
-
-/** A node's final state as journaled. */
-export interface JournaledNode {
-  node: string;
-  state: string;
-  reason: string;
-  error?: string;
-  other?: string;
-  seconds?: number;
-}
-
-/** What a sweep run deletes, as every sweep entry carries it (so one line is enough to repeat it). */
-export interface JournaledSweep {
-  by: string;
-  /** Epoch seconds sent as the delete time. */
-  before: number;
-  types: string[];
-  /** `"all"`, the spans, or null when the type is not swept. */
-  nntRollups: number[] | 'all' | null;
-  histogramRollups: number[] | 'all' | null;
-  headerPrefix: string;
-  /** Where the node list came from (`--nodes nodes.txt`, `profile prod`, `TSNODE_NODES`, `--seed URL`). */
-  nodeSource: string;
-  /** The line the run printed about its nodes (`nodes: profile prod, 6 nodes`); absent in older journals. */
-  described?: string;
-  /** The profile whose settings the run used (null: none); absent in older journals. */
-  profile?: string | null;
-  /** Flags a catch-up carries (TLS files, --insecure, --redact) and flags it only names (--header). */
-  carry: string[];
-  addBack: string[];
-}
-
-export interface SweepStartEntry extends JournalEntry, JournaledSweep {
-  kind: 'sweep.start';
-  /** Every node of the run, in order (the ones sent a DELETE and the skipped ones). */
-  nodes: string[];
-  force: boolean;
-  wait: boolean;
-  /** The ring coverage check (null: the run predates it). */
-  coverage?: JournaledCoverage | null;
-}
-
-export interface SweepEndEntry extends JournalEntry, JournaledSweep {
-  kind: 'sweep.end';
-  nodes: JournaledNode[];
-  summary: Record<string, number>;
-  interrupted: boolean;
-  exit: number;
-  catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
-  coverage?: JournaledCoverage | null;
-}
-
-export interface SweepCancelEntry extends JournalEntry {
-  kind: 'sweep.cancel';
-  by: string;
-  nodeSource: string;
-  described?: string;
-  profile?: string | null;
-  nodes: Array<{ node: string; state: string; cancelled: string[]; error: string | null }>;
-  coverage?: JournaledCoverage | null;
-}
-
-/** What the ring coverage check found, when a run went ahead with --allow-partial (or all was well). */
-export interface JournaledCoverage {
-  verdict: string;
-  hash: string | null;
-  missing: Array<{ id: string; url: string }>;
-  problems: string[];
-  allowed: boolean;
-}
-
-// ---------------------------------------------------------------- retention entries
-
-/** Spans of one type as a step sends them: the list, `"all"` (no rollups header), or null (type not swept). */
-export type JournaledSpans = number[] | 'all' | null;
-
-export interface RetentionStartEntry extends JournalEntry {
-  kind: 'retention.start';
-  /** 1 for a new run; each resume adds one. */
-  attempt: number;
-  by: string;
-  policySource: string;
-  /** The policy in the file's shape. */
-  policy: Record<string, string | Record<string, string>>;
-  /** Identifies the same policy on the same nodes (a later run of it may catch up this one's nodes). */
-  fingerprint: string;
-  /** The pinned "now", epoch seconds. */
-  now: number;
-  steps: Array<{ step: number; cutoff: number; types: string[]; rules: string[] }>;
-  headerPrefix: string;
-  nodeSource: string;
-  nodes: string[];
-  runFile: string;
-  coverage: JournaledCoverage | null;
-}
-
-export interface RetentionStepEntry extends JournalEntry {
-  kind: 'retention.step';
-  attempt: number;
-  node: string;
-  step: number;
-  cutoff: number;
-  types: string[];
-  nntRollups: JournaledSpans;
-  histogramRollups: JournaledSpans;
-  state: string;
-  reason: string;
-  /** ISO times of the DELETE and of the end (sentAt null: nothing was sent in any attempt). */
-  sentAt: string | null;
-  finishedAt: string;
-  seconds: number | null;
-}
-
-export interface RetentionEndEntry extends JournalEntry {
-  kind: 'retention.end';
-  attempt: number;
-  outcome: string;
-  exit: number;
-  interrupted: boolean;
-  nodes: Array<{ node: string; done: number; steps: number; stoppedAt: { step: number; state: string; reason: string } | null }>;
-  catchUp: { nodes: string[]; command: string; addBack: string[] } | null;
-}
+// The entry shapes are the run core's (src/run/records.ts): it builds them, this file writes them.
+export type * from '../run/records.js';

@@ -18,6 +18,7 @@ import {
   rollupRowsSchema,
   wireSweepStatusSchema,
   type HeaderPrefix,
+  type HistogramBins,
   type HistogramRecord,
   type NntRecord,
   type RollupAll,
@@ -35,9 +36,18 @@ import {
   type DeleteResultRow,
   type FoundMetric,
 } from '../protocol/index.js';
-import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import {
+  locateSchema,
+  nodeStateSchema,
+  nodeStatsSchema,
+  replicationStatusSchema,
+  type ReplicationStatus,
+  type WireLocate,
+  type WireNodeState,
+  type WireNodeStats,
+} from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
-import { histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
+import { HISTOGRAM_ROWS_SHAPE, histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
 import { INVENTORY_ANSWER_BYTES, READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
@@ -295,15 +305,19 @@ export class NodeClient {
 
   /**
    * Reads histogram records back (`GET /histogram/<start>/<end>/<period>/<uuid>/<metric>`):
-   * `[epoch seconds, period, histogram]` rows with `startMs <= ts < endMs`. The node's end is
-   * inclusive (api/read-histogram.md), so the last whole second before endMs is sent.
+   * `[epoch seconds, period, bins]` rows with `startMs <= ts < endMs`, each histogram a map of
+   * bins to counts (api/read-histogram.md; an answer holding anything else, such as an encoded
+   * string, is `bad_answer`). The node's end is inclusive, so the last whole second before endMs is sent.
    */
-  async readHistogram(q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number }, call: CallOptions = {}): Promise<Array<[number, number, string]>> {
+  async readHistogram(
+    q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number },
+    call: CallOptions = {},
+  ): Promise<Array<[number, number, HistogramBins]>> {
     const start = Math.ceil(q.startMs / 1000);
     const end = Math.max(start, Math.ceil(q.endMs / 1000) - 1);
     const path = `/histogram/${start}/${end}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, histogramRows, 'histogram read', 'a JSON array of [seconds, period, histogram] rows');
+    return parseAnswer(this.url, res.text, histogramRows, 'histogram read', HISTOGRAM_ROWS_SHAPE);
   }
 
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
@@ -371,6 +385,31 @@ export class NodeClient {
   async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
     const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, locateSchema, 'locate', 'a JSON array of the owner nodes');
+  }
+
+  /** `GET /replication/json` (tsnode's own): what this node's journals still hold per peer, and what it received. */
+  async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
+    const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}');
+  }
+
+  /**
+   * `POST /replication/pause/<peer>` or `/replication/resume/<peer>` (tsnode's own): stops or restarts
+   * this node's replay towards a peer. Answers the peer's replication entry (`GET /replication/json`).
+   */
+  async setReplicationPaused(peerId: string, paused: boolean, call: CallOptions = {}): Promise<Record<string, unknown>> {
+    const path = `/replication/${paused ? 'pause' : 'resume'}/${encodePathSegment(peerId)}`;
+    const res = await this.call({ method: 'POST', path }, call, undefined, STATUS_ANSWER_BYTES);
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      json = undefined;
+    }
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      throw new NodeRequestError(this.url, 'bad_answer', `replication ${paused ? 'pause' : 'resume'}: the answer is not a JSON object`, { retryable: false });
+    }
+    return json as Record<string, unknown>;
   }
 
   /** The request path of a tag-query call, exactly as sent (for --dry-run and tests). */

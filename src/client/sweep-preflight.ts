@@ -97,6 +97,8 @@ export class SweepRefusedError extends Error {
     readonly busy: readonly PreflightNode[],
     readonly unreachable: readonly PreflightNode[],
     readonly problems: readonly PreflightProblem[] = [],
+    /** `preflight`, or `recheck`: the look after the confirmation found a sweep started meanwhile. */
+    readonly phase: 'preflight' | 'recheck' = 'preflight',
   ) {
     const parts: string[] = [];
     if (problems.length) parts.push(problems.map((p) => (p.node ? `${p.node}: ${p.message}` : p.message)).join('; '));

@@ -15,17 +15,7 @@ import { systemClock } from './clock.js';
 import { limiter } from './concurrency.js';
 import type { NodeClient } from './node-client.js';
 import { sweepOneNode, type NodeSweepResult } from './sweep-node.js';
-import {
-  assessPreflight,
-  baselineOf,
-  preflightProblem,
-  preflightSweep,
-  runPreflightChecks,
-  type CommonOptions,
-  type Preflight,
-  type PreflightCheck,
-  type PreflightNode,
-} from './sweep-preflight.js';
+import { preflightProblem, type CommonOptions, type PreflightNode } from './sweep-preflight.js';
 import { FINAL_SWEEP_STATES, stateEmitter, type FinalSweepState } from './sweep-states.js';
 
 export type SweepSummary = Record<FinalSweepState, number>;
@@ -108,20 +98,6 @@ export async function startAndWait(
   return { request: req, nodes, summary: summarise(nodes), interrupted: Boolean(opts.signal?.aborted) };
 }
 
-export interface ClusterSweepOptions extends StartOptions {
-  /** Extra preflight rules (see PreflightCheck). */
-  checks?: readonly PreflightCheck[];
-  /** Sweep nodes that are already sweeping (their running sweep is cancelled and replaced). */
-  force?: boolean;
-  /** Leave out nodes that do not answer the preflight, reporting them as `skipped`. */
-  skipUnreachable?: boolean;
-  /**
-   * Called after a clean preflight with the nodes about to be swept; return false to stop
-   * (nothing is sent). Scripts may omit it.
-   */
-  confirm?: (plan: { send: string[]; skipped: PreflightNode[]; preflight: Preflight }) => boolean | Promise<boolean>;
-}
-
 /** Thrown when `confirm` declined: nothing was sent. */
 export class SweepNotConfirmedError extends Error {
   readonly code = 'sweep_not_confirmed';
@@ -131,20 +107,4 @@ export class SweepNotConfirmedError extends Error {
   }
 }
 
-/**
- * The whole cluster sweep: preflight, refuse or continue, confirm, DELETE everywhere once,
- * and wait for every node to finish. Throws SweepRefusedError / SweepNotConfirmedError before
- * anything was deleted; otherwise returns one result per node.
- */
-export async function runClusterSweep(clients: readonly NodeClient[], req: SweepRequest, opts: ClusterSweepOptions = {}): Promise<ClusterSweepResult> {
-  const pre = await preflightSweep(clients, opts);
-  const plan = assessPreflight(pre, opts);
-  await runPreflightChecks(pre, opts.checks ?? []);
-  if (opts.confirm && !(await opts.confirm({ ...plan, preflight: pre }))) throw new SweepNotConfirmedError();
-  const sending = new Set(plan.send);
-  return startAndWait(
-    clients.filter((c) => sending.has(c.url)),
-    req,
-    { baseline: baselineOf(pre), ...opts, skipped: plan.skipped },
-  );
-}
+// The whole cluster sweep (preflight, confirm, DELETEs, outcome, journal) is the run core's: src/run/sweep.ts runClusterSweep.

@@ -17,6 +17,7 @@ export type ProtocolErrorCode =
   | 'store_unavailable'
   | 'overloaded'
   | 'unauthorized'
+  | 'owners_unreachable'
   | 'internal';
 
 /**

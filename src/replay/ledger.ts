@@ -50,6 +50,8 @@ export class Ledger {
       failedRecords: 0,
       rejected: 0,
       bytesSent: 0,
+      misdirected: 0,
+      errors: 0,
     }));
   }
 
@@ -76,6 +78,13 @@ export class Ledger {
     else n.primaryRecords += sent.written;
     n.ackedByCount += sent.byCount;
     n.ackedBare += sent.bare;
+  }
+
+  /** Adds what a node's acknowledgement counted beyond its records: misdirected and failed records. */
+  noteAckCounts(i: number, ack: { misdirected?: number; errors?: number }): void {
+    const n = this.nodes[i]!;
+    n.misdirected += ack.misdirected ?? 0;
+    n.errors += ack.errors ?? 0;
   }
 
   /**

@@ -119,6 +119,13 @@ export interface NodeReport {
   rejected: number;
   /** Request body bytes sent to this node, resends included (headers not counted). */
   bytesSent: number;
+  /**
+   * What the node's acknowledgements counted (the spec's FourPointResponse), summed over the
+   * batches it took: records it said it does not own (`misdirected`), and records it said failed
+   * (`errors`). 0 when its answers carried no such counts.
+   */
+  misdirected: number;
+  errors: number;
   lastError?: string;
   /** The client's code for that error (`unreachable`, `timeout`, `http`, `bad_answer`, ...), `failed` for anything else. */
   lastErrorCode?: string;

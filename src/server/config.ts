@@ -48,6 +48,16 @@ export interface ServerConfig {
   flushRecords?: number;
   /** A pause before each series a flush applies, ms (tests make flushes last long enough to kill one in). */
   flushPauseMs?: number;
+  /** Replicate writes to the other owners of a ring (default true; false: `--no-replication`, each node keeps what it is sent). */
+  replicate?: boolean;
+  /** `--journal-dir`: where the per-peer replication journals live (default `<data dir>/replication`). */
+  journalDir?: string | null;
+  /** `--replay-batch`: records per replayed batch (default 5000). */
+  replayBatchRecords?: number;
+  /** `--replay-concurrency`: replayed batches in flight at once, across all peers (default 4). */
+  replayConcurrency?: number;
+  /** How often the node asks its peers for their gossip (ms, default 1000). */
+  gossipIntervalMs?: number;
   /** Time shard sizes asked for (shards.ts rounds them as the store does); absent: the store's sample config. */
   shards?: { nnt?: Map<number, number>; histogram?: Map<number, number>; raw?: number };
   /** `--retention`: node-managed retention; absent: the node removes nothing by itself. */
@@ -103,6 +113,11 @@ export interface ServeFlags {
   lenientTimestamps?: boolean;
   salvageLog?: boolean;
   diskReserve?: string;
+  /** `--no-replication` sets this false. */
+  replication?: boolean;
+  journalDir?: string;
+  replayBatch?: string;
+  replayConcurrency?: string;
   /** Hidden test knobs (see ServerConfig). */
   flushRecords?: string;
   flushPause?: string;
@@ -220,6 +235,7 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     salvageLog: flags.salvageLog === true,
     account: DEFAULT_ACCOUNT,
     diskReserveBytes: flags.diskReserve === undefined ? DEFAULT_DISK_RESERVE : flags.diskReserve.trim() === '0' ? 0 : parseSize(flags.diskReserve, '--disk-reserve'),
+    ...replicationFlags(flags, cwd),
     ...(flags.flushRecords === undefined ? {} : { flushRecords: Math.max(1, parseNonNegativeInt(flags.flushRecords, '--flush-records', 'a whole number >= 1')) }),
     ...(flags.flushPause === undefined ? {} : { flushPauseMs: parseNonNegativeInt(flags.flushPause, '--flush-pause', 'milliseconds, a whole number >= 0') }),
   };
@@ -233,6 +249,24 @@ function parseShardFlags(flags: ServeFlags, rollups: number[], histogramRollups:
   if (flags.histogramShards !== undefined) shards.histogram = parsePeriodSizes(flags.histogramShards, '--histogram-shards', histogramRollups);
   if (flags.rawShard !== undefined) shards.raw = parseAgeSeconds(flags.rawShard, '--raw-shard');
   return { shards, retention: flags.retention === undefined ? null : parseRetention(flags.retention, rollups, histogramRollups) };
+}
+
+/** `--no-replication`, `--journal-dir`, `--replay-batch`, `--replay-concurrency`. */
+function replicationFlags(flags: ServeFlags, cwd: string): Partial<ServerConfig> {
+  const out: Partial<ServerConfig> = {};
+  if (flags.replication === false) out.replicate = false;
+  if (flags.journalDir !== undefined) {
+    if (flags.journalDir.trim() === '') throw new ConfigError('--journal-dir', flags.journalDir, 'a directory path', 'is empty');
+    out.journalDir = resolve(cwd, flags.journalDir);
+  }
+  const positive = (text: string, field: string): number => {
+    const n = parseNonNegativeInt(text, field, 'a whole number >= 1');
+    if (n < 1) throw new ConfigError(field, text, 'a whole number >= 1', 'must be at least 1');
+    return n;
+  };
+  if (flags.replayBatch !== undefined) out.replayBatchRecords = positive(flags.replayBatch, '--replay-batch');
+  if (flags.replayConcurrency !== undefined) out.replayConcurrency = positive(flags.replayConcurrency, '--replay-concurrency');
+  return out;
 }
 
 /** `--node-id`: a UUID, as the store's node identities are; kept lower case. */

@@ -14,13 +14,18 @@ import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js'
 import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
+import { replicationJson, replicationPause, replicationResume } from './routes/replication.js';
 import { rollupRead } from './routes/rollup.js';
+import { startReplication } from './replication/start.js';
+import { LateData } from './replication/late-data.js';
+import { proxied } from './replication/proxy.js';
 import { listHistogramRawShards, listHistogramShards, listNntbsShards, listRawShards } from './routes/shards.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
 import { findTags, fullCanonicalDelete, fullTagsDelete, typedTagsDelete } from './routes/tags.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { shardLayout } from './shards.js';
+import { describeRemoved, RetentionKeeper } from './retention-keeper.js';
 import { Sweeper } from './sweeper.js';
 
 export interface RunningNode {
@@ -36,6 +41,8 @@ export interface RunningNode {
   node: NodeContext;
   /** Its identity and ring (also in `node`), for the ready line. */
   identity: NodeIdentity;
+  /** Node-managed retention (`--retention`), or null; tests call its check() with an injected clock. */
+  retention: RetentionKeeper | null;
 }
 
 /** Thrown when the node cannot start (port in use, bad data dir). */
@@ -47,6 +54,9 @@ export class StartError extends Error {
     this.code = code;
   }
 }
+
+/** How often node-managed retention is checked by default (the store's own cadence is its business; a minute is ours). */
+export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 
 type Methods = Partial<Record<string, Handler>>;
 
@@ -64,9 +74,10 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'write' && n === 2 && b === 'nnt') return { name: '/write/nnt', methods: { PUT: writeNnt, POST: writeNnt } };
   if (a === 'write' && n === 2 && b === 'text') return { name: '/write/text', methods: { PUT: writeText, POST: writeText } };
   if (a === 'histogram' && n === 2 && b === 'write') return { name: '/histogram/write', methods: { PUT: writeHistogram, POST: writeHistogram } };
-  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: rollupRead } };
-  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: readText } };
-  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: readHistogram } };
+  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: proxiedRollup } };
+  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: proxiedText } };
+  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: proxiedHistogram } };
+  if (a === 'replication') return replicationRouteFor(segments);
   return shardRouteFor(segments) ?? clusterRouteFor(segments);
 }
 
@@ -91,6 +102,20 @@ function tagRouteFor(segments: readonly string[]): { methods: Methods; name: str
   if (a === 'full' && n === 2 && b === 'tags') return { name: '/full/tags', methods: { DELETE: fullTagsDelete } };
   if (a === 'full' && n >= 4 && b === 'canonical') return { name: '/full/canonical/<uuid>/<metric>', methods: { DELETE: fullCanonicalDelete } };
   if ((a === 'nnt' || a === 'text' || a === 'histogram') && n === 2 && b === 'tags') return { name: `/${a}/tags`, methods: { DELETE: TYPED_TAG_DELETES[a] } };
+  return undefined;
+}
+
+// Reads at a ring node that does not own the metric are answered by an owner (replication/proxy.ts).
+const proxiedRollup = proxied(rollupRead, 1);
+const proxiedText = proxied(readText, 3);
+const proxiedHistogram = proxied(readHistogram, 4);
+
+/** tsnode's own replication endpoints (routes/replication.ts). */
+function replicationRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [, b] = segments;
+  if (segments.length === 2 && b === 'json') return { name: '/replication/json', methods: { GET: replicationJson } };
+  if (segments.length === 3 && b === 'pause') return { name: '/replication/pause/<peer>', methods: { POST: replicationPause, PUT: replicationPause } };
+  if (segments.length === 3 && b === 'resume') return { name: '/replication/resume/<peer>', methods: { POST: replicationResume, PUT: replicationResume } };
   return undefined;
 }
 
@@ -161,7 +186,15 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     throw err;
   }
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
-  const node: NodeContext = { config, store, sweeper, identity };
+  const onNotice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  let replication: Awaited<ReturnType<typeof startReplication>>;
+  try {
+    replication = startReplication(config, identity, onNotice);
+  } catch (err) {
+    await store.close();
+    throw new StartError('bad_journal', `cannot open the replication journals: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const node: NodeContext = { config, store, sweeper, identity, replication: replication?.replication ?? null, late: new LateData() };
   let closing = false;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -172,7 +205,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       const route = routeFor(target.segments);
       const path = (req.url ?? '/').split('?')[0]!;
       // A node of the store's later versions has no sweep API: /sweep_delete is no endpoint there.
-      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path);
+      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path, { sweepApi: config.noSweepApi !== true });
       const method = req.method ?? 'GET';
       const handler = route.methods[method];
       if (!handler) throw methodNotAllowed(method, route.name, Object.keys(route.methods));
@@ -233,6 +266,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       });
     });
   } catch (err) {
+    await replication?.close();
     await store.close();
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE')
@@ -256,12 +290,26 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       force.unref();
       await done;
       clearTimeout(force);
+      await replication?.close();
+      retention?.stop();
       await sweeper.stop();
       await store.close();
     })();
     return closed;
   };
-  return { url, host, port: address.port, config, close, node, identity };
+  // Checked now and every interval from here on: the node listens, so what it removes is seen.
+  const notice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  const retention = config.retention
+    ? new RetentionKeeper(store, config.retention, {
+        now: config.now,
+        intervalMs: config.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+        onRemoved: (r) => notice(describeRemoved(r)),
+        onError: onInternal,
+      })
+    : null;
+  retention?.start();
+  replication?.replication.start();
+  return { url, host, port: address.port, config, close, node, identity, retention };
 }
 
 /** 401 unless the request carries every required header with exactly its value (compared in constant time). */

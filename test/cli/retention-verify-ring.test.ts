@@ -52,7 +52,7 @@ async function seed(url: string): Promise<void> {
   for (let i = 0; i < 3; i++) {
     for (const d of AGES) {
       nnt.push({ metric: 'cpu', id: uuid(i), offset: at(d), count: 1, value: d, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 });
-      hist.push({ metric: 'latency', id: uuid(i), offset: at(d), period: 60, histogram: 'AAAA' });
+      hist.push({ metric: 'latency', id: uuid(i), offset: at(d), period: 60, histogram: 'AAA=' });
     }
   }
   await client(url).writeNnt(nnt);

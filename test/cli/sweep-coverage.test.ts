@@ -70,14 +70,18 @@ describe('a node list that misses a ring node', () => {
     for (const u of urls) expect(await swept(u)).toBe(false);
   });
 
-  it('--allow-partial goes ahead on the listed nodes and lists the missing one in the result and the journal', async () => {
+  it('--allow-partial goes ahead on the listed nodes, never calls the missing one finished: exit 3, listed, left, in the catch-up', async () => {
     const fifth = topology.nodes[4]!;
     const r = await runCli(['sweep', '--before', BEFORE, '--nodes', urls.slice(0, 4).join(','), '--yes', '--allow-partial', '--output', 'json', '--poll-interval', '100ms'], {
       env,
     });
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`summary: 4 done (4 of 5 ring nodes; not swept: ${fifth.id} (${urls[4]}))`);
+    expect(r.stderr).toMatch(new RegExp(`to catch up \\(1 node\\(s\\) not done\\): tsnode sweep .*--nodes ${urls[4]!.replace(/[.]/g, '\\.')} --allow-partial`));
     const doc = JSON.parse(r.stdout);
     expect(doc.summary.done).toBe(4);
+    expect(doc.exit_code).toBe(3);
+    expect(doc.catch_up.nodes).toEqual([urls[4]]);
     expect(doc.coverage).toMatchObject({ verdict: 'missing', missing: [{ id: fifth.id, url: urls[4] }], allowed_partial: true });
     expect(r.stderr).toMatch(/warning: 1 of 5 ring nodes are not in the list: .* \(going ahead: --allow-partial\)/);
     for (const u of urls.slice(0, 4)) expect(await swept(u)).toBe(true);
@@ -88,10 +92,15 @@ describe('a node list that misses a ring node', () => {
       .map((l) => JSON.parse(l));
     const end = lines.filter((l) => l.kind === 'sweep.end').at(-1);
     expect(end.coverage).toMatchObject({ verdict: 'missing', missing: [{ id: fifth.id, url: urls[4] }], allowed: true });
+    expect(end.exit).toBe(3);
+    expect(end.nodes.find((n: { node: string }) => n.node === urls[4])).toMatchObject({ state: 'not_swept' });
+    const h = await runCli(['history', '-o', 'json'], { env });
+    const run = (JSON.parse(h.stdout) as { runs: Array<{ run: string; pending: string[] }> }).runs.find((x) => x.run === end.run)!;
+    expect(run.pending).toEqual([urls[4]]);
 
     // the table says it under the result
     const t = await runCli(['sweep', '--before', BEFORE, '--nodes', urls.slice(0, 4).join(','), '--yes', '--allow-partial', '--poll-interval', '100ms'], { env });
-    expect(t.code).toBe(0);
+    expect(t.code).toBe(3);
     expect(t.stdout).toContain(`ring nodes not in the list, not swept (--allow-partial): ${fifth.id} (${urls[4]})`);
   });
 

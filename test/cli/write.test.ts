@@ -106,6 +106,8 @@ describe('tsnode write', () => {
         failed_records: 0,
         refused: 0,
         bytes_sent: expect.any(Number),
+        misdirected: 0,
+        errors: 0,
         error: null,
       })),
     );

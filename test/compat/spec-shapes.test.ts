@@ -14,14 +14,19 @@ import { Ring, topologyHash, type Topology } from '../../src/ring/index.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 import {
   CapaResponse,
+  DeleteResponse,
   ErrorResponse,
+  FindTagsResult,
+  FullCanonicalDeleteResponse,
   FourPointResponse,
   GossipJSONResponse,
   HistogramTuples,
   LocateResponse,
+  NntbsShardList,
   NumericTuples,
   ObjectTuplesAllTypes,
   shapeIssues,
+  ShardStartEndJSONResponse,
   StateResponse,
   StatsResponse,
   TextTuples,
@@ -108,6 +113,49 @@ describe('administration.yaml', () => {
     expect(new Set(r.json.map((s: { id: string; idx: number }) => `${s.id}/${s.idx}`)).size).toBe(24);
     expect(Math.min(...r.json.map((s: { idx: number }) => s.idx))).toBe(1);
     expect((await get(onDisk, '/toporing/json/00')).status).toBe(404);
+  });
+});
+
+describe('administration.yaml: the shard inventories', () => {
+  it('GET /list_nntbs_shards, /raw/list_shards, /histogram_raw/list_shards, /histogram/<period>/list_shards', async () => {
+    await post(inMemory, '/write/nnt', [{ metric: 'shards', id: CHECK, offset: T, count: 1, value: 1 }]);
+    await post(inMemory, '/histogram/write', [{ metric: 'shards', id: CHECK, offset: T, period: 60, histogram: 'AAA=' }]);
+    const nntbs = await get(inMemory, '/list_nntbs_shards');
+    expectShape(NntbsShardList, nntbs.json);
+    expect(nntbs.json[0].shard.length).toBeGreaterThan(0);
+    for (const path of ['/raw/list_shards', '/histogram_raw/list_shards', '/histogram/60/list_shards']) {
+      const r = await get(inMemory, path);
+      expect(r.status, `${path}: ${r.text}`).toBe(200);
+      expectShape(ShardStartEndJSONResponse, r.json);
+    }
+  });
+});
+
+describe('developer.yaml: tag queries', () => {
+  const ACCOUNT = { 'x-snowth-account-id': '1' };
+  const query = `query=${encodeURIComponent('and(__name:tagged)')}`;
+
+  it('GET /find/tags: FindTagsResult per metric', async () => {
+    await post(inMemory, '/write/nnt', [{ metric: 'tagged|ST[host:a]', id: CHECK, offset: T, count: 1, value: 1 }]);
+    const r = await rawRequest(inMemory.url, 'GET', `/find/tags?${query}`, { headers: ACCOUNT });
+    expect(r.status, r.text).toBe(200);
+    expectShape(FindTagsResult, r.json);
+    expect(r.json).toHaveLength(1);
+  });
+
+  it('DELETE /full/tags and /nnt/tags (dry runs): DeleteResponse; DELETE /full/canonical: FullCanonicalDeleteResponse', async () => {
+    for (const [path, headers] of [
+      ['/full/tags', ACCOUNT],
+      ['/nnt/tags', { ...ACCOUNT, 'x-snowth-delete-time': String(T + 60) }],
+    ] as const) {
+      const r = await rawRequest(inMemory.url, 'DELETE', `${path}?${query}`, { headers });
+      expect(r.status, `${path}: ${r.text}`).toBe(200);
+      expectShape(DeleteResponse, r.json);
+      expect(r.json.length).toBeGreaterThan(0);
+    }
+    const c = await rawRequest(inMemory.url, 'DELETE', `/full/canonical/${CHECK}/${encodeURIComponent('tagged|ST[host:a]')}`, { headers: ACCOUNT });
+    expect(c.status, c.text).toBe(200);
+    expectShape(FullCanonicalDeleteResponse, c.json);
   });
 });
 

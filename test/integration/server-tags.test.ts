@@ -27,7 +27,7 @@ async function seed(n: RunningNode): Promise<void> {
       )
     ).status,
   ).toBe(200);
-  expect((await write(n.url, [{ metric: WEB1[0], id: UUID, offset: T0, period: 60, histogram: 'AAE=' }], '/histogram/write')).status).toBe(200);
+  expect((await write(n.url, [{ metric: WEB1[0], id: UUID, offset: T0, period: 60, histogram: 'AAEX/QAB' }], '/histogram/write')).status).toBe(200);
 }
 
 const q = (query: string): string => `query=${encodeURIComponent(query)}`;

@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false, requireHeader: [] },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false, sweepApi: true, requireHeader: [] },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -68,8 +68,21 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
-  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, detach: false, requireHeader: [], output: 'table' },
+  'cluster up': {
+    basePort: 8112,
+    dir: './tsnode-cluster',
+    host: '127.0.0.1',
+    lenientTimestamps: false,
+    replication: true,
+    detach: false,
+    output: 'table',
+    sweepApi: true,
+    nodeFlags: [],
+    requireHeader: [],
+  },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
+  'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
+  'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
   nodes: { output: 'table', ...NETWORK_TYPED },
   locate: { output: 'table', ...NETWORK_TYPED },
@@ -99,6 +112,11 @@ const CONTRACT: Row[] = [
     ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
     { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+  ],
+  [
+    ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
+    'serve',
+    { shards: '60=1d', histogramShards: '60=7d', rawShard: '1w', retention: 'nnt:60=52w', retentionInterval: 30_000, sweepApi: false },
   ],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
   [
@@ -272,6 +290,11 @@ const CONTRACT: Row[] = [
     { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', output: 'csv', headersTimeout: 2000 },
   ],
   [['cluster', 'up'], 'cluster up', {}],
+  [
+    ['cluster', 'up', '--retention', 'nnt:60=52w', '--retention-interval', '5m', '--no-sweep-api', '--raw-shard', '1d', '--node-flags', '2:--shards 60=2d'],
+    'cluster up',
+    { retention: 'nnt:60=52w', retentionInterval: '5m', sweepApi: false, rawShard: '1d', nodeFlags: ['2:--shards 60=2d'] },
+  ],
   [['cluster', 'up', '--count', '5', '--base-port', '0', '--detach', '-o', 'json'], 'cluster up', { count: 5, basePort: 0, detach: true, output: 'json' }],
   [['cluster', 'up', '--sweep-pace', '250', '--write-copies', '3', '--lenient-timestamps'], 'cluster up', { sweepPace: 250, writeCopies: 3, lenientTimestamps: true }],
   // the old spelling, read for one release (the action warns)
@@ -279,6 +302,14 @@ const CONTRACT: Row[] = [
   [['--profile', 'lab', 'cluster', 'up', '--detach'], 'cluster up', { detach: true }, { profile: 'lab' }],
   [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: 1000 }],
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
+  [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
+  [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
+  [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
+  [
+    ['serve', '--no-replication', '--journal-dir', 'j', '--replay-batch', '100', '--replay-concurrency', '2'],
+    'serve',
+    { replication: false, journalDir: 'j', replayBatch: 100, replayConcurrency: 2 },
+  ],
   [['demo', '--keep', '--pace', '0'], 'demo', { keep: true, pace: 0 }],
   [['demo', '--count', '2', '--pace', '1s'], 'demo', { count: 2, pace: 1000 }],
   [['demo', '--nodes', '2'], 'demo', { nodes: 2 }],

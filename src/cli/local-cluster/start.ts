@@ -42,8 +42,12 @@ export interface StartOptions {
   sweepPaceMs?: number;
   /** Every node reads bare integer start_ts/end_ts as .000 (`tsnode serve --lenient-timestamps`). */
   lenientTimestamps?: boolean;
+  /** Nodes keep only what they are sent (`tsnode serve --no-replication`); by default a ring replicates. */
+  noReplication?: boolean;
   /** Extra `tsnode serve` arguments for every node. */
   serveArgs?: string[];
+  /** Extra `tsnode serve` arguments per node, by index from 1 (after serveArgs: they override them), for mixed rings. */
+  nodeArgs?: ReadonlyMap<number, readonly string[]>;
   /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
   detached?: boolean;
   /** How long one node may take to print its ready line. */
@@ -159,7 +163,8 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       if (ring) args.push('--node-id', id!, '--topology', ring.state.file);
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
       if (opts.lenientTimestamps) args.push('--lenient-timestamps');
-      args.push(...(opts.serveArgs ?? []));
+      if (opts.noReplication) args.push('--no-replication');
+      args.push(...(opts.serveArgs ?? []), ...(opts.nodeArgs?.get(index) ?? []));
       const logFd = openSync(logFile, 'w');
       const child = spawn(process.execPath, args, {
         stdio: ['ignore', logFd, logFd],

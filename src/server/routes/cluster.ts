@@ -22,6 +22,7 @@ import { metricKey, ringSlots, topologyToNodeArray, topologyToXml, type Ring, ty
 import { fileSystemSpace, type FileSystemSpace } from '../fs-space.js';
 import { decodePathPart, sendJson } from '../http.js';
 import { NODE_VERSION } from '../identity.js';
+import { retentionJson } from '../retention-keeper.js';
 import type { Handler, NodeContext } from './context.js';
 import { metricParam, uuidParam } from './rollup.js';
 
@@ -54,12 +55,25 @@ export const nodeState: Handler = (_req, res, _target, node) => {
     nntbs: { rollups, ...perRollup(rollups, fs) },
     text: fs ? { fs } : {},
     histogram: { rollups: histogramRollups, ...perRollup(histogramRollups, fs) },
+    // tsnode extension: the node-managed retention (`serve --retention`), in seconds.
+    ...(node.config.retention ? { retention: retentionJson(node.config.retention) } : {}),
     features: FEATURES,
     version: `${APPLICATION} ${NODE_VERSION}`,
     application: APPLICATION,
+    ...peerLag(node),
   };
   sendJson(res, 200, JSON.stringify(body));
 };
+
+/**
+ * `/state` max_peer_lag / avg_peer_lag (seconds): how far this node's own data is behind its
+ * peers, as the peers report it in their gossip (their journal's lag towards this node). 0 on a
+ * node without peers, and while no peer has been heard from (replication/gossip.ts).
+ */
+function peerLag(node: NodeContext): { max_peer_lag: number; avg_peer_lag: number } {
+  const lag = node.replication?.ownLag();
+  return { max_peer_lag: lag?.max ?? 0, avg_peer_lag: lag?.avg ?? 0 };
+}
 
 /** GET /capa.json (administration.yaml CapaResponse): the node's features; no libmtev, no modules. */
 export const capaJson: Handler = (_req, res, _target, node) => {
@@ -120,23 +134,39 @@ export const topologyXml: Handler = (_req, res, target, node) => {
 };
 
 /**
- * GET /gossip/json: only this node's entry. Entries about the other ring nodes would claim a
- * freshness the reference node cannot know (it exchanges no gossip); the production client looks
- * for the entry of the node it asks, with a `gossip_age` of at most 10 seconds.
+ * GET /gossip/json: this node's own entry (its `latency` map: how far each peer is behind in
+ * receiving this node's journal, seconds as strings), then, on a replicating node, an entry per peer
+ * heard from, as that peer last described itself, its `gossip_age` the time since. The production
+ * client looks for the entry of the node it asks, with a `gossip_age` of at most 10 seconds.
  */
 export const gossipJson: Handler = (_req, res, _target, node) => {
   const { id, current } = node.identity;
-  const now = node.config.now() / 1000;
+  const nowMs = node.config.now();
   const entry = {
     id,
-    gossip_time: now.toFixed(6),
+    gossip_time: (nowMs / 1000).toFixed(6),
     gossip_age: '0.000000',
     topo_current: current,
     topo_next: '-',
     topo_state: 'n/a',
-    latency: {},
+    latency: node.replication?.latencyMap() ?? {},
   };
-  sendJson(res, 200, JSON.stringify([entry]));
+  const entries: object[] = [entry];
+  // A replicating node lists its peers as it last heard them (replication/gossip.ts); one never heard
+  // from has gossip_time 0 (its age: the whole epoch), as a store node shows a peer it never heard.
+  for (const peer of node.replication?.peers.keys() ?? []) {
+    const heard = node.replication!.gossip.heard.get(peer) ?? { gossipTime: '0.000000', heardAt: 0, latency: new Map<string, number>() };
+    entries.push({
+      id: peer,
+      gossip_time: heard.gossipTime,
+      gossip_age: (Math.max(0, nowMs - heard.heardAt) / 1000).toFixed(6),
+      topo_current: current,
+      topo_next: '-',
+      topo_state: 'n/a',
+      latency: Object.fromEntries([...heard.latency].map(([k, v]) => [k, String(v)])),
+    });
+  }
+  sendJson(res, 200, JSON.stringify(entries));
 };
 
 /** The metric of a `/locate/<form>/<uuid>/<metric>` path and its owners, primary first. */

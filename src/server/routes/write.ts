@@ -3,9 +3,20 @@
  * in one transaction. Bodies are read as JSON whatever their Content-Type (see parseJson).
  */
 import type { IncomingMessage } from 'node:http';
-import { decodeHistogram, ProtocolError, validateHistogramRecord, type HistogramRecord, validateNntRecord, validateTextRecord, type Validated } from '../../protocol/index.js';
+import {
+  decodeHistogram,
+  ProtocolError,
+  type DataType,
+  validateHistogramRecord,
+  type HistogramRecord,
+  validateNntRecord,
+  validateTextRecord,
+  type Validated,
+} from '../../protocol/index.js';
 import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
+import { LOG_ENTRY } from '../packed-write.js';
+import { packedShape, replicateWrite, subsetPacked, type WriteShape } from '../replication/write-routing.js';
 import { misdirectedPacked, misdirectedRecords, writeAnswer } from '../write-answer.js';
 import type { Handler, NodeContext } from './context.js';
 
@@ -46,18 +57,50 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
   // invalid record) takes the general path, which words the errors.
   const packed = parseNntBody(bytes, smallestSpan);
   if (packed) {
-    const misdirected = misdirectedPacked(node.identity, packed);
-    sendJson(res, 200, writeAnswer(node.store.writePacked(packed), misdirected));
+    const keep = replicateWrite(node, req, 'nnt', packedShape(packed));
+    const local = keep === null ? packed : subsetPacked(packed, keep);
+    node.store.writePacked(local);
+    node.late.note('nnt', local.entries.length / LOG_ENTRY, (i) => local.entries[i * LOG_ENTRY + 1]!);
+    sendJson(res, 200, writeAnswer(packed.entries.length / LOG_ENTRY, misdirectedPacked(node.identity, packed)));
   } else {
-    const records = validateAll(recordsOf(bytes), (item) => validateNntRecord(item, { smallestSpan }));
-    sendJson(res, 200, writeAnswer(node.store.writeNnt(records), misdirectedRecords(node.identity, records)));
+    const items = recordsOf(bytes);
+    const records = validateAll(items, (item) => validateNntRecord(item, { smallestSpan }));
+    const n = storeReplicated(node, req, 'nnt', items, records, (local) => node.store.writeNnt(local));
+    sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
   }
 };
+
+/** The shape of validated records for replication: each record sent on as the client spelled it. */
+function recordsShape(items: readonly unknown[], records: ReadonlyArray<{ id: string; metric: string; offset: number }>): WriteShape {
+  return {
+    count: records.length,
+    seriesOf: (i) => ({ key: `${records[i]!.id} ${records[i]!.metric}`, uuid: records[i]!.id, metric: records[i]!.metric }),
+    jsonOf: (i) => JSON.stringify(items[i]),
+    offsetOf: (i) => records[i]!.offset,
+  };
+}
+
+/** Journals the other owners' share, stores this node's, notes late data; returns the records accepted. */
+function storeReplicated<T extends { id: string; metric: string; offset: number }>(
+  node: NodeContext,
+  req: IncomingMessage,
+  kind: DataType,
+  items: readonly unknown[],
+  records: readonly T[],
+  store: (local: readonly T[]) => number,
+): number {
+  const keep = replicateWrite(node, req, kind, recordsShape(items, records));
+  const local = keep === null ? records : keep.map((i) => records[i]!);
+  store(local);
+  node.late.note(kind, local.length, (i) => local[i]!.offset);
+  return records.length;
+}
 
 export const writeText: Handler = async (req, res, _target, node) => {
   const items = await readRecords(req, node);
   const records = validateAll(items, validateTextRecord);
-  sendJson(res, 200, writeAnswer(node.store.writeText(records), misdirectedRecords(node.identity, records)));
+  const n = storeReplicated(node, req, 'text', items, records, (local) => node.store.writeText(local));
+  sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
 };
 
 /**
@@ -74,5 +117,6 @@ export const writeHistogram: Handler = async (req, res, _target, node) => {
   const items = await readRecords(req, node);
   const periods = node.store.histogramRollups;
   const records = validateAll(items, (item) => decodableHistogram(validateHistogramRecord(item, periods)));
-  sendJson(res, 200, writeAnswer(node.store.writeHistogram(records), misdirectedRecords(node.identity, records)));
+  const n = storeReplicated(node, req, 'histogram', items, records, (local) => node.store.writeHistogram(local));
+  sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
 };

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
 import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
+import { parseNodeFlags, shardServeArgs } from '../../local-cluster/shard-args.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
 import { homeOf, loadConfig } from '../../config/load.js';
 import { configPath } from '../../config/paths.js';
@@ -130,8 +131,19 @@ export function accessServeArgs(flags: Pick<ClusterUpFlags, 'tlsCert' | 'tlsKey'
   ];
 }
 
+/** The shard and retention flags for every node, and the per-node ones (--node-flags). */
+function shardArgsOf(flags: ClusterUpFlags, count: number): { serveArgs: string[]; nodeArgs: Map<number, string[]> } {
+  const { shards, histogramShards, rawShard, retention, retentionInterval } = flags;
+  return {
+    serveArgs: shardServeArgs({ shards, histogramShards, rawShard, retention, retentionInterval, noSweepApi: !flags.sweepApi }),
+    nodeArgs: parseNodeFlags(flags.nodeFlags, count),
+  };
+}
+
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
   const count = nodeCount(flags, ctx, 'cluster up', DEFAULT_NODE_COUNT);
+  // Checked before anything starts: a bad --node-flags is a usage error, not a node that fails.
+  const shardArgs = shardArgsOf(flags, count);
   const basePort = flags.basePort;
   const writeCopies = writeCopiesFor(flags.writeCopies, count);
   const profile = prepareProfile(ctx);
@@ -156,7 +168,9 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ring: { writeCopies },
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
-        serveArgs: [...spanServeArgs(flags), ...accessServeArgs(flags, ctx.cwd)],
+        ...(!flags.replication ? { noReplication: true } : {}),
+        ...shardArgs,
+        serveArgs: [...shardArgs.serveArgs, ...spanServeArgs(flags), ...accessServeArgs(flags, ctx.cwd)],
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

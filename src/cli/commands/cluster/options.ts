@@ -45,6 +45,7 @@ export function clusterUpFlags() {
       complete: { kind: 'none' },
     }),
     lenientTimestamps: flag.boolean('--lenient-timestamps', 'every node also reads a bare integer start_ts/end_ts as .000 (for clients such as gosnowth)'),
+    replication: flag.boolean('--no-replication', 'nodes keep only what they are sent: no journals to the other owners, no proxied reads (default: the ring replicates)'),
     rollups: flag.spanList('--rollups <spans>', "every node's numeric rollup periods (tsnode serve --rollups): 60,300 or 1m,5m", { complete: { kind: 'none' } }),
     histogramRollups: flag.spanList('--histogram-rollups <spans>', "every node's histogram periods (tsnode serve --histogram-rollups)", { complete: { kind: 'none' } }),
     tlsCert: flag.string('--tls-cert <file>', 'every node serves HTTPS with this certificate (tsnode serve --tls-cert); needs --tls-key', { complete: { kind: 'files' } }),
@@ -58,6 +59,18 @@ export function clusterUpFlags() {
       max: 255,
       complete: { kind: 'none' },
     }),
+    // Passed through to every node's `tsnode serve` (local-cluster/shard-args.ts).
+    shards: flag.string('--shards <sizes>', "every node's numeric shard sizes, e.g. 60=1d,300=5d (see tsnode serve)", { complete: { kind: 'none' } }),
+    histogramShards: flag.string('--histogram-shards <sizes>', "every node's histogram shard sizes (see tsnode serve)", { complete: { kind: 'none' } }),
+    rawShard: flag.string('--raw-shard <size>', "every node's raw shard size (see tsnode serve)", { complete: { kind: 'none' } }),
+    retention: flag.string('--retention <rules>', 'node-managed retention on every node, e.g. nnt:60=52w,nnt:300=104w (see tsnode serve)', { complete: { kind: 'none' } }),
+    retentionInterval: flag.string('--retention-interval <duration>', 'how often the nodes check --retention (see tsnode serve)', { complete: { kind: 'none' } }),
+    sweepApi: flag.boolean('--no-sweep-api', 'every node answers /sweep_delete with 404, as the store does from 0.19.23 on'),
+    nodeFlags: flag.repeatable(
+      '--node-flags <node:flags>',
+      'extra serve flags for one node, for a mixed ring: "3:--no-sweep-api --retention nnt:60=52w" (repeatable; only the shard and retention flags above)',
+      { complete: { kind: 'none' } },
+    ),
     output: flag.output(),
   };
 }
@@ -71,3 +84,11 @@ export function clusterDownFlags() {
   };
 }
 export type ClusterDownFlags = FlagValues<ReturnType<typeof clusterDownFlags>>;
+
+export function clusterReplicationFlags() {
+  return {
+    dir: flag.string('--dir <dir>', 'the directory given to `cluster up`', { default: DEFAULT_CLUSTER_DIR, complete: { kind: 'files' } }),
+    output: flag.output(),
+  };
+}
+export type ClusterReplicationFlags = FlagValues<ReturnType<typeof clusterReplicationFlags>>;

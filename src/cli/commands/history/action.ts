@@ -41,6 +41,7 @@ function outcome(r: HistoryRun, nodeKey?: string): string {
     if (n) return n.state ? `${n.state.replace(/_/g, ' ')}: ${n.reason}${n.caughtUpBy ? ` (caught up by run ${n.caughtUpBy})` : ''}` : n.reason;
   }
   if (!r.outcome) return 'no outcome recorded';
+  if (r.refused) return `refused, nothing sent: ${r.refused.reason}`;
   const counts = new Map<string, number>();
   for (const n of r.nodes) counts.set(n.state ?? '?', (counts.get(n.state ?? '?') ?? 0) + 1);
   return [...counts].map(([s, c]) => `${c} ${s.replace(/_/g, ' ')}`).join(', ');
@@ -132,6 +133,7 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
     nodes: r.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, caught_up_by: n.caughtUpBy ?? null })),
     pending: [...r.pending],
     catch_up: r.catchUp ? { nodes: [...r.catchUp.nodes], command: r.catchUp.command, add_back: [...r.catchUp.addBack] } : null,
+    refused: r.refused ? { codes: [...r.refused.codes], reason: r.refused.reason } : null,
   };
   const ret = r.retention;
   if (ret) {

@@ -8,7 +8,9 @@
  * its `retention.step` lines and its `retention.end` lines, all under one `run`: each node shows
  * where it stands after the latest attempt (`finished`, or the state of the step it stopped at);
  * nodes not finished are left to catch up unless a later run of the same policy on the same nodes
- * (same fingerprint) finished them. Pure: the action reads the file and hands the entries in.
+ * (same fingerprint) finished them. A `run.refused` line is a run that stopped before sending
+ * anything: every node `refused` and left (a missed night stays visible). Pure: the action reads
+ * the file and hands the entries in.
  */
 import type { JournalEntry, JournaledNode, SweepCancelEntry } from '../../journal.js';
 import { sameNodeKey } from '../../nodes.js';
@@ -65,6 +67,8 @@ export interface HistoryRun {
   catchUp: CatchUp | null;
   /** Retention runs only. */
   retention?: HistoryRetention;
+  /** The run stopped before sending anything (a `run.refused` line): why. */
+  refused?: { codes: string[]; reason: string };
 }
 
 /** A journal line as read back: nothing in it is trusted to have its documented type. */
@@ -102,7 +106,13 @@ function endNodes(v: unknown): HistoryNode[] {
   if (!Array.isArray(v)) return [];
   return v
     .filter((n): n is JournaledNode => Boolean(n) && typeof (n as JournaledNode).node === 'string')
-    .map((n) => ({ node: n.node, state: typeof n.state === 'string' ? n.state : null, reason: typeof n.reason === 'string' ? n.reason : '' }));
+    .map((n) => ({
+      node: n.node,
+      state: typeof n.state === 'string' ? n.state : null,
+      reason: typeof n.reason === 'string' ? n.reason : '',
+      // A ring node the run left out that an earlier run had swept for the same request: not left.
+      ...(typeof n.sweptBy === 'string' ? { caughtUpBy: n.sweptBy } : {}),
+    }));
 }
 
 /** What a sweep deletes apart from its delete time: runs with the same scope and a later time cover earlier ones. */
@@ -197,6 +207,11 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         runs.set(e.run, r);
       }
       retentionLine(r, e, at);
+    } else if (e.kind === 'run.refused') {
+      runs.set(e.run, refusedRun(e, at));
+      const c = e.catchUp && typeof e.catchUp === 'object' ? (e.catchUp as { carry?: unknown; addBack?: unknown }) : null;
+      const sweep = e.sweep && typeof e.sweep === 'object' ? (e.sweep as JournalEntry) : null;
+      if (sweep) carry.set(e.run, { carry: strings(sweep.carry), addBack: strings(c?.addBack ?? sweep.addBack) });
     } else if (e.kind === 'sweep.cancel') {
       const c = e as unknown as Partial<SweepCancelEntry> & JournalEntry;
       runs.set(e.run, {
@@ -252,6 +267,34 @@ export function filterRuns(runs: readonly HistoryRun[], opts: { sinceMs?: number
     }
     return key === undefined || r.nodes.some((n) => keyOf(n.node) === key);
   });
+}
+
+/** A `run.refused` line: the run it would have been, every node `refused`, nothing sent (exit 2). */
+function refusedRun(e: Sweepish, at: string | null): HistoryRun {
+  const command = str(e.command) ?? '';
+  const sweep = e.sweep && typeof e.sweep === 'object' ? ({ ...e.sweep, run: e.run, kind: 'sweep' } as Sweepish) : e;
+  const base = command === 'retention apply' ? newRetentionRun(e) : newSweepRun(sweep);
+  const reason = str(e.reason) ?? 'refused';
+  if (base.retention) {
+    base.retention.policySource = str(e.policySource);
+    base.retention.fingerprint = str(e.fingerprint);
+    base.retention.outcome = 'refused';
+    const c = e.catchUp && typeof e.catchUp === 'object' ? (e.catchUp as Record<string, unknown>) : null;
+    base.catchUp = c && typeof c.command === 'string' ? { nodes: strings(c.nodes), command: c.command, addBack: strings(c.addBack) } : null;
+  }
+  return {
+    ...base,
+    kind: command === 'sweep cancel' ? 'cancel' : base.kind,
+    started: at,
+    finished: at,
+    by: str(e.by),
+    nodeSource: str(e.nodeSource),
+    profile: str(e.profile),
+    outcome: true,
+    exit: 2,
+    nodes: strings(e.nodes).map((node) => ({ node, state: 'refused', reason })),
+    refused: { codes: strings(e.codes), reason },
+  };
 }
 
 // ---------------------------------------------------------------- retention runs
@@ -348,6 +391,7 @@ function settleRetention(runs: HistoryRun[]): void {
   }
   for (const r of runs) {
     r.pending = r.nodes.filter((n) => n.state !== 'finished' && !n.caughtUpBy).map((n) => n.node);
+    if (r.refused) return;
     if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
     else if (!r.outcome && r.pending.length) {
       // Killed before its end line: a re-run of the same command continues it; --resume names it.

@@ -1,12 +1,14 @@
 import type { NodeClient } from '../../../client/node-client.js';
 import { describeGap, describeSkew, judgeClockSkew, sampleClocks } from '../../../client/clock-skew.js';
 import { resolve } from 'node:path';
-import { gatherClusterFacts, judgeCluster, reportCheck, type ClusterCheckReport } from '../../../client/sweep-checks.js';
+import { gatherClusterFacts, judgeCluster, type ClusterCheckReport } from '../../../client/sweep-checks.js';
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { preflightProblem, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
+import { RunLockedError } from '../../../run/lock.js';
+import { recordRefusal, refusalOf } from '../../../run/refusal.js';
+import { notSweptCatchUp, runRetention, type RetentionRun } from '../../../run/retention.js';
 import {
-  applyRetention,
   formatRule,
   isoSeconds,
   newRetentionRunId,
@@ -16,13 +18,12 @@ import {
   runFingerprint,
   summariseRun,
   type RetentionEvent,
-  type RetentionResult,
-  type RunOutcome,
   type RunState,
 } from '../../../retention/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { lockDir, missingFooter } from '../sweep/run-text.js';
 import {
   Journal,
   journalPath,
@@ -46,27 +47,16 @@ import { openNetwork, type Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
 import { resolveSettings } from './target.js';
 
-/** The exit code of a finished run: 0 every node finished, 3 some steps done, 1 none, 130 interrupted. */
-export function retentionExitCode(outcome: RunOutcome): ExitCode {
-  switch (outcome) {
-    case 'complete':
-      return EXIT.ok;
-    case 'partial':
-      return EXIT.partial;
-    case 'interrupted':
-      return EXIT.interrupted;
-    default:
-      return EXIT.failed;
-  }
-}
+export { retentionExitCode } from '../../../run/retention.js';
 
 /** The command that continues a run on the nodes that did not finish: its id, and the flags that reach them the same way (header values never shown). */
 export function resumeCommand(
   runId: string,
   opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'>,
   ctx: Pick<CliContext, 'profile' | 'cwd' | 'env'>,
-): { command: string; addBack: string[] } {
+): { command: string; addBack: string[]; reach: string[] } {
   const args = ['tsnode', 'retention', 'apply', '--resume', runId];
+  const first = args.length;
   if (ctx.profile !== undefined) args.push('--profile', ctx.profile);
   if (opts.cacert !== undefined) args.push('--cacert', resolve(ctx.cwd, opts.cacert));
   if (opts.cert !== undefined) args.push('--cert', resolve(ctx.cwd, opts.cert));
@@ -78,7 +68,7 @@ export function resumeCommand(
   if (opts.header.length) addBack.push(`--header (${opts.header.length} given; values not shown)`);
   if (ctx.env.TSNODE_HEADERS) addBack.push('TSNODE_HEADERS (read from the environment again when set)');
   if (ctx.profile === undefined && ctx.env.TSNODE_PROFILE) addBack.push(`TSNODE_PROFILE (${ctx.env.TSNODE_PROFILE}, read from the environment again when set)`);
-  return { command: args.map(shellQuote).join(' '), addBack };
+  return { command: args.map(shellQuote).join(' '), addBack, reach: args.slice(first) };
 }
 
 function spansOf(list: number[] | undefined, swept: boolean): JournaledSpans {
@@ -175,7 +165,24 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
         ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
       };
-      plan = asUsage(() => planRetention(policy!, ctx.now(), nodeSpansOf(resolved.nodes, facts), { headerPrefix: target.headerPrefix.value, declared }));
+      try {
+        plan = planRetention(policy!, ctx.now(), nodeSpansOf(resolved.nodes, facts), { headerPrefix: target.headerPrefix.value, declared });
+      } catch (err) {
+        // A span some node lacks refuses the run before anything is sent: the journal keeps it.
+        const refusal = refusalOf(err, report);
+        if (refusal) {
+          const runId = newRetentionRunId(ctx.now());
+          recordRefusal(
+            { command: 'retention apply', runId, by: whoAmI(ctx.env), nodes: resolved.nodes, nodeSource: resolved.origin, policySource: policy!.source },
+            refusal,
+            err,
+            {
+              journal: new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now),
+            },
+          );
+        }
+        throw usageOf(err);
+      }
       for (const w of plan.warnings) ctx.log.warn(w);
       if (!opts.fresh) {
         const fp = runFingerprint(plan);
@@ -263,13 +270,26 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       return true;
     };
 
-    let result: RetentionResult;
+    let result: RetentionRun;
     try {
-      result = await applyRetention(clients, plan, {
+      result = await runRetention(clients, plan, {
         ...(state ? { state } : { runId }),
+        identity: () => ({
+          runId,
+          by,
+          nodes: resolved.nodes,
+          nodeSource,
+          profile: ctx.profile ?? null,
+          policySource: plan.policy.source,
+          fingerprint: runFingerprint(plan),
+          catchUp: null,
+        }),
+        journal: log,
+        report,
+        lockDir: lockDir(ctx),
+        onLockTakeOver: (m) => ctx.log.warn(m),
         persist: (s) => writeRunFile(runFile, s),
         onEvent,
-        checks: [reportCheck(report)],
         skipUnreachable: opts.skipUnreachable,
         confirm,
         concurrency: opts.concurrency,
@@ -300,6 +320,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         throw new UsageError('refusing to apply the retention policy: nothing was sent', hints.length ? hints.join('; ') : undefined);
       }
       if (err instanceof SweepNotConfirmedError) throw new UsageError('retention run not confirmed: nothing was sent');
+      if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
       if (err instanceof AbortedError || signal.aborted) {
         ctx.log.warn('interrupted before anything was sent');
         return EXIT.interrupted;
@@ -310,9 +331,13 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;
-    const code = retentionExitCode(result.outcome);
-    const unfinished = final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null);
-    const catchUp = unfinished.length ? { nodes: unfinished, command: catchUpBase.command, addBack: catchUpBase.addBack } : null;
+    const code = result.exitCode;
+    const notSwept = result.notSwept;
+    const unfinished = [...final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null), ...notSwept.map((m) => m.url)];
+    // Ring nodes left out are not in the run file: a resume would not reach them, a run of the policy there does.
+    const ringCatchUp = notSweptCatchUp(plan, notSwept, catchUpBase.reach);
+    const onlyRing = unfinished.length === notSwept.length;
+    const catchUp = unfinished.length ? { nodes: unfinished, command: onlyRing && ringCatchUp ? ringCatchUp : catchUpBase.command, addBack: catchUpBase.addBack } : null;
     const extras = {
       runFile,
       outcome: result.outcome,
@@ -324,7 +349,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     };
     if (opts.output === 'json') ctx.stdout.write(renderJson(resultJson(final, extras)));
     else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));
-    else ctx.stdout.write(resultTable(final, ctx.colour));
+    else ctx.stdout.write(resultTable(final, ctx.colour) + missingFooter(report));
     const end: RetentionEndEntry = {
       kind: 'retention.end',
       run: runId,
@@ -332,17 +357,27 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       outcome: result.outcome,
       exit: code,
       interrupted: result.interrupted,
-      nodes: summariseRun(final).nodes.map((n) => ({ node: n.node, done: n.done, steps: n.steps, stoppedAt: stoppedAt(final, n.node) })),
+      nodes: [
+        ...summariseRun(final).nodes.map((n) => ({ node: n.node, done: n.done, steps: n.steps, stoppedAt: stoppedAt(final, n.node) })),
+        // A ring node --allow-partial left out is never finished: history counts it as left.
+        ...notSwept.map((m) => ({
+          node: m.url,
+          done: 0,
+          steps: plan.steps.length,
+          stoppedAt: { step: 1, state: 'not_swept', reason: `ring node ${m.id} not in the node list (--allow-partial)` },
+        })),
+      ],
       catchUp,
     };
     log.append(end);
-    ctx.log.info(`summary: ${summaryLine(final)}`);
+    ctx.log.info(`summary: ${summaryLine(final, notSwept)}`);
     if (result.interrupted) {
       ctx.log.warn('interrupted: no further DELETE was sent; sweeps already started keep running on their nodes');
       ctx.log.info(`to continue with the same cut-offs: run the same command again, or ${catchUpBase.command}`);
-    } else if (catchUp) {
-      ctx.log.info(`to catch up (${catchUp.nodes.length} node(s) not finished): ${catchUp.command}`);
+    } else if (catchUp && catchUp.nodes.length > notSwept.length) {
+      ctx.log.info(`to catch up (${catchUp.nodes.length - notSwept.length} node(s) not finished): ${catchUp.command}`);
     }
+    if (ringCatchUp) ctx.log.info(`to apply the policy on the ${notSwept.length} ring node(s) not swept: ${ringCatchUp}`);
     if (catchUp?.addBack.length) ctx.log.info(`  add back: ${catchUp.addBack.join('; ')}`);
     return code;
   } finally {
@@ -379,11 +414,14 @@ function findRun(dir: string, which: string | true, ctx: CliContext): RunState {
   return open.state;
 }
 
-function summaryLine(state: RunState): string {
+function summaryLine(state: RetentionRun['state'], notSwept: RetentionRun['notSwept']): string {
   const finished = state.nodes.filter((n) => stoppedAt(state, n.node) === null).length;
+  // A ring node --allow-partial left out counts among the ring's nodes, never among the finished.
+  const of = notSwept.length ? `${state.nodes.length + notSwept.length} ring nodes` : `${state.nodes.length} node(s)`;
+  const left = notSwept.length ? `; not swept (not in the node list): ${notSwept.map((m) => `${m.id} (${m.url})`).join(', ')}` : '';
   const stopped = state.nodes
     .map((n) => ({ node: n.node, at: stoppedAt(state, n.node) }))
     .filter((x) => x.at !== null)
     .map((x) => `${x.node} at step ${x.at!.step} (${x.at!.state.replace(/_/g, ' ')})`);
-  return `${finished} of ${state.nodes.length} node(s) finished every step${stopped.length ? `; stopped: ${stopped.join(', ')}` : ''} (cut-offs pinned at ${isoSeconds(state.plan.now)})`;
+  return `${finished} of ${of} finished every step${stopped.length ? `; stopped: ${stopped.join(', ')}` : ''}${left} (cut-offs pinned at ${isoSeconds(state.plan.now)})`;
 }

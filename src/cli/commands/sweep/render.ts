@@ -183,15 +183,8 @@ export function dryRunText(requests: readonly PlannedRequest[]): string {
 
 // ---------------------------------------------------------------- sweep cancel
 
-export interface CancelRow {
-  node: string;
-  /** `cancelling` (a sweep was running), `idle` (none was), `failed` (no usable answer). */
-  state: 'cancelling' | 'idle' | 'failed';
-  /** The types that were sweeping. */
-  cancelled: string[];
-  /** Why it failed: the client's error code and message. */
-  error: { code: string; message: string } | null;
-}
+export type { CancelRow } from '../../../run/cancel.js';
+import type { CancelRow } from '../../../run/cancel.js';
 
 export function cancelJson(rows: readonly CancelRow[], x: { target: RunTarget; coverage: CoverageOutcome | undefined; exitCode: number }): unknown {
   return {

@@ -120,8 +120,23 @@ export function report(r: ReplayResult, opts: WriteOptions, ctx: CliContext, rou
   if (opts.output === 'json') ctx.stdout.write(renderJson(summaryJson(f, ctx.verbose)));
   else if (opts.output === 'csv') ctx.stdout.write(renderCsv(SUMMARY_CSV_HEADERS, summaryCsvRows(f), { terminal: Boolean(ctx.stdout.isTTY) }));
   else if (r.stopped !== 'strict') ctx.stdout.write(summaryTable(f, ctx)); // table (or text, its old name)
+  warnAckCounts(r, ctx);
   if (r.inputError) ctx.log.error(r.inputError.message);
   return code;
+}
+
+/**
+ * A node that acknowledged records while counting some of them misdirected (not its own on its
+ * ring) or failed says so in its own answer: a warning per node, whatever the output format.
+ */
+function warnAckCounts(r: ReplayResult, ctx: CliContext): void {
+  for (const n of r.nodes) {
+    const parts = [
+      n.misdirected > 0 ? `${n.misdirected.toLocaleString('en-US')} misdirected (records whose metric it says it does not own)` : '',
+      n.errors > 0 ? `${n.errors.toLocaleString('en-US')} with errors` : '',
+    ].filter(Boolean);
+    if (parts.length > 0) ctx.log.warn(`${n.node} acknowledged records but counted ${parts.join(' and ')}`);
+  }
 }
 
 /** The nodes that did not take records they were first choice for, which then went on to the next node: how many and why. */
@@ -190,6 +205,8 @@ export function summaryJson(f: Facts, verbose: boolean): Record<string, unknown>
       failed_records: n.failedRecords,
       refused: n.rejected,
       bytes_sent: n.bytesSent,
+      misdirected: n.misdirected,
+      errors: n.errors,
       error: n.lastError ? errorJson(n.lastErrorCode ?? 'failed', n.lastError) : null,
     }));
   }

@@ -1,0 +1,87 @@
+/**
+ * What the destructive commands (sweep, sweep cancel, retention apply) say about a run around its
+ * result: the checks' notes, a refusal's lines and hints, the ring nodes a partial run left out,
+ * the journal and the lock the run core uses. Shared here so the three say it alike.
+ */
+import { join } from 'node:path';
+import type { ClusterCheckReport, CoverageOutcome } from '../../../client/sweep-checks.js';
+import { preflightProblem, type SweepRefusedError } from '../../../client/sweep-preflight.js';
+import type { Target } from '../../config/target.js';
+import type { CliContext } from '../../context.js';
+import { Journal, journalPath, readJournal, stateDir, type JournalEntry, type JournaledCoverage } from '../../journal.js';
+import { describeTime } from '../../time.js';
+import type { RunTarget } from './render.js';
+
+/** The coverage as the journal carries it (null: not checked, e.g. a dry run). A file format: keys kept as they are. */
+export function journaledCoverage(c: CoverageOutcome | undefined): JournaledCoverage | null {
+  return c ? { verdict: c.verdict, hash: c.hash, missing: c.missing, problems: c.problems, allowed: c.allowed } : null;
+}
+
+/** The target as results and documents name it. */
+export function runTarget(target: Target): RunTarget {
+  return { origin: target.origin, profile: target.profile?.name ?? null, headerPrefix: target.headerPrefix.value };
+}
+
+/** Lines for stderr after a check: what it found or could not check; the missing nodes a partial run leaves alone. */
+export function logReport(ctx: CliContext, report: ClusterCheckReport | undefined): void {
+  if (!report) return;
+  for (const note of report.notes) ctx.log.info(note);
+  if (report.coverage.allowed && report.coverage.problems.length) {
+    for (const p of report.coverage.problems) ctx.log.warn(`${p} (going ahead: --allow-partial)`);
+  }
+}
+
+/** The hint of a refusal that a coverage problem caused. */
+export function coverageHint(report: ClusterCheckReport | undefined): string {
+  return report && report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to sweep the listed nodes anyway (the missing ones keep their data)' : '';
+}
+
+/** Under the table: the ring nodes a partial run did not reach. */
+export function missingFooter(report: ClusterCheckReport | undefined, what = 'not swept'): string {
+  const c = report?.coverage;
+  if (!c || !c.allowed || c.missing.length === 0) return '';
+  return `\nring nodes not in the list, ${what} (--allow-partial): ${c.missing.map((m) => `${m.id} (${m.url})`).join(', ')}\n`;
+}
+
+/** A refusal's lines on stderr: each busy node with what it runs, each unreachable node, each problem. */
+export function logRefusal(ctx: CliContext, err: SweepRefusedError, busyLine: (b: SweepRefusedError['busy'][number]) => string): void {
+  for (const b of err.busy) ctx.log.error(busyLine(b));
+  for (const u of err.unreachable)
+    ctx.log.error(
+      `${u.node} ${preflightProblem(u.error)
+        .replace(/^unreachable:/, 'is unreachable:')
+        .replace(/^no sweep API:/, 'has no sweep API:')}`,
+    );
+  for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
+}
+
+/** What a busy node runs, with its delete times. */
+export function busyText(b: SweepRefusedError['busy'][number]): string {
+  return b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ');
+}
+
+/** The journal a run writes to (`--journal`, else the state dir's). */
+export function openJournal(ctx: CliContext, flag: string | undefined, keepOpen = false): Journal {
+  return new Journal(journalPath({ flag, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, keepOpen);
+}
+
+/** Where the run core keeps its target locks: `<state dir>/locks`. */
+export function lockDir(ctx: CliContext): string {
+  return join(stateDir(ctx.env), 'locks');
+}
+
+/** Without a terminal to ask on, --yes is the only confirmation. */
+export function canAsk(ctx: CliContext): boolean {
+  return Boolean(ctx.stdin.isTTY && ctx.stderr.isTTY);
+}
+
+/** The journal's `sweep.end` lines (a journal that cannot be read has none: the run then counts every left-out node as left). */
+export async function pastSweepEnds(path: string): Promise<JournalEntry[]> {
+  const ends: JournalEntry[] = [];
+  try {
+    for await (const line of readJournal(path)) if ('entry' in line && line.entry.kind === 'sweep.end') ends.push(line.entry);
+  } catch {
+    return [];
+  }
+  return ends;
+}
