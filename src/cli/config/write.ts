@@ -209,7 +209,16 @@ export function withConfigLock<T>(path: string, fn: () => T): T {
     // not there yet
   }
   const lock = `${target}.lock`;
-  mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  const cannot = (err: unknown): TsnodeError =>
+    new TsnodeError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
+      hint: "check the directory's permissions, or set TSNODE_CONFIG to a writable file",
+      exitCode: EXIT.failed,
+    });
+  try {
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw cannot(err);
+  }
   const deadline = Date.now() + CONFIG_LOCK_WAIT_MS;
   for (;;) {
     try {
