@@ -119,6 +119,23 @@ describe('one destructive run per target set from a host', () => {
   }, 90_000);
 });
 
+describe('our sweep, not an identical one', () => {
+  it('a sweep replaced by an identical one from another client ends replaced, naming both request ids (exit 1)', async () => {
+    await seed(a.url, 120);
+    const ours = startCli(['sweep', '--before', String(BEFORE), '--nodes', a.url, '--yes', '--poll-interval', '100ms', '-o', 'json'], { env, timeoutMs: 60_000 });
+    await ours.waitForStderr(new RegExp(`${a.url}: running`), 30_000);
+    // Another client: the very same request, its own id.
+    await client(a.url).sweepDelete({ before: BEFORE, types: ['nnt'], requestId: 'other-client-1' });
+    const r = await ours.done;
+    expect(r.code, r.stderr).toBe(1);
+    const node = (JSON.parse(r.stdout) as { nodes: Array<{ state: string; reason: string }> }).nodes[0]!;
+    expect(node.state).toBe('replaced');
+    expect(node.reason).toMatch(/request id other-client-1 \(ours: [0-9a-f]{16}\)/);
+    await waitIdle(a.url);
+    expect((await client(a.url).sweepStatus()).nnt.last).toMatchObject({ result: 'completed', requestId: 'other-client-1' });
+  });
+});
+
 describe('the library gives a script what the CLI gives', () => {
   it('runClusterSweep and tsnode sweep on the same nodes: the same states, summary, exit code and journal kinds', async () => {
     await Promise.all([seed(a.url, 20), seed(b.url, 20)]);
