@@ -84,7 +84,7 @@ async function seed(url, counts) {
   const ids = (n) => Array.from({ length: n }, (_, i) => uuid(i));
   await post(url, '/write/nnt', JSON.stringify(ids(counts.nnt).map((id) => ({ metric: 'cpu', id, offset, count: 1, value: 1 }))));
   await post(url, '/write/text', JSON.stringify(ids(counts.text).map((id) => ({ metric: 'version', id, offset, value: 'v1' }))));
-  await post(url, '/histogram/write', JSON.stringify(ids(counts.histogram).map((id) => ({ metric: 'latency', id, offset, period: 60, histogram: 'AAAA' }))));
+  await post(url, '/histogram/write', JSON.stringify(ids(counts.histogram).map((id) => ({ metric: 'latency', id, offset, period: 60, histogram: 'AAA=' }))));
 }
 
 function cliApply(urls, stateDir) {

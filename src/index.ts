@@ -91,6 +91,7 @@ export {
   type Validated,
   type ValidateOptions,
 } from './protocol/records.js';
+export { decodeHistogram, encodeHistogram, histogramBinName, type DecodedHistogram, type HistogramBins } from './protocol/histogram.js';
 export { locateSchema, NO_TOPOLOGY, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from './protocol/cluster.js';
 
 // The ring: topologies, the topology hash and metric placement.

@@ -14,10 +14,9 @@
  *   unreachable, coverage, spans, lock), with the reason.
  * Readers skip kinds they do not know. The journal never stops a sweep: a write that fails is a warning.
  */
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, createReadStream, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import type { JournalEntry } from '../run/records.js';
 
@@ -76,7 +75,8 @@ export class Journal {
     try {
       if (fd === undefined) {
         mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-        fd = openSync(this.path, 'a', 0o600);
+        // O_NOFOLLOW: the journal is never written through a symbolic link (ELOOP, reported below).
+        fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
       }
       writeSync(fd, line);
       return true;
@@ -101,18 +101,84 @@ export class Journal {
 /** A line of the journal as read back: its entry, or why it could not be read. */
 export type JournalLine = { line: number; entry: JournalEntry & { v?: unknown; at?: unknown } } | { line: number; error: string };
 
-/** Reads a journal line by line (a stream, not the whole file at once). A missing file reads as empty. */
+/** The longest journal line read (a run with thousands of nodes writes ~100 KiB); longer ones are skipped, never held whole. */
+export const MAX_JOURNAL_LINE = 4 * 1024 * 1024;
+
+/**
+ * Refuses a journal path that is a symbolic link or not a regular file (`/dev/zero`, a FIFO, a
+ * directory): the journal is an audit trail, and a link could point it at anything. A missing
+ * file is fine (nothing journaled yet). Throws an Error whose message says what the path is.
+ */
+export function checkJournalFile(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (st.isSymbolicLink()) throw new Error('it is a symbolic link (refused: give the file it points to, if you mean it)');
+  if (!st.isFile()) throw new Error('it is not a regular file');
+}
+
+/** Splits a byte stream into lines without ever holding more than MAX_JOURNAL_LINE bytes of one. */
+async function* boundedLines(stream: AsyncIterable<Buffer>): AsyncGenerator<{ text: string } | { tooLong: number }> {
+  let parts: Buffer[] = [];
+  let held = 0;
+  let dropped = 0; // bytes of the current line thrown away (0: the line is still whole)
+  const push = (b: Buffer): void => {
+    if (dropped || held + b.length > MAX_JOURNAL_LINE) {
+      dropped += held + b.length;
+      parts = [];
+      held = 0;
+    } else {
+      parts.push(b);
+      held += b.length;
+    }
+  };
+  const finish = (): { text: string } | { tooLong: number } => {
+    const out = dropped ? { tooLong: dropped } : { text: Buffer.concat(parts, held).toString('utf8') };
+    parts = [];
+    held = 0;
+    dropped = 0;
+    return out;
+  };
+  for await (const chunk of stream) {
+    let from = 0;
+    for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
+      push(chunk.subarray(from, nl));
+      yield finish();
+      from = nl + 1;
+    }
+    if (from < chunk.length) push(chunk.subarray(from));
+  }
+  if (held || dropped) yield finish();
+}
+
+/**
+ * Reads a journal line by line (a stream, bounded per line, never the whole file). A missing
+ * file reads as empty; a symbolic link or a file that is not regular is refused (checkJournalFile).
+ * Lines that are not JSON objects with a `kind`, that are too long, or whose times or node lists
+ * cannot be what their kind writes, come back as errors for the reader to count.
+ */
 export async function* readJournal(path: string): AsyncGenerator<JournalLine> {
-  const stream = createReadStream(path, { encoding: 'utf8' });
-  const opened = await new Promise<boolean>((res, rej) => {
-    stream.once('ready', () => res(true));
-    stream.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? res(false) : rej(err)));
-  });
-  if (!opened) return;
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  checkJournalFile(path);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  const stream = createReadStream('', { fd, highWaterMark: 256 * 1024 });
   let n = 0;
-  for await (const text of lines) {
+  for await (const line of boundedLines(stream as AsyncIterable<Buffer>)) {
     n++;
+    if ('tooLong' in line) {
+      yield { line: n, error: `longer than ${MAX_JOURNAL_LINE / 1024 / 1024} MiB (${line.tooLong} bytes)` };
+      continue;
+    }
+    const text = line.text;
     if (text.trim() === '') continue;
     let value: unknown;
     try {
@@ -131,8 +197,35 @@ export async function* readJournal(path: string): AsyncGenerator<JournalLine> {
       yield { line: n, error: 'no kind' };
       continue;
     }
+    const problem = entryProblem(e);
+    if (problem !== null) {
+      yield { line: n, error: problem };
+      continue;
+    }
     yield { line: n, entry: e as JournalEntry };
   }
+}
+
+/** Epoch seconds a Date can hold (JavaScript's range is +-8.64e15 ms). */
+const MAX_EPOCH_SECONDS = 8.64e12;
+
+function badSeconds(v: unknown): boolean {
+  return v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > MAX_EPOCH_SECONDS);
+}
+
+/**
+ * Why a line cannot be what its kind writes, or null: an `at` that is no time, an epoch field
+ * outside what a date can hold, or a node list that is no list. Such a line is skipped whole
+ * (a `sweep.end` whose `nodes` is not a list must not read as "finished, nothing left").
+ */
+export function entryProblem(e: Record<string, unknown>): string | null {
+  if (e.at !== undefined && (typeof e.at !== 'string' || Number.isNaN(Date.parse(e.at)))) return 'its time (at) is not a valid time';
+  for (const field of ['before', 'now'] as const) if (badSeconds(e[field])) return `its ${field} is not an epoch time in range`;
+  if (Array.isArray(e.steps) && e.steps.some((s) => Boolean(s) && typeof s === 'object' && badSeconds((s as { cutoff?: unknown }).cutoff))) {
+    return 'a step cut-off is not an epoch time in range';
+  }
+  if (/^(sweep|retention)\.(start|end)$|^sweep\.cancel$/.test(e.kind as string) && !Array.isArray(e.nodes)) return 'its nodes field is not a list';
+  return null;
 }
 
 // The entry shapes are the run core's (src/run/records.ts): it builds them, this file writes them.

@@ -46,3 +46,18 @@ export function rollupAnswerBytes(q: Pick<RollupQuery, 'startMs' | 'endMs' | 'sp
   const perRow = q.type === 'all' ? ROLLUP_ALL_ROW_BYTES : ROLLUP_ROW_BYTES;
   return ROLLUP_SLACK_BYTES + rollupBuckets(q) * perRow;
 }
+
+/**
+ * A tag-query answer (find, or a delete's per-metric list): at most `limit` rows (the advisory
+ * limit the client sends), each a metric name of under 4,095 characters (JSON-escaped at worst six
+ * bytes each) with a few short fields, plus slack. A count is a small object.
+ */
+export function tagAnswerBytes(limit: number): number {
+  return 1 * MiB + limit * (4096 * 6 + 256);
+}
+
+/**
+ * A shard inventory (`/list_nntbs_shards`, `/raw/list_shards`, ...): about 90 bytes a shard when
+ * pretty-printed. 16 MiB holds 180,000 shards: a day-sized shard per period for 490 years.
+ */
+export const INVENTORY_ANSWER_BYTES = 16 * MiB;

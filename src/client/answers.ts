@@ -41,20 +41,26 @@ export function parseAnswer<S extends z.ZodType>(node: string, text: string, sch
 }
 
 /**
- * A write's acknowledgement. Any 2xx means the node took the request; `records` is its count of
- * stored records, present only when the answer carried one. The production store's answer body
- * is not documented (the production Go client's test node answers 200 with no body at all), so
- * an answer without a count is an acknowledgement without a count, never a failure.
+ * A write's acknowledgement. Any 2xx means the node took the request. The store's spec answers
+ * the `FourPointResponse` (developer.yaml): `records` taken, `updated`, `misdirected` (records
+ * whose metric the node says it does not own) and `errors` (records it failed); each count is
+ * present only when the answer carried it. The production Go client's test node answers 200 with
+ * no body at all, so an answer without counts is an acknowledgement without counts, never a failure.
  */
 export interface WriteAck {
   records?: number;
+  updated?: number;
+  misdirected?: number;
+  errors?: number;
 }
 
+const ACK_COUNTS = ['records', 'updated', 'misdirected', 'errors'] as const;
+
 /**
- * Reads the count out of a 2xx write answer: a JSON object with a whole `records` >= 0 gives it;
- * an empty body or one without `records` gives `{}`; a `records` that is not a count is
- * `bad_answer` (the node claims a count the client cannot read), and so is a JSON object that
- * carries only an `error` (a 2xx that says it failed).
+ * Reads the counts out of a 2xx write answer: a JSON object gives those of its `records`,
+ * `updated`, `misdirected` and `errors` that it holds; an empty body or one with none of them gives
+ * `{}`; a count that is not a whole number >= 0 is `bad_answer` (the node claims a count the
+ * client cannot read), and so is a JSON object that carries only an `error` (a 2xx that says it failed).
  */
 export function writeAck(node: string, text: string): WriteAck {
   if (text.trim() === '') return {};
@@ -66,20 +72,25 @@ export function writeAck(node: string, text: string): WriteAck {
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return {};
   const o = json as Record<string, unknown>;
-  if (!('records' in o)) {
+  if (!ACK_COUNTS.some((k) => k in o)) {
     if (typeof o.error === 'string') {
       throw new NodeRequestError(node, 'bad_answer', `write: the node answered 2xx with an error: ${o.error}; expected an acknowledgement`, { retryable: false });
     }
     return {};
   }
-  const n = o.records;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-    const shown = JSON.stringify(n) ?? String(n);
-    throw new NodeRequestError(node, 'bad_answer', `write: the answer's records is ${shown.slice(0, 40)}; expected a whole number >= 0 (or no records member)`, {
-      retryable: false,
-    });
+  const ack: WriteAck = {};
+  for (const key of ACK_COUNTS) {
+    if (!(key in o)) continue;
+    const n = o[key];
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+      const shown = JSON.stringify(n) ?? String(n);
+      throw new NodeRequestError(node, 'bad_answer', `write: the answer's ${key} is ${shown.slice(0, 40)}; expected a whole number >= 0 (or no ${key} member)`, {
+        retryable: false,
+      });
+    }
+    ack[key] = n;
   }
-  return { records: n };
+  return ack;
 }
 
 /** What each answer should look like, for `bad_answer` messages. */
@@ -88,7 +99,9 @@ export const ROLLUP_SHAPE = 'a JSON array of [seconds, number or null] rows';
 export const ROLLUP_ALL_SHAPE = 'a JSON array of [seconds, object of numbers or null] rows';
 
 export const textRows = z.array(z.tuple([z.number(), z.string()]));
-export const histogramRows = z.array(z.tuple([z.number(), z.number(), z.string()]));
+/** Histogram rows as api/read-histogram.md gives them: `[seconds, period, {bin: count}]`. */
+export const histogramRows = z.array(z.tuple([z.number(), z.number(), z.record(z.string(), z.number().int().nonnegative())]));
+export const HISTOGRAM_ROWS_SHAPE = 'a JSON array of [seconds, period, {bin: count}] rows';
 
 /** The only answer that means a DELETE started a sweep. */
 export const startedAck = z.array(z.unknown()).length(0, { message: 'expected [] (the sweep started)' });

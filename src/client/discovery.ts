@@ -25,6 +25,11 @@ export interface NodeSelf {
   baseRollup: number | null;
   nntRollups: number[] | null;
   histogramRollups: number[] | null;
+  /**
+   * How far its own data is behind its peers' (`/state` max_peer_lag, seconds); null when it does not
+   * say (stats.json, or a node without it).
+   */
+  lagSeconds?: number | null;
   /** Which endpoint answered. */
   via: 'state' | 'stats.json';
 }
@@ -58,8 +63,16 @@ export function selfFromState(url: string, s: WireNodeState): NodeSelf {
     baseRollup: s.base_rollup ?? (nnt && nnt.length ? Math.min(...nnt) : null),
     nntRollups: nnt ? [...nnt].sort((a, b) => a - b) : null,
     histogramRollups: s.histogram?.rollups ? [...s.histogram.rollups].sort((a, b) => a - b) : null,
+    lagSeconds: peerLagOf(s),
     via: 'state',
   };
+}
+
+/** `max_peer_lag` when it is a number of seconds (a string of one too), else null. */
+export function peerLagOf(s: WireNodeState): number | null {
+  const raw = (s as Record<string, unknown>).max_peer_lag;
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  return Number.isFinite(n) && n >= 0 ? n : null;
 }
 
 const leafText = (l: { _value?: unknown } | undefined): string | undefined => (typeof l?._value === 'string' ? l._value : undefined);

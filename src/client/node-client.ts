@@ -8,22 +8,46 @@ import {
   formatTimestamp,
   msFromSeconds,
   normaliseStatus,
+  NNT_SHARDS_SHAPE,
+  nntShardListSchema,
+  nntShardsByPeriod,
   rollupAllRowsSchema,
+  START_END_SHARDS_SHAPE,
+  startEndShardListSchema,
   rollupRowsSchema,
   wireSweepStatusSchema,
   type HeaderPrefix,
+  type HistogramBins,
   type HistogramRecord,
   type NntRecord,
   type RollupAll,
+  type ShardRange,
   type RollupQuery,
   type SweepRequest,
   type SweepStatus,
   type TextRecord,
+  deleteAnswerSchema,
+  findAnswerSchema,
+  findCountSchema,
+  readTagHeader,
+  tagHeaderName,
+  type DataType,
+  type DeleteResultRow,
+  type FoundMetric,
 } from '../protocol/index.js';
-import { locateSchema, nodeStateSchema, nodeStatsSchema, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import {
+  locateSchema,
+  nodeStateSchema,
+  nodeStatsSchema,
+  replicationStatusSchema,
+  type ReplicationStatus,
+  type WireLocate,
+  type WireNodeState,
+  type WireNodeStats,
+} from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
-import { histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
-import { READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes } from './answer-limits.js';
+import { HISTOGRAM_ROWS_SHAPE, histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
+import { INVENTORY_ANSWER_BYTES, READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -78,6 +102,25 @@ export interface RollupResult<V> {
  * object per row: `timestampsMs[i]` (epoch ms) and `values[i]`, NaN where the bucket is empty
  * (JSON has no NaN, so NaN only ever means null).
  */
+/** What a tag-query delete removes: everything of each metric, or one type's data before a time (epoch s). */
+export type TagDeleteScope = { kind: 'full' } | { kind: 'before'; type: DataType; before: number };
+
+export interface TagCall {
+  /** The tag query, as typed: sent URL-encoded exactly once. */
+  query: string;
+  account: number;
+  /** `X-Snowth-Advisory-Limit`: the most metrics one answer lists (bounds the answer's size). */
+  limit: number;
+  /** Ask the node for its own data only (`X-Snowth-Proxied: 1`). */
+  local?: boolean;
+}
+
+/** One page of a tag-query answer; `incomplete`: the node said more remain (`X-Snowth-Incomplete-Results`). */
+export interface TagPage<T> {
+  rows: T[];
+  incomplete: boolean;
+}
+
 export interface RollupColumns {
   timestampsMs: Float64Array;
   values: Float64Array;
@@ -261,21 +304,41 @@ export class NodeClient {
 
   /**
    * Reads histogram records back (`GET /histogram/<start>/<end>/<period>/<uuid>/<metric>`):
-   * `[epoch seconds, period, histogram]` rows with `startMs <= ts < endMs`. The node's end is
-   * inclusive (api/read-histogram.md), so the last whole second before endMs is sent.
+   * `[epoch seconds, period, bins]` rows with `startMs <= ts < endMs`, each histogram a map of
+   * bins to counts (api/read-histogram.md; an answer holding anything else, such as an encoded
+   * string, is `bad_answer`). The node's end is inclusive, so the last whole second before endMs is sent.
    */
-  async readHistogram(q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number }, call: CallOptions = {}): Promise<Array<[number, number, string]>> {
+  async readHistogram(
+    q: { uuid: string; metric: string; startMs: number; endMs: number; periodS: number },
+    call: CallOptions = {},
+  ): Promise<Array<[number, number, HistogramBins]>> {
     const start = Math.ceil(q.startMs / 1000);
     const end = Math.max(start, Math.ceil(q.endMs / 1000) - 1);
     const path = `/histogram/${start}/${end}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, histogramRows, 'histogram read', 'a JSON array of [seconds, period, histogram] rows');
+    return parseAnswer(this.url, res.text, histogramRows, 'histogram read', HISTOGRAM_ROWS_SHAPE);
   }
 
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
+  }
+
+  /** `GET /list_nntbs_shards` (JSON): the numeric rollup shards per period. */
+  async nntShards(call: CallOptions = {}): Promise<Map<number, ShardRange[]>> {
+    const res = await this.call({ method: 'GET', path: '/list_nntbs_shards', headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
+    return nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
+  }
+
+  /**
+   * A `[{start, end}]` shard list: `/raw/list_shards`, `/histogram_raw/list_shards` or
+   * `/histogram/<period>/list_shards`.
+   */
+  async startEndShards(list: { kind: 'raw' } | { kind: 'histogram_raw' } | { kind: 'histogram'; period: number }, call: CallOptions = {}): Promise<ShardRange[]> {
+    const path = list.kind === 'histogram' ? `/histogram/${list.period}/list_shards` : `/${list.kind}/list_shards`;
+    const res = await this.call({ method: 'GET', path, headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
@@ -311,6 +374,73 @@ export class NodeClient {
   async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
     const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, locateSchema, 'locate', 'a JSON array of the owner nodes');
+  }
+
+  /** `GET /replication/json` (tsnode's own): what this node's journals still hold per peer, and what it received. */
+  async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
+    const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}');
+  }
+
+  /**
+   * `POST /replication/pause/<peer>` or `/replication/resume/<peer>` (tsnode's own): stops or restarts
+   * this node's replay towards a peer. Answers the peer's replication entry (`GET /replication/json`).
+   */
+  async setReplicationPaused(peerId: string, paused: boolean, call: CallOptions = {}): Promise<Record<string, unknown>> {
+    const path = `/replication/${paused ? 'pause' : 'resume'}/${encodePathSegment(peerId)}`;
+    const res = await this.call({ method: 'POST', path }, call, undefined, STATUS_ANSWER_BYTES);
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      json = undefined;
+    }
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      throw new NodeRequestError(this.url, 'bad_answer', `replication ${paused ? 'pause' : 'resume'}: the answer is not a JSON object`, { retryable: false });
+    }
+    return json as Record<string, unknown>;
+  }
+
+  /** The request path of a tag-query call, exactly as sent (for --dry-run and tests). */
+  static tagPath(endpoint: 'find' | 'full' | DataType, query: string, account?: number, countOnly = false): string {
+    const q = `query=${encodeURIComponent(query)}${countOnly ? '&count_only=1' : ''}`;
+    return endpoint === 'find' ? `/find/${account ?? 1}/tags?${q}` : `/${endpoint}/tags?${q}`;
+  }
+
+  private tagHeaders(c: Pick<TagCall, 'account' | 'local'> & { limit?: number }): Record<string, string> {
+    const h: Record<string, string> = { [tagHeaderName('account')]: String(c.account) };
+    if (c.limit !== undefined) h[tagHeaderName('advisoryLimit')] = String(c.limit);
+    if (c.local) h[tagHeaderName('proxied')] = '1';
+    return h;
+  }
+
+  /** `GET /find/<account>/tags`: the metrics the query selects on this node, at most `limit`. */
+  async findTags(c: TagCall, call: CallOptions = {}): Promise<TagPage<FoundMetric>> {
+    const res = await this.call({ method: 'GET', path: NodeClient.tagPath('find', c.query, c.account), headers: this.tagHeaders(c) }, call, undefined, tagAnswerBytes(c.limit));
+    const rows = parseAnswer(this.url, res.text, findAnswerSchema, 'find', 'a JSON array of {uuid, metric_name, category, type, account_id}');
+    return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
+  }
+
+  /** `GET /find/<account>/tags?count_only=1`: how many metrics the query selects on this node. */
+  async countTags(c: Omit<TagCall, 'limit'>, call: CallOptions = {}): Promise<{ count: number; estimate: boolean }> {
+    const res = await this.call({ method: 'GET', path: NodeClient.tagPath('find', c.query, c.account, true), headers: this.tagHeaders(c) }, call, undefined, STATUS_ANSWER_BYTES);
+    const body = parseAnswer(this.url, res.text, findCountSchema, 'find count', 'a JSON object {count, estimate}');
+    return { count: body.count, estimate: body.estimate === true };
+  }
+
+  /**
+   * A tag-query delete on this node. Without `confirm` the node only reports (the store's dry run);
+   * a confirmed call is never retried (its answer is the record of what went: a repeat would list
+   * nothing, and the caller's after-look settles an answer that was lost).
+   */
+  async tagDelete(c: TagCall & { scope: TagDeleteScope; confirm: boolean }, call: CallOptions = {}): Promise<TagPage<DeleteResultRow>> {
+    const headers = this.tagHeaders(c);
+    if (c.confirm) headers[tagHeaderName('confirm')] = '1';
+    if (c.scope.kind === 'before') headers[tagHeaderName('deleteTime')] = String(c.scope.before);
+    const path = NodeClient.tagPath(c.scope.kind === 'full' ? 'full' : c.scope.type, c.query);
+    const res = await this.call({ method: 'DELETE', path, headers }, call, c.confirm ? NO_RETRY : undefined, tagAnswerBytes(c.limit));
+    const rows = parseAnswer(this.url, res.text, deleteAnswerSchema, 'tag delete', 'a JSON array of {metric_name, delete_result, payload}');
+    return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {

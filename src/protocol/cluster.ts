@@ -45,3 +45,22 @@ export type WireLocate = z.infer<typeof locateSchema>;
 
 /** The hash a node reports when it has no topology (or no rebalance in progress, for `next`). */
 export const NO_TOPOLOGY = '-';
+
+/** `GET /replication/json` (tsnode's own): per peer, the journal not yet delivered; records received. */
+export const replicationStatusSchema = z.looseObject({
+  peers: z.array(
+    z.looseObject({
+      id: z.string(),
+      url: z.string(),
+      pending: z.number().int().nonnegative(),
+      bytes: z.number().nonnegative(),
+      oldest_offset: z.number().nullable(),
+      lag_seconds: z.number().nonnegative(),
+      paused: z.boolean(),
+      last_error: z.string().nullable(),
+      dead_letters: z.number().int().nonnegative(),
+    }),
+  ),
+  received: z.looseObject({ clients: z.number(), peers: z.number() }),
+});
+export type ReplicationStatus = z.infer<typeof replicationStatusSchema>;

@@ -16,6 +16,7 @@ export type ProtocolErrorCode =
   | 'disk_full'
   | 'store_unavailable'
   | 'overloaded'
+  | 'owners_unreachable'
   | 'internal';
 
 /**

@@ -142,3 +142,23 @@ function requestIdHeader(headers: Readonly<Record<string, string | string[] | un
   }
   return undefined;
 }
+
+/**
+ * The store's "do not proxy" header (`X-Snowth-Proxied: 1`, or tsnode's `X-Service-` spelling): a
+ * read that carries it is answered from the asked node's own data, never forwarded to an owner.
+ */
+export const NO_PROXY_HEADER = 'X-Snowth-Proxied';
+/** Set by a ring node on every read it answers or forwards: the id of the node whose data answered. */
+export const ANSWERED_BY_HEADER = 'X-Service-Answered-By';
+/** tsnode's own: marks a write one ring node replays to another from its journal (applied locally, never replicated again). */
+export const REPLAYED_FROM_HEADER = 'X-Tsnode-Replayed-From';
+
+/** Whether a request carries the no-proxy header (either prefix) with a true value. */
+export function isNoProxy(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  for (const prefix of HEADER_PREFIXES) {
+    const v = headers[`${prefix}-Proxied`.toLowerCase()];
+    const s = Array.isArray(v) ? v[0] : v;
+    if (s !== undefined && s.trim() !== '' && s.trim() !== '0' && s.trim().toLowerCase() !== 'false') return true;
+  }
+  return false;
+}

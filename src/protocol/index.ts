@@ -8,3 +8,6 @@ export * from './records.js';
 export * from './record-scan.js';
 export * from './cluster.js';
 export * from './trailing-commas.js';
+export * from './tag-delete.js';
+export * from './histogram.js';
+export * from './shards.js';

@@ -128,8 +128,10 @@ export class NodeWriter {
           onSent();
         },
       });
-      if (ack.records === undefined) return 'bare';
-      if (ack.records === slice.count) return 'count';
+      if (ack.records === undefined || ack.records === slice.count) {
+        ledger.noteAckCounts(i, ack);
+        return ack.records === undefined ? 'bare' : 'count';
+      }
       const err = new AckCountError(client.url, ack.records, slice.count);
       if (attempt >= ackRetry.retries || signal?.aborted) throw err;
       ledger.retries++;

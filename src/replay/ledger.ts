@@ -37,7 +37,22 @@ export class Ledger {
     urls: readonly string[],
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.nodes = urls.map((node) => ({ node, batches: 0, records: 0, ackedByCount: 0, ackedBare: 0, failedBatches: 0, failedRecords: 0, rejected: 0, bytesSent: 0 }));
+    this.nodes = urls.map((node) => ({
+      node,
+      batches: 0,
+      records: 0,
+      primaryRecords: 0,
+      fallbackRecords: 0,
+      handedOn: 0,
+      ackedByCount: 0,
+      ackedBare: 0,
+      failedBatches: 0,
+      failedRecords: 0,
+      rejected: 0,
+      bytesSent: 0,
+      misdirected: 0,
+      errors: 0,
+    }));
   }
 
   /** Whether reading should stop: a reason to stop, or the run's signal. */
@@ -54,13 +69,32 @@ export class Ledger {
     this.stop ??= 'input-error';
   }
 
-  /** Counts a node's acknowledgement of (part of) a batch into its report. */
-  credit(i: number, sent: Sent): void {
+  /** Counts a node's acknowledgement of (part of) a batch into its report; `fallback`: the records' first choice failed them. */
+  credit(i: number, sent: Sent, fallback = false): void {
     const n = this.nodes[i]!;
     n.batches++;
     n.records += sent.written;
+    if (fallback) n.fallbackRecords += sent.written;
+    else n.primaryRecords += sent.written;
     n.ackedByCount += sent.byCount;
     n.ackedBare += sent.bare;
+  }
+
+  /** Adds what a node's acknowledgement counted beyond its records: misdirected and failed records. */
+  noteAckCounts(i: number, ack: { misdirected?: number; errors?: number }): void {
+    const n = this.nodes[i]!;
+    n.misdirected += ack.misdirected ?? 0;
+    n.errors += ack.errors ?? 0;
+  }
+
+  /**
+   * Node i did not take `records` records (failed after retries, or down) and they went on to the
+   * next node: not a failure of the run, but the report says how many and why.
+   */
+  handedOn(i: number, records: number, err: unknown): void {
+    const n = this.nodes[i]!;
+    n.handedOn += records;
+    n.handOnError = err instanceof Error ? err.message : String(err);
   }
 
   /** A batch (or an owner's slice) of which `records` records failed on node i; returns the error's message. */

@@ -34,6 +34,11 @@ export interface RoutedBatch {
   owed: number;
   /** Records whose rejects-file line named a node that does not own them (now): routed to all their owners. */
   notOwedThere: number;
+  /**
+   * `primaryOnly`: per record of the batch, its owners in placement order (the first is where it
+   * was routed); a record whose first owner fails moves on to the next.
+   */
+  placement?: Array<readonly number[]>;
 }
 
 const latin1 = (buf: Uint8Array, from: number, to: number): string => Buffer.prototype.latin1Slice.call(buf, from, to) as string;
@@ -131,9 +136,10 @@ export class OwnerRouter {
   /**
    * Splits a batch (its body: `[record,record,...]`, records as read and already validated) into
    * one slice per destination node. A record from a rejects-file line that names its owner
-   * (`batch.owedTo`) goes to that node alone, when it still owns the record.
+   * (`batch.owedTo`) goes to that node alone, when it still owns the record. `primaryOnly`: each
+   * record to its first owner only (the store replicates it to the others).
    */
-  split(batch: Batch): RoutedBatch {
+  split(batch: Batch, primaryOnly = false): RoutedBatch {
     const buf = batch.body;
     const at = this.at;
     // Per node: byte ranges (start, end) of its records, merged where records are neighbours, and their batch positions.
@@ -147,6 +153,7 @@ export class OwnerRouter {
     let prevOwners: readonly number[] = [];
     let notOwedThere = 0;
     let owed = 0;
+    const placement: Array<readonly number[]> | undefined = primaryOnly ? new Array<readonly number[]>(batch.count) : undefined;
     let p = 0;
     while (isWs(buf[p])) p++;
     if (buf[p] !== LBRACKET) throw new Error('a batch body is not a JSON array');
@@ -180,8 +187,14 @@ export class OwnerRouter {
           owed++;
         } else notOwedThere++;
       }
-      copies[k] = owners.length;
-      for (let o = 0; o < owners.length; o++) {
+      // Primary only: the first owner (the rest are kept for a fallback).
+      let destinations = owners.length;
+      if (placement) {
+        placement[k] = owners;
+        destinations = Math.min(1, destinations);
+      }
+      copies[k] = destinations;
+      for (let o = 0; o < destinations; o++) {
         const i = owners[o]!;
         const r = (ranges[i] ??= []);
         (index[i] ??= []).push(k);
@@ -207,7 +220,7 @@ export class OwnerRouter {
       const idx = index[node]!;
       slices.push({ node, body, count: idx.length, records: idx.map((k) => batch.records[k]!), lines: idx.map((k) => batch.lines[k]!), index: idx });
     });
-    return { slices, copies, owed, notOwedThere };
+    return { slices, copies, owed, notOwedThere, ...(placement ? { placement } : {}) };
   }
 }
 

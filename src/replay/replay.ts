@@ -52,11 +52,12 @@ async function checkedInputs(sources: readonly string[], options: ReplayOptions)
     throw new ReplayUsageError('--strict reads every input twice, and standard input can be read only once', 'save the records to a file first, or drop --strict');
   }
   if (options.rate !== undefined && !(options.rate > 0)) throw new ReplayUsageError(`rate: ${options.rate} must be > 0 records/s`);
-  if ((options.to ?? 'any') === 'owners') {
-    if (options.ring === undefined) throw new ReplayUsageError('to owners: no ring given', 'pass the ring the nodes run (discoverRing(seed).ring), or write with to any or all');
+  const to = options.to ?? 'any';
+  if (to === 'owners' || to === 'primary') {
+    if (options.ring === undefined) throw new ReplayUsageError(`to ${to}: no ring given`, 'pass the ring the nodes run (discoverRing(seed).ring), or write with to any or all');
     const ringNodes = options.ring.topology.nodes.length;
     if (options.clients.length !== ringNodes) {
-      throw new ReplayUsageError(`to owners: ${options.clients.length} clients for a ring of ${ringNodes} nodes`, 'one client per ring node, in topology order');
+      throw new ReplayUsageError(`to ${to}: ${options.clients.length} clients for a ring of ${ringNodes} nodes`, 'one client per ring node, in topology order');
     }
   }
   if (!dryRun) {
@@ -139,16 +140,23 @@ class Replay {
     this.bytesTotal = infos.every((i) => i.size !== undefined) ? infos.reduce((a, i) => a + (i.size ?? 0), 0) : undefined;
     this.dryCounts = options.clients.map(() => 0);
     const ctx: SendContext = { clients: options.clients, ledger: this.ledger, signal: this.signal, emit, reject: (entry) => this.reject(entry) };
-    const ring = options.to === 'owners' ? options.ring : undefined;
+    const ring = options.to === 'owners' || options.to === 'primary' ? options.ring : undefined;
     const writer = new NodeWriter(ctx, {
       write: writerFor(options.kind ?? 'nnt'),
       method: options.method ?? 'POST',
       ackRetry: options.ackRetry ?? DEFAULT_RETRY,
-      ...(ring ? { ownerOf: (i: number) => ring.topology.nodes[i]!.id } : {}),
+      // `owners`: a copy an owner did not take is owed to it; `primary`: a replay starts at the primary again.
+      ...(ring && options.to === 'owners' ? { ownerOf: (i: number) => ring.topology.nodes[i]!.id } : {}),
     });
     const pool = new NodePool(options.clients, this.now, unhealthyMs, emit);
     this.route = ring
-      ? new OwnersRoute(ctx, writer, pool, this.bodies, ring, { batchSize: this.batchSize, batchBytes: this.batchBytes, concurrency, unhealthyMs })
+      ? new OwnersRoute(ctx, writer, pool, this.bodies, ring, {
+          batchSize: this.batchSize,
+          batchBytes: this.batchBytes,
+          concurrency,
+          unhealthyMs,
+          mode: options.to === 'primary' ? 'primary' : 'owners',
+        })
       : new AnyAllRoute(ctx, writer, pool, this.bodies, options.to === 'all' ? 'all' : 'any', concurrency);
   }
 
@@ -338,6 +346,7 @@ class Replay {
       stopped,
       read: ledger.read,
       written: ledger.written,
+      fallbackRecords: nodes.reduce((a, n) => a + n.fallbackRecords, 0),
       writtenToSome: ledger.writtenToSome,
       acknowledged: { byCount: nodes.reduce((a, n) => a + n.ackedByCount, 0), bare: nodes.reduce((a, n) => a + n.ackedBare, 0) },
       toNamedOwner: ledger.toNamedOwner,

@@ -122,11 +122,13 @@ export class AnyAllRoute implements Route {
     for (;;) {
       const i = this.pool.pick(tried);
       if (i === undefined) break;
+      // The node before failed it: the batch goes on to this one.
+      if (tried.size > 0) ledger.handedOn(lastNode, batch.count - refused.size, lastErr);
       tried.add(i);
       try {
         const sent = await this.writer.sendTo(i, refused.size === 0 ? slice : excluding(slice, refused), batch.source, refused, tally);
         this.pool.up(i);
-        ledger.credit(i, sent);
+        ledger.credit(i, sent, tried.size > 1);
         ledger.batches++;
         ledger.written += sent.written;
         return { written: sent.written, writtenToSome: 0, ...tally };

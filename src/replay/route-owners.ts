@@ -2,6 +2,12 @@
  * `--to owners`: each record to its `write_copies` owners on the ring, batched per node (see
  * owner-queue.ts), never to another node. What an owner refuses or does not take goes to the
  * rejects file naming that owner, so a replay of the line goes to it alone.
+ *
+ * `--to primary`: each record once, to its first owner (a replicating store copies it to the
+ * others). What that owner does not take (failed after retries, or down) goes on to the next
+ * owner in placement order, sent from the failed request's own slot (so a fallback never waits
+ * for a queue another failing request holds); only a record no owner took goes to the rejects
+ * file, naming the owners tried and without an `owner` (a replay starts at the primary again).
  */
 import { InFlight } from '../client/concurrency.js';
 import { NodeRequestError } from '../client/errors.js';
@@ -13,6 +19,7 @@ import type { NodePool } from './node-pool.js';
 import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
 import { joinSlices, OwnerRouter, type OwnerSlice, type RoutedBatch } from './owners.js';
 import type { BatchOutcome, Route } from './route.js';
+import { batchBody } from '../records/batch.js';
 import { textsOf } from './slice.js';
 
 /** One input batch on its way, split among its owners' queues; settled when every slice is. */
@@ -36,6 +43,8 @@ export interface OwnersRouteOptions {
   concurrency: number;
   /** How long a node that failed is left alone (quoted in the rejects of requests not tried meanwhile). */
   unhealthyMs: number;
+  /** `primary`: each record to its first owner, the next on failure (default `owners`: to every owner). */
+  mode?: 'owners' | 'primary';
 }
 
 export class OwnersRoute implements Route {
@@ -46,6 +55,7 @@ export class OwnersRoute implements Route {
   /** Why each node last failed a request (what a request not tried while it is down quotes). */
   private readonly downWhy: string[] = [];
   private notOwedWarned = false;
+  private readonly primary: boolean;
 
   constructor(
     private readonly ctx: SendContext,
@@ -56,6 +66,7 @@ export class OwnersRoute implements Route {
     private readonly opts: OwnersRouteOptions,
   ) {
     this.router = new OwnerRouter(ring);
+    this.primary = opts.mode === 'primary';
     this.queue = new OwnerQueue<Chunk>({
       nodes: ctx.clients.length,
       batchSize: opts.batchSize,
@@ -79,7 +90,7 @@ export class OwnersRoute implements Route {
    * while a node has no free request slot); settled once every slice is.
    */
   async send(batch: Batch, settle: (outcome: BatchOutcome) => void): Promise<void> {
-    const routed = this.router.split(batch);
+    const routed = this.router.split(batch, this.primary);
     // The slices hold copies of their records: the batch's buffer can carry the next batch now.
     this.bodies.give(batch.body);
     this.ctx.ledger.toNamedOwner += routed.owed;
@@ -126,7 +137,7 @@ export class OwnersRoute implements Route {
   }
 
   plan(batch: Batch, count: (node: number, records: number) => void): void {
-    for (const s of this.router.split(batch).slices) count(s.node, s.count);
+    for (const s of this.router.split(batch, this.primary).slices) count(s.node, s.count);
   }
 
   /**
@@ -159,7 +170,7 @@ export class OwnersRoute implements Route {
    * does not take goes to the rejects file naming it (never to another node); each batch gets
    * its share of the outcome.
    */
-  private async sendRequest(i: number, parts: QueuedSlice<Chunk>[]): Promise<void> {
+  private async sendRequest(i: number, parts: QueuedSlice<Chunk>[], fallback = false): Promise<void> {
     const { ledger, signal } = this.ctx;
     const request = joinSlices(
       i,
@@ -171,27 +182,36 @@ export class OwnersRoute implements Route {
     const scratch: Tally = { refused: 0, notWritten: 0 };
     let failed = false;
     let interrupted = false;
+    // `primary`: the records that went on to their next owner (settled by that request, not this one).
+    let handedOn: ReadonlySet<number> = new Set<number>();
+    let next: Array<{ node: number; parts: QueuedSlice<Chunk>[] }> = [];
     try {
+      let err: unknown;
       if (this.pool.isDown(i)) {
-        // It failed moments ago: its records go to the rejects file now rather than each request waiting out the retries.
-        const why = `${this.ctx.clients[i]!.url} failed a write within the last ${Math.round(this.opts.unhealthyMs / 1000)}s and was not tried again yet (${this.downWhy[i] ?? 'it failed'})`;
-        this.failSlice(source, request, new Error(why), refused, scratch);
-        failed = true;
+        // It failed moments ago: its records go on (or to the rejects file) now rather than each request waiting out the retries.
+        err = new Error(
+          `${this.ctx.clients[i]!.url} failed a write within the last ${Math.round(this.opts.unhealthyMs / 1000)}s and was not tried again yet (${this.downWhy[i] ?? 'it failed'})`,
+        );
       } else {
         try {
           const sent = await this.writer.sendTo(i, request, source, refused, scratch);
           this.pool.up(i);
-          ledger.credit(i, sent);
-        } catch (err) {
+          ledger.credit(i, sent, fallback);
+        } catch (e) {
           if (signal?.aborted) interrupted = true;
           else {
-            if (err instanceof NodeRequestError) {
-              this.pool.down(i, err.detail);
-              this.downWhy[i] = err.detail;
-            }
-            this.failSlice(source, request, err, refused, scratch);
-            failed = true;
+            if (e instanceof NodeRequestError) this.pool.down(i, e.detail);
+            this.downWhy[i] = e instanceof NodeRequestError ? e.detail : e instanceof Error ? e.message : String(e);
+            err = e;
           }
+        }
+      }
+      if (err !== undefined) {
+        if (this.primary) ({ handedOn, next } = this.handOn(i, parts, refused, err));
+        const left = this.primary ? this.remaining(request, refused, handedOn) : request;
+        if (left.count > 0) {
+          this.failSlice(source, left, err, refused, scratch, this.primary ? this.noOwnerTook(parts) : undefined);
+          failed = true;
         }
       }
     } catch (err) {
@@ -199,24 +219,103 @@ export class OwnersRoute implements Route {
       ledger.failInput(err);
       interrupted = true;
     }
+    // The next owners' requests are counted into their batches before this request settles its share.
+    for (const n of next) for (const { owner: c } of n.parts) c.pending++;
     for (const { owner: c, slice } of parts) {
+      let lost = false;
       slice.records.forEach((r, j) => {
+        if (handedOn.has(r)) return;
         if (refused.has(r)) c.tally.refused++;
-        else if (failed) c.tally.notWritten++;
-        else if (!interrupted) c.acked[slice.index[j]!]!++;
+        else if (failed) {
+          c.tally.notWritten++;
+          lost = true;
+        } else if (!interrupted) c.acked[slice.index[j]!]!++;
       });
       if (failed) c.failed++;
+      // `primary`: a record no owner took stops the run, as a batch no node took does with --to any.
+      if (this.primary && lost) ledger.stop ??= 'nodes-down';
       if (interrupted) c.interrupted = true;
       if (--c.pending === 0) this.settleChunk(c);
     }
+    // From this request's slot: a fallback never waits for room another request holds.
+    for (const n of next) await this.sendRequest(n.node, n.parts, true);
   }
 
+  /**
+   * `primary`: the records of a request node i did not take, each to its next owner after i in
+   * placement order, grouped into one request per node. Returns the records handed on.
+   */
+  private handOn(
+    i: number,
+    parts: readonly QueuedSlice<Chunk>[],
+    refused: ReadonlySet<number>,
+    err: unknown,
+  ): { handedOn: Set<number>; next: Array<{ node: number; parts: QueuedSlice<Chunk>[] }> } {
+    const handedOn = new Set<number>();
+    const byNode = new Map<number, QueuedSlice<Chunk>[]>();
+    for (const { owner: c, slice } of parts) {
+      const picked = new Map<number, number[]>();
+      slice.records.forEach((r, j) => {
+        if (refused.has(r)) return;
+        const owners = c.routed.placement?.[slice.index[j]!] ?? [];
+        const at = owners.indexOf(i);
+        const to = at >= 0 ? owners[at + 1] : undefined;
+        if (to === undefined) return;
+        handedOn.add(r);
+        let js = picked.get(to);
+        if (!js) picked.set(to, (js = []));
+        js.push(j);
+      });
+      if (picked.size === 0) continue;
+      const texts = textsOf(slice);
+      for (const [to, js] of picked) {
+        const moved: OwnerSlice = {
+          node: to,
+          body: batchBody(js.map((j) => texts[j]!)),
+          count: js.length,
+          records: js.map((j) => slice.records[j]!),
+          lines: js.map((j) => slice.lines[j]!),
+          index: js.map((j) => slice.index[j]!),
+        };
+        let list = byNode.get(to);
+        if (!list) byNode.set(to, (list = []));
+        list.push({ owner: c, slice: moved });
+      }
+    }
+    if (handedOn.size > 0) this.ctx.ledger.handedOn(i, handedOn.size, err);
+    return { handedOn, next: [...byNode].map(([node, p]) => ({ node, parts: p })) };
+  }
+
+  /** The part of a request that was neither refused nor handed on. */
+  private remaining(request: OwnerSlice, refused: ReadonlySet<number>, handedOn: ReadonlySet<number>): OwnerSlice {
+    if (handedOn.size === 0) return request;
+    const keep = request.records.flatMap((r, j) => (handedOn.has(r) && !refused.has(r) ? [] : [j]));
+    const texts = textsOf(request);
+    return {
+      node: request.node,
+      body: batchBody(keep.map((j) => texts[j]!)),
+      count: keep.length,
+      records: keep.map((j) => request.records[j]!),
+      lines: keep.map((j) => request.lines[j]!),
+      index: keep.map((j) => request.index[j]!),
+    };
+  }
+
+  /** `primary`: why a record (by number) of these parts no owner took: each of its owners, with why it last failed. */
+  private noOwnerTook(parts: readonly QueuedSlice<Chunk>[]): (record: number) => string {
+    const placed = new Map<number, readonly number[]>();
+    for (const { owner: c, slice } of parts) slice.records.forEach((r, j) => placed.set(r, c.routed.placement?.[slice.index[j]!] ?? [slice.node]));
+    return (record) => {
+      const owners = placed.get(record) ?? [];
+      return `no owner took it: tried ${owners.map((o) => `${this.ctx.clients[o]!.url} (${this.downWhy[o] ?? 'failed'})`).join(', then ')}`;
+    };
+  }
   /**
    * A slice its owner did not take (failed after retries, or not tried while the node is down):
    * every record of it the node did not refuse goes to the rejects file, naming the node. Never
    * to another node: it does not own them.
    */
-  private failSlice(source: string, s: OwnerSlice, err: unknown, refused: ReadonlySet<number>, tally: Tally): void {
+  private failSlice(source: string, s: OwnerSlice, err: unknown, refused: ReadonlySet<number>, tally: Tally, why?: (record: number) => string): void {
     const i = s.node;
     const n = s.count - refused.size;
     const message = this.ctx.ledger.nodeFailed(i, n, err);
@@ -227,7 +326,8 @@ export class OwnersRoute implements Route {
     this.ctx.emit({ type: 'batch-failed', node, source, firstRecord: s.records[kept[0]!]!, lastRecord: s.records[kept[kept.length - 1]!]!, error: message });
     const texts = textsOf(s);
     for (const j of kept) {
-      this.ctx.reject({ file: source, record: s.records[j]!, line: s.lines[j]!, error: `not written: ${message}`, ...rejectInput(texts[j]!), node, ...this.writer.owedBy(i) });
+      const error = `not written: ${why ? why(s.records[j]!) : message}`;
+      this.ctx.reject({ file: source, record: s.records[j]!, line: s.lines[j]!, error, ...rejectInput(texts[j]!), node, ...this.writer.owedBy(i) });
     }
   }
 }

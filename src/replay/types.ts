@@ -11,7 +11,7 @@ import type { Ring } from '../ring/index.js';
 import type { NodeClient } from '../client/node-client.js';
 import type { SettledCounts } from './state.js';
 
-export type Target = 'any' | 'all' | 'owners';
+export type Target = 'any' | 'all' | 'owners' | 'primary';
 
 export interface ReplayOptions {
   /** One client per node (sharing the run's dispatcher). */
@@ -20,9 +20,12 @@ export interface ReplayOptions {
    * `any`: each batch to one node, round-robin with failover. `all`: every batch to every node.
    * `owners`: each record to its `write_copies` owners on `ring`, batched per node, never to
    * another node (an owner that fails gets its records in the rejects file, naming it).
+   * `primary`: each record once, to its first owner on `ring` (a replicating store copies it to
+   * the others); when that owner fails, its records go to the next owner in placement order, and
+   * only a record no owner took goes to the rejects file (naming the owners tried).
    */
   to?: Target;
-  /** With `to: 'owners'`: the ring; `clients[k]` must reach the ring's node k (topology order). */
+  /** With `to: 'owners'` or `'primary'`: the ring; `clients[k]` must reach the ring's node k (topology order). */
   ring?: Ring;
   /**
    * What the records are (default `nnt`): numeric (`/write/nnt`), text (`/write/text`) or
@@ -101,6 +104,12 @@ export interface NodeReport {
   node: string;
   batches: number;
   records: number;
+  /** Of `records`: records this node was the first choice for, and records it took after their first choice failed them. */
+  primaryRecords: number;
+  fallbackRecords: number;
+  /** Records this node did not take that went on to another node (`--to primary`, `--to any`), and the last reason. */
+  handedOn: number;
+  handOnError?: string;
   /** Of `records`: acknowledged by the node's own count (`{"records": N}`), and by a 2xx that carried no count. */
   ackedByCount: number;
   ackedBare: number;
@@ -110,6 +119,13 @@ export interface NodeReport {
   rejected: number;
   /** Request body bytes sent to this node, resends included (headers not counted). */
   bytesSent: number;
+  /**
+   * What the node's acknowledgements counted (the spec's FourPointResponse), summed over the
+   * batches it took: records it said it does not own (`misdirected`), and records it said failed
+   * (`errors`). 0 when its answers carried no such counts.
+   */
+  misdirected: number;
+  errors: number;
   lastError?: string;
   /** The client's code for that error (`unreachable`, `timeout`, `http`, `bad_answer`, ...), `failed` for anything else. */
   lastErrorCode?: string;
@@ -138,6 +154,8 @@ export interface ReplayResult {
   read: number;
   /** Records acknowledged; with `--to all`, by every node. */
   written: number;
+  /** Of `written`: records acknowledged by a node other than their first choice (their primary owner failed them; `--to any`: the node first picked). */
+  fallbackRecords: number;
   /**
    * `--to all`: records acknowledged by some nodes but not by every node; `--to owners`: by some
    * of their owners but not all (0 for `--to any`). `written` is then by every node / every owner.

@@ -5,7 +5,7 @@
  */
 import type { DataType } from '../protocol/index.js';
 
-export type RetentionErrorCode = 'invalid_age' | 'invalid_policy' | 'unknown_span' | 'unsafe_wildcard' | 'invalid_run_state';
+export type RetentionErrorCode = 'invalid_age' | 'invalid_policy' | 'unknown_span' | 'unsafe_wildcard' | 'invalid_run_state' | 'edited_run_state';
 
 export class RetentionError extends Error {
   readonly code: RetentionErrorCode;

@@ -7,3 +7,5 @@ export * from './plan.js';
 export * from './plan-json.js';
 export * from './run-state.js';
 export * from './apply.js';
+export * from './verify.js';
+export * from './verify-json.js';

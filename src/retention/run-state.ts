@@ -63,9 +63,12 @@ export interface RunState {
   nodes: NodeRun[];
 }
 
+/** What a run id may be: it names a file in the run directory, so no separators, no leading dot. */
+export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
 /** A fresh run of `plan`: every step pending, or not_needed where the node has nothing to send. */
 export function newRun(plan: RetentionPlan, opts: { runId: string; at: number }): RunState {
-  if (!/^[A-Za-z0-9._-]{1,100}$/.test(opts.runId)) throw new TypeError(`newRun: run id ${JSON.stringify(opts.runId)} must be 1-100 of A-Z a-z 0-9 . _ -`);
+  if (!RUN_ID.test(opts.runId)) throw new TypeError(`newRun: run id ${JSON.stringify(opts.runId)} must be 1-100 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`);
   return {
     version: 1,
     runId: opts.runId,
@@ -273,6 +276,8 @@ export interface RunStateJson {
   kind: 'tsnode_retention_run';
   version: 1;
   run_id: string;
+  /** Digests of the plan's fields (planDigests): a resume refuses a file whose plan no longer matches them. */
+  plan_fingerprint?: Record<string, string>;
   created_at: number;
   created_at_iso: string;
   attempt: number;
@@ -290,6 +295,7 @@ export function runStateToJson(state: RunState, opts: { plan?: boolean } = {}): 
     created_at: seconds(state.createdAt),
     created_at_iso: isoSeconds(seconds(state.createdAt)),
     attempt: state.attempt,
+    plan_fingerprint: fingerprintOf(state.plan),
     // (serializeRunState leaves it out and puts in the plan's cached text)
     plan: opts.plan === false ? (undefined as unknown as PlanJson) : planToJson(state.plan),
     nodes: state.nodes.map((n) => ({
@@ -325,6 +331,62 @@ export function serializeRunState(state: RunState): string {
   return `${text.replace(PLAN_MARK, () => plan)}\n`;
 }
 
+const planDigestCache = new WeakMap<RetentionPlan, Record<string, string>>();
+
+/** The plan's fingerprint, made once per plan (a run file is rewritten before every DELETE). */
+function fingerprintOf(plan: RetentionPlan): Record<string, string> {
+  let digests = planDigestCache.get(plan);
+  if (digests === undefined) {
+    digests = planDigests(planToJson(plan));
+    planDigestCache.set(plan, digests);
+  }
+  return digests;
+}
+
+/** JSON with object keys sorted: the same value gives the same text whatever order a file has its keys in. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+const digest = (v: unknown): string => createHash('sha256').update(canonical(v)).digest('hex').slice(0, 16);
+
+/**
+ * The run file's fingerprint over its pinned plan: a digest per field, two levels deep
+ * (`now`, `policy`, `steps[0].cutoff`, `nodes[2].steps`, ...), so a plan edited by hand (a cut-off
+ * moved, the age text left alone) is refused naming the field that changed. It catches edits and
+ * damage, not an attacker who can recompute it: the run file is the user's own (mode 0600).
+ */
+export function planDigests(plan: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!plan || typeof plan !== 'object' || Array.isArray(plan)) return { plan: digest(plan) };
+  for (const [key, value] of Object.entries(plan as Record<string, unknown>)) {
+    if (Array.isArray(value) && value.every((x) => x && typeof x === 'object' && !Array.isArray(x))) {
+      out[`${key}.length`] = digest(value.length);
+      value.forEach((item, i) => {
+        for (const [k, v] of Object.entries(item as Record<string, unknown>)) out[`${key}[${i}].${k}`] = digest(v);
+      });
+    } else out[key] = digest(value);
+  }
+  return out;
+}
+
+/** The first field whose digest differs from the fingerprint (a field added or removed counts), or null. */
+export function editedPlanField(plan: unknown, fingerprint: Readonly<Record<string, string>>): string | null {
+  const now = planDigests(plan);
+  const keys = [...new Set([...Object.keys(fingerprint), ...Object.keys(now)])];
+  // Lengths first: an element added or removed is named as such, not as its first field.
+  keys.sort((a, b) => Number(!a.endsWith('.length')) - Number(!b.endsWith('.length')));
+  return keys.find((k) => fingerprint[k] !== now[k]) ?? null;
+}
+
 const epochSeconds = z.number().nonnegative();
 const stepSchema = z.strictObject({
   step: z.number().int().positive(),
@@ -339,7 +401,8 @@ const stepSchema = z.strictObject({
 const runSchema = z.strictObject({
   kind: z.literal('tsnode_retention_run'),
   version: z.literal(1),
-  run_id: z.string().min(1),
+  run_id: z.string().regex(RUN_ID, 'a run id is 1-100 of A-Z a-z 0-9 . _ - (starting with a letter or digit)'),
+  plan_fingerprint: z.record(z.string(), z.string()).optional(),
   created_at: epochSeconds,
   created_at_iso: z.string(),
   attempt: z.number().int().positive(),
@@ -361,7 +424,18 @@ export function parseRunState(text: string, where: string): RunState {
   const parsed = runSchema.safeParse(value);
   if (!parsed.success) throw bad(where, formatIssues(parsed.error.issues));
   const j = parsed.data;
+  // The plan's own consistency first (its messages are the more precise), then the fingerprint.
   const plan = planFromJson(j.plan, where);
+  if (j.plan_fingerprint) {
+    const field = editedPlanField(j.plan, j.plan_fingerprint);
+    if (field !== null) {
+      throw new RetentionError(
+        'edited_run_state',
+        `${where}: plan.${field} does not match the run's fingerprint: the pinned plan was edited after the run began (nothing was sent)`,
+        'a run continues only with the plan it began with; to change cut-offs or rules, start a new run (tsnode retention apply --fresh with the policy)',
+      );
+    }
+  }
   if (j.nodes.length !== plan.nodes.length) throw bad(where, `nodes lists ${j.nodes.length} node(s), the plan ${plan.nodes.length}`);
   const ms = (s: number | null): number | undefined => (s === null ? undefined : Math.round(s * 1000));
   const nodes: NodeRun[] = j.nodes.map((n, ni) => {

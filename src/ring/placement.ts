@@ -67,6 +67,23 @@ export function slotLocation(node: Pick<RingNode, 'id' | 'side'>, w: number): Bu
 /** The first 6 bytes of a location as a number (exact: 48 bits): most comparisons end there. */
 const prefixOf = (loc: Buffer): number => loc.readUIntBE(0, 6);
 
+/**
+ * Every slot of a topology in ring order, as the store's `/toporing` lists them: the node, the
+ * slot's number from 1 to the node's weight (slot w is `idx` w + 1), and where it sits as a
+ * fraction of the ring, from 0 up to 1 (its leading 48 bits over 2^48).
+ */
+export function ringSlots(t: Topology): Array<{ id: string; idx: number; location: number }> {
+  const out: Array<{ id: string; idx: number; location: number; loc: Buffer }> = [];
+  for (const n of t.nodes) {
+    for (let w = 0; w < n.weight; w++) {
+      const loc = slotLocation(n, w);
+      out.push({ id: n.id, idx: w + 1, location: prefixOf(loc) / 2 ** 48, loc });
+    }
+  }
+  out.sort((x, y) => Buffer.compare(x.loc, y.loc));
+  return out.map(({ id, idx, location }) => ({ id, idx, location }));
+}
+
 /** A compiled ring: the topology, its hash, and its slots in ring order. */
 export class Ring {
   readonly topology: Topology;

@@ -40,18 +40,40 @@ export interface ServerConfig {
   topologySource?: string;
   /** Apply the intact frames of a damaged ingest log instead of refusing to start. */
   salvageLog: boolean;
+  /** `--account`: the account of everything this node stores; tag queries of another account match nothing. */
+  account: number;
   /** Bytes kept back on the data dir's disk for sweeps and a restart when it fills up (0: none). */
   diskReserveBytes: number;
   /** Logged records that start a flush (tests make flushes frequent with a small one). */
   flushRecords?: number;
   /** A pause before each series a flush applies, ms (tests make flushes last long enough to kill one in). */
   flushPauseMs?: number;
+  /** Replicate writes to the other owners of a ring (default true; false: `--no-replication`, each node keeps what it is sent). */
+  replicate?: boolean;
+  /** `--journal-dir`: where the per-peer replication journals live (default `<data dir>/replication`). */
+  journalDir?: string | null;
+  /** `--replay-batch`: records per replayed batch (default 5000). */
+  replayBatchRecords?: number;
+  /** `--replay-concurrency`: replayed batches in flight at once, across all peers (default 4). */
+  replayConcurrency?: number;
+  /** How often the node asks its peers for their gossip (ms, default 1000). */
+  gossipIntervalMs?: number;
+  /** Time shard sizes asked for (shards.ts rounds them as the store does); absent: the store's sample config. */
+  shards?: { nnt?: Map<number, number>; histogram?: Map<number, number>; raw?: number };
+  /** `--retention`: node-managed retention; absent: the node removes nothing by itself. */
+  retention?: RetentionConfig | null;
+  /** How often the retention is checked (ms; default 60,000). */
+  retentionIntervalMs?: number;
+  /** `--no-sweep-api`: answer /sweep_delete as a store from 0.19.23 on does (404). */
+  noSweepApi?: boolean;
 }
 
 export const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_DATA_DIR = './tsnode-data';
 export const DEFAULT_DISK_RESERVE = 16 * 1024 * 1024;
+/** The account of a node started without `--account`. */
+export const DEFAULT_ACCOUNT = 1;
 
 /** A bad configuration value; the CLI turns it into a usage error (exit 2). */
 export class ConfigError extends Error {
@@ -84,9 +106,18 @@ export interface ServeFlags {
   lenientTimestamps?: boolean;
   salvageLog?: boolean;
   diskReserve?: string;
+  /** `--no-replication` sets this false. */
+  replication?: boolean;
+  journalDir?: string;
+  replayBatch?: string;
+  replayConcurrency?: string;
   /** Hidden test knobs (see ServerConfig). */
   flushRecords?: string;
   flushPause?: string;
+  shards?: string;
+  histogramShards?: string;
+  rawShard?: string;
+  retention?: string;
 }
 
 export function parsePort(text: string, field = '--port'): number {
@@ -180,7 +211,7 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
   }
   const maxBuckets = flags.maxBuckets === undefined ? DEFAULT_MAX_BUCKETS : parseNonNegativeInt(flags.maxBuckets, '--max-buckets', 'a whole number >= 1');
   if (maxBuckets < 1) throw new ConfigError('--max-buckets', String(flags.maxBuckets), 'a whole number >= 1', 'must be at least 1');
-  return {
+  const config: ServerConfig = {
     host: parseHost(flags.host ?? DEFAULT_HOST),
     port: flags.port === undefined ? DEFAULT_PORT : parsePort(flags.port),
     dataDir,
@@ -195,10 +226,40 @@ export function parseServeFlags(flags: ServeFlags, cwd: string): ServerConfig {
     now: () => Date.now(),
     nodeId: flags.nodeId === undefined ? null : parseNodeId(flags.nodeId),
     salvageLog: flags.salvageLog === true,
+    account: DEFAULT_ACCOUNT,
     diskReserveBytes: flags.diskReserve === undefined ? DEFAULT_DISK_RESERVE : flags.diskReserve.trim() === '0' ? 0 : parseSize(flags.diskReserve, '--disk-reserve'),
+    ...replicationFlags(flags, cwd),
     ...(flags.flushRecords === undefined ? {} : { flushRecords: Math.max(1, parseNonNegativeInt(flags.flushRecords, '--flush-records', 'a whole number >= 1')) }),
     ...(flags.flushPause === undefined ? {} : { flushPauseMs: parseNonNegativeInt(flags.flushPause, '--flush-pause', 'milliseconds, a whole number >= 0') }),
   };
+  return { ...config, ...parseShardFlags(flags, config.rollups, config.histogramRollups) };
+}
+
+/** `--shards`, `--histogram-shards`, `--raw-shard`, `--retention`, against the node's periods. */
+function parseShardFlags(flags: ServeFlags, rollups: number[], histogramRollups: number[]): Pick<ServerConfig, 'shards' | 'retention'> {
+  const shards: NonNullable<ServerConfig['shards']> = {};
+  if (flags.shards !== undefined) shards.nnt = parsePeriodSizes(flags.shards, '--shards', rollups);
+  if (flags.histogramShards !== undefined) shards.histogram = parsePeriodSizes(flags.histogramShards, '--histogram-shards', histogramRollups);
+  if (flags.rawShard !== undefined) shards.raw = parseAgeSeconds(flags.rawShard, '--raw-shard');
+  return { shards, retention: flags.retention === undefined ? null : parseRetention(flags.retention, rollups, histogramRollups) };
+}
+
+/** `--no-replication`, `--journal-dir`, `--replay-batch`, `--replay-concurrency`. */
+function replicationFlags(flags: ServeFlags, cwd: string): Partial<ServerConfig> {
+  const out: Partial<ServerConfig> = {};
+  if (flags.replication === false) out.replicate = false;
+  if (flags.journalDir !== undefined) {
+    if (flags.journalDir.trim() === '') throw new ConfigError('--journal-dir', flags.journalDir, 'a directory path', 'is empty');
+    out.journalDir = resolve(cwd, flags.journalDir);
+  }
+  const positive = (text: string, field: string): number => {
+    const n = parseNonNegativeInt(text, field, 'a whole number >= 1');
+    if (n < 1) throw new ConfigError(field, text, 'a whole number >= 1', 'must be at least 1');
+    return n;
+  };
+  if (flags.replayBatch !== undefined) out.replayBatchRecords = positive(flags.replayBatch, '--replay-batch');
+  if (flags.replayConcurrency !== undefined) out.replayConcurrency = positive(flags.replayConcurrency, '--replay-concurrency');
+  return out;
 }
 
 /** `--node-id`: a UUID, as the store's node identities are; kept lower case. */
@@ -225,6 +286,100 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
     now: () => Date.now(),
     salvageLog: false,
     diskReserveBytes: DEFAULT_DISK_RESERVE,
+    account: DEFAULT_ACCOUNT,
     ...overrides,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time shards and node-managed retention (shards.ts, retention-keeper.ts)
+
+const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+const AGE_FORMS = 'whole seconds or a number and a unit: 3600, 90m, 12h, 1d, 52w';
+
+/** `1d`, `52w`, `3600`: a time span in whole seconds (the store's shard sizes and retentions). */
+export function parseAgeSeconds(text: string, field: string): number {
+  const m = /^(\d{1,12})\s*([smhdw]?)$/i.exec(text.trim());
+  if (!m) throw new ConfigError(field, text, AGE_FORMS, 'is not a time span');
+  const seconds = Number(m[1]) * AGE_UNITS[(m[2] || 's').toLowerCase()]!;
+  if (seconds < 1 || !Number.isSafeInteger(seconds)) throw new ConfigError(field, text, AGE_FORMS, 'must be at least 1 second');
+  return seconds;
+}
+
+/** `60=1d,300=5d`: a size per period, for `--shards` and `--histogram-shards`; every period must be one of the node's. */
+export function parsePeriodSizes(text: string, field: string, periods: readonly number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const item of text.split(',').map((s) => s.trim())) {
+    const m = /^(\d{1,9})=(.+)$/.exec(item);
+    if (!m) throw new ConfigError(field, item === '' ? text : item, `a comma list of <period>=<size>, e.g. 60=1d,300=5d (${AGE_FORMS})`, 'is not <period>=<size>');
+    const period = Number(m[1]);
+    if (!periods.includes(period)) {
+      throw new ConfigError(
+        field,
+        item,
+        `a period of this node (${periods.join(', ')})`,
+        `names period ${period}, which is not one of this node's periods (${periods.join(', ')})`,
+      );
+    }
+    if (out.has(period)) throw new ConfigError(field, item, 'each period once', `names period ${period} twice`);
+    out.set(period, parseAgeSeconds(m[2]!, `${field} ${period}`));
+  }
+  return out;
+}
+
+/** Configured retention, seconds: per numeric and histogram period, and raw (null: none, raw shards stay). */
+export interface RetentionConfig {
+  nnt: Map<number, number>;
+  histogram: Map<number, number>;
+  raw: number | null;
+}
+
+/**
+ * `--retention nnt:60=52w,nnt:300=104w,histogram:60=4w,raw=2w`. The smallest numeric span's
+ * rollup and the raw records are one copy on this node (see shard-index.ts): a raw rule and an
+ * nnt rule for the smallest period remove the same rows, so when both are given they must agree.
+ */
+export function parseRetention(text: string, rollups: readonly number[], histogramRollups: readonly number[], field = '--retention'): RetentionConfig {
+  const out: RetentionConfig = { nnt: new Map(), histogram: new Map(), raw: null };
+  const forms = 'a comma list of nnt:<period>=<age>, histogram:<period>=<age> and raw=<age>, e.g. nnt:60=52w,nnt:300=104w,raw=1w';
+  for (const item of text.split(',').map((s) => s.trim())) {
+    const raw = /^raw=(.+)$/i.exec(item);
+    if (raw) {
+      if (out.raw !== null) throw new ConfigError(field, item, 'one raw rule', 'gives raw twice');
+      out.raw = parseAgeSeconds(raw[1]!, `${field} raw`);
+      continue;
+    }
+    const m = /^(nnt|histogram):(\d{1,9})=(.+)$/i.exec(item);
+    if (!m) throw new ConfigError(field, item === '' ? text : item, forms, 'is not a retention rule');
+    const kind = m[1]!.toLowerCase() as 'nnt' | 'histogram';
+    const period = Number(m[2]);
+    const periods = kind === 'nnt' ? rollups : histogramRollups;
+    if (!periods.includes(period)) {
+      throw new ConfigError(
+        field,
+        item,
+        `a ${kind} period of this node (${periods.join(', ')})`,
+        `names ${kind} period ${period}, which this node does not keep (${periods.join(', ')})`,
+      );
+    }
+    if (out[kind].has(period)) throw new ConfigError(field, item, 'each period once', `gives ${kind}:${period} twice`);
+    out[kind].set(period, parseAgeSeconds(m[3]!, `${field} ${kind}:${period}`));
+  }
+  const smallest = rollups[0]!;
+  const nntSmallest = out.nnt.get(smallest);
+  if (out.raw !== null && nntSmallest !== undefined && out.raw !== nntSmallest) {
+    throw new ConfigError(
+      field,
+      text,
+      `raw=${nntSmallest} or no raw rule`,
+      `gives raw ${out.raw}s and nnt:${smallest} ${nntSmallest}s: this node keeps its ${smallest} s rollup in its raw records (one copy), so the two rules remove the same data and must agree`,
+    );
+  }
+  // One rule for the shared rows: /state reports what the node removes.
+  const shared = out.raw ?? nntSmallest;
+  if (shared !== undefined) {
+    out.raw = shared;
+    out.nnt.set(smallest, shared);
+  }
+  return out;
 }

@@ -188,6 +188,13 @@ export function notFound(path: string): ProtocolError {
       'GET /topology/xml/<hash>',
       'GET /gossip/json',
       'GET /locate/json/<uuid>/<metric>',
+      'GET /locate/xml/<uuid>/<metric>',
+      'GET /toporing/json/<hash>',
+      'GET /capa.json',
+      'GET /list_nntbs_shards',
+      'GET /raw/list_shards',
+      'GET /histogram_raw/list_shards',
+      'GET /histogram/<period>/list_shards',
     ],
   });
 }

@@ -8,13 +8,20 @@ import type { AddressInfo } from 'node:net';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
 import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
-import { gossipJson, locateJson, nodeState, nodeStats, topologyJson, topologyXml } from './routes/cluster.js';
+import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
+import { replicationJson, replicationPause, replicationResume } from './routes/replication.js';
 import { rollupRead } from './routes/rollup.js';
+import { startReplication } from './replication/start.js';
+import { LateData } from './replication/late-data.js';
+import { proxied } from './replication/proxy.js';
+import { listHistogramRawShards, listHistogramShards, listNntbsShards, listRawShards } from './routes/shards.js';
 import { sweepCancel, sweepDelete, sweepStatus } from './routes/sweep.js';
+import { findTags, fullCanonicalDelete, fullTagsDelete, typedTagsDelete } from './routes/tags.js';
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
+import { shardLayout } from './shards.js';
 import { Sweeper } from './sweeper.js';
 
 export interface RunningNode {
@@ -53,13 +60,54 @@ export function routeFor(segments: readonly string[]): { methods: Methods; name:
     if (n === 2 && b === 'cancel') return { name: '/sweep_delete/cancel', methods: { GET: sweepCancel } };
     return undefined;
   }
+  const tags = tagRouteFor(segments);
+  if (tags) return tags;
   if (a === 'write' && n === 2 && b === 'nnt') return { name: '/write/nnt', methods: { PUT: writeNnt, POST: writeNnt } };
   if (a === 'write' && n === 2 && b === 'text') return { name: '/write/text', methods: { PUT: writeText, POST: writeText } };
   if (a === 'histogram' && n === 2 && b === 'write') return { name: '/histogram/write', methods: { PUT: writeHistogram, POST: writeHistogram } };
-  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: rollupRead } };
-  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: readText } };
-  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: readHistogram } };
-  return clusterRouteFor(segments);
+  if (a === 'rollup' && n >= 3) return { name: '/rollup/<uuid>/<metric>', methods: { GET: proxiedRollup } };
+  if (a === 'read' && n >= 5) return { name: '/read/<start>/<end>/<uuid>/<metric>', methods: { GET: proxiedText } };
+  if (a === 'histogram' && n >= 6) return { name: '/histogram/<start>/<end>/<period>/<uuid>/<metric>', methods: { GET: proxiedHistogram } };
+  if (a === 'replication') return replicationRouteFor(segments);
+  return shardRouteFor(segments) ?? clusterRouteFor(segments);
+}
+
+/** The shard inventories (routes/shards.ts). */
+function shardRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [a, b, c] = segments;
+  const n = segments.length;
+  if (a === 'list_nntbs_shards' && n === 1) return { name: '/list_nntbs_shards', methods: { GET: listNntbsShards } };
+  if (a === 'raw' && n === 2 && b === 'list_shards') return { name: '/raw/list_shards', methods: { GET: listRawShards } };
+  if (a === 'histogram_raw' && n === 2 && b === 'list_shards') return { name: '/histogram_raw/list_shards', methods: { GET: listHistogramRawShards } };
+  if (a === 'histogram' && n === 3 && c === 'list_shards') return { name: '/histogram/<period>/list_shards', methods: { GET: listHistogramShards } };
+  return undefined;
+}
+
+const TYPED_TAG_DELETES = { nnt: typedTagsDelete('nnt'), text: typedTagsDelete('text'), histogram: typedTagsDelete('histogram') } as const;
+
+/** The tag-query endpoints (routes/tags.ts). */
+function tagRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [a, b, c] = segments;
+  const n = segments.length;
+  if (a === 'find' && ((n === 2 && b === 'tags') || (n === 3 && c === 'tags'))) return { name: n === 2 ? '/find/tags' : '/find/<account>/tags', methods: { GET: findTags } };
+  if (a === 'full' && n === 2 && b === 'tags') return { name: '/full/tags', methods: { DELETE: fullTagsDelete } };
+  if (a === 'full' && n >= 4 && b === 'canonical') return { name: '/full/canonical/<uuid>/<metric>', methods: { DELETE: fullCanonicalDelete } };
+  if ((a === 'nnt' || a === 'text' || a === 'histogram') && n === 2 && b === 'tags') return { name: `/${a}/tags`, methods: { DELETE: TYPED_TAG_DELETES[a] } };
+  return undefined;
+}
+
+// Reads at a ring node that does not own the metric are answered by an owner (replication/proxy.ts).
+const proxiedRollup = proxied(rollupRead, 1);
+const proxiedText = proxied(readText, 3);
+const proxiedHistogram = proxied(readHistogram, 4);
+
+/** tsnode's own replication endpoints (routes/replication.ts). */
+function replicationRouteFor(segments: readonly string[]): { methods: Methods; name: string } | undefined {
+  const [, b] = segments;
+  if (segments.length === 2 && b === 'json') return { name: '/replication/json', methods: { GET: replicationJson } };
+  if (segments.length === 3 && b === 'pause') return { name: '/replication/pause/<peer>', methods: { POST: replicationPause, PUT: replicationPause } };
+  if (segments.length === 3 && b === 'resume') return { name: '/replication/resume/<peer>', methods: { POST: replicationResume, PUT: replicationResume } };
+  return undefined;
 }
 
 /** The ring's endpoints (routes/cluster.ts); without a hash, /topology/* answers the current topology, as older clients ask. */
@@ -72,6 +120,9 @@ function clusterRouteFor(segments: readonly string[]): { methods: Methods; name:
   if (a === 'topology' && (n === 2 || n === 3) && b === 'xml') return { name: '/topology/xml/<hash>', methods: { GET: topologyXml } };
   if (a === 'gossip' && n === 2 && b === 'json') return { name: '/gossip/json', methods: { GET: gossipJson } };
   if (a === 'locate' && n >= 4 && b === 'json') return { name: '/locate/json/<uuid>/<metric>', methods: { GET: locateJson } };
+  if (a === 'locate' && n >= 4 && b === 'xml') return { name: '/locate/xml/<uuid>/<metric>', methods: { GET: locateXml } };
+  if (a === 'toporing' && (n === 2 || n === 3) && b === 'json') return { name: '/toporing/json/<hash>', methods: { GET: topoRingJson } };
+  if (a === 'capa.json' && n === 1) return { name: '/capa.json', methods: { GET: capaJson } };
   return undefined;
 }
 
@@ -102,6 +153,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     dataDir: config.dataDir,
     rollups: config.rollups,
     histogramRollups: config.histogramRollups,
+    shards: shardLayout(config.rollups, config.histogramRollups, config.shards ?? {}),
     onError: onInternal,
     onNotice: hooks.onNotice ?? ((message) => process.emitWarning(`tsnode node: ${message}`)),
     onFlush: hooks.onFlush,
@@ -125,7 +177,15 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     throw err;
   }
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
-  const node: NodeContext = { config, store, sweeper, identity };
+  const onNotice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  let replication: Awaited<ReturnType<typeof startReplication>>;
+  try {
+    replication = startReplication(config, identity, onNotice);
+  } catch (err) {
+    await store.close();
+    throw new StartError('bad_journal', `cannot open the replication journals: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const node: NodeContext = { config, store, sweeper, identity, replication: replication?.replication ?? null, late: new LateData() };
   let closing = false;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -134,7 +194,8 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       target = parseTarget(req.url ?? '/');
       const route = routeFor(target.segments);
       const path = (req.url ?? '/').split('?')[0]!;
-      if (!route) throw notFound(path);
+      // A node of the store's later versions has no sweep API: /sweep_delete is no endpoint there.
+      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path);
       const method = req.method ?? 'GET';
       const handler = route.methods[method];
       if (!handler) throw methodNotAllowed(method, route.name, Object.keys(route.methods));
@@ -195,6 +256,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       });
     });
   } catch (err) {
+    await replication?.close();
     await store.close();
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE')
@@ -218,10 +280,12 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       force.unref();
       await done;
       clearTimeout(force);
+      await replication?.close();
       await sweeper.stop();
       await store.close();
     })();
     return closed;
   };
+  replication?.replication.start();
   return { url, host, port: address.port, config, close, node, identity };
 }

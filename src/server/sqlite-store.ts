@@ -28,10 +28,12 @@ import { closeStorage, openStorage, reportLogFindings, type OpenedStorage } from
 import { RollupWriter } from './storage/rollup-writer.js';
 import { KIND_BIT } from './storage/schema.js';
 import { SeriesIds } from './storage/series-ids.js';
+import { ShardIndex } from './storage/shard-index.js';
+import { ChunkGrid, describeLayout, shardLayout, shardStart, type ShardKind, type ShardLayout, type ShardSpan } from './shards.js';
 import { inTimeOrder } from './storage/series-records.js';
 import { Statements } from './storage/statements.js';
 import { Wal } from './storage/wal.js';
-import { STORED_MEMBERS, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
+import { STORED_MEMBERS, type IndexedSeries, type RawRowArray, type RollupRowArray, type SeriesRef, type StoredMember, type Store } from './store.js';
 
 export { LOCK_FILE } from './storage/data-dir-lock.js';
 export { DB_FILE } from './storage/schema.js';
@@ -43,6 +45,8 @@ export interface SqliteStoreOptions {
   dataDir: string | null;
   rollups: readonly number[];
   histogramRollups: readonly number[];
+  /** Time shard sizes (default: the store's sample config for the rollups given; see shards.ts). */
+  shards?: ShardLayout;
   /** Told when a background flush fails (the logged writes stay and are retried). */
   onError?: (err: unknown) => void;
   /** Told what the operator should know: a torn log tail dropped, a disk full, a backlog applied. */
@@ -68,6 +72,7 @@ export class SqliteStore implements Store {
   readonly rollups: readonly number[];
   readonly histogramRollups: readonly number[];
   readonly smallest: number;
+  readonly shardLayout: ShardLayout;
   private readonly db: Database.Database;
   private readonly s: Statements;
   private readonly log: IngestLog | null;
@@ -78,6 +83,9 @@ export class SqliteStore implements Store {
   private readonly wal: Wal;
   private readonly disk: DiskSpace;
   private readonly flusher: Flusher;
+  private readonly shards: ShardIndex;
+  /** The latest time a sweep of the smallest span alone hid its entries before (0: never). */
+  private hiddenBefore = 0;
   /** Per larger span, the latest delete time a sweep of it had (a missing bucket before it was swept). */
   private readonly sweptBefore = new Map<number, number>();
   private readonly onError: (err: unknown) => void;
@@ -87,9 +95,17 @@ export class SqliteStore implements Store {
     this.rollups = [...opts.rollups];
     this.histogramRollups = [...opts.histogramRollups];
     this.smallest = this.rollups[0]!;
+    this.shardLayout = opts.shards ?? shardLayout(this.rollups, this.histogramRollups);
     this.onError = opts.onError ?? (() => {});
     const onNotice = opts.onNotice ?? (() => {});
-    this.storage = openStorage({ dataDir: opts.dataDir, rollups: this.rollups, salvageLog: opts.salvageLog === true, reserveBytes: opts.reserveBytes ?? 0, onNotice });
+    this.storage = openStorage({
+      dataDir: opts.dataDir,
+      rollups: this.rollups,
+      shards: describeLayout(this.shardLayout),
+      salvageLog: opts.salvageLog === true,
+      reserveBytes: opts.reserveBytes ?? 0,
+      onNotice,
+    });
     const { db, log, reserve } = this.storage;
     this.db = db;
     this.log = log;
@@ -99,9 +115,12 @@ export class SqliteStore implements Store {
         const t = this.s.getMeta.get(`swept_before:${span}`);
         if (t !== undefined) this.sweptBefore.set(span, Number(t));
       }
+      this.hiddenBefore = Number(this.s.getMeta.get('hidden_before') ?? 0);
+      const grid = new ChunkGrid(this.shardLayout, this.smallest);
+      this.shards = new ShardIndex(this.s, this.shardLayout, this.smallest, () => this.hiddenBefore);
       this.seriesIds = new SeriesIds(this.s, opts.seriesCacheSize ?? SERIES_CACHE_SIZE);
-      this.chunks = new ChunkTable(this.s);
-      this.writer = new RollupWriter(this.chunks, this.rollups, this.sweptBefore);
+      this.chunks = new ChunkTable(this.s, grid);
+      this.writer = new RollupWriter(this.chunks, this.rollups, this.sweptBefore, grid);
       this.wal = new Wal(db, this.storage.file);
       this.disk = new DiskSpace(reserve, this.wal, () => log?.unappliedBytes() ?? 0, onNotice, this.storage.startedFull);
       this.flusher = new Flusher({
@@ -296,6 +315,10 @@ export class SqliteStore implements Store {
         } else if (spans.includes(this.smallest)) {
           // The smallest span shares its entries with the raw records: hide them.
           n += this.chunks.hideBefore(seriesId, this.smallest, before);
+          if (before > this.hiddenBefore) {
+            this.hiddenBefore = before;
+            this.s.putMeta.run('hidden_before', String(before));
+          }
         }
         const larger = spans.filter((span) => span !== this.smallest);
         for (const span of larger) n += this.chunks.dropBefore(seriesId, span, before);
@@ -315,6 +338,69 @@ export class SqliteStore implements Store {
     this.db
       .transaction(() => {
         for (const period of periods) n += this.s.sweepHistogram.run(seriesId, period, before).changes;
+      })
+      .immediate();
+    return n;
+  }
+
+  indexedSeries(afterId: number, limit: number): IndexedSeries[] {
+    return this.s.indexedSeries.all(afterId, limit);
+  }
+
+  hasData(seriesId: number, type: DataType, fromTs: number, toTs: number): boolean {
+    if (type === 'text') return this.s.textAny.get(seriesId, fromTs, toTs) !== undefined;
+    if (type === 'histogram') return this.s.histogramAny.get(seriesId, fromTs, toTs) !== undefined;
+    return this.rawRows(seriesId, fromTs, toTs).length > 0;
+  }
+
+  /**
+   * A full delete: every row of the series goes in one transaction, its index entry is cleared
+   * (kinds 0), and as in sweepNnt the records the ingest log still holds of it are marked dealt
+   * with, so a replay after a crash does not bring them back. The series row itself stays: the log
+   * may still name its id.
+   */
+  deleteSeries(seriesId: number): void {
+    const at = this.log?.position();
+    this.db
+      .transaction(() => {
+        if (at !== undefined && this.flusher.logUnapplied) this.s.putSkip.run(seriesId, at.generation, at.offset, null);
+        for (const drop of this.s.dropSeriesData) drop.run(seriesId);
+        this.s.clearKinds.run(seriesId);
+      })
+      .immediate();
+    this.flusher.dropWaiting(seriesId, Infinity);
+    const row = this.s.seriesById.get(seriesId);
+    if (row !== undefined) this.seriesIds.cleared(row.uuid, row.metric);
+  }
+
+  /** The shards holding data: those of the stored rows, and those the waiting records will fill. */
+  listShards(kind: ShardKind, period: number): ShardSpan[] {
+    const listed = this.shards.list(kind, period);
+    const size = this.shards.sizeOf(kind, period);
+    if (kind === 'histogram' || size === undefined) return listed;
+    const starts = new Set(listed.map((s) => s.start));
+    this.flusher.waitingTimes((ts) => starts.add(shardStart(ts, size)));
+    if (starts.size === listed.length) return listed;
+    return [...starts].sort((a, b) => a - b).map((start) => ({ start, end: start + size }));
+  }
+
+  removeShard(kind: ShardKind, period: number, shard: ShardSpan): number {
+    // Records waiting for the shard are applied first, so none of them brings it back afterwards.
+    if (kind !== 'histogram') {
+      let waiting = false;
+      this.flusher.waitingTimes((ts) => (waiting ||= ts >= shard.start && ts < shard.end));
+      if (waiting) this.flusher.flushAll();
+    }
+    let n = 0;
+    this.db
+      .transaction(() => {
+        n = this.shards.remove(kind, period, shard);
+        // A late record into the removed range finds its buckets missing: like a swept bucket, it
+        // is rebuilt from the raw entries rather than merged into nothing.
+        if (kind === 'nnt' && period !== this.smallest && shard.end > (this.sweptBefore.get(period) ?? 0)) {
+          this.sweptBefore.set(period, shard.end);
+          this.s.putMeta.run(`swept_before:${period}`, String(shard.end));
+        }
       })
       .immediate();
     return n;

@@ -7,6 +7,7 @@
 import type { DataType, HistogramRecord, NntRecord, TextRecord } from '../protocol/index.js';
 import type { PackedWrite } from './packed-write.js';
 import type { Agg } from './rollup-math.js';
+import type { ShardKind, ShardLayout, ShardSpan } from './shards.js';
 
 /** The members a stored rollup row holds (the second-order ones are computed at read time). */
 export const STORED_MEMBERS = ['count', 'value', 'stddev', 'derivative', 'derivative_stddev', 'counter', 'counter_stddev'] as const;
@@ -31,6 +32,11 @@ export type RollupRowArray = [number, number, number, number, number, number, nu
  * of 7 numbers per piece in NUMERIC_FIELDS order.
  */
 export type RawRowArray = [number, number, number, number, number, number, number, number, number | null, Buffer | null];
+
+/** A series in the tag index, with the KIND_BIT of every data type it has had. */
+export interface IndexedSeries extends SeriesRef {
+  kinds: number;
+}
 
 export interface Store {
   /** Numeric rollup periods (s), ascending; the first is the smallest (the write span). */
@@ -64,6 +70,19 @@ export interface Store {
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number;
   sweepText(seriesId: number, before: number): number;
   sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number;
+
+  /** Series in the tag index (written to, not fully deleted since), in id order, after `afterId`, at most `limit`. */
+  indexedSeries(afterId: number, limit: number): IndexedSeries[];
+  /** Whether the series holds data of `type` with fromTs <= ts < toTs. */
+  hasData(seriesId: number, type: DataType, fromTs: number, toTs: number): boolean;
+  /** Removes all of the series' data of every type and its index entry (a later write indexes it anew). */
+  deleteSeries(seriesId: number): void;
+  /** Time shard sizes (shards.ts). */
+  readonly shardLayout: ShardLayout;
+  /** The shards of a kind and period (ignored for raw) that hold data, oldest first: one index seek per shard. */
+  listShards(kind: ShardKind, period: number): ShardSpan[];
+  /** Removes one whole shard (one range delete); returns the rows deleted. */
+  removeShard(kind: ShardKind, period: number, shard: ShardSpan): number;
 
   /** Flushes, closes and unlocks at once; resolves once every file of the store is let go. */
   close(): Promise<void>;

@@ -29,7 +29,12 @@ let state: ClusterState;
 const restarted = new Map<number, TestNode>();
 
 beforeAll(async () => {
-  const up = await runCli(['cluster', 'up', '--count', '5', '--write-copies', '2', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json'], { timeoutMs: 60_000 });
+  // --no-replication: these tests are about where tsnode's own client sends and reads records, so each
+  // node must keep exactly what it is sent (a replicating ring moves records to their owners itself,
+  // and proxies reads; test/integration/ring-replication.test.ts covers that).
+  const up = await runCli(['cluster', 'up', '--count', '5', '--write-copies', '2', '--base-port', '0', '--dir', dir, '--detach', '--no-replication', '-o', 'json'], {
+    timeoutMs: 60_000,
+  });
   expect(up.code, up.stderr).toBe(0);
   urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
   topology = topologyFromJson(JSON.parse(readFileSync(join(dir, 'topology.json'), 'utf8')));
@@ -81,14 +86,14 @@ async function stop(index: number): Promise<void> {
 /** Starts node `index` again on its data dir, port, identity and topology (as cluster up did). */
 async function revive(index: number): Promise<void> {
   const n = state.nodes[index]!;
-  const node = await startNode({ dataDir: n.dataDir, port: n.port, args: ['--node-id', n.id!, '--topology', state.ring!.file] });
+  const node = await startNode({ dataDir: n.dataDir, port: n.port, args: ['--node-id', n.id!, '--topology', state.ring!.file, '--no-replication'] });
   restarted.set(index, node);
 }
 
 describe('write --to owners on a five-node ring (write_copies 2)', () => {
-  it('is the default with --seed: every record lands on exactly its two owners', async () => {
+  it('with --seed: every record lands on exactly its two owners', async () => {
     const { path, pairs } = recordsFile('owners.ndjson', 'a.', 10);
-    const r = await runCli(['write', path, '--seed', urls[2]!, '--batch-size', '25', '--output', 'json']);
+    const r = await runCli(['write', '--to', 'owners', path, '--seed', urls[2]!, '--batch-size', '25', '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/--to owners: each record to its 2 owners on ring [0-9a-f]{12} \(5 nodes\); smallest span 60s \(the nodes' base_rollup\)/);
     const doc = JSON.parse(r.stdout);
@@ -117,7 +122,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
 
   it('follows the ring from a list too, also to ring nodes the list does not name', async () => {
     const { path, pairs } = recordsFile('partial-list.ndjson', 'b.', 3);
-    const r = await runCli(['write', path, '--nodes', `${urls[0]},${urls[4]}`, '--output', 'json']);
+    const r = await runCli(['write', '--to', 'owners', path, '--nodes', `${urls[0]},${urls[4]}`, '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`ring nodes the list does not name are written at their ring address: ${urls[1]}, ${urls[2]}, ${urls[3]}`);
     expect(JSON.parse(r.stdout)).toMatchObject({ to: 'owners', written: 36, written_to_some: 0 });
@@ -129,7 +134,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
 
   it('--dry-run counts what each owner would get and sends nothing', async () => {
     const { path, pairs } = recordsFile('dry.ndjson', 'dry.', 4);
-    const r = await runCli(['write', path, '--seed', urls[0]!, '--dry-run', '--output', 'json']);
+    const r = await runCli(['write', '--to', 'owners', path, '--seed', urls[0]!, '--dry-run', '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
     const expected = urls.map((_, k) => pairs.filter(([id, m]) => owners(id, m).includes(k)).length * 4);
     expect(JSON.parse(r.stdout).nodes.map((n: { records: number }) => n.records)).toEqual(expected);
@@ -142,7 +147,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     const rejectsPath = `${path}.rejects.ndjson`;
     const statePath = `${path}.tsnode-state.json`;
     // Slow enough (600 records at 300/s) that the node dies with most of the run still to come.
-    const run = startCli(['write', path, '--seed', urls[0]!, '--batch-size', '24', '--concurrency', '1', '--rate', '300', '--retries', '1', '--output', 'json']);
+    const run = startCli(['write', '--to', 'owners', path, '--seed', urls[0]!, '--batch-size', '24', '--concurrency', '1', '--rate', '300', '--retries', '1', '--output', 'json']);
     await run.waitForStderr(/--to owners/);
     await expect.poll(() => existsSync(statePath), { timeout: 15_000 }).toBe(true);
     await stop(victim);
@@ -169,7 +174,7 @@ describe('write --to owners on a five-node ring (write_copies 2)', () => {
     expect(victimPairs.length).toBeGreaterThan(0);
 
     await revive(victim);
-    const replay = await runCli(['write', rejectsPath, '--seed', urls[0]!, '--output', 'json']);
+    const replay = await runCli(['write', '--to', 'owners', rejectsPath, '--seed', urls[0]!, '--output', 'json']);
     expect(replay.code, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout)).toMatchObject({ to: 'owners', read: lines.length, written: lines.length, to_named_owner: lines.length, rejected: 0 });
     // Sent to the node each line names, and nowhere else.
@@ -188,7 +193,7 @@ describe('text and histogram records on the ring', () => {
     const pairs: Array<[string, string]> = IDS.flatMap((id) => METRICS.map((m): [string, string] => [id, `t.${m}`]));
     const text = join(root, 'ring-text.ndjson');
     writeFileSync(text, pairs.map(([id, metric], k) => JSON.stringify({ metric, id, offset: String(1_700_000_000 + k), value: `v${k}` })).join('\n') + '\n');
-    const w = await runCli(['write', text, '--kind', 'text', '--seed', urls[0]!, '--output', 'json']);
+    const w = await runCli(['write', '--to', 'owners', text, '--kind', 'text', '--seed', urls[0]!, '--output', 'json']);
     expect(w.code, w.stderr).toBe(0);
     expect(JSON.parse(w.stdout)).toMatchObject({ kind: 'text', to: 'owners', written: pairs.length, written_to_some: 0 });
     const range = { startMs: 1_699_999_000_000, endMs: 1_700_001_000_000 };
@@ -206,8 +211,8 @@ describe('text and histogram records on the ring', () => {
 
     const [hid, hmetric] = pairs[5]!;
     const hist = join(root, 'ring-hist.ndjson');
-    writeFileSync(hist, `${JSON.stringify({ metric: hmetric, id: hid, offset: 1_700_000_040, period: 60, histogram: 'AAEC' })}\n`);
-    const h = await runCli(['write', hist, '--kind', 'histogram', '--seed', urls[1]!, '--output', 'json']);
+    writeFileSync(hist, `${JSON.stringify({ metric: hmetric, id: hid, offset: 1_700_000_040, period: 60, histogram: 'AAEX/QAB' })}\n`);
+    const h = await runCli(['write', '--to', 'owners', hist, '--kind', 'histogram', '--seed', urls[1]!, '--output', 'json']);
     expect(h.code, h.stderr).toBe(0);
     expect(JSON.parse(h.stdout).nodes.map((n: { records: number }) => n.records)).toEqual(urls.map((_, j) => (owners(hid, hmetric).includes(j) ? 1 : 0)));
     const hr = await runCli([
@@ -228,7 +233,7 @@ describe('text and histogram records on the ring', () => {
       'json',
     ]);
     expect(hr.code, hr.stderr).toBe(0);
-    expect(JSON.parse(hr.stdout).rows).toEqual([{ time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, histogram: 'AAEC' }]);
+    expect(JSON.parse(hr.stdout).rows).toEqual([{ time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, count: 1, bins: { '+23e-004': 1 } }]);
   });
 });
 
@@ -236,7 +241,7 @@ describe('write --to owners: interrupted and resumed', () => {
   it('Ctrl-C drops what the queues hold unacknowledged; --resume sends the rest to the owners, none lost or misplaced', async () => {
     const { path, pairs } = recordsFile('resume.ndjson', 'r.', 60);
     const statePath = `${path}.tsnode-state.json`;
-    const run = startCli(['write', path, '--seed', urls[1]!, '--batch-size', '30', '--rate', '400', '--output', 'json']);
+    const run = startCli(['write', '--to', 'owners', path, '--seed', urls[1]!, '--batch-size', '30', '--rate', '400', '--output', 'json']);
     await expect.poll(() => existsSync(statePath), { timeout: 15_000 }).toBe(true);
     run.child.kill('SIGINT');
     const r = await run.done;
@@ -248,7 +253,7 @@ describe('write --to owners: interrupted and resumed', () => {
     expect(saved.record).toBeGreaterThan(0);
     expect(saved.record).toBeLessThan(720);
 
-    const resumed = await runCli(['write', path, '--seed', urls[1]!, '--batch-size', '30', '--resume', '--output', 'json']);
+    const resumed = await runCli(['write', '--to', 'owners', path, '--seed', urls[1]!, '--batch-size', '30', '--resume', '--output', 'json']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', to: 'owners', read: 720 - saved.record, written_to_some: 0, rejected: 0 });
     for (const [id, metric] of pairs) {
@@ -268,7 +273,7 @@ describe('read from the owners', () => {
     const others = [0, 1, 2, 3, 4].filter((k) => k !== primary && k !== second);
     const owned = join(root, 'read-owned.ndjson');
     writeFileSync(owned, Array.from({ length: 10 }, (_, i) => JSON.stringify({ metric, id, offset: 60 * i, count: 1, value: 7 })).join('\n') + '\n');
-    expect((await runCli(['write', owned, '--seed', urls[others[0]!]!])).code).toBe(0);
+    expect((await runCli(['write', '--to', 'owners', owned, '--seed', urls[others[0]!]!])).code).toBe(0);
     // A non-owner holding other values: a read that reached it would show 999.
     const stray = join(root, 'read-stray.ndjson');
     writeFileSync(stray, Array.from({ length: 10 }, (_, i) => JSON.stringify({ metric, id, offset: 60 * i, count: 1, value: 999 })).join('\n') + '\n');

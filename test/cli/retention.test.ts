@@ -37,7 +37,7 @@ async function seed(url: string, series: number, types: ReadonlyArray<'nnt' | 't
     for (const d of AGES) {
       nnt.push({ metric: 'cpu', id: uuid(i), offset: at(d), count: 1, value: d, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 });
       text.push({ metric: 'version', id: uuid(i), offset: at(d), value: `v${d}` });
-      for (const period of [60, 300]) hist.push({ metric: 'latency', id: uuid(i), offset: at(d), period, histogram: 'AAAA' });
+      for (const period of [60, 300]) hist.push({ metric: 'latency', id: uuid(i), offset: at(d), period, histogram: 'AAA=' });
     }
   }
   const c = client(url);

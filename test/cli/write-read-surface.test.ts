@@ -243,9 +243,9 @@ describe('text and histogram data through the CLI', () => {
   it('histograms: written with the same checks, read back by period; a period the node does not keep is refused', async () => {
     const env = user();
     const hists = [
-      { metric: 'lat', id: ID, offset: 1_700_000_040, period: 60, histogram: 'AAEC' },
-      { metric: 'lat', id: ID, offset: 1_700_000_100, period: 60, histogram: 'AAED' },
-      { metric: 'lat', id: ID, offset: 1_700_000_100, period: 1800, histogram: 'AAEE' },
+      { metric: 'lat', id: ID, offset: 1_700_000_040, period: 60, histogram: 'AAEX/QAB' },
+      { metric: 'lat', id: ID, offset: 1_700_000_100, period: 60, histogram: 'AAEX/QAC' },
+      { metric: 'lat', id: ID, offset: 1_700_000_100, period: 1800, histogram: 'AAEK/gAF' },
       { metric: 'lat', id: ID, offset: 1_700_000_100, period: 60, histogram: 5 },
     ];
     const f = ndjson('hist.ndjson', hists);
@@ -270,13 +270,21 @@ describe('text and histogram data through the CLI', () => {
       kind: 'histogram',
       period: 60,
       rows: [
-        { time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, histogram: 'AAEC' },
-        { time: 1_700_000_100, time_iso: '2023-11-14T22:15:00Z', period: 60, histogram: 'AAED' },
+        { time: 1_700_000_040, time_iso: '2023-11-14T22:14:00Z', period: 60, count: 1, bins: { '+23e-004': 1 } },
+        { time: 1_700_000_100, time_iso: '2023-11-14T22:15:00Z', period: 60, count: 2, bins: { '+23e-004': 2 } },
       ],
     });
+    // CSV and the table: a line per bin, each with its count.
+    const csv = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '1m', '--node', node.url, ...range, '-o', 'csv'], { env });
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout).toBe('time,time_iso,period,bin,count\r\n1700000040,2023-11-14T22:14:00Z,60,+23e-004,1\r\n1700000100,2023-11-14T22:15:00Z,60,+23e-004,2\r\n');
+    const table = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '1m', '--node', node.url, ...range], { env });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/time\s.*period\s.*bin\s.*count/);
+    expect(table.stdout).toMatch(/2023-11-14T22:15:00Z.*60.*\+23e-004.*2/);
     const other = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '300', '--node', node.url, ...range, '-o', 'csv'], { env });
     expect(other.code).toBe(0);
-    expect(other.stdout).toBe('time,time_iso,period,histogram\r\n');
+    expect(other.stdout).toBe('time,time_iso,period,bin,count\r\n');
     // Pinned with --node nothing asks the node first: its own 400 names the periods it keeps.
     const odd = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '45', '--node', node.url, ...range], { env });
     expect(odd.code).toBe(1);

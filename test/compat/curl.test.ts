@@ -43,7 +43,7 @@ describe("the store's curl examples, with real curl", () => {
   it(`${WRITE_NNT_DOC.page}: curl -X POST -d @data.json .../write/nnt stores both records`, async () => {
     const r = await curl(['-X', 'POST', '-d', '@data.json', `${node.url}/write/nnt`]);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ records: 2 });
+    expect(JSON.parse(r.stdout)).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
     const read = await curl([`${node.url}/rollup/${WRITE_NNT_DOC.uuid}/example2?start_ts=1408724400.000&end_ts=1408724700.000&rollup_span=300s&type=count`]);
     expect(JSON.parse(read.stdout)).toEqual([[WRITE_NNT_DOC.offset, 5]]);
   });
@@ -51,7 +51,7 @@ describe("the store's curl examples, with real curl", () => {
   it(`${WRITE_HISTOGRAM_DOC.page}: curl -X POST -d @data.json .../histogram/write`, async () => {
     const r = await curl(['-X', 'POST', '-d', '@histogram.json', `${node.url}/histogram/write`]);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ records: 2 });
+    expect(JSON.parse(r.stdout)).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
   });
 
   it(`${SWEEP_DOC.page}: curl -X DELETE -H 'X-Snowth-Delete-Time: ...' .../sweep_delete`, async () => {

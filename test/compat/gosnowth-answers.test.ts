@@ -14,7 +14,7 @@ import { NodeRequestError } from '../../src/client/errors.js';
 import { NodeClient } from '../../src/client/node-client.js';
 import { runCli } from '../helpers/cli.js';
 import { startRecordingNode, type RecordingNode, type Reply } from '../helpers/recording-node.js';
-import { EMPTY_WRITE_ANSWER, HISTOGRAM_WRITE_ANSWER, NNT_ROWS, ROLLUP_ALL_NULL, ROLLUP_ALL_ROWS, ROLLUP_ROWS, TEXT_ROWS_SECONDS } from './fixtures/gosnowth.js';
+import { EMPTY_WRITE_ANSWER, HISTOGRAM_ROWS, HISTOGRAM_WRITE_ANSWER, NNT_ROWS, ROLLUP_ALL_NULL, ROLLUP_ALL_ROWS, ROLLUP_ROWS, TEXT_ROWS_SECONDS } from './fixtures/gosnowth.js';
 import { READ_TEXT_DOC, SWEEP_CANCEL_DOC, SWEEP_DOC } from './fixtures/store-docs.js';
 
 const ID = 'fc85e0ab-f568-45e6-86ee-d7443be8277d';
@@ -123,10 +123,28 @@ describe('text and histogram read answers', () => {
   });
 
   it('histogram: the client asks for an inclusive end (the last second before its exclusive endMs)', async () => {
-    const f = await fake({ body: '[[1380000000,300,"AAA="]]' });
+    const f = await fake({ body: '[[1380000000,300,{"1":1,"2":1}]]' });
     const rows = await client(f.url).readHistogram({ uuid: ID, metric: 'h', startMs: 1_380_000_000_000, endMs: 1_380_000_600_000, periodS: 300 });
-    expect(rows).toEqual([[1_380_000_000, 300, 'AAA=']]);
+    expect(rows).toEqual([[1_380_000_000, 300, { '1': 1, '2': 1 }]]);
     expect(f.requests[0]!.rawUrl).toBe(`/histogram/1380000000/1380000599/300/${ID}/h`);
+  });
+
+  it("histogram: gosnowth's fixture (bins as the store names them) is read bin by bin", async () => {
+    const f = await fake({ body: HISTOGRAM_ROWS });
+    const rows = await client(f.url).readHistogram({ uuid: ID, metric: 'example1', startMs: 1_556_290_800_000, endMs: 1_556_291_400_000, periodS: 300 });
+    expect(rows).toEqual([
+      [1_556_290_800, 300, { '+23e-004': 1, '+85e-004': 1 }],
+      [1_556_291_100, 300, { '+22e-004': 1, '+23e-004': 2, '+30e-004': 1, '+39e-003': 1 }],
+    ]);
+  });
+
+  it('histogram: an encoded string where the bins belong (the old reference node) is bad_answer, not an empty histogram', async () => {
+    const f = await fake({ body: '[[1380000000,300,"AAA="]]' });
+    const err = await client(f.url)
+      .readHistogram({ uuid: ID, metric: 'h', startMs: 1_380_000_000_000, endMs: 1_380_000_600_000, periodS: 300 })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'bad_answer' });
+    expect((err as Error).message).toContain('[seconds, period, {bin: count}]');
   });
 });
 

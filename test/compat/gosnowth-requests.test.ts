@@ -4,9 +4,25 @@
  * string text offsets, extra histogram fields, and bare integer timestamps, which a node takes
  * only when started with --lenient-timestamps.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
-import { GOSNOWTH_HEADERS, HISTOGRAM_WRITE_BODY, histogramPath, nntBody, rollupPath, textBody } from './fixtures/gosnowth.js';
+import { encodeHistogram } from '../../src/protocol/index.js';
+import { Ring, type Topology } from '../../src/ring/index.js';
+import {
+  decodeHistogramValues,
+  decodeLocateXml,
+  GOSNOWTH_HEADERS,
+  HISTOGRAM_ROWS,
+  HISTOGRAM_WRITE_BODY,
+  histogramPath,
+  locateXmlPath,
+  nntBody,
+  rollupPath,
+  textBody,
+} from './fixtures/gosnowth.js';
 import { rawRequest } from './http.js';
 
 const ID = 'fc85e0ab-f568-45e6-86ee-d7443be8277d';
@@ -31,7 +47,7 @@ describe('gosnowth writes', () => {
     for (const node of [strict, lenient]) {
       const r = await send(node, 'POST', '/write/nnt', body);
       expect(r.status, r.text).toBe(200);
-      expect(r.json).toEqual({ records: 3 });
+      expect(r.json).toEqual({ records: 3, updated: 3, misdirected: 0, errors: 0 });
       const read = await rawRequest(node.url, 'GET', `/rollup/${ID}/online?start_ts=${T}.000&end_ts=${T + 180}.000&rollup_span=60s`);
       expect(read.json).toEqual([
         [T, 10],
@@ -82,7 +98,7 @@ describe('gosnowth writes', () => {
   it("WriteText: offsets as strings, as gosnowth's TextData has them", async () => {
     const r = await send(strict, 'POST', '/write/text', textBody([{ metric: 'state', id: ID, offset: T, value: 'up' }]));
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ records: 1 });
+    expect(r.json).toEqual({ records: 1, updated: 1, misdirected: 0, errors: 0 });
     const back = await send(strict, 'GET', `/read/${T}/${T + 1}/${ID}/state`);
     expect(back.json).toEqual([[T * 1000, 'up']]);
     // A string that is not a whole number of seconds is still refused, naming the field.
@@ -94,7 +110,7 @@ describe('gosnowth writes', () => {
   it("WriteHistogram: gosnowth's own test record (with account_id and check_name) is stored", async () => {
     const r = await send(strict, 'POST', '/histogram/write', HISTOGRAM_WRITE_BODY);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ records: 1 });
+    expect(r.json).toEqual({ records: 1, updated: 1, misdirected: 0, errors: 0 });
   });
 });
 
@@ -142,8 +158,47 @@ describe('gosnowth reads: bare integer start_ts/end_ts', () => {
     const r = await send(strict, 'GET', path);
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual([
-      [H, 300, 'AAA='],
-      [H + 300, 300, 'AAA='],
+      [H, 300, {}],
+      [H + 300, 300, {}],
     ]);
+  });
+
+  it("ReadHistogramValues: its decoder gets every bin and count of what was written (histogram_test.go's fixture, written and read back)", async () => {
+    // The fixture's rows, written in the store's encoding, come back as gosnowth's own test expects them.
+    const expected = decodeHistogramValues(HISTOGRAM_ROWS);
+    const recs = expected.map((v) => ({ metric: 'example1', id: ID, offset: v.timeS, period: v.periodS, histogram: encodeHistogram(v.data!) }));
+    const w = await send(strict, 'POST', '/histogram/write', JSON.stringify(recs));
+    expect(w.status, w.text).toBe(200);
+    // histogram_test.go reads [1556290800, 1556291200] with a 300 s period: /histogram/1556290800/1556291400/300/...
+    const path = histogramPath(ID, 'example1', 300, 1556290800, 1556291200);
+    expect(path).toBe(`/histogram/1556290800/1556291400/300/${ID}/example1`);
+    const r = await send(strict, 'GET', path);
+    expect(r.status, r.text).toBe(200);
+    const got = decodeHistogramValues(r.text);
+    expect(got).toEqual(expected);
+    expect(got[0]!.data!['+23e-004']).toBe(1);
+  });
+});
+
+describe('gosnowth LocateMetricRemote: GET /locate/xml/<uuid>/<metric>', () => {
+  const IDS = ['1f846f26-0cfd-4df5-b4f1-e0930604e577', '07fa2237-5744-4c28-a622-a99cfc1ac87e', '765ac4cc-1929-4642-9ef1-d194d08f9538'];
+  const topology: Topology = { writeCopies: 2, nodes: IDS.map((id, i) => ({ id, address: `10.8.20.${i + 1}`, port: 8112, apiport: 8112, weight: 32 })) };
+  let ringNode: TestNode;
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-locate-'));
+    writeFileSync(join(dir, 'ring.json'), JSON.stringify({ write_copies: 2, nodes: topology.nodes }));
+    ringNode = await startNode({ memory: true, args: ['--node-id', IDS[0]!, '--topology', join(dir, 'ring.json')] });
+  });
+
+  it("decodes, by its rules, to the metric's owners with their addresses and ports", async () => {
+    for (const metric of ['example', 'cpu.user', 'latency|ST[host:alpha4.internal]']) {
+      const r = await send(ringNode, 'GET', locateXmlPath(ID, metric));
+      expect(r.status, r.text).toBe(200);
+      const decoded = decodeLocateXml(r.text);
+      expect(decoded.writeCopies).toBe(2);
+      const owners = Ring.compile(topology).ownersOf(ID, metric);
+      expect(decoded.nodes).toEqual(owners.map((n) => ({ id: n.id, address: n.address, port: 8112, apiport: 8112, weight: 32 })));
+    }
   });
 });

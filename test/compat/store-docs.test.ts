@@ -4,6 +4,7 @@
  * than the page, the test says what it expects instead and docs/node-api.md says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeHistogram } from '../../src/protocol/index.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 import { READ_HISTOGRAM_DOC, READ_ROLLUP_DOC, READ_TEXT_DOC, SWEEP_DOC, WRITE_HISTOGRAM_DOC, WRITE_NNT_DOC, WRITE_TEXT_DOC, ADVISORY_NO_LIMIT } from './fixtures/store-docs.js';
 import { CURL_FORM, rawRequest } from './http.js';
@@ -24,7 +25,7 @@ describe(`${WRITE_NNT_DOC.page}: the example data.json`, () => {
   it('is stored whatever the content type says (curl -d labels it form data), on a node with the smallest rollup 300 s', async () => {
     const r = await post(doc300.url, '/write/nnt', WRITE_NNT_DOC.body);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ records: 2 });
+    expect(r.json).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
     for (const metric of WRITE_NNT_DOC.metrics) {
       const read = await rawRequest(doc300.url, 'GET', `/rollup/${WRITE_NNT_DOC.uuid}/${metric}?start_ts=1408724400.000&end_ts=1408724700.000&rollup_span=300s&type=all`);
       expect(read.status, read.text).toBe(200);
@@ -47,7 +48,7 @@ describe(`${WRITE_NNT_DOC.page}: the example data.json`, () => {
   ])('is stored when labelled %s', async (_what, headers) => {
     const r = await post(doc300.url, '/write/nnt', WRITE_NNT_DOC.body, headers);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ records: 2 });
+    expect(r.json).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
   });
 
   it('a body that is not JSON is a 400 that says so, whatever the label', async () => {
@@ -64,9 +65,10 @@ describe(`${WRITE_HISTOGRAM_DOC.page}: the example data.json`, () => {
   it('is stored as curl -d sends it', async () => {
     const r = await post(node.url, '/histogram/write', WRITE_HISTOGRAM_DOC.body);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ records: 2 });
+    expect(r.json).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
     const back = await rawRequest(node.url, 'GET', '/histogram/1408724400/1408724400/60/ae0f7f90-2a6b-481c-9cf5-21a31837020e/example1');
-    expect(back.json).toEqual([[1408724400, 60, 'AAA=']]);
+    // "AAA=" is the store's encoding of a histogram with no bins: read back as an empty bin map.
+    expect(back.json).toEqual([[1408724400, 60, {}]]);
   });
 });
 
@@ -82,7 +84,7 @@ describe(`${WRITE_TEXT_DOC.page}: the attached text`, () => {
     const fixed = WRITE_TEXT_DOC.body.replace(/},\s*\]/, '}]');
     const r = await post(node.url, '/write/text', fixed);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ records: 2 });
+    expect(r.json).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
     const back = await rawRequest(node.url, 'GET', '/read/1408724400/1408724401/ae0f7f90-2a6b-481c-9cf5-21a31837020e/textexample2');
     expect(back.json).toEqual([[1408724400000, 'this_is_also_a_test']]);
   });
@@ -171,15 +173,25 @@ describe(`${READ_HISTOGRAM_DOC.page}: the example request`, () => {
       id: READ_HISTOGRAM_DOC.uuid,
       offset,
       period: 300,
-      histogram: 'AAA=',
+      histogram: encodeHistogram(READ_HISTOGRAM_DOC.bins),
     }));
     expect((await post(node.url, '/histogram/write', JSON.stringify(records))).status).toBe(200);
     const r = await rawRequest(node.url, 'GET', READ_HISTOGRAM_DOC.path);
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual([
-      [1380000000, 300, 'AAA='],
-      [1380000300, 300, 'AAA='],
-      [1380000600, 300, 'AAA='],
+      [1380000000, 300, READ_HISTOGRAM_DOC.bins],
+      [1380000300, 300, READ_HISTOGRAM_DOC.bins],
+      [1380000600, 300, READ_HISTOGRAM_DOC.bins],
     ]);
+  });
+
+  it("answers each histogram as the page's Example 1 Output does: a JSON object of bins to counts, one per value seen", async () => {
+    const r = await rawRequest(node.url, 'GET', READ_HISTOGRAM_DOC.path);
+    const doc = JSON.parse(READ_HISTOGRAM_DOC.output) as Array<[number, number, Record<string, number>]>;
+    // The page names the bins 1 to 5; the store names the bin of 1 "+10e-001" (its Go client's fixtures): same counts.
+    expect(r.json.slice(0, 2).map(([t, p, bins]: [number, number, Record<string, number>]) => [t, p, Object.values(bins)])).toEqual(
+      doc.map(([t, p, bins]) => [t, p, Object.values(bins)]),
+    );
+    expect(Object.keys(r.json[0][2])).toEqual(Object.keys(doc[0]![2]).map((v) => READ_HISTOGRAM_DOC.binOf[v]));
   });
 });

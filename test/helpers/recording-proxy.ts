@@ -11,11 +11,15 @@ export interface ProxiedExchange {
   status?: number;
   /** The answer's body (every answer here is small JSON). */
   body?: string;
+  /** The request's body. */
+  requestBody?: Buffer;
 }
 
 export interface RecordingProxy {
   url: string;
   exchanges: ProxiedExchange[];
+  /** Points the proxy at another node (a ring whose topology names the proxies starts its nodes after them). */
+  retarget(url: string): void;
   close(): Promise<void>;
 }
 
@@ -26,7 +30,7 @@ export interface RecordingProxy {
  * The node itself stays real: the proxy forwards everything unchanged.
  */
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
-  const t = new URL(target);
+  let t = new URL(target);
   const exchanges: ProxiedExchange[] = [];
   const server: Server = createServer((req, res) => {
     const ex: ProxiedExchange = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, start: performance.now() };
@@ -34,6 +38,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      ex.requestBody = Buffer.concat(chunks);
       const up = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
         const body: Buffer[] = [];
         upRes.on('data', (c: Buffer) => body.push(c));
@@ -58,6 +63,9 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   return {
     url: `http://127.0.0.1:${port}`,
     exchanges,
+    retarget: (url) => {
+      t = new URL(url);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -117,10 +117,15 @@ describe('GET /topology/json|xml/<hash>', () => {
 });
 
 describe('GET /gossip/json', () => {
-  it('lists the node itself with string times, as the store and gosnowth have them', async () => {
+  it('lists the node itself with string times, as the store and gosnowth have them, then every peer', async () => {
     const r = await call(ringNode.url, 'GET', '/gossip/json');
     expect(r.status).toBe(200);
-    expect(r.json).toEqual([{ id: IDS[1], gossip_time: (NOW / 1000).toFixed(6), gossip_age: '0.000000', topo_current: hash, topo_next: '-', topo_state: 'n/a', latency: {} }]);
+    const peers = topology.nodes.map((n) => n.id).filter((id) => id !== IDS[1]);
+    const latency = Object.fromEntries(peers.map((id) => [id, '0']));
+    expect(r.json[0]).toEqual({ id: IDS[1], gossip_time: (NOW / 1000).toFixed(6), gossip_age: '0.000000', topo_current: hash, topo_next: '-', topo_state: 'n/a', latency });
+    // Peers this node never heard from (none runs here): gossip_time 0, their age the whole epoch.
+    expect(r.json.slice(1).map((e: { id: string }) => e.id)).toEqual(peers);
+    expect(r.json[1]).toMatchObject({ gossip_time: '0.000000', gossip_age: (NOW / 1000).toFixed(6) });
   });
 });
 

@@ -104,13 +104,15 @@ describe('writeRecords against a real node', () => {
 
     // Periods unknown to the client: the node refuses the one it does not keep (400 naming the record), the rest is stored.
     const histPath = join(dir, 'latency.ndjson');
-    const hists = [60, 45, 300].map((period, i) => ({ metric: 'latency', id: ID, offset: 1_700_000_040 + 60 * i, period, histogram: 'AAEC' }));
+    const hists = [60, 45, 300].map((period, i) => ({ metric: 'latency', id: ID, offset: 1_700_000_040 + 60 * i, period, histogram: 'AAEX/QAB' }));
     writeFileSync(histPath, hists.map((h) => JSON.stringify(h)).join('\n') + '\n');
     const rejectsPath = join(dir, 'latency.rejects');
     const h = await writeRecords([histPath], { clients: [client], kind: 'histogram', rejectsPath });
     expect(h).toMatchObject({ stopped: 'done', read: 3, written: 2, rejected: 1, rejectedByNode: 1 });
     expect(JSON.parse(readFileSync(rejectsPath, 'utf8'))).toMatchObject({ record: 2, node: node.url, error: expect.stringMatching(/^period: /) });
-    expect(await client.readHistogram({ uuid: ID, metric: 'latency', startMs: 1_700_000_000_000, endMs: 1_700_001_000_000, periodS: 60 })).toEqual([[1_700_000_040, 60, 'AAEC']]);
+    expect(await client.readHistogram({ uuid: ID, metric: 'latency', startMs: 1_700_000_000_000, endMs: 1_700_001_000_000, periodS: 60 })).toEqual([
+      [1_700_000_040, 60, { '+23e-004': 1 }],
+    ]);
     // Told the periods, the client refuses it itself and the node sees only what it keeps.
     const again = await writeRecords([histPath], { clients: [client], kind: 'histogram', histogramPeriods: [60, 300], rejectsPath });
     expect(again).toMatchObject({ read: 3, written: 2, rejected: 1, rejectedByNode: 0 });

@@ -128,8 +128,8 @@ describe('numeric write validation (atomic, names index, field and reason)', () 
   it('accepts PUT and POST and answers {"records":N}', async () => {
     const r = await call(url, 'PUT', '/write/nnt', { headers: { 'content-type': 'application/json' }, body: JSON.stringify([nnt(600, {}, 'put')]) });
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ records: 1 });
-    expect((await write(url, [])).json).toEqual({ records: 0 });
+    expect(r.json).toEqual({ records: 1, updated: 1, misdirected: 0, errors: 0 });
+    expect((await write(url, [])).json).toEqual({ records: 0, updated: 0, misdirected: 0, errors: 0 });
   });
 
   it('accepts a body without content-type and JSON with a charset', async () => {
@@ -144,7 +144,7 @@ describe('text and histogram writes', () => {
       { metric: 'log', id: UUID.toUpperCase(), offset: 100, value: 'hello' },
       { metric: 'log', id: UUID, offset: 200, value: 'world' },
     ];
-    expect((await write(url, recs, '/write/text')).json).toEqual({ records: 2 });
+    expect((await write(url, recs, '/write/text')).json).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
     // Change points in milliseconds (api/read-text.md); the end is exclusive.
     expect((await call(url, 'GET', `/read/100/200/${UUID}/log`)).json).toEqual([[100_000, 'hello']]);
     expect((await call(url, 'GET', `/read/0/1000/${UUID.toUpperCase()}/log`)).json).toEqual([
@@ -158,18 +158,18 @@ describe('text and histogram writes', () => {
 
   it('validates and reads back histograms per configured period', async () => {
     const recs = [
-      { metric: 'lat', id: UUID, offset: 3600, period: 60, histogram: 'AAEC' },
-      { metric: 'lat', id: UUID, offset: 3600, period: 3600, histogram: 'AAED' },
+      { metric: 'lat', id: UUID, offset: 3600, period: 60, histogram: 'AAEX/QAB' },
+      { metric: 'lat', id: UUID, offset: 3600, period: 3600, histogram: 'AAEX/QAC' },
     ];
-    expect((await write(url, recs, '/histogram/write')).json).toEqual({ records: 2 });
-    expect((await call(url, 'GET', `/histogram/0/7200/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
-    expect((await call(url, 'GET', `/histogram/0/7200/3600/${UUID}/lat`)).json).toEqual([[3600, 3600, 'AAED']]);
+    expect((await write(url, recs, '/histogram/write')).json).toEqual({ records: 2, updated: 2, misdirected: 0, errors: 0 });
+    expect((await call(url, 'GET', `/histogram/0/7200/60/${UUID}/lat`)).json).toEqual([[3600, 60, { '+23e-004': 1 }]]);
+    expect((await call(url, 'GET', `/histogram/0/7200/3600/${UUID}/lat`)).json).toEqual([[3600, 3600, { '+23e-004': 2 }]]);
     expectError(await write(url, [{ ...recs[0], period: 300 }], '/histogram/write'), 400, 'invalid_record', 'period');
     expectError(await write(url, [{ ...recs[0], histogram: 'not base64!' }], '/histogram/write'), 400, 'invalid_record', 'histogram');
     expectError(await call(url, 'GET', `/histogram/0/7200/300/${UUID}/lat`), 400, 'bad_request', 'period');
     // Start and end are both inclusive (api/read-histogram.md): a one-second range at the row finds it.
-    expect((await call(url, 'GET', `/histogram/3600/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
-    expect((await call(url, 'GET', `/histogram/0/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, 'AAEC']]);
+    expect((await call(url, 'GET', `/histogram/3600/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, { '+23e-004': 1 }]]);
+    expect((await call(url, 'GET', `/histogram/0/3600/60/${UUID}/lat`)).json).toEqual([[3600, 60, { '+23e-004': 1 }]]);
     expect((await call(url, 'GET', `/histogram/0/3599/60/${UUID}/lat`)).json).toEqual([]);
     expectError(await call(url, 'GET', `/histogram/3601/3600/60/${UUID}/lat`), 400, 'bad_request', 'at or after start');
   });

@@ -138,7 +138,7 @@ describe('a refused open changes nothing', () => {
     db.close();
     writeFileSync(join(dir, 'nnt-4.log'), Buffer.alloc(64, 7));
     const before = snapshot(dir);
-    expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 3/);
+    expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 4/);
     const after = snapshot(dir);
     after.delete(LOCK_FILE);
     expect(after).toEqual(before);

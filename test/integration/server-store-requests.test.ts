@@ -86,7 +86,7 @@ describe('one connection', () => {
         .split('\r\n\r\n')
         .slice(1)
         .map((b) => b.split('HTTP/1.1')[0]!.trim());
-      expect(bodies[0]).toBe('{"records":1}');
+      expect(bodies[0]).toBe('{"records":1,"updated":1,"misdirected":0,"errors":0}');
       expect(bodies[1]).toBe(`[[${T},${42 + round}]]`);
     }
   });

@@ -218,7 +218,7 @@ describe('SqliteStore ingest log', () => {
     const db = new Database(join(dir, DB_FILE));
     db.prepare("UPDATE meta SET value = '2' WHERE key = 'schema'").run();
     db.close();
-    expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 3/);
+    expect(() => open(dir)).toThrow(/schema version 2; this tsnode understands 4/);
   });
 
   it('lets one store at a time use a data directory, and takes over a lock left by a dead process', async () => {

@@ -95,9 +95,9 @@ describe('sweep semantics', () => {
     await write(
       n.url,
       [
-        { metric: m, id: UUID, offset: T - 300, period: 60, histogram: 'AAAA' },
-        { metric: m, id: UUID, offset: T - 300, period: 300, histogram: 'BBBB' },
-        { metric: m, id: UUID, offset: T, period: 300, histogram: 'CCCC' },
+        { metric: m, id: UUID, offset: T - 300, period: 60, histogram: 'AAA=' },
+        { metric: m, id: UUID, offset: T - 300, period: 300, histogram: 'AAEX/QAB' },
+        { metric: m, id: UUID, offset: T, period: 300, histogram: 'AAEX/QAC' },
       ],
       '/histogram/write',
     );
@@ -109,8 +109,8 @@ describe('sweep semantics', () => {
     await sweep({ 'X-Service-Delete-Data-Types': 'text' });
     expect(await text()).toEqual([[T * 1000, 'new']]);
     await sweep({ 'X-Service-Delete-Data-Types': 'histogram', 'X-Service-Histogram-Delete-Rollups': '300' });
-    expect(await hist(300)).toEqual([[T, 300, 'CCCC']]);
-    expect(await hist(60)).toEqual([[T - 300, 60, 'AAAA']]);
+    expect(await hist(300)).toEqual([[T, 300, { '+23e-004': 2 }]]);
+    expect(await hist(60)).toEqual([[T - 300, 60, {}]]);
     await sweep({ 'X-Service-Delete-Data-Types': 'histogram' });
     expect(await hist(60)).toEqual([]);
   });

@@ -57,7 +57,7 @@ describe('a real node behind faults', () => {
     const { c, log } = client();
     proxy.queue({ kind: 'reset' }, { kind: 'reset', afterBytes: 30 });
     const records = Array.from({ length: 50 }, (_, i) => rec(i, i * 1.5));
-    expect(await c.writeNnt(records)).toEqual({ records: 50 });
+    expect(await c.writeNnt(records)).toEqual({ records: 50, updated: 50, misdirected: 0, errors: 0 });
     expect(log.filter((e) => e.error === 'unreachable')).toHaveLength(2);
     const read = await client().c.readRollup({ uuid: UUID, metric: 'faults', startMs: T0 * 1000, endMs: (T0 + 50 * 60) * 1000, spanMs: 60_000, type: 'count' });
     expect(read.points.map((p) => p.value)).toEqual(Array.from({ length: 50 }, () => 1)); // replaced, not doubled

@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, traceFlush: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -52,6 +52,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
+  'retention verify': { ...TYPED_TARGET, rule: [], output: 'table' },
   'retention apply': {
     ...TYPED_TARGET,
     rule: [],
@@ -65,11 +66,14 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
-  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, detach: false, output: 'table' },
+  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, replication: true, detach: false, output: 'table' },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
+  'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
+  'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
   nodes: { output: 'table', ...NETWORK_TYPED },
   locate: { output: 'table', ...NETWORK_TYPED },
+  find: { count: false, output: 'table', ...NETWORK_TYPED },
   'profile list': { output: 'table', names: false },
   'profile show': { output: 'table' },
   'profile set': { header: [], unset: [] },
@@ -84,6 +88,7 @@ type Row = [argv: string[], command: string, options: Record<string, unknown>, g
 
 const CONTRACT: Row[] = [
   [['serve'], 'serve', {}],
+  [['serve', '--account', '42'], 'serve', { account: 42 }],
   [['serve', '--port', '0', '--memory', '--rollups', '60,300', '--max-body', '4m'], 'serve', { port: 0, memory: true, rollups: [60, 300], maxBody: 4 * 1024 ** 2 }],
   [
     ['serve', '--sweep-pace', '50', '--histogram-rollups', '5m,1m', '--max-buckets', '10', '--max-body', '10MB'],
@@ -203,6 +208,7 @@ const CONTRACT: Row[] = [
     { policy: 'p.yml', yes: true, allowPartial: true, skipUnreachable: true, pollInterval: 500, stepTimeout: 3_600_000, journal: 'j.jsonl', seed: 'http://db1:8112' },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
     'retention apply',
@@ -245,6 +251,8 @@ const CONTRACT: Row[] = [
   ],
   [['nodes', '--seed', 'http://db1:8112', '--output', 'csv'], 'nodes', { seed: 'http://db1:8112', output: 'csv' }],
   [['nodes', '--nodes', 'a:1,b:2', '-o', 'json', '--cert', 'c.pem', '--key', 'k.pem'], 'nodes', { nodes: 'a:1,b:2', output: 'json', cert: 'c.pem', key: 'k.pem' }],
+  [['find', 'and(host:a)', '--nodes', 'a:1'], 'find', { query: 'and(host:a)', nodes: 'a:1' }],
+  [['find', 'and(*:*)', '--count', '--account', '7', '--limit', '5', '-o', 'json'], 'find', { query: 'and(*:*)', count: true, account: 7, limit: 5, output: 'json' }],
   [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--nodes', 'a:1'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', nodes: 'a:1' }],
   [
     ['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '-o', 'csv', '--headers-timeout', '2s'],
@@ -259,6 +267,14 @@ const CONTRACT: Row[] = [
   [['--profile', 'lab', 'cluster', 'up', '--detach'], 'cluster up', { detach: true }, { profile: 'lab' }],
   [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: 1000 }],
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
+  [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
+  [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
+  [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
+  [
+    ['serve', '--no-replication', '--journal-dir', 'j', '--replay-batch', '100', '--replay-concurrency', '2'],
+    'serve',
+    { replication: false, journalDir: 'j', replayBatch: 100, replayConcurrency: 2 },
+  ],
   [['demo', '--keep', '--pace', '0'], 'demo', { keep: true, pace: 0 }],
   [['demo', '--count', '2', '--pace', '1s'], 'demo', { count: 2, pace: 1000 }],
   [['demo', '--nodes', '2'], 'demo', { nodes: 2 }],

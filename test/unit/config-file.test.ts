@@ -98,6 +98,10 @@ describe('parsing the config file', () => {
     expect(c.profiles.get('b')).toMatchObject({ seed: 'http://db1:8112', headers: [{ name: 'X-Tenant', template: 'acme' }] });
   });
 
+  it("reads write_to, tsnode write's default --to", () => {
+    expect(parse('profiles:\n  a:\n    seed: db1\n    write_to: owners\n').profiles.get('a')).toMatchObject({ writeTo: 'owners' });
+  });
+
   it.each([
     ['unknown top-level key', 'curent: prod\n', '~/.config/tsnode/config.yaml:1: curent: is not a config key', 'expected one of current, profiles (did you mean current?)'],
     ['unknown profile key', 'profiles:\n  prod:\n    node: [db1]\n', ':3: profiles.prod.node: is not a profile key', '(did you mean nodes or nodes_file?)'],
@@ -109,6 +113,7 @@ describe('parsing the config file', () => {
       ':5: profiles.p.nodes[1]: "ftp://db2": only http and https nodes are supported',
       'expected http(s)://host:port',
     ],
+    ['bad write_to', 'profiles:\n  p:\n    write_to: everywhere\n', ':3: profiles.p.write_to: "everywhere" is not a write target', 'expected one of primary, owners, any, all'],
     ['bad prefix', 'profiles:\n  p:\n    header_prefix: X-Foo\n', ':3: profiles.p.header_prefix: "X-Foo" is not a header prefix', 'expected one of X-Service, X-Snowth'],
     ['two node sources', 'profiles:\n  p:\n    nodes: [db1]\n    seed: db2\n', ':4: profiles.p.seed: is given beside nodes', 'expected one of nodes, nodes_file, seed per profile'],
     ['cert without key', 'profiles:\n  p:\n    cert: a.pem\n', ':3: profiles.p.cert: is given without key', 'expected both cert and key'],

@@ -61,7 +61,7 @@ describe('journal file', () => {
       () => Date.UTC(2026, 0, 1),
     );
     expect(j.append({ kind: 'sweep.start', run: 'r1', nodes: ['http://a:1'] })).toBe(true);
-    expect(j.append({ kind: 'sweep.end', run: 'r1' })).toBe(true);
+    expect(j.append({ kind: 'sweep.end', run: 'r1', nodes: [] })).toBe(true);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'state', 'tsnode')).mode & 0o777).toBe(0o700);
     const lines = readFileSync(path, 'utf8').split('\n');

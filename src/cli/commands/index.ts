@@ -3,6 +3,7 @@ import type { Runner } from '../action.js';
 import { declareCluster } from './cluster/command.js';
 import { declareCompletion } from './completion/command.js';
 import { declareDemo } from './demo/command.js';
+import { declareFind } from './find/command.js';
 import { declareHistory } from './history/command.js';
 import { declareLocate } from './locate/command.js';
 import { declareNodes } from './nodes/command.js';
@@ -21,6 +22,7 @@ export const commands: Array<(program: Command, runner: Runner) => void> = [
   declareRead,
   declareSweep,
   declareRetention,
+  declareFind,
   declareStatus,
   declareHistory,
   declareNodes,

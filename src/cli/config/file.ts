@@ -15,6 +15,7 @@
  *       smallest_span: 60
  *       nnt_rollups: [60, 300, 1800, 10800]
  *       histogram_rollups: [60, 300, 1800, 10800]
+ *       write_to: primary            # tsnode write's default --to
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { validateHeader, HeaderError } from '../../client/headers.js';
@@ -25,9 +26,23 @@ import { NODE_LINE_FORMS, parseNodeEntry } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
 import { parseSpan, quote, SPAN_FORMS } from '../values.js';
 import { templateProblem } from './secrets.js';
+import { WRITE_TARGETS, type WriteTarget } from '../write-targets.js';
 
 export const TOP_KEYS = ['current', 'profiles'] as const;
-export const PROFILE_KEYS = ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups'] as const;
+export const PROFILE_KEYS = [
+  'nodes',
+  'nodes_file',
+  'seed',
+  'header_prefix',
+  'cacert',
+  'cert',
+  'key',
+  'headers',
+  'smallest_span',
+  'nnt_rollups',
+  'histogram_rollups',
+  'write_to',
+] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 /** The three ways a profile can name its nodes; at most one per profile. */
@@ -63,6 +78,8 @@ export interface Profile {
   smallestSpan?: number;
   nntRollups?: number[];
   histogramRollups?: number[];
+  /** `tsnode write`'s default `--to`. */
+  writeTo?: WriteTarget;
   /** Line of each key present, for messages about it later (an unset ${VAR}, a missing file). */
   lines: Partial<Record<ProfileKey, number>>;
 }
@@ -277,6 +294,13 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
       case 'smallest_span':
         profile.smallestSpan = spanValue(value, field, vLine, fail);
         break;
+      case 'write_to': {
+        const s = scalarString(value)?.trim();
+        const found = WRITE_TARGETS.find((t) => t === s);
+        if (found === undefined) fail(vLine, field, `${describe(value)} is not a write target`, `one of ${WRITE_TARGETS.join(', ')}`);
+        profile.writeTo = found!;
+        break;
+      }
       case 'nnt_rollups':
       case 'histogram_rollups': {
         let spans: number[] = [];

@@ -31,6 +31,7 @@ import type { ConfigFile, Profile } from './file.js';
 import { profileNotFound } from './load.js';
 import { resolveConfigRelative, showPath } from './paths.js';
 import { expandTemplate } from './secrets.js';
+import type { WriteTarget } from '../write-targets.js';
 
 /** The flags that take part in choosing the target (already typed where values.ts types them). */
 export interface TargetFlags {
@@ -106,6 +107,8 @@ export interface Target {
   headers: Record<string, string>;
   /** The spans the target declares (the nodes' own report, when they give one, wins over these). */
   spans: { smallestSpan?: Sourced<number>; nntRollups?: Sourced<number[]>; histogramRollups?: Sourced<number[]> };
+  /** The profile's default `--to` for `tsnode write` (`write_to`). */
+  writeTo?: Sourced<WriteTarget>;
   /** Duplicate nodes dropped and the like, for stderr. */
   warnings: string[];
 }
@@ -216,6 +219,7 @@ export function resolveTarget(inputs: TargetInputs): Target {
     tls,
     headers,
     spans,
+    ...(profile?.writeTo !== undefined ? { writeTo: { value: profile.writeTo, from: at(profile, 'write_to') } } : {}),
     warnings,
   };
 }

@@ -12,6 +12,7 @@ import { TsnodeError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { PROFILE_KEYS, PROFILE_NAME_FORMS, PROFILE_NAME_RE, parseConfig, type ConfigFile, type ProfileKey } from './file.js';
 import { profileNotFound } from './load.js';
+import type { WriteTarget } from '../write-targets.js';
 
 /** What `profile set` changes; absent fields stay as they are. */
 export interface ProfileChanges {
@@ -28,6 +29,7 @@ export interface ProfileChanges {
   smallestSpan?: number;
   nntRollups?: number[];
   histogramRollups?: number[];
+  writeTo?: WriteTarget;
   /** Keys to remove: `cacert`, `headers` (all), `headers.Authorization` (one). */
   unset?: readonly string[];
 }
@@ -96,6 +98,7 @@ export function setProfileText(config: ConfigFile, name: string, changes: Profil
   if (changes.smallestSpan !== undefined) set('smallest_span', changes.smallestSpan);
   if (changes.nntRollups !== undefined) set('nnt_rollups', changes.nntRollups, true);
   if (changes.histogramRollups !== undefined) set('histogram_rollups', changes.histogramRollups, true);
+  if (changes.writeTo !== undefined) set('write_to', changes.writeTo);
   return finish(config, doc);
 }
 

@@ -42,6 +42,8 @@ export interface StartOptions {
   sweepPaceMs?: number;
   /** Every node reads bare integer start_ts/end_ts as .000 (`tsnode serve --lenient-timestamps`). */
   lenientTimestamps?: boolean;
+  /** Nodes keep only what they are sent (`tsnode serve --no-replication`); by default a ring replicates. */
+  noReplication?: boolean;
   /** Extra `tsnode serve` arguments for every node. */
   serveArgs?: string[];
   /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
@@ -159,6 +161,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       if (ring) args.push('--node-id', id!, '--topology', ring.state.file);
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
       if (opts.lenientTimestamps) args.push('--lenient-timestamps');
+      if (opts.noReplication) args.push('--no-replication');
       args.push(...(opts.serveArgs ?? []));
       const logFd = openSync(logFile, 'w');
       const child = spawn(process.execPath, args, {

@@ -3,7 +3,7 @@
  * the store's pages (api/read-text.md, api/read-histogram.md) where that is cheap: text change
  * points in milliseconds with the end exclusive; histogram rows with the end inclusive.
  */
-import { ProtocolError } from '../../protocol/index.js';
+import { decodeHistogram, ProtocolError, type HistogramBins } from '../../protocol/index.js';
 import { decodePathPart, sendJson } from '../http.js';
 import { metricParam, uuidParam } from './rollup.js';
 import type { Handler } from './context.js';
@@ -42,7 +42,17 @@ export const readText: Handler = (_req, res, target, node) => {
   sendJson(res, 200, JSON.stringify(rows.map(([ts, value]) => [ts * 1000, value])));
 };
 
-/** `[[seconds, period, histogram], ...]`, start and end inclusive. */
+/**
+ * A stored histogram as bins and counts. Writes refuse what does not decode, so this fails only
+ * for data stored before they did: a 500 that says so, never a row quietly left empty.
+ */
+function binsOf(encoded: string): HistogramBins {
+  const decoded = decodeHistogram(encoded);
+  if (!decoded.ok) throw new ProtocolError(500, 'internal', `a stored histogram does not decode (${decoded.reason}); it was written before the node checked histograms`);
+  return decoded.bins;
+}
+
+/** `[[seconds, period, {bin: count}], ...]`, start and end inclusive (api/read-histogram.md). */
 export const readHistogram: Handler = (_req, res, target, node) => {
   const [, rawStart, rawEnd, rawPeriod, rawUuid, ...rawMetric] = target.segments;
   const { fromTs, toTs } = range(rawStart!, rawEnd!, 'inclusive');
@@ -59,5 +69,5 @@ export const readHistogram: Handler = (_req, res, target, node) => {
   const metric = metricParam(rawMetric);
   const sid = node.store.findSeries(uuid, metric);
   const rows = sid === undefined ? [] : node.store.histogramRows(sid, period, fromTs, toTs);
-  sendJson(res, 200, JSON.stringify(rows));
+  sendJson(res, 200, JSON.stringify(rows.map(([ts, p, encoded]) => [ts, p, binsOf(encoded)])));
 };

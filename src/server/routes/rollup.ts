@@ -79,7 +79,7 @@ export function metricParam(rawParts: readonly string[]): string {
  * `x-snowth-advisory-limit`: a positive whole number caps the answer; `none` and `-1` (the
  * store's docs give both for "no limit") and an absent header lift it. Undefined = no cap.
  */
-function advisoryLimit(raw: string | string[] | undefined): number | undefined {
+export function advisoryLimit(raw: string | string[] | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const a = (Array.isArray(raw) ? raw[0]! : raw).trim().toLowerCase();
   if (a === 'none' || a === '-1') return undefined;
@@ -90,6 +90,24 @@ function advisoryLimit(raw: string | string[] | undefined): number | undefined {
     });
   }
   return Number(a);
+}
+
+/**
+ * The spec's engines (developer.yaml /rollup): dispatch, nnt, recalc, and `dispatch_coarsen`,
+ * which after dispatch's fill from raw data fills what is still empty from coarser rollups. On
+ * the reference node dispatch already fills every empty bucket from the raw records it keeps
+ * (nothing is left for coarser rollups to fill), so dispatch_coarsen answers as dispatch.
+ */
+const SPEC_ENGINES = [...ENGINES, 'dispatch_coarsen'] as const;
+
+function engineParam(text: string): Engine {
+  if (text === 'dispatch_coarsen') return 'dispatch';
+  if ((ENGINES as readonly string[]).includes(text)) return text as Engine;
+  throw new ProtocolError(400, 'invalid_query', `get_engine: ${JSON.stringify(text)} is not an engine (allowed: ${SPEC_ENGINES.join(', ')})`, {
+    field: 'get_engine',
+    value: text,
+    allowed: [...SPEC_ENGINES],
+  });
 }
 
 export const rollupRead: Handler = (req, res, target, node) => {
@@ -103,15 +121,7 @@ export const rollupRead: Handler = (req, res, target, node) => {
   if (endMs <= startMs) {
     throw new ProtocolError(400, 'invalid_query', `end_ts ${q.get('end_ts')} must be after start_ts ${q.get('start_ts')}`, { field: 'end_ts' });
   }
-  const engineText = q.get('get_engine') ?? DEFAULT_ENGINE;
-  if (!(ENGINES as readonly string[]).includes(engineText)) {
-    throw new ProtocolError(400, 'invalid_query', `get_engine: ${JSON.stringify(engineText)} is not an engine (allowed: ${ENGINES.join(', ')})`, {
-      field: 'get_engine',
-      value: engineText,
-      allowed: [...ENGINES],
-    });
-  }
-  const engine = engineText as Engine;
+  const engine = engineParam(q.get('get_engine') ?? DEFAULT_ENGINE);
   const typeText = q.get('type') ?? 'average';
   const type: RollupType | undefined = canonicalRollupType(typeText);
   if (type === undefined) {

@@ -72,11 +72,15 @@ export const sweepDelete: Handler = (req, res, _target, node) => {
   const headerNames = sweepHeaderNamesUsed(req.headers);
   const plan = planSweep(parsed, { rollups: node.store.rollups, histogramRollups: node.store.histogramRollups, nowMs: node.config.now(), headerNames });
   node.sweeper.start(plan);
+  node.late.sweepStarted(plan.types, plan.before);
   sendJson(res, 200, '[]');
 };
 
 export const sweepStatus: Handler = (_req, res, _target, node) => {
-  sendJson(res, 200, JSON.stringify(wireStatus(node.sweeper.status())));
+  const status = wireStatus(node.sweeper.status());
+  // Late data since each type's last sweep (replication/late-data.ts): `last_late_records`, `last_late_oldest`.
+  for (const type of Object.keys(status) as Array<keyof typeof status>) Object.assign(status[type], node.late.attributes(type));
+  sendJson(res, 200, JSON.stringify(status));
 };
 
 export const sweepCancel: Handler = (_req, res, _target, node) => {

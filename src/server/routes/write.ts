@@ -3,9 +3,21 @@
  * in one transaction. Bodies are read as JSON whatever their Content-Type (see parseJson).
  */
 import type { IncomingMessage } from 'node:http';
-import { ProtocolError, validateHistogramRecord, validateNntRecord, validateTextRecord, type Validated } from '../../protocol/index.js';
+import {
+  decodeHistogram,
+  ProtocolError,
+  type DataType,
+  validateHistogramRecord,
+  type HistogramRecord,
+  validateNntRecord,
+  validateTextRecord,
+  type Validated,
+} from '../../protocol/index.js';
 import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
+import { LOG_ENTRY } from '../packed-write.js';
+import { packedShape, replicateWrite, subsetPacked, type WriteShape } from '../replication/write-routing.js';
+import { misdirectedPacked, misdirectedRecords, writeAnswer } from '../write-answer.js';
 import type { Handler, NodeContext } from './context.js';
 
 async function readRecords(req: IncomingMessage, node: NodeContext): Promise<unknown[]> {
@@ -44,27 +56,67 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
   // go straight from bytes to the store; anything else (real parts, extra fields, escapes, an
   // invalid record) takes the general path, which words the errors.
   const packed = parseNntBody(bytes, smallestSpan);
-  let n: number;
   if (packed) {
-    n = node.store.writePacked(packed);
+    const keep = replicateWrite(node, req, 'nnt', packedShape(packed));
+    const local = keep === null ? packed : subsetPacked(packed, keep);
+    node.store.writePacked(local);
+    node.late.note('nnt', local.entries.length / LOG_ENTRY, (i) => local.entries[i * LOG_ENTRY + 1]!);
+    sendJson(res, 200, writeAnswer(packed.entries.length / LOG_ENTRY, misdirectedPacked(node.identity, packed)));
   } else {
-    const records = validateAll(recordsOf(bytes), (item) => validateNntRecord(item, { smallestSpan }));
-    n = node.store.writeNnt(records);
+    const items = recordsOf(bytes);
+    const records = validateAll(items, (item) => validateNntRecord(item, { smallestSpan }));
+    const n = storeReplicated(node, req, 'nnt', items, records, (local) => node.store.writeNnt(local));
+    sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
   }
-  sendJson(res, 200, `{"records":${n}}`);
 };
+
+/** The shape of validated records for replication: each record sent on as the client spelled it. */
+function recordsShape(items: readonly unknown[], records: ReadonlyArray<{ id: string; metric: string; offset: number }>): WriteShape {
+  return {
+    count: records.length,
+    seriesOf: (i) => ({ key: `${records[i]!.id} ${records[i]!.metric}`, uuid: records[i]!.id, metric: records[i]!.metric }),
+    jsonOf: (i) => JSON.stringify(items[i]),
+    offsetOf: (i) => records[i]!.offset,
+  };
+}
+
+/** Journals the other owners' share, stores this node's, notes late data; returns the records accepted. */
+function storeReplicated<T extends { id: string; metric: string; offset: number }>(
+  node: NodeContext,
+  req: IncomingMessage,
+  kind: DataType,
+  items: readonly unknown[],
+  records: readonly T[],
+  store: (local: readonly T[]) => number,
+): number {
+  const keep = replicateWrite(node, req, kind, recordsShape(items, records));
+  const local = keep === null ? records : keep.map((i) => records[i]!);
+  store(local);
+  node.late.note(kind, local.length, (i) => local[i]!.offset);
+  return records.length;
+}
 
 export const writeText: Handler = async (req, res, _target, node) => {
   const items = await readRecords(req, node);
   const records = validateAll(items, validateTextRecord);
-  const n = node.store.writeText(records);
-  sendJson(res, 200, `{"records":${n}}`);
+  const n = storeReplicated(node, req, 'text', items, records, (local) => node.store.writeText(local));
+  sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
 };
+
+/**
+ * A histogram the node could not decode is refused: its reads answer each histogram as bins and
+ * counts (api/read-histogram.md), so storing bytes it cannot read would fail every later read.
+ */
+function decodableHistogram(v: Validated<HistogramRecord>): Validated<HistogramRecord> {
+  if (!v.ok) return v;
+  const decoded = decodeHistogram(v.record.histogram);
+  return decoded.ok ? v : { ok: false, issue: { field: 'histogram', reason: `${decoded.reason}: not a histogram in the store's encoding` } };
+}
 
 export const writeHistogram: Handler = async (req, res, _target, node) => {
   const items = await readRecords(req, node);
   const periods = node.store.histogramRollups;
-  const records = validateAll(items, (item) => validateHistogramRecord(item, periods));
-  const n = node.store.writeHistogram(records);
-  sendJson(res, 200, `{"records":${n}}`);
+  const records = validateAll(items, (item) => decodableHistogram(validateHistogramRecord(item, periods)));
+  const n = storeReplicated(node, req, 'histogram', items, records, (local) => node.store.writeHistogram(local));
+  sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
 };

@@ -4,8 +4,9 @@
  * scratch layer in memory instead, and every read sees the layer over the stored rows: how a read
  * sees what a flush would make of waiting records without writing anything.
  */
-import { blobOf, chunkStart, chunkWindow, ENTRY, entriesOf, FLAGS, lowerBound } from '../chunks.js';
+import { blobOf, ENTRY, entriesOf, FLAGS, lowerBound } from '../chunks.js';
 import type { StoredParts } from '../packed-write.js';
+import type { ChunkGrid } from '../shards.js';
 import type { Statements } from './statements.js';
 
 /** Chunks (by span, then chunk start; empty = deleted) and parts (null = deleted) changed in scratch. */
@@ -17,7 +18,10 @@ interface Scratch {
 export class ChunkTable {
   private scratch: Scratch | null = null;
 
-  constructor(private readonly s: Statements) {}
+  constructor(
+    private readonly s: Statements,
+    private readonly grid: ChunkGrid,
+  ) {}
 
   /** Runs `fn` (for one series) with its changes kept in a scratch layer that is dropped afterwards. */
   withScratch<T>(fn: () => T): T {
@@ -55,7 +59,7 @@ export class ChunkTable {
 
   /** The chunks of a span that may hold entries with from <= ts < to, in order. */
   chunksIn(sid: number, span: number, from: number, to: number): Float64Array[] {
-    const lo = chunkStart(Math.max(0, from), chunkWindow(span));
+    const lo = this.grid.start(span, Math.max(0, from));
     const rows = this.s.chunkRange.all(sid, span, lo, to);
     const scratched = this.scratch?.chunks.get(span);
     if (scratched === undefined) return rows.map((r) => entriesOf(r[1]));
@@ -80,7 +84,7 @@ export class ChunkTable {
 
   /** Deletes the entries of a span with ts < before; returns how many (a sweep: never in scratch). */
   dropBefore(sid: number, span: number, before: number): number {
-    const c = chunkStart(before, chunkWindow(span));
+    const c = this.grid.start(span, before);
     let n = (this.s.bytesBefore.get(sid, span, c) ?? 0) / (ENTRY * 8);
     this.s.deleteBefore.run(sid, span, c);
     if (c < before) {

@@ -148,6 +148,13 @@ export class Flusher {
     this.pendingRecords -= drop(this.pending);
   }
 
+  /** Calls `visit` with the ts of every waiting record (the flush under way's too): what the chunks do not show yet. */
+  waitingTimes(visit: (ts: number) => void): void {
+    for (const queue of this.job ? [this.job.series, this.pending] : [this.pending]) {
+      for (const q of queue.values()) for (let o = 0; o < q.n * ENTRY; o += ENTRY) visit(q.entries[o]!);
+    }
+  }
+
   /** Moves every waiting write into the chunks before returning (close, tests). */
   flushAll(): void {
     while (this.job !== null) this.applySlice(Infinity);

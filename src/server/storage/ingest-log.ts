@@ -86,6 +86,8 @@ export class IngestLog {
   readonly findings: LogFindings = { tornTails: [], salvaged: [] };
   /** Bytes of the ended generations whose files are still there (not applied yet), by generation. */
   private readonly ended = new Map<number, number>();
+  /** File names are `<prefix>-<generation>.log` (`nnt` for the ingest log; replication journals use their own). */
+  private readonly prefix: string;
 
   /**
    * Opens the log in `dir`. `applied` is the last generation the database has applied: files
@@ -96,10 +98,11 @@ export class IngestLog {
   constructor(
     private readonly dir: string,
     applied: number,
-    opts: { salvage?: boolean } = {},
+    opts: { salvage?: boolean; prefix?: string } = {},
   ) {
+    this.prefix = opts.prefix ?? 'nnt';
     let last = applied;
-    const generations = logGenerations(dir);
+    const generations = logGenerations(dir, this.prefix);
     for (const generation of generations) {
       if (generation <= applied) continue;
       const path = this.pathOf(generation);
@@ -132,8 +135,8 @@ export class IngestLog {
     this.fd = this.create(this.generation);
   }
 
-  private pathOf(generation: number): string {
-    return join(this.dir, `nnt-${generation}.log`);
+  pathOf(generation: number): string {
+    return join(this.dir, `${this.prefix}-${generation}.log`);
   }
 
   private create(generation: number): number {
@@ -191,7 +194,7 @@ export class IngestLog {
 
   /** Deletes the files of every generation up to `generation` (the database has applied them). */
   discardThrough(generation: number): void {
-    for (const g of logGenerations(this.dir)) if (g <= generation && g !== this.generation) rmSync(this.pathOf(g), { force: true });
+    for (const g of logGenerations(this.dir, this.prefix)) if (g <= generation && g !== this.generation) rmSync(this.pathOf(g), { force: true });
     for (const g of this.ended.keys()) if (g <= generation) this.ended.delete(g);
   }
 
@@ -208,9 +211,10 @@ export class IngestLog {
 }
 
 /** The generations of the log files in `dir`, ascending. */
-function logGenerations(dir: string): number[] {
+function logGenerations(dir: string, prefix = 'nnt'): number[] {
+  const re = new RegExp(`^${prefix}-(\\d+)\\.log$`);
   return readdirSync(dir)
-    .map((name) => /^nnt-(\d+)\.log$/.exec(name))
+    .map((name) => re.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => Number(m[1]))
     .sort((x, y) => x - y);
@@ -246,7 +250,7 @@ function nextFrame(file: Buffer, from: number): number {
  * The intact frames of one log file. Bytes that are no frame are a torn tail when no intact frame
  * follows them (a write cut off by a crash: never acknowledged, dropped), and damage otherwise.
  */
-function readFrames(path: string, generation: number): { frames: LoggedFrame[]; damage: LogDamage[]; torn: { from: number; bytes: number } | null; bytes: number } {
+export function readFrames(path: string, generation: number): { frames: LoggedFrame[]; damage: LogDamage[]; torn: { from: number; bytes: number } | null; bytes: number } {
   const file = readFileSync(path);
   const read = readFramesOf(file, path, generation);
   return { ...read, bytes: file.length };

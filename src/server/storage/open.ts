@@ -21,6 +21,8 @@ export interface OpenOptions {
   /** Directory for the database file, or null for memory. */
   dataDir: string | null;
   rollups: readonly number[];
+  /** The shard layout as one line (describeLayout): a data dir keeps the one it was created with. */
+  shards: string;
   /** Apply the intact frames of a damaged ingest log instead of refusing to start. */
   salvageLog: boolean;
   /** Bytes kept back in the disk reserve (0: none). */
@@ -41,12 +43,12 @@ export interface OpenedStorage {
 }
 
 export function openStorage(opts: OpenOptions): OpenedStorage {
-  const { dataDir, rollups } = opts;
+  const { dataDir, rollups, shards } = opts;
   if (dataDir === null) {
     const db = openDatabase(':memory:', false);
     try {
       configure(db, false, true);
-      createSchema(db, rollups, 'new');
+      createSchema(db, rollups, shards, 'new');
     } catch (err) {
       db.close();
       throw err;
@@ -73,7 +75,7 @@ export function openStorage(opts: OpenOptions): OpenedStorage {
     const fresh = !existsSync(file) || statSync(file).size === 0;
     if (fresh) refuseStrayLog(dataDir);
     const inspect = (probe: Database.Database | null): 'new' | 'existing' => {
-      const existing = probe === null ? 'new' : checkCompatible(probe, rollups);
+      const existing = probe === null ? 'new' : checkCompatible(probe, rollups, shards);
       log = openLog(dataDir, existing === 'new' || probe === null ? 0 : appliedGeneration(probe), opts.salvageLog, probe);
       return existing;
     };
@@ -81,7 +83,7 @@ export function openStorage(opts: OpenOptions): OpenedStorage {
     db = openDatabase(file, false);
     if (fresh) chmodSync(file, 0o600);
     configure(db, true, fresh);
-    createSchema(db, rollups, existing);
+    createSchema(db, rollups, shards, existing);
     return { db, file, lock, log, reserve, startedFull };
   } catch (err) {
     if (db?.open) db.close();

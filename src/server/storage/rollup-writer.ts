@@ -8,8 +8,9 @@
  * Applying the same records twice changes nothing: a write replaces, and a replaced bucket is
  * recomputed (what lets a replay after a crash apply a slice again).
  */
-import { chunkStart, chunkWindow, ENTRY, FLAGS, findEntry, groupBuckets, mergeEntries, mergeEntryInto, mergeRawInto, rawBuckets, type Buckets } from '../chunks.js';
+import { ENTRY, FLAGS, findEntry, groupBuckets, mergeEntries, mergeEntryInto, mergeRawInto, rawBuckets, type Buckets } from '../chunks.js';
 import type { StoredParts } from '../packed-write.js';
+import type { ChunkGrid } from '../shards.js';
 import type { ChunkTable } from './chunk-table.js';
 import type { OrderedRecords } from './series-records.js';
 
@@ -22,6 +23,8 @@ export class RollupWriter {
     private readonly rollups: readonly number[],
     /** Per larger span, the latest time a sweep of it deleted before (kept up to date by the sweeps). */
     private readonly sweptBefore: ReadonlyMap<number, number>,
+    /** Where each span's chunks start (none straddles a shard). */
+    private readonly grid: ChunkGrid,
   ) {
     this.smallest = rollups[0]!;
   }
@@ -65,7 +68,7 @@ export class RollupWriter {
       out[0] = b;
       mergeRawInto(out, 0, raw, before, b + span);
       if (out[2] === 0) continue;
-      const c = chunkStart(b, chunkWindow(span));
+      const c = this.grid.start(span, b);
       this.chunks.put(sid, span, c, mergeEntries(this.chunks.get(sid, span, c), out, 0, 1));
     }
   }
@@ -73,13 +76,13 @@ export class RollupWriter {
   /** Merges new raw entries (sorted) into the raw chunks; returns the ts of the replaced ones. */
   private applyRaw(sid: number, raw: Float64Array, parts: Map<number, StoredParts> | null): Set<number> | null {
     const span = this.smallest;
-    const window = chunkWindow(span);
     const n = raw.length / ENTRY;
     let replaced: Set<number> | null = null;
     for (let i = 0; i < n;) {
-      const c = chunkStart(raw[i * ENTRY]!, window);
+      const c = this.grid.start(span, raw[i * ENTRY]!);
+      const end = this.grid.end(span, c);
       let j = i + 1;
-      while (j < n && raw[j * ENTRY]! < c + window) j++;
+      while (j < n && raw[j * ENTRY]! < end) j++;
       const old = this.chunks.get(sid, span, c);
       const merged = mergeEntries(old, raw, i, j, (ts, oi) => {
         (replaced ??= new Set()).add(ts);
@@ -95,12 +98,12 @@ export class RollupWriter {
   /** Merges bucket deltas into the chunks of a larger span (see the top for the recomputed ones). */
   private applySpan(sid: number, span: number, buckets: Buckets): void {
     const { n, data, recompute } = buckets;
-    const window = chunkWindow(span);
     const swept = this.sweptBefore.get(span) ?? 0;
     for (let i = 0; i < n;) {
-      const c = chunkStart(data[i * ENTRY]!, window);
+      const c = this.grid.start(span, data[i * ENTRY]!);
+      const end = this.grid.end(span, c);
       let j = i + 1;
-      while (j < n && data[j * ENTRY]! < c + window) j++;
+      while (j < n && data[j * ENTRY]! < end) j++;
       const old = this.chunks.get(sid, span, c);
       const update = new Float64Array((j - i) * ENTRY);
       for (let k = i; k < j; k++) {

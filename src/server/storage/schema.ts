@@ -8,8 +8,12 @@
  * - `nnt_chunk`: numeric data in chunks (see chunks.ts), keyed (series, span, chunk start).
  * - `nnt_parts`: the `parts` of the records that have them.
  * - `nnt_skip`: which logged records of a series a sweep already dealt with (see log-replay.ts).
- * - `meta`: the schema version, the rollups, the last applied log generation and, per larger
- *   span, the latest time a sweep deleted before (`swept_before:<span>`).
+ * - `meta`: the schema version, the rollups, the shard layout, the last applied log generation
+ *   and, per larger span, the latest time a sweep deleted before (`swept_before:<span>`).
+ *
+ * Time shards (see shards.ts) are key ranges: `nnt_chunk_time`, `nnt_parts_time` and
+ * `histogram_time` index the data by time, so a shard is listed with one index seek and removed
+ * with one range delete.
  */
 import Database from 'better-sqlite3';
 import { existsSync, rmSync, statSync } from 'node:fs';
@@ -18,7 +22,7 @@ import { StoreOpenError } from './store-open-error.js';
 
 type Db = Database.Database;
 
-const SCHEMA_VERSION = '3';
+const SCHEMA_VERSION = '4';
 export const DB_FILE = 'tsnode.db';
 
 /** Bits of `series.kinds`: which data types a series has had written. */
@@ -56,7 +60,7 @@ export function withReadOnly<T>(file: string, check: (db: Db) => T): T {
  * What is in the database already, checked without writing: a data dir of another schema, of
  * other rollups, or not of tsnode at all is refused as it is. 'new' when it holds no tables.
  */
-export function checkCompatible(db: Db, rollups: readonly number[]): 'new' | 'existing' {
+export function checkCompatible(db: Db, rollups: readonly number[], shards: string): 'new' | 'existing' {
   let tables: string[];
   try {
     tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
@@ -78,6 +82,12 @@ export function checkCompatible(db: Db, rollups: readonly number[]): 'new' | 'ex
   const stored = get.get('rollups') as string | undefined;
   if (stored !== undefined && stored !== wanted) {
     throw new StoreOpenError(`the data directory was created with --rollups ${stored}, not ${wanted}: start with the same periods, or use another --data-dir`);
+  }
+  const storedShards = get.get('shards') as string | undefined;
+  if (storedShards !== undefined && storedShards !== shards) {
+    throw new StoreOpenError(
+      `the data directory was created with shard sizes ${storedShards}, not ${shards}: start with the same --shards, --histogram-shards and --raw-shard, or use another --data-dir`,
+    );
   }
   return 'existing';
 }
@@ -106,7 +116,7 @@ export function configure(db: Db, onDisk: boolean, fresh: boolean): void {
 }
 
 /** Creates what is missing; the schema version and rollups are written once (a start on a full disk must not need to write). */
-export function createSchema(db: Db, rollups: readonly number[], existing: 'new' | 'existing'): void {
+export function createSchema(db: Db, rollups: readonly number[], shards: string, existing: 'new' | 'existing'): void {
   db.exec(`
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS series (
@@ -137,9 +147,13 @@ export function createSchema(db: Db, rollups: readonly number[], existing: 'new'
       series_id INTEGER NOT NULL, period INTEGER NOT NULL, ts INTEGER NOT NULL, histogram TEXT NOT NULL,
       PRIMARY KEY (series_id, period, ts)
     ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS nnt_chunk_time ON nnt_chunk (span, chunk_ts);
+    CREATE INDEX IF NOT EXISTS nnt_parts_time ON nnt_parts (ts);
+    CREATE INDEX IF NOT EXISTS histogram_time ON histogram_data (period, ts);
   `);
   const get = db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
   const put = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
   if (existing === 'new' || get.get('schema') === undefined) put.run('schema', SCHEMA_VERSION);
   if (existing === 'new' || get.get('rollups') === undefined) put.run('rollups', rollups.join(','));
+  if (existing === 'new' || get.get('shards') === undefined) put.run('shards', shards);
 }

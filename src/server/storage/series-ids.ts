@@ -61,6 +61,12 @@ export class SeriesIds {
     return id;
   }
 
+  /** Notes that the series lost all its data (a full delete): the next write of any kind records its kind again. */
+  cleared(uuid: string, metric: string): void {
+    const c = this.cache.get(uuid + metric);
+    if (c !== undefined) c.kinds = 0;
+  }
+
   /** Forgets every series: a rolled-back transaction may have created some of them. */
   forget(): void {
     this.cache.clear();

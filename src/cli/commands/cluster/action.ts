@@ -138,6 +138,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ring: { writeCopies },
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
+        ...(!flags.replication ? { noReplication: true } : {}),
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

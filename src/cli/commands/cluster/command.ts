@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
 import { addFlags } from '../../flags.js';
-import { clusterUpFlags, type ClusterUpFlags, clusterDownFlags, type ClusterDownFlags } from './options.js';
+import { clusterUpFlags, type ClusterUpFlags, clusterDownFlags, type ClusterDownFlags, clusterReplicationFlags, type ClusterReplicationFlags } from './options.js';
 
 /** `tsnode cluster up|down`: a local cluster of reference nodes, one process each. */
 export function declareCluster(program: Command, runner: Runner): void {
@@ -48,4 +48,29 @@ Examples:
   $ tsnode cluster down --dir /tmp/c5 --grace 1s`,
     )
     .action((flags: ClusterDownFlags) => runner(() => import('./action.js').then((m) => m.clusterDownAction), flags));
+
+  for (const paused of [true, false]) {
+    const verb = paused ? 'pause' : 'resume';
+    addFlags(
+      cluster
+        .command(verb)
+        .description(
+          paused
+            ? 'stop replication towards one node of a local ring from every other node (their journals keep its records until resumed)'
+            : 'restart replication towards one node of a local ring from every other node (it receives the backlog)',
+        )
+        .argument('<node>', 'the node: its id, its URL, or its number in `cluster up` order'),
+      clusterReplicationFlags(),
+    )
+      .addHelpText(
+        'after',
+        `
+Examples:
+  $ tsnode cluster ${verb} 2
+  $ tsnode cluster ${verb} http://127.0.0.1:8113 --dir /tmp/c5 -o json
+
+Exit: 0 every other node confirmed, 3 some did, 1 none did, 2 no such node or cluster.`,
+      )
+      .action((node: string, flags: ClusterReplicationFlags) => runner(() => import('./replication.js').then((m) => m.clusterReplicationAction), { ...flags, node, paused }));
+  }
 }

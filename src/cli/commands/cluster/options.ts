@@ -45,6 +45,7 @@ export function clusterUpFlags() {
       complete: { kind: 'none' },
     }),
     lenientTimestamps: flag.boolean('--lenient-timestamps', 'every node also reads a bare integer start_ts/end_ts as .000 (for clients such as gosnowth)'),
+    replication: flag.boolean('--no-replication', 'nodes keep only what they are sent: no journals to the other owners, no proxied reads (default: the ring replicates)'),
     detach: flag.boolean('--detach', 'leave the nodes running in the background (stop with `tsnode cluster down`)'),
     writeCopies: flag.count('--write-copies <n>', 'copies of each metric the ring keeps, on that many different nodes (default: 2, or 1 for a single node)', {
       min: 1,
@@ -64,3 +65,11 @@ export function clusterDownFlags() {
   };
 }
 export type ClusterDownFlags = FlagValues<ReturnType<typeof clusterDownFlags>>;
+
+export function clusterReplicationFlags() {
+  return {
+    dir: flag.string('--dir <dir>', 'the directory given to `cluster up`', { default: DEFAULT_CLUSTER_DIR, complete: { kind: 'files' } }),
+    output: flag.output(),
+  };
+}
+export type ClusterReplicationFlags = FlagValues<ReturnType<typeof clusterReplicationFlags>>;

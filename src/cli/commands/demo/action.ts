@@ -6,13 +6,14 @@ import { once } from 'node:events';
 import { createAgent } from '../../../client/agent.js';
 import { NodeClient } from '../../../client/node-client.js';
 import { startCluster, TSNODE_BIN, type RunningCluster } from '../../local-cluster/start.js';
+import { showReplication } from './replication-step.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
-import { clusterErrorToUsage, describeStop, nodeCount } from '../cluster/action.js';
+import { clusterErrorToUsage, describeStop, nodeCount, writeCopiesFor } from '../cluster/action.js';
 import { DEMO_DEFAULT_NODES, type DemoFlags } from './options.js';
 import {
   DEMO_CHECKS,
@@ -68,7 +69,7 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
   let cluster: RunningCluster | undefined;
   let current: ReturnType<typeof spawn> | undefined;
   let stepNo = 0;
-  const totalSteps = 9;
+  const totalSteps = 10;
   let kept = false;
   const childEnv: NodeJS.ProcessEnv = { ...ctx.env, ...(ctx.colourErr ? {} : { NO_COLOR: '1' }) };
   // The steps name their nodes with --nodes; the user's target settings (a profile's headers and
@@ -121,6 +122,8 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
         basePort: 0,
         dir,
         sweepPaceMs: paceMs,
+        // A ring, as `cluster up` starts one: it replicates (the replication step shows it).
+        ring: { writeCopies: writeCopiesFor(undefined, count) },
         detached: flags.keep,
         signal: ctx.signal,
         env: childEnv,
@@ -158,6 +161,13 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
     step = 'replay the records';
     header('Replay the numeric records to every node');
     await tsnode(step, ['write', dataFile, '--nodes', nodesFile, '--to', 'all']);
+
+    step = 'replication';
+    header('Replication: a record written to one node reaches its second owner');
+    const ring = cluster;
+    await withClients(ring, (clients) => showReplication(ring, clients, { checkId: focus.id, offsetS: last - (last % 60), signal: ctx.signal, say })).catch((err: unknown) => {
+      throw new StepFailed(step, (err as Error).message);
+    });
 
     const node1 = cluster.state.nodes[0]!.url;
     const readTable = ['read', focus.id, 'cpu', '--start', `${days}d`, '--end', 'now', '--span', '1d', '--output', 'table', '--nodes', node1];

@@ -2,7 +2,7 @@
  * The demo's data set: realistic-looking, deterministic (seeded), and small enough to replay
  * to three nodes in a few seconds. Pure: no I/O, the clock is passed in.
  */
-import type { HistogramRecord, NntRecord, TextRecord } from '../../../protocol/index.js';
+import { encodeHistogram, type HistogramRecord, type NntRecord, type TextRecord } from '../../../protocol/index.js';
 
 export const RECORD_PERIOD_S = 60;
 const DAY_S = 86_400;
@@ -133,7 +133,10 @@ export function textRecords(opts: DatasetOptions): TextRecord[] {
   return out;
 }
 
-/** Hourly latency histograms; the payload is opaque to the node, so a small base64 blob stands in. */
+/** Hourly latency histograms in the store's encoding: bins at 10, 20, 50, 100 and 200 ms. */
+/** 10, 20, 50, 100 and 200 ms, as the store names bins (seconds). */
+const LATENCY_BINS = ['+10e-003', '+20e-003', '+50e-003', '+10e-002', '+20e-002'];
+
 export function histogramRecords(opts: DatasetOptions): HistogramRecord[] {
   const checks = opts.checks ?? DEMO_CHECKS;
   const period = opts.histogramPeriodS ?? 60;
@@ -143,8 +146,8 @@ export function histogramRecords(opts: DatasetOptions): HistogramRecord[] {
   for (const [ci, check] of checks.entries()) {
     const rand = prng(99 + ci);
     for (let t = Math.ceil(first / step) * step; t <= last; t += step) {
-      const buckets = [10, 20, 50, 100, 200].map((ms) => `${ms}ms:${Math.round(rand() * 100 * (1 + dailyLoad(t)))}`).join(',');
-      out.push({ metric: DEMO_HISTOGRAM_METRIC, id: check.id, offset: t, period, histogram: Buffer.from(buckets).toString('base64') });
+      const bins = Object.fromEntries(LATENCY_BINS.map((bin) => [bin, Math.round(rand() * 100 * (1 + dailyLoad(t)))]));
+      out.push({ metric: DEMO_HISTOGRAM_METRIC, id: check.id, offset: t, period, histogram: encodeHistogram(bins) });
     }
   }
   return out;

@@ -5,6 +5,7 @@ import { journalPath, readJournal, type JournalEntry } from '../../journal.js';
 import { parseNodeEntry, sameNodeKey } from '../../nodes.js';
 import { timeFields } from '../../render/json-values.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
+import { escapeText } from '../../render/terminal-text.js';
 import { describeTime, parseTime } from '../../time.js';
 import type { HistoryOptions } from './options.js';
 import { assembleRuns, filterRuns, type HistoryRun } from './runs.js';
@@ -155,6 +156,15 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
   return out;
 }
 
+/** One warning for the lines skipped, grouped by reason, with the first few line numbers of each. */
+function skippedLines(skipped: ReadonlyMap<string, number[]>): string {
+  const total = [...skipped.values()].reduce((a, l) => a + l.length, 0);
+  const reasons = [...skipped].map(
+    ([why, lines]) => `${lines.length} ${why} (line${lines.length > 1 ? 's' : ''} ${lines.slice(0, 3).join(', ')}${lines.length > 3 ? ', ...' : ''})`,
+  );
+  return `${total} line(s) of the journal could not be read and were skipped: ${reasons.join('; ')}`;
+}
+
 /** `tsnode history`: the journal's runs, filtered, with what is left to catch up. */
 export async function historyAction(opts: HistoryOptions, ctx: CliContext): Promise<ExitCode> {
   const output = opts.output;
@@ -169,11 +179,13 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
   }
   const path = journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd });
   const entries: JournalEntry[] = [];
-  let unreadable = 0;
+  const skipped = new Map<string, number[]>();
   try {
     for await (const line of readJournal(path)) {
       if ('error' in line) {
-        unreadable++;
+        const lines = skipped.get(line.error) ?? [];
+        lines.push(line.line);
+        skipped.set(line.error, lines);
         ctx.log.debug(`${path}:${line.line}: skipped (${line.error})`);
       } else entries.push(line.entry);
     }
@@ -181,7 +193,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
     throw new UsageError(`cannot read the journal ${path}: ${(err as Error).message}`, 'pass another file with --journal');
   }
   ctx.log.info(`journal: ${path}`);
-  if (unreadable) ctx.log.warn(`${unreadable} line(s) of the journal could not be read and were skipped (--verbose names them)`);
+  if (skipped.size) ctx.log.warn(skippedLines(skipped));
   const runs = filterRuns(assembleRuns(entries), { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(node !== undefined ? { node } : {}) });
   const nodeKey = node !== undefined ? safeKey(node) : undefined;
 
@@ -220,7 +232,13 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
   const open = runs.filter((r) => r.catchUp);
   if (open.length) {
     ctx.stdout.write(
-      `\nto catch up:\n${open.map((r) => `  run ${r.run}: ${r.catchUp!.command}${r.catchUp!.addBack.length ? `\n    add back: ${r.catchUp!.addBack.join('; ')}` : ''}`).join('\n')}\n`,
+      `\nto catch up:\n${open
+        .map((r) => {
+          // Journal fields are text anyone could have written: escaped before the terminal.
+          const addBack = r.catchUp!.addBack.length ? `\n    add back: ${escapeText(r.catchUp!.addBack.join('; '))}` : '';
+          return `  run ${escapeText(r.run)}: ${escapeText(r.catchUp!.command)}${addBack}`;
+        })
+        .join('\n')}\n`,
     );
   }
   return EXIT.ok;

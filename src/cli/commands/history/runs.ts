@@ -115,19 +115,52 @@ function endNodes(v: unknown): HistoryNode[] {
     }));
 }
 
-/** Same types and spans, and a delete time at least as late: a run that deletes all `earlier` asked for, and maybe more. */
-function covers(later: HistoryRun, earlier: HistoryRun): boolean {
-  const sameSpans = (a: number[] | 'all' | null, b: number[] | 'all' | null): boolean =>
-    JSON.stringify(Array.isArray(a) ? [...a].sort((x, y) => x - y) : a) === JSON.stringify(Array.isArray(b) ? [...b].sort((x, y) => x - y) : b);
-  return (
-    later.before !== null &&
-    earlier.before !== null &&
-    later.before >= earlier.before &&
-    [...later.types].sort().join(',') === [...earlier.types].sort().join(',') &&
-    sameSpans(later.nntRollups, earlier.nntRollups) &&
-    sameSpans(later.histogramRollups, earlier.histogramRollups) &&
-    (later.headerPrefix ?? '') === (earlier.headerPrefix ?? '')
-  );
+/** What a sweep deletes apart from its delete time: runs with the same scope and a later time cover earlier ones. */
+function scopeOf(r: HistoryRun): string {
+  const sorted = (a: number[] | 'all' | null): unknown => (Array.isArray(a) ? [...a].sort((x, y) => x - y) : a);
+  return JSON.stringify([[...r.types].sort(), sorted(r.nntRollups), sorted(r.histogramRollups), r.headerPrefix ?? '']);
+}
+
+/**
+ * For each node of each sweep not done, the first later run of the same scope, with a delete
+ * time at least as late, that finished that node. One pass from the newest run back, keeping per
+ * (scope, node) only the runs no other run beats (earlier and at least as late a delete time):
+ * their delete times then grow with their position, so a binary search answers each node in
+ * O(log n), the whole journal in O(n log n) (a pairwise scan took 90 s on 20,000 runs).
+ */
+function markCaughtUpSweeps(sweeps: readonly HistoryRun[]): void {
+  /** Per scope and node: runs that finished it, newest-processed last, `before` decreasing towards the end. */
+  const frontier = new Map<string, Array<{ before: number; run: string }>>();
+  for (let i = sweeps.length - 1; i >= 0; i--) {
+    const r = sweeps[i]!;
+    const scope = scopeOf(r);
+    if (r.before !== null) {
+      for (const n of r.nodes) {
+        if (n.state === 'done') continue;
+        const list = frontier.get(`${scope} ${keyOf(n.node)}`);
+        if (!list) continue;
+        // The last entry with before >= r.before is the earliest such run (befores fall towards the end).
+        let lo = 0;
+        let hi = list.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (list[mid]!.before >= r.before) lo = mid + 1;
+          else hi = mid;
+        }
+        if (lo > 0) n.caughtUpBy = list[lo - 1]!.run;
+      }
+    }
+    if (r.before === null) continue;
+    for (const n of r.nodes) {
+      if (n.state !== 'done') continue;
+      const key = `${scope} ${keyOf(n.node)}`;
+      const list = frontier.get(key) ?? [];
+      // This run is earlier than every run in the list: it beats those with a delete time no later.
+      while (list.length && list[list.length - 1]!.before <= r.before) list.pop();
+      list.push({ before: r.before, run: r.run });
+      frontier.set(key, list);
+    }
+  }
 }
 
 function keyOf(node: string): string {
@@ -207,13 +240,8 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
   const list = [...runs.values()];
   settleRetention(list.filter((r) => r.kind === 'retention'));
   const sweeps = list.filter((r) => r.kind === 'sweep');
-  sweeps.forEach((r, i) => {
-    const later = sweeps.slice(i + 1).filter((l) => covers(l, r));
-    for (const n of r.nodes) {
-      if (n.state === 'done') continue;
-      const by = later.find((l) => l.nodes.some((m) => m.state === 'done' && keyOf(m.node) === keyOf(n.node)));
-      if (by) n.caughtUpBy = by.run;
-    }
+  markCaughtUpSweeps(sweeps);
+  for (const r of sweeps) {
     r.pending = r.nodes.filter((n) => n.state !== 'done' && !n.caughtUpBy).map((n) => n.node);
     if (r.before !== null && r.types.length) {
       const request = {
@@ -225,7 +253,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
       const partial = catchUpIsPartial(coverage.get(r.run), r.pending.length, r.nodes.length);
       r.catchUp = catchUpFor(request, r.headerPrefix ?? 'X-Service', r.pending, carry.get(r.run), partial) ?? null;
     }
-  });
+  }
   return list;
 }
 
@@ -338,22 +366,30 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
 
 /** Nodes without an end line get their progress from the step lines; what is left is what later runs did not finish. */
 function settleRetention(runs: HistoryRun[]): void {
-  runs.forEach((r, i) => {
+  for (const r of runs) {
+    if (r.outcome) continue;
     const ret = r.retention!;
-    if (!r.outcome) {
-      r.nodes = r.nodes.map((n) => {
-        const steps = Object.entries(ret.stepsByNode[n.node] ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
-        const last = steps[steps.length - 1];
-        const seen = last ? `; last journaled: step ${last[0]} ${last[1].state.replace(/_/g, ' ')}` : '';
-        return { node: n.node, state: null, reason: `no outcome recorded (tsnode was stopped, or is still running)${seen}` };
-      });
-    }
-    const later = runs.slice(i + 1).filter((l) => l.retention!.fingerprint !== null && l.retention!.fingerprint === ret.fingerprint);
+    r.nodes = r.nodes.map((n) => {
+      const steps = Object.entries(ret.stepsByNode[n.node] ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
+      const last = steps[steps.length - 1];
+      const seen = last ? `; last journaled: step ${last[0]} ${last[1].state.replace(/_/g, ' ')}` : '';
+      return { node: n.node, state: null, reason: `no outcome recorded (tsnode was stopped, or is still running)${seen}` };
+    });
+  }
+  // Newest first: per `<fingerprint> <node>`, the earliest later run of the same policy on the same nodes that finished it.
+  const finishedBy = new Map<string, string>();
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const r = runs[i]!;
+    const fp = r.retention!.fingerprint;
+    if (fp === null) continue;
     for (const n of r.nodes) {
       if (n.state === 'finished') continue;
-      const by = later.find((l) => l.nodes.some((m) => m.state === 'finished' && keyOf(m.node) === keyOf(n.node)));
-      if (by) n.caughtUpBy = by.run;
+      const by = finishedBy.get(`${fp} ${keyOf(n.node)}`);
+      if (by !== undefined) n.caughtUpBy = by;
     }
+    for (const n of r.nodes) if (n.state === 'finished') finishedBy.set(`${fp} ${keyOf(n.node)}`, r.run);
+  }
+  for (const r of runs) {
     r.pending = r.nodes.filter((n) => n.state !== 'finished' && !n.caughtUpBy).map((n) => n.node);
     if (r.refused) return;
     if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
@@ -361,5 +397,5 @@ function settleRetention(runs: HistoryRun[]): void {
       // Killed before its end line: a re-run of the same command continues it; --resume names it.
       r.catchUp = { nodes: r.pending, command: `tsnode retention apply --resume ${r.run}`, addBack: [] };
     } else r.catchUp = null;
-  });
+  }
 }

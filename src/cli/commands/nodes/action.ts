@@ -3,6 +3,7 @@ import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { openTarget } from '../../node-source.js';
 import { errorJson } from '../../render/json-values.js';
+import { lagText } from '../../render/lag.js';
 import { printable } from '../../render/printable.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import type { NodesOptions } from './options.js';
@@ -49,12 +50,27 @@ export function nodesJson(view: ClusterView): unknown {
       base_rollup: r.self?.baseRollup ?? null,
       nnt_rollups: r.self?.nntRollups ?? null,
       histogram_rollups: r.self?.histogramRollups ?? null,
+      lag_seconds: r.self?.lagSeconds ?? null,
       error: r.error === null ? null : errorJson(r.state, r.error),
     })),
   };
 }
 
-export const NODES_CSV_HEADERS = ['id', 'url', 'weight', 'in_ring', 'listed', 'state', 'topology', 'version', 'base_rollup', 'nnt_rollups', 'histogram_rollups', 'error'] as const;
+export const NODES_CSV_HEADERS = [
+  'id',
+  'url',
+  'weight',
+  'in_ring',
+  'listed',
+  'state',
+  'topology',
+  'version',
+  'base_rollup',
+  'nnt_rollups',
+  'histogram_rollups',
+  'error',
+  'lag_seconds',
+] as const;
 
 function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterView): void {
   if (output === 'json') {
@@ -75,6 +91,7 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterV
       spans(r.self?.nntRollups),
       spans(r.self?.histogramRollups),
       r.error ?? '',
+      r.self?.lagSeconds ?? '',
     ]);
     ctx.stdout.write(renderCsv(NODES_CSV_HEADERS, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
     return;
@@ -85,13 +102,14 @@ function print(ctx: CliContext, output: 'table' | 'json' | 'csv', view: ClusterV
     r.weight ?? '-',
     stateText(r),
     ringText(r, view),
+    lagText(r.self?.lagSeconds),
     printable(r.self?.version ?? ''),
     spans(r.self?.nntRollups),
     spans(r.self?.histogramRollups),
     printable(r.error ?? (r.listed ? '' : 'not in the node list')),
   ]);
   ctx.stdout.write(
-    renderTable(['id', 'url', 'weight', 'reachable', 'ring', 'version', 'spans', 'histogram spans', 'note'], rows, {
+    renderTable(['id', 'url', 'weight', 'reachable', 'ring', 'lag', 'version', 'spans', 'histogram spans', 'note'], rows, {
       colour: ctx.colour,
       width: tableWidth(ctx),
       align: [undefined, undefined, 'right'],

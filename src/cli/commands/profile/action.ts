@@ -32,6 +32,7 @@ export function profileJson(p: Profile, config: ConfigFile, home: string): Recor
   if (p.smallestSpan !== undefined) out.smallest_span = p.smallestSpan;
   if (p.nntRollups) out.nnt_rollups = p.nntRollups;
   if (p.histogramRollups) out.histogram_rollups = p.histogramRollups;
+  if (p.writeTo) out.write_to = p.writeTo;
   // Paths as they will be read (relative ones from the config file's directory, ~ expanded).
   const resolved: Record<string, string> = {};
   if (p.nodesFile) resolved.nodes_file = resolveConfigRelative(p.nodesFile, config.path, home);
@@ -110,6 +111,7 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   if (p.smallestSpan !== undefined) rows.push(['smallest_span', String(p.smallestSpan)]);
   if (p.nntRollups) rows.push(['nnt_rollups', p.nntRollups.join(', ')]);
   if (p.histogramRollups) rows.push(['histogram_rollups', p.histogramRollups.join(', ')]);
+  if (p.writeTo) rows.push(['write_to', p.writeTo]);
   ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
   ctx.log.info(`config: ${config.shown}:${p.line}`);
   return EXIT.ok;
@@ -174,6 +176,7 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
   if (flags.smallestSpan !== undefined) changes.smallestSpan = flags.smallestSpan;
   if (flags.nntRollups !== undefined) changes.nntRollups = flags.nntRollups;
   if (flags.histogramRollups !== undefined) changes.histogramRollups = flags.histogramRollups;
+  if (flags.writeTo !== undefined) changes.writeTo = flags.writeTo;
   if (flags.unset.length) changes.unset = flags.unset;
   return changes;
 }

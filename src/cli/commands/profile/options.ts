@@ -1,5 +1,6 @@
 /** `tsnode profile`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
+import { WRITE_TARGETS } from '../../write-targets.js';
 
 const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
 
@@ -29,10 +30,11 @@ export const profileSetFlags = {
   smallestSpan: flag.span('--smallest-span <seconds>', "the nodes' smallest rollup span"),
   nntRollups: flag.spanList('--nnt-rollups <spans>', 'the numeric spans the nodes keep, e.g. 60,300,1800,10800 (checks sweeps when nodes do not report them)'),
   histogramRollups: flag.spanList('--histogram-rollups <spans>', 'the histogram spans the nodes keep'),
+  writeTo: flag.choice('--write-to <target>', "tsnode write's default --to: primary (the default on a ring), owners, any or all", WRITE_TARGETS),
   unset: flag.repeatable('--unset <key>', 'remove a setting: a key such as cacert or smallest_span, or headers.<Name>; repeatable', {
     complete: {
       kind: 'values',
-      values: ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups'],
+      values: ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups', 'write_to'],
     },
   }),
 };

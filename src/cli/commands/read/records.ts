@@ -7,6 +7,7 @@ import type { CliContext } from '../../context.js';
 import { renderCsv, renderTable, tableWidth } from '../../render/table.js';
 import { withRows } from '../../render/rollup.js';
 import { isoTime } from '../../time.js';
+import type { HistogramBins } from '../../../protocol/index.js';
 import type { ReadPlan } from './plan.js';
 
 /** Writes to stdout, waiting for it to drain when it is full (a read can print 100,000 rows). */
@@ -51,9 +52,28 @@ export async function renderTextRows(rows: ReadonlyArray<[number, string]>, plan
   }
 }
 
-/** Histogram rows: `[epoch seconds, period, base64 histogram]`. */
+/** A histogram's bins in value order (bin names are numbers: "0", "+23e-004"), each with its count. */
+function sortedBins(bins: Readonly<HistogramBins>): Array<[string, number]> {
+  return Object.entries(bins).sort(([a], [b]) => Number(a) - Number(b));
+}
+
+/**
+ * One line per bin, so every bin and count reads on its own (a histogram without bins keeps its
+ * row, with an empty bin and a count of 0, so the bucket is not lost).
+ */
+function binLines(rows: ReadonlyArray<[number, number, HistogramBins]>): Array<[number, number, string, number]> {
+  const out: Array<[number, number, string, number]> = [];
+  for (const [s, period, bins] of rows) {
+    const sorted = sortedBins(bins);
+    if (sorted.length === 0) out.push([s, period, '', 0]);
+    for (const [bin, count] of sorted) out.push([s, period, bin, count]);
+  }
+  return out;
+}
+
+/** Histogram rows: `[epoch seconds, period, {bin: count}]`, printed bin by bin. */
 export async function renderHistogramRows(
-  rows: ReadonlyArray<[number, number, string]>,
+  rows: ReadonlyArray<[number, number, HistogramBins]>,
   plan: Pick<ReadPlan, 'output'>,
   ctx: CliContext,
   meta: Record<string, unknown>,
@@ -64,15 +84,17 @@ export async function renderHistogramRows(
         ctx,
         withRows(
           meta,
-          rows.map(([s, period, histogram]) => JSON.stringify({ time: s, time_iso: isoTime(s * 1000), period, histogram })),
+          rows.map(([s, period, bins]) =>
+            JSON.stringify({ time: s, time_iso: isoTime(s * 1000), period, count: Object.values(bins).reduce((a, b) => a + b, 0), bins: Object.fromEntries(sortedBins(bins)) }),
+          ),
         ),
       );
     case 'csv':
       return write(
         ctx,
         renderCsv(
-          ['time', 'time_iso', 'period', 'histogram'],
-          rows.map(([s, period, histogram]) => [s, isoTime(s * 1000), period, histogram]),
+          ['time', 'time_iso', 'period', 'bin', 'count'],
+          binLines(rows).map(([s, period, bin, count]) => [s, isoTime(s * 1000), period, bin, count]),
           { terminal: Boolean(ctx.stdout.isTTY) },
         ),
       );
@@ -84,12 +106,12 @@ export async function renderHistogramRows(
       return write(
         ctx,
         renderTable(
-          ['time', 'period', 'histogram'],
-          rows.map(([s, period, histogram]) => [isoTime(s * 1000), period, histogram]),
+          ['time', 'period', 'bin', 'count'],
+          binLines(rows).map(([s, period, bin, count]) => [isoTime(s * 1000), period, bin === '' ? '(no bins)' : bin, count]),
           {
             colour: ctx.colour,
             width: tableWidth(ctx),
-            align: [undefined, 'right'],
+            align: [undefined, 'right', 'right', 'right'],
           },
         ),
       );

@@ -3,7 +3,7 @@ import type { Runner } from '../../action.js';
 import { completeWith } from '../../completion-hints.js';
 import { EXIT_CODES_HELP } from '../../exit-codes.js';
 import { addFlags } from '../../flags.js';
-import { retentionPlanFlags, type RetentionPlanFlags, retentionApplyFlags, type RetentionApplyFlags } from './options.js';
+import { retentionPlanFlags, type RetentionPlanFlags, retentionApplyFlags, type RetentionApplyFlags, retentionVerifyFlags, type RetentionVerifyFlags } from './options.js';
 
 const policyArgument = (): Argument => completeWith(new Argument('[policy]', 'the policy file: YAML (.yaml, .yml) or JSON (.json)'), { kind: 'files' });
 
@@ -85,4 +85,34 @@ ${EXIT_CODES_HELP}`,
       ),
     retentionApplyFlags,
   ).action((policy: string | undefined, flags: RetentionApplyFlags) => runner(() => import('./apply-action.js').then((m) => m.retentionApplyAction), { ...flags, policy }));
+
+  addFlags(
+    retention
+      .command('verify')
+      .description('check what every node holds against a policy: per node, type and span the oldest data, the cut-off and a verdict; read-only')
+      .addArgument(policyArgument())
+      .addHelpText(
+        'after',
+        `
+Reads each node's shard inventories (GET /list_nntbs_shards, /raw/list_shards,
+/histogram_raw/list_shards, /histogram/<period>/list_shards), whether it has a sweep API (else it
+manages its own retention) and its /state. Sends no DELETE. Verdicts (scripts match on them):
+  compliant       holds nothing older than the cut-off (a node-managed node: and its configured
+                  retention equals the policy's)
+  over_retained   holds shards lying entirely before the cut-off (how much older, how many)
+  drift           a node-managed node whose configured retention differs from the policy's;
+                  shorter is DANGEROUS: it deletes data the policy keeps
+  cannot_verify   the node lists no inventories, or could not be read: the reason says why
+The shard straddling the cut-off is expected: nodes remove whole shards, sweeps the records
+inside them. Ring coverage is reported; nodes missing from the list are named, not refused.
+
+Examples:
+  $ tsnode retention verify retention.yaml --profile prod
+  $ tsnode retention verify --rule nnt:60=30d --rule 'nnt:*=1y' --seed http://db1:8112 -o json
+
+Exit: 0 every check compliant; 3 any over_retained or drift, some checks could not be verified,
+or ring nodes are missing from the list; 2 bad policy or flags; 1 nothing could be verified.`,
+      ),
+    retentionVerifyFlags,
+  ).action((policy: string | undefined, flags: RetentionVerifyFlags) => runner(() => import('./verify-action.js').then((m) => m.retentionVerifyAction), { ...flags, policy }));
 }

@@ -12,6 +12,12 @@ export const targetFlags = {
 };
 export type TargetFlagValues = FlagValues<typeof targetFlags>;
 
+/** `--metrics-file <path>`: the run's outcome in Prometheus text format (cli/metrics-file.ts). */
+export const metricsFileFlag = (): Flag<string | undefined> =>
+  flag.string('--metrics-file <path>', "write the run's outcome for node_exporter's textfile collector (Prometheus text format; temp file, then rename)", {
+    complete: { kind: 'files' },
+  });
+
 const policyFlags = {
   rule: flag.repeatable('--rule <rule>', 'a rule instead of a policy file, repeatable: nnt:60=30d, nnt:*=1y, histogram:60=30d, text=90d', { complete: { kind: 'none' } }),
 };
@@ -22,6 +28,15 @@ export const retentionPlanFlags = {
   output: flag.output(),
 };
 export type RetentionPlanFlags = FlagValues<typeof retentionPlanFlags> & { policy?: string | undefined };
+
+export const retentionVerifyFlags = {
+  ...networkFlags(),
+  concurrency: sweepSendFlags().concurrency,
+  ...policyFlags,
+  output: flag.output(),
+  metricsFile: metricsFileFlag(),
+};
+export type RetentionVerifyFlags = FlagValues<typeof retentionVerifyFlags> & { policy?: string | undefined };
 
 /** `--resume [run]`: a run id, or true for the latest unfinished run. */
 const resumeFlag: Flag<string | true | undefined> = {

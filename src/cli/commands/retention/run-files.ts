@@ -8,7 +8,7 @@
 import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseRunState, RetentionError, runFingerprint, serializeRunState, summariseRun, type RunState } from '../../../retention/index.js';
 import { UsageError } from '../../errors.js';
 import { stateDir } from '../../journal.js';
@@ -64,7 +64,16 @@ export function readRunFile(path: string): RunState {
     const why = code === 'ENOENT' ? 'no such run' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
     throw new UsageError(`--resume: cannot read ${path}: ${why}`, 'tsnode history lists the runs; the run files are in the state directory (retention/<run>.json)');
   }
-  return parseRunState(text, path);
+  const state = parseRunState(text, path);
+  // The id names the file the run is rewritten to: it must be this file's own name.
+  if (`${state.runId}.json` !== basename(path)) {
+    throw new RetentionError(
+      'invalid_run_state',
+      `${path}: run_id ${JSON.stringify(state.runId)} is not this file's name (${basename(path)}): refused (nothing was sent)`,
+      'a run file is named after its run: <run_id>.json',
+    );
+  }
+  return state;
 }
 
 export interface SavedRun {

@@ -40,6 +40,8 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
         ...(opts.nodeId !== undefined ? { nodeId: opts.nodeId } : {}),
         lenientTimestamps: opts.lenientTimestamps,
         salvageLog: opts.salvageLog,
+        replication: opts.replication,
+        ...(opts.journalDir !== undefined ? { journalDir: opts.journalDir } : {}),
       },
       ctx.cwd,
     );
@@ -48,6 +50,9 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
     if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
     if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+    if (opts.replayBatch !== undefined) config.replayBatchRecords = opts.replayBatch;
+    if (opts.replayConcurrency !== undefined) config.replayConcurrency = opts.replayConcurrency;
+    if (opts.account !== undefined) config.account = opts.account;
     if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
     if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
     if (opts.topology !== undefined) {

@@ -11,8 +11,9 @@ export function serveCommand(program: Command, runner: Runner): void {
       `
 The node prints one line on stdout when it is ready:
   tsnode node listening on http://HOST:PORT (data: DIR, node id UUID)
-With --topology it answers the ring endpoints (/state, /stats.json, /topology/json|xml/<hash>,
-/gossip/json, /locate/json/<uuid>/<metric>); its identity must be one of the topology's nodes.
+With --topology it answers the ring endpoints (/state, /stats.json, /capa.json, /gossip/json,
+/topology/json|xml/<hash>, /toporing/json/<hash>, /locate/json|xml/<uuid>/<metric>); its identity
+must be one of the topology's nodes.
 SIGINT/SIGTERM stop it cleanly (in-flight requests finish, the database is closed; exit 0).
 A port already in use, or a data dir in use or damaged, exits 1; a bad flag exits 2.
 A full disk: writes are refused (507 disk_full), reads and sweeps go on.

@@ -41,6 +41,17 @@ export function serveFlags() {
       min: 0,
       complete: { kind: 'none' },
     }),
+    replication: flag.boolean(
+      '--no-replication',
+      "on a ring, keep only what this node is sent: no journals to the metric's other owners, no proxied reads (default: a ring node replicates)",
+    ),
+    journalDir: flag.string('--journal-dir <dir>', 'where the per-peer replication journals live (default: <data dir>/replication)', { complete: { kind: 'files' } }),
+    replayBatch: flag.count('--replay-batch <n>', 'records per batch a replayer sends to a peer (default: 5000)', { min: 1, complete: { kind: 'none' } }),
+    replayConcurrency: flag.count('--replay-concurrency <n>', 'replayed batches in flight at once, across all peers (default: 4)', { min: 1, complete: { kind: 'none' } }),
+    account: flag.count('--account <id>', 'the account of everything this node stores; tag queries (find, delete) naming another account match nothing (default: 1)', {
+      min: 0,
+      complete: { kind: 'none' },
+    }),
     // Test knobs: frequent, slow, visible flushes (test/reliability/).
     flushRecords: flag.count('--flush-records <n>', 'logged records that start a flush', { min: 1, hidden: true }),
     flushPause: flag.duration('--flush-pause <ms>', 'a pause before each series a flush applies', { bareUnit: 'ms', min: 0, max: 3_600_000, hidden: true }),

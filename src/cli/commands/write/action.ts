@@ -67,7 +67,10 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   const net = run.network;
   let route: WriteRoute;
   try {
-    route = await planWriteRoute({ kind: opts.kind, to: opts.to, spans: run.target.spans }, run.nodes, ctx, net, run.ring);
+    // --to, else the profile's write_to, else decided from the nodes.
+    const to = opts.to ?? run.target.writeTo?.value;
+    const toFrom = opts.to !== undefined ? '--to' : run.target.writeTo?.from;
+    route = await planWriteRoute({ kind: opts.kind, to, toFrom, spans: run.target.spans }, run.nodes, ctx, net, run.ring);
   } catch (err) {
     await net.close();
     if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
@@ -90,7 +93,9 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
         say(
           route.to === 'owners'
             ? `${e.node} is failing (${e.error}); its records go to the rejects file (naming it) for ${Math.round((e.untilMs - ctx.now()) / 1000)}s, then it is tried again`
-            : `${e.node} is failing (${e.error}); sending to the other nodes for ${Math.round((e.untilMs - ctx.now()) / 1000)}s`,
+            : route.to === 'primary'
+              ? `${e.node} is failing (${e.error}); the records it is primary for go to their next owner for ${Math.round((e.untilMs - ctx.now()) / 1000)}s, then it is tried again`
+              : `${e.node} is failing (${e.error}); sending to the other nodes for ${Math.round((e.untilMs - ctx.now()) / 1000)}s`,
           true,
         );
         break;

@@ -2,6 +2,7 @@
 import { flag, type FlagValues } from '../../flags.js';
 import { networkFlags } from '../../network-options.js';
 import { parseOutput, type OutputFormat } from '../../values.js';
+import { WRITE_TARGETS } from '../../write-targets.js';
 
 /**
  * `-o, --output`: table, json or csv; `text`, the old name of `table`, is read for one release
@@ -13,8 +14,6 @@ export function parseWriteOutput(text: string, field: string): OutputFormat | 't
 
 /** The kinds of records, as `--kind` takes them (protocol DATA_TYPES; spelled here so declaring stays cheap). */
 export const WRITE_KINDS = ['nnt', 'text', 'histogram'] as const;
-/** Where records go: see route.ts. */
-export const WRITE_TARGETS = ['owners', 'any', 'all'] as const;
 
 /** The largest request body a batch may make: a node's default limit is 64 MiB; larger is refused before anything is sent. */
 export const MAX_BATCH_BYTES = 1024 ** 3;
@@ -27,10 +26,10 @@ export function writeFlags() {
     node: flag.string('--node <url>', 'a single node (instead of --nodes); a node of a ring still has the records go to their owners (--to any keeps them on it)', {
       complete: { kind: 'none' },
     }),
-    // Absent: `owners` when the nodes run a ring, else `any` (route.ts decides and says so).
+    // Absent: the profile's write_to, else `primary` when the nodes run a ring, else `any` (route.ts decides and says so).
     to: flag.choice(
       '--to <target>',
-      'owners: each record to its write_copies owners on the ring the nodes run (the default when they run one); any: each batch to one healthy node (round-robin, failover; the default otherwise); all: every batch to every node',
+      "primary: each record once to its primary owner on the ring the nodes run, the next owner when it fails (the default on a ring; the store replicates to the others); owners: each record to all of its write_copies owners (a store that does not replicate); any: each batch to one healthy node (round-robin, failover; the default otherwise); all: every batch to every node (default: the profile's write_to, else as said)",
       WRITE_TARGETS,
     ),
     format: flag.choice('--format <format>', 'input format (auto: from the extension, else the first byte)', ['auto', 'json', 'ndjson'] as const, { default: 'auto' }),

@@ -1,6 +1,7 @@
 /**
- * Where a write goes, decided before anything is sent: `--to owners` (each record to its owners on
- * the ring the nodes run; the default when they run one), `any` or `all` (the list as it is), and
+ * Where a write goes, decided before anything is sent: `--to primary` (each record once to its
+ * primary owner on the ring the nodes run, the next owner when it fails; the default when they run
+ * one), `owners` (each record to every owner: for stores that do not replicate), `any` or `all` (the list as it is), and
  * what records are checked against: for numeric records the smallest span their offsets must sit
  * on (`--smallest-span`, else the nodes' `base_rollup`, else the profile's `smallest_span`, else
  * 60), for histogram records the periods they may carry (the nodes' histogram rollups, else the
@@ -37,8 +38,10 @@ export interface WriteRoute {
 
 export interface RouteRequest {
   kind: RecordKind;
-  /** `--to`; absent: owners on a ring, else any. */
+  /** `--to` (or the profile's `write_to`); absent: primary on a ring, else any. */
   to?: Target | undefined;
+  /** Where `to` came from (`--to`, or the profile key), for messages. */
+  toFrom?: string | undefined;
   /** The target's spans: `--smallest-span` or the profile's `smallest_span`, the profile's `histogram_rollups`. */
   spans: NodeTarget['spans'];
 }
@@ -50,7 +53,7 @@ export async function planWriteRoute(request: RouteRequest, nodes: readonly stri
   const { kind, to: explicitTo, spans } = request;
   const spanFlag = kind === 'nnt' && spans.smallestSpan?.from === '--smallest-span' ? spans.smallestSpan.value : undefined;
   const listed = nodes.map((n) => net.client(n));
-  const wantRing = explicitTo === undefined || explicitTo === 'owners';
+  const wantRing = explicitTo === undefined || explicitTo === 'owners' || explicitTo === 'primary';
   // What the nodes report decides the numeric span (unless the flag does) and the histogram periods.
   const wantSpans = kind === 'nnt' ? spanFlag === undefined : kind === 'histogram';
   let survey: NodeSurvey | undefined;
@@ -65,31 +68,40 @@ export async function planWriteRoute(request: RouteRequest, nodes: readonly stri
     });
   }
   const targets = survey?.targets ?? null;
-  if (explicitTo === 'owners' && !targets) {
+  if ((explicitTo === 'owners' || explicitTo === 'primary') && !targets) {
     throw new UsageError(
-      `--to owners: ${survey?.noRing ?? 'the nodes run no ring'} (nothing was sent)`,
+      `${request.toFrom ?? '--to'} ${explicitTo}: ${survey?.noRing ?? 'the nodes run no ring'} (nothing was sent)`,
       'run the nodes with a topology (tsnode cluster up; tsnode serve --topology) and point --seed at one, or write with --to any or --to all',
     );
   }
-  const to: Target = explicitTo ?? (targets ? 'owners' : 'any');
+  const to: Target = explicitTo ?? (targets ? 'primary' : 'any');
+  const onRing = to === 'owners' || to === 'primary';
   const parts: string[] = [];
+  const from = request.toFrom && request.toFrom !== '--to' ? ` (from ${request.toFrom})` : '';
   if (to === 'owners') {
     const r = targets!.ring;
-    parts.push(`--to owners: each record to its ${r.topology.writeCopies} owner${r.topology.writeCopies === 1 ? '' : 's'} on ring ${short(r.hash)} (${r.nodes.length} nodes)`);
+    parts.push(
+      `--to owners${from}: each record to its ${r.topology.writeCopies} owner${r.topology.writeCopies === 1 ? '' : 's'} on ring ${short(r.hash)} (${r.nodes.length} nodes)`,
+    );
+  } else if (to === 'primary') {
+    const r = targets!.ring;
+    parts.push(
+      `--to primary${from}: each record once, to its primary owner on ring ${short(r.hash)} (${r.nodes.length} nodes, write_copies ${r.topology.writeCopies}; the store copies it to the others), the next owner when the primary fails`,
+    );
   } else if (explicitTo === undefined) {
     parts.push(`--to any: ${survey!.noRing}; each batch goes to one node`);
   }
 
-  const clients = to === 'owners' ? targets!.clients : listed;
+  const clients = onRing ? targets!.clients : listed;
   const dest = destinations(to, survey, listed);
-  const route: WriteRoute = { to, clients, ...(to === 'owners' ? { ring: targets!.ring.ring, targets: targets! } : {}) };
+  const route: WriteRoute = { to, clients, ...(onRing ? { ring: targets!.ring.ring, targets: targets! } : {}) };
   if (kind === 'nnt') route.smallestSpan = decideSpan(spanFlag, spans, dest, ctx, parts);
   if (kind === 'histogram') route.histogramPeriods = decidePeriods(spans, dest, ctx, parts);
   if (parts.length > 0) {
     if (to === 'any' && explicitTo === undefined && survey?.noRingKind === 'mixed') ctx.log.warn(parts.join('; '));
     else ctx.log.info(parts.join('; '));
   }
-  if (to === 'owners') {
+  if (onRing) {
     const t = targets!;
     if (t.unlisted.length > 0) {
       ctx.log.info(`ring nodes the list does not name are written at their ring address: ${t.unlisted.map((n) => n.url).join(', ')}`);
@@ -181,7 +193,7 @@ function decidePeriods(spans: NodeTarget['spans'], dest: readonly Destination[],
 /** The nodes a write goes to, with what each said about itself (null: not asked, or no answer). */
 function destinations(to: Target, survey: NodeSurvey | undefined, listed: readonly NodeClient[]): Destination[] {
   if (!survey) return listed.map((c) => ({ url: c.url, self: null }));
-  if (to === 'owners' && survey.targets) return survey.targets.clients.map((c, k) => ({ url: c.url, self: survey.targets!.selves[k] ?? null }));
+  if ((to === 'owners' || to === 'primary') && survey.targets) return survey.targets.clients.map((c, k) => ({ url: c.url, self: survey.targets!.selves[k] ?? null }));
   if (survey.listed.length === listed.length) return survey.listed.map((p) => ({ url: p.url, self: p.self }));
   return listed.map((c) => ({ url: c.url, self: null }));
 }

@@ -120,13 +120,33 @@ export function report(r: ReplayResult, opts: WriteOptions, ctx: CliContext, rou
   if (opts.output === 'json') ctx.stdout.write(renderJson(summaryJson(f, ctx.verbose)));
   else if (opts.output === 'csv') ctx.stdout.write(renderCsv(SUMMARY_CSV_HEADERS, summaryCsvRows(f), { terminal: Boolean(ctx.stdout.isTTY) }));
   else if (r.stopped !== 'strict') ctx.stdout.write(summaryTable(f, ctx)); // table (or text, its old name)
+  warnAckCounts(r, ctx);
   if (r.inputError) ctx.log.error(r.inputError.message);
   return code;
 }
 
+/**
+ * A node that acknowledged records while counting some of them misdirected (not its own on its
+ * ring) or failed says so in its own answer: a warning per node, whatever the output format.
+ */
+function warnAckCounts(r: ReplayResult, ctx: CliContext): void {
+  for (const n of r.nodes) {
+    const parts = [
+      n.misdirected > 0 ? `${n.misdirected.toLocaleString('en-US')} misdirected (records whose metric it says it does not own)` : '',
+      n.errors > 0 ? `${n.errors.toLocaleString('en-US')} with errors` : '',
+    ].filter(Boolean);
+    if (parts.length > 0) ctx.log.warn(`${n.node} acknowledged records but counted ${parts.join(' and ')}`);
+  }
+}
+
+/** The nodes that did not take records they were first choice for, which then went on to the next node: how many and why. */
+function fallbacksOf(r: ReplayResult): Array<{ node: string; records: number; reason: string }> {
+  return r.nodes.filter((x) => x.handedOn > 0).map((x) => ({ node: x.node, records: x.handedOn, reason: x.handOnError ?? 'it failed' }));
+}
+
 /** Per-node lines are shown when they say something a total does not: several destinations per record, or a dry run's split. */
 function showsNodes(f: Facts): boolean {
-  return f.route.to === 'all' || f.route.to === 'owners' || f.r.dryRun;
+  return f.route.to === 'all' || f.route.to === 'owners' || f.route.to === 'primary' || f.r.dryRun;
 }
 
 /** `-o json`: one object, snake_case (docs/cli-conventions.md#json). */
@@ -144,6 +164,8 @@ export function summaryJson(f: Facts, verbose: boolean): Record<string, unknown>
     written: r.written,
     ...(to === 'all' || to === 'owners' ? { written_to_some: r.writtenToSome } : {}),
     ...(to === 'owners' ? { to_named_owner: r.toNamedOwner } : {}),
+    fallback_records: r.fallbackRecords,
+    fallbacks: fallbacksOf(r).map((x) => ({ from: x.node, records: x.records, reason: x.reason })),
     acknowledged: { by_count: r.acknowledged.byCount, bare: r.acknowledged.bare },
     rejected: r.rejected,
     invalid: f.invalid,
@@ -175,11 +197,16 @@ export function summaryJson(f: Facts, verbose: boolean): Record<string, unknown>
       node: n.node,
       batches: n.batches,
       records: n.records,
+      primary_records: n.primaryRecords,
+      fallback_records: n.fallbackRecords,
+      handed_on: n.handedOn,
       acknowledged: { by_count: n.ackedByCount, bare: n.ackedBare },
       failed_batches: n.failedBatches,
       failed_records: n.failedRecords,
       refused: n.rejected,
       bytes_sent: n.bytesSent,
+      misdirected: n.misdirected,
+      errors: n.errors,
       error: n.lastError ? errorJson(n.lastErrorCode ?? 'failed', n.lastError) : null,
     }));
   }
@@ -216,6 +243,9 @@ export const SUMMARY_CSV_HEADERS = [
   'rejects',
   'state',
   'error',
+  'primary_records',
+  'fallback_records',
+  'handed_on',
 ] as const;
 
 export function summaryCsvRows(f: Facts): CellValue[][] {
@@ -245,6 +275,9 @@ export function summaryCsvRows(f: Facts): CellValue[][] {
     r.rejectsPath ?? '',
     r.stopped === 'done' ? '' : (r.statePath ?? ''),
     r.inputError?.message ?? '',
+    r.written - r.fallbackRecords,
+    r.fallbackRecords,
+    r.nodes.reduce((a, n) => a + n.handedOn, 0),
   ];
   // Every node, whatever the target: a row per node is the finest grain the run has.
   const nodes = r.nodes.map((n): CellValue[] => [
@@ -271,6 +304,9 @@ export function summaryCsvRows(f: Facts): CellValue[][] {
     '',
     '',
     n.lastError ?? '',
+    n.primaryRecords,
+    n.fallbackRecords,
+    n.handedOn,
   ]);
   return [run, ...nodes];
 }
@@ -313,6 +349,14 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
         ? `wrote ${n(r.written)} to all of their owners and ${n(r.writtenToSome)} to some of their owners only`
         : `wrote ${n(r.writtenToSome)} to some of their owners only, none to all of them`;
     say(`read ${inputs}, ${where}, in ${batches} to ${nodeCount} nodes (--to owners)`, complete ? undefined : paint.yellow);
+  } else if (to === 'primary') {
+    const complete = r.failedRecords === 0 && r.rejectedByNode === 0;
+    const fallback = r.fallbackRecords > 0 ? ` (${n(r.fallbackRecords)} of them to a fallback owner)` : '';
+    say(
+      `read ${inputs}, wrote ${n(r.written)}, each once to its primary owner${fallback}, in ${batches} to ${nodeCount} nodes (--to primary)`,
+      complete ? undefined : paint.yellow,
+    );
+    for (const x of fallbacksOf(r)) say(`  ${n(x.records)} record${x.records === 1 ? '' : 's'} went past ${x.node} to the next owner: ${x.reason}`, paint.yellow);
   } else if (to === 'all') {
     // "Written" with --to all is what every node took; a node that took less must not turn the headline into "wrote 0".
     const complete = r.writtenToSome === 0 && r.nodes.every((x) => x.failedBatches === 0);
@@ -393,6 +437,7 @@ function nodeTable(f: Facts, ctx: CliContext): string {
       { colour: ctx.colour, width: tableWidth(ctx), align: [undefined, 'right'] },
     );
   }
+  if (f.route.to === 'primary') return primaryTable(f, ctx);
   const rows = r.nodes.map((x) => [
     x.node,
     x.records.toLocaleString('en-US'),
@@ -407,5 +452,27 @@ function nodeTable(f: Facts, ctx: CliContext): string {
     width: tableWidth(ctx),
     align: [undefined, 'right', 'right', 'right', 'right'],
     paint: (cell, column, row, p) => (column >= 4 && r.nodes[row]!.failedBatches > 0 && cell !== '' ? p.red(cell) : cell),
+  });
+}
+
+/** `--to primary`: what each node took as the primary owner and as a fallback, what it passed on, and its bytes. */
+function primaryTable(f: Facts, ctx: CliContext): string {
+  const { r } = f;
+  const n = (x: number): string => x.toLocaleString('en-US');
+  const rows = r.nodes.map((x) => [
+    x.node,
+    n(x.primaryRecords),
+    n(x.fallbackRecords),
+    n(x.handedOn),
+    humanBytes(x.bytesSent),
+    n(x.rejected),
+    n(x.failedRecords),
+    x.failedBatches > 0 ? `${x.failedBatches} request${x.failedBatches === 1 ? '' : 's'} failed: ${(x.lastError ?? '').replace(`${x.node}: `, '')}` : '',
+  ]);
+  return renderTable(['node', 'as primary', 'as fallback', 'passed on', 'sent', 'refused', 'not written', 'error'], rows, {
+    colour: ctx.colour,
+    width: tableWidth(ctx),
+    align: [undefined, 'right', 'right', 'right', 'right', 'right', 'right'],
+    paint: (cell, column, row, p) => (column >= 6 && r.nodes[row]!.failedBatches > 0 && cell !== '' ? p.red(cell) : cell),
   });
 }

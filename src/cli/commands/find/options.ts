@@ -1,0 +1,32 @@
+/** `tsnode find`: its flags and their types, for the declaration (command.ts) and the action alike. */
+import { flag, type FlagValues } from '../../flags.js';
+import { networkFlags } from '../../network-options.js';
+
+/** The most metrics one node lists by default (the store's default advisory limit). */
+export const DEFAULT_FIND_LIMIT = 10_000;
+
+export function accountFlag() {
+  return flag.count('--account <id>', "the account whose metrics the query selects, sent as X-Snowth-Account-Id (default: 1, a reference node's default)", {
+    min: 0,
+    complete: { kind: 'none' },
+  });
+}
+
+export function findFlags() {
+  return {
+    account: accountFlag(),
+    count: flag.boolean('--count', "only count: each node's count and their total (a metric kept on n nodes counts n times)"),
+    limit: flag.count(
+      '--limit <n>',
+      `the most metrics one node lists, sent as X-Snowth-Advisory-Limit (default: ${DEFAULT_FIND_LIMIT}); a node with more says so and the exit is 3`,
+      {
+        min: 1,
+        max: 1_000_000,
+        complete: { kind: 'none' },
+      },
+    ),
+    output: flag.output(),
+    ...networkFlags(),
+  };
+}
+export type FindOptions = FlagValues<ReturnType<typeof findFlags>>;

@@ -1,0 +1,105 @@
+/**
+ * The store's shard inventories and the `/state` members about storage, as the client reads them
+ * (circonus/product-docs, static/yaml/administration.yaml and irondb/api/maintenance.md):
+ * - `GET /list_nntbs_shards`: `[{period, shard: [{block_floor, block_ceiling, mode}]}]`; the
+ *   OpenAPI spec spells the end `block:ceiling`, the API page `block_ceiling`: both are read;
+ * - `GET /raw/list_shards`, `GET /histogram_raw/list_shards`, `GET /histogram/{period}/list_shards`:
+ *   `[{start, end}]` in epoch seconds;
+ * - `GET /state`: `nntbs.rollup_<period>.fs` `{id, totalMB, freeMB}`, and `retention` (a tsnode
+ *   extension: a reference node's configured retention, seconds per span).
+ * Loose: members not read here are ignored.
+ */
+import { z } from 'zod';
+
+/** Who removes a node's old data: tsnode's sweeps, or the node itself (the store since 0.19.23). */
+export type ManagedBy = 'sweep' | 'node';
+
+/** One shard: epoch seconds, start inclusive, end exclusive. */
+export interface ShardRange {
+  start: number;
+  end: number;
+}
+
+/** A list the node gave, or why there is none. */
+export type ShardList = { shards: readonly ShardRange[] } | { problem: string };
+
+/** One node's shard inventories. */
+export interface NodeInventory {
+  node: string;
+  /** `GET /list_nntbs_shards`: numeric rollup shards by period. */
+  nnt: { byPeriod: ReadonlyMap<number, readonly ShardRange[]> } | { problem: string };
+  /** `GET /histogram/{period}/list_shards`, per period asked. */
+  histogram: ReadonlyMap<number, ShardList>;
+  /** `GET /raw/list_shards`. */
+  raw: ShardList;
+  /** `GET /histogram_raw/list_shards`. */
+  histogramRaw: ShardList;
+}
+
+/**
+ * A node's configured retention (`/state` `retention`): seconds per span; `raw` null when raw
+ * shards are kept. Spans absent are kept forever.
+ */
+export interface NodeRetentionConfig {
+  nnt: Readonly<Record<string, number>>;
+  histogram: Readonly<Record<string, number>>;
+  raw: number | null;
+}
+
+const seconds = z.number().int().nonnegative();
+
+const nntShard = z
+  .looseObject({ block_floor: seconds, block_ceiling: seconds.optional(), 'block:ceiling': seconds.optional(), mode: z.string().optional() })
+  .refine((s) => s.block_ceiling !== undefined || s['block:ceiling'] !== undefined, { message: 'a shard needs block_ceiling (or block:ceiling)' });
+
+export const nntShardListSchema = z.array(z.looseObject({ period: z.number().int().positive(), shard: z.array(nntShard) }));
+export const startEndShardListSchema = z.array(z.looseObject({ start: seconds, end: seconds }));
+
+export const NNT_SHARDS_SHAPE = 'a JSON array of {period, shard: [{block_floor, block_ceiling, mode}]}';
+export const START_END_SHARDS_SHAPE = 'a JSON array of {start, end} (epoch seconds)';
+
+/** `/list_nntbs_shards` as shards per period. */
+export function nntShardsByPeriod(wire: z.infer<typeof nntShardListSchema>): Map<number, ShardRange[]> {
+  const out = new Map<number, ShardRange[]>();
+  for (const p of wire) {
+    const list = out.get(p.period) ?? [];
+    for (const s of p.shard) list.push({ start: s.block_floor, end: (s.block_ceiling ?? s['block:ceiling'])! });
+    out.set(p.period, list);
+  }
+  return out;
+}
+
+const fs = z.looseObject({ id: z.string().optional(), totalMB: z.number().nonnegative(), freeMB: z.number().nonnegative() });
+const spanSeconds = z.record(z.string().regex(/^\d+$/), seconds);
+
+/** The `/state` members read for retention: the rollups' file systems and the configured retention. */
+export const stateStorageSchema = z.looseObject({
+  nntbs: z.record(z.string(), z.unknown()).optional(),
+  retention: z.looseObject({ nnt: spanSeconds.optional(), histogram: spanSeconds.optional(), raw: seconds.nullable().optional() }).nullable().optional(),
+});
+
+/** A rollup's file system as `/state` reports it (`nntbs.rollup_<period>.fs`). */
+export interface RollupFs {
+  id: string | null;
+  totalMB: number;
+  freeMB: number;
+}
+
+/** Per period, the `fs` `/state` reports under `nntbs.rollup_<period>`; entries without a readable fs are left out. */
+export function rollupFsOf(nntbs: Record<string, unknown> | undefined): Map<number, RollupFs> {
+  const out = new Map<number, RollupFs>();
+  for (const [key, value] of Object.entries(nntbs ?? {})) {
+    const m = /^rollup_(\d+)$/.exec(key);
+    if (!m || !value || typeof value !== 'object') continue;
+    const parsed = fs.safeParse((value as { fs?: unknown }).fs);
+    if (parsed.success) out.set(Number(m[1]), { id: parsed.data.id ?? null, totalMB: parsed.data.totalMB, freeMB: parsed.data.freeMB });
+  }
+  return out;
+}
+
+/** `/state` `retention` as a NodeRetentionConfig; null when the node does not report one. */
+export function retentionConfigOf(state: z.infer<typeof stateStorageSchema>): NodeRetentionConfig | null {
+  const r = state.retention;
+  if (!r) return null;
+  return { nnt: r.nnt ?? {}, histogram: r.histogram ?? {}, raw: r.raw ?? null };
+}

@@ -1,0 +1,89 @@
+// The shard inventories of a real in-process node: the store's shapes, only shards holding data,
+// sizes as the store rounds them, and whole-shard removal that keeps the neighbours.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunningNode } from '../../src/server/server.js';
+import { call, memoryNode, nnt, UUID, write } from './server-helpers.js';
+
+const T1 = 1_699_999_980;
+const T2 = T1 + 3 * 86_400;
+
+let node: RunningNode | undefined;
+afterEach(async () => {
+  await node?.close();
+  node = undefined;
+});
+
+async function writeBoth(base: string): Promise<void> {
+  const w = await write(base, [nnt(T1), nnt(T1 + 60), nnt(T2)]);
+  expect(w.status, w.text).toBe(200);
+  const hist = [T1, T2].map((offset) => ({ metric: 'lat', id: UUID, offset, period: 60, histogram: 'AAEX/QAB' }));
+  const h = await write(base, hist, '/histogram/write');
+  expect(h.status, h.text).toBe(200);
+}
+
+describe('shard inventories', () => {
+  it('lists only the shards that hold data, sized as the store sizes them (default layout)', async () => {
+    node = await memoryNode();
+    const empty = await call(node.url, 'GET', '/list_nntbs_shards');
+    expect(empty.json).toEqual([60, 300, 1800, 10800, 86400].map((period) => ({ period, shard: [] })));
+    await writeBoth(node.url);
+
+    const nntbs = (await call(node.url, 'GET', '/list_nntbs_shards')).json as Array<{ period: number; shard: unknown[] }>;
+    const byPeriod = new Map(nntbs.map((p) => [p.period, p.shard]));
+    // 60 s: 1d rounded up to 12 x 127 x 60 = 91,440 s; the shard between the two writes holds nothing.
+    expect(byPeriod.get(60)).toEqual([
+      { block_floor: 1_699_961_040, 'block:ceiling': 1_700_052_480, mode: 'online' },
+      { block_floor: 1_700_235_360, 'block:ceiling': 1_700_326_800, mode: 'online' },
+    ]);
+    // 300 s: 5d rounded up to 12 x 127 x 300 = 457,200 s: both writes in one shard.
+    expect(byPeriod.get(300)).toEqual([{ block_floor: 1_699_869_600, 'block:ceiling': 1_700_326_800, mode: 'online' }]);
+    // 86400 s has no size in the store's sample config: its minimum, 127 days.
+    expect(byPeriod.get(86400)).toEqual([{ block_floor: 1_689_811_200, 'block:ceiling': 1_700_784_000, mode: 'online' }]);
+
+    // Raw shards: a week each.
+    expect((await call(node.url, 'GET', '/raw/list_shards')).json).toEqual([
+      { start: 1_699_488_000, end: 1_700_092_800 },
+      { start: 1_700_092_800, end: 1_700_697_600 },
+    ]);
+    // Histograms: 7d shards for 60 s; nothing in 300 s; no raw histogram database.
+    expect((await call(node.url, 'GET', '/histogram/60/list_shards')).json).toEqual([
+      { start: 1_699_488_000, end: 1_700_092_800 },
+      { start: 1_700_092_800, end: 1_700_697_600 },
+    ]);
+    expect((await call(node.url, 'GET', '/histogram/300/list_shards')).json).toEqual([]);
+    expect((await call(node.url, 'GET', '/histogram_raw/list_shards')).json).toEqual([]);
+    const bad = await call(node.url, 'GET', '/histogram/61/list_shards');
+    expect(bad.status).toBe(404);
+    expect(bad.json.error).toMatch(/61.*not a histogram period.*60, 300/);
+  });
+
+  it('takes --shards sizes, rounded up to whole multiples of 127 periods', async () => {
+    node = await memoryNode({ rollups: [60, 300], histogramRollups: [60], shards: { nnt: new Map([[60, 7620 + 1]]), raw: 86_400, histogram: new Map([[60, 86_400]]) } });
+    await writeBoth(node.url);
+    const nntbs = (await call(node.url, 'GET', '/list_nntbs_shards')).json as Array<{ period: number; shard: Array<{ block_floor: number }> }>;
+    // 7621 s rounds up to 2 x 7620.
+    expect(nntbs[0]!.shard.map((s) => s.block_floor)).toEqual([T1 - (T1 % 15_240), T2 - (T2 % 15_240)]);
+    expect((await call(node.url, 'GET', '/raw/list_shards')).json).toEqual([
+      { start: T1 - (T1 % 86_400), end: T1 - (T1 % 86_400) + 86_400 },
+      { start: T2 - (T2 % 86_400), end: T2 - (T2 % 86_400) + 86_400 },
+    ]);
+  });
+
+  it('removes one whole shard and keeps every neighbour, records at its edges included', async () => {
+    node = await memoryNode({ rollups: [60, 300] });
+    const size = 91_440;
+    const floor = T1 - (T1 % size);
+    // A record in the last minute of the shard and one in the first minute of the next: no chunk straddles the boundary.
+    expect((await write(node.url, [nnt(floor + size - 60), nnt(floor + size), nnt(floor + size + 60)])).status).toBe(200);
+    const store = node.node.store;
+    expect(store.listShards('nnt', 60)).toEqual([
+      { start: floor, end: floor + size },
+      { start: floor + size, end: floor + 2 * size },
+    ]);
+    (store as unknown as { flush(): void }).flush();
+    expect(store.removeShard('nnt', 60, { start: floor, end: floor + size })).toBe(1);
+    expect(store.listShards('nnt', 60)).toEqual([{ start: floor + size, end: floor + 2 * size }]);
+    const sid = store.findSeries(UUID, 'cpu')!;
+    expect(store.rawRows(sid, 0, 2e9).map((r) => r[0])).toEqual([floor + size, floor + size + 60]);
+  });
+});
