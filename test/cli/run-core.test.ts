@@ -136,6 +136,23 @@ describe('our sweep, not an identical one', () => {
   });
 });
 
+describe('signals, handled once in main.ts', () => {
+  it('SIGTERM while a sweep is watched: exit 130, said and journaled like Ctrl-C (the sweep keeps running on its node)', async () => {
+    await seed(b.url, 120);
+    const cli = startCli(['sweep', '--before', String(BEFORE), '--nodes', b.url, '--yes', '--poll-interval', '100ms'], { env, timeoutMs: 60_000 });
+    await cli.waitForStderr(new RegExp(`${b.url}: running`), 30_000);
+    cli.child.kill('SIGTERM');
+    const r = await cli.done;
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain('interrupted: stopped watching; sweeps already started keep running on their nodes');
+    const end = journal()
+      .filter((e) => e.kind === 'sweep.end')
+      .at(-1)!;
+    expect(end).toMatchObject({ interrupted: true, exit: 130 });
+    await waitIdle(b.url);
+  });
+});
+
 describe('the library gives a script what the CLI gives', () => {
   it('runClusterSweep and tsnode sweep on the same nodes: the same states, summary, exit code and journal kinds', async () => {
     await Promise.all([seed(a.url, 20), seed(b.url, 20)]);

@@ -113,12 +113,10 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
   }
-  // SIGTERM (systemd stopping the unit, kill) is treated like Ctrl-C: no further DELETE, the run recorded as interrupted.
-  const term = new AbortController();
-  const onTerm = (): void => term.abort(new Error('SIGTERM'));
-  process.on('SIGTERM', onTerm);
-  const signal = AbortSignal.any([ctx.signal, term.signal]);
-  const runCtx: CliContext = { ...ctx, signal };
+  // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
+  // DELETE, the run recorded as interrupted.
+  const signal = ctx.signal;
+  const runCtx: CliContext = ctx;
   let net: Network | undefined;
   let progress: RetentionProgress | undefined;
   let lock: { release(): void } | undefined;
@@ -375,7 +373,6 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     journal?.close();
     lock?.release();
     targetLock?.release();
-    process.off('SIGTERM', onTerm);
     await net?.close();
   }
 }
