@@ -20,9 +20,13 @@ const BATCHES = Number(process.env.BENCH_BATCHES ?? 120);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const READS = 7;
 
-async function startNode(args) {
+// BENCH_BASELINE_BIN=/path/to/bin/tsnode.js: ingest into that build too, rounds alternating with
+// this one (old vs new in one run, so the machine's load hits both alike).
+const BASELINE = process.env.BENCH_BASELINE_BIN;
+
+async function startNode(args, bin = BIN) {
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-bench-'));
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), BIN, 'serve', '--port', '0', '--data-dir', dir, ...args], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, 'serve', '--port', '0', '--data-dir', dir, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise((resolve, reject) => {
@@ -88,11 +92,11 @@ async function post(dispatcher, url, body) {
   if (res.statusCode !== 200) throw new Error(`write failed: ${res.statusCode} ${text}`);
 }
 
-async function ingest(series) {
+async function ingest(series, bin = BIN, rounds = ROUNDS) {
   const rates = [];
   const cpuRates = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const node = await startNode([]);
+  for (let round = 0; round < rounds; round++) {
+    const node = await startNode([], bin);
     const dispatcher = new Agent({ connections: 2 });
     const bodies = makeBatches(1_700_006_400 - (1_700_006_400 % 86400), series);
     const cpu0 = node.cpuSeconds();
@@ -151,18 +155,37 @@ async function rollupRead() {
 }
 
 const ingests = [];
-for (const series of SHAPES) ingests.push({ series, ...(await ingest(series)) });
-const reads = await rollupRead();
+for (const series of SHAPES) {
+  if (!BASELINE) {
+    ingests.push({ series, ...(await ingest(series)) });
+    continue;
+  }
+  // One round each in turn.
+  const mine = { series, rates: [], cpuRates: [] };
+  const base = { series, label: 'baseline', rates: [], cpuRates: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [into, bin] of [
+      [base, BASELINE],
+      [mine, BIN],
+    ]) {
+      const one = await ingest(series, bin, 1);
+      into.rates.push(...one.rates);
+      into.cpuRates.push(...one.cpuRates);
+    }
+  }
+  ingests.push(base, mine);
+}
+const reads = process.env.BENCH_SKIP_READ ? null : await rollupRead();
 console.log('| measure | median | runs |');
 console.log('|---|---|---|');
-for (const { series, rates, cpuRates } of ingests) {
+for (const { series, rates, cpuRates, label } of ingests) {
   console.log(
-    `| ingest /write/nnt, ${BATCH}-record batches, ${series} series (${BATCH / series} per series per batch), 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`,
+    `| ${label ? `${label}: ` : ''}ingest /write/nnt, ${BATCH}-record batches, ${series} series (${BATCH / series} per series per batch), 5 spans, disk | ${Math.round(median(rates)).toLocaleString('en')} records/s | ${rates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`,
   );
   console.log(
     `| same, records per CPU-second of the node process (less sensitive to a busy machine) | ${Math.round(median(cpuRates)).toLocaleString('en')} records/s | ${cpuRates.map((r) => Math.round(r / 1000) + 'k').join(', ')} |`,
   );
 }
-for (const [type, r] of Object.entries(reads)) {
+for (const [type, r] of Object.entries(reads ?? {})) {
   console.log(`| rollup read, 1 year of 300 s (${r.rows.toLocaleString('en')} buckets), type=${type} | ${r.median.toFixed(0)} ms | ${READS} |`);
 }

@@ -171,30 +171,32 @@ export function methodNotAllowed(method: string, path: string, allow: readonly s
   return new ProtocolError(405, 'method_not_allowed', `${method} is not allowed on ${path}; use ${allow.join(' or ')}`, { allow: [...allow] });
 }
 
-export function notFound(path: string): ProtocolError {
+/** The 404 for a path no endpoint has; `sweepApi: false` (serve --no-sweep-api) leaves the sweep endpoints out of the list. */
+export function notFound(path: string, opts: { sweepApi?: boolean } = {}): ProtocolError {
+  const endpoints = [
+    'DELETE|GET /sweep_delete',
+    'GET /sweep_delete/cancel',
+    'GET /rollup/<uuid>/<metric>',
+    'PUT|POST /write/nnt',
+    'PUT|POST /write/text',
+    'PUT|POST /histogram/write',
+    'GET /read/<start>/<end>/<uuid>/<metric>',
+    'GET /histogram/<start>/<end>/<period>/<uuid>/<metric>',
+    'GET /state',
+    'GET /stats.json',
+    'GET /topology/json/<hash>',
+    'GET /topology/xml/<hash>',
+    'GET /gossip/json',
+    'GET /locate/json/<uuid>/<metric>',
+    'GET /locate/xml/<uuid>/<metric>',
+    'GET /toporing/json/<hash>',
+    'GET /capa.json',
+    'GET /list_nntbs_shards',
+    'GET /raw/list_shards',
+    'GET /histogram_raw/list_shards',
+    'GET /histogram/<period>/list_shards',
+  ];
   return new ProtocolError(404, 'not_found', `no such endpoint: ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, {
-    endpoints: [
-      'DELETE|GET /sweep_delete',
-      'GET /sweep_delete/cancel',
-      'GET /rollup/<uuid>/<metric>',
-      'PUT|POST /write/nnt',
-      'PUT|POST /write/text',
-      'PUT|POST /histogram/write',
-      'GET /read/<start>/<end>/<uuid>/<metric>',
-      'GET /histogram/<start>/<end>/<period>/<uuid>/<metric>',
-      'GET /state',
-      'GET /stats.json',
-      'GET /topology/json/<hash>',
-      'GET /topology/xml/<hash>',
-      'GET /gossip/json',
-      'GET /locate/json/<uuid>/<metric>',
-      'GET /locate/xml/<uuid>/<metric>',
-      'GET /toporing/json/<hash>',
-      'GET /capa.json',
-      'GET /list_nntbs_shards',
-      'GET /raw/list_shards',
-      'GET /histogram_raw/list_shards',
-      'GET /histogram/<period>/list_shards',
-    ],
+    endpoints: opts.sweepApi === false ? endpoints.filter((e) => !e.includes('/sweep_delete')) : endpoints,
   });
 }

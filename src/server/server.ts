@@ -22,6 +22,7 @@ import { findTags, fullCanonicalDelete, fullTagsDelete, typedTagsDelete } from '
 import { writeHistogram, writeNnt, writeText } from './routes/write.js';
 import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { shardLayout } from './shards.js';
+import { describeRemoved, RetentionKeeper } from './retention-keeper.js';
 import { Sweeper } from './sweeper.js';
 
 export interface RunningNode {
@@ -37,6 +38,8 @@ export interface RunningNode {
   node: NodeContext;
   /** Its identity and ring (also in `node`), for the ready line. */
   identity: NodeIdentity;
+  /** Node-managed retention (`--retention`), or null; tests call its check() with an injected clock. */
+  retention: RetentionKeeper | null;
 }
 
 /** Thrown when the node cannot start (port in use, bad data dir). */
@@ -48,6 +51,9 @@ export class StartError extends Error {
     this.code = code;
   }
 }
+
+/** How often node-managed retention is checked by default (the store's own cadence is its business; a minute is ours). */
+export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 
 type Methods = Partial<Record<string, Handler>>;
 
@@ -195,7 +201,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       const route = routeFor(target.segments);
       const path = (req.url ?? '/').split('?')[0]!;
       // A node of the store's later versions has no sweep API: /sweep_delete is no endpoint there.
-      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path);
+      if (!route || (config.noSweepApi === true && target.segments[0] === 'sweep_delete')) throw notFound(path, { sweepApi: config.noSweepApi !== true });
       const method = req.method ?? 'GET';
       const handler = route.methods[method];
       if (!handler) throw methodNotAllowed(method, route.name, Object.keys(route.methods));
@@ -281,11 +287,23 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       await done;
       clearTimeout(force);
       await replication?.close();
+      retention?.stop();
       await sweeper.stop();
       await store.close();
     })();
     return closed;
   };
+  // Checked now and every interval from here on: the node listens, so what it removes is seen.
+  const notice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  const retention = config.retention
+    ? new RetentionKeeper(store, config.retention, {
+        now: config.now,
+        intervalMs: config.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+        onRemoved: (r) => notice(describeRemoved(r)),
+        onError: onInternal,
+      })
+    : null;
+  retention?.start();
   replication?.replication.start();
-  return { url, host, port: address.port, config, close, node, identity };
+  return { url, host, port: address.port, config, close, node, identity, retention };
 }

@@ -25,6 +25,8 @@ export interface TestNode {
   port: number;
   dataDir: string;
   child: ChildProcess;
+  /** Everything the node wrote to stderr so far (what it logs before its ready line included). */
+  stderr(): string;
   /** SIGTERM and wait; removes the temp data dir unless one was given. */
   stop(): Promise<void>;
   /** SIGKILL and wait; keeps the data dir (for restart tests). */
@@ -71,6 +73,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<TestNode> {
     port,
     dataDir,
     child,
+    stderr: () => stderr,
     async stop() {
       live.delete(node);
       child.kill('SIGTERM');

@@ -86,4 +86,29 @@ describe('shard inventories', () => {
     const sid = store.findSeries(UUID, 'cpu')!;
     expect(store.rawRows(sid, 0, 2e9).map((r) => r[0])).toEqual([floor + size, floor + size + 60]);
   });
+
+  it('after a sweep (sweep-era node): the shards it emptied go, the straddling one keeps its newer data', async () => {
+    node = await memoryNode({ rollups: [60, 300], shards: { nnt: new Map([[60, 7620]]), raw: 15_240 } });
+    const recs = [];
+    for (let t = T1 - 2 * 86_400; t <= T1; t += 600) recs.push(nnt(t));
+    expect((await write(node.url, recs)).status).toBe(200);
+    const store = node.node.store;
+    const sid = store.findSeries(UUID, 'cpu')!;
+    const before = { nnt60: store.listShards('nnt', 60), nnt300: store.listShards('nnt', 300), raw: store.listShards('raw', 0) };
+    const cut = T1 - 86_400 + 1800; // inside a 60 s shard, not on a boundary
+    const past = (l: Array<{ end: number }>) => l.filter((x) => x.end > cut);
+
+    // A sweep of the 60 s rollup alone hides its entries; the raw records stay.
+    store.sweepNnt(sid, cut, [60], false);
+    expect(store.listShards('nnt', 60)).toEqual(past(before.nnt60));
+    expect(store.listShards('nnt', 60)[0]!.start).toBeLessThan(cut);
+    expect(store.listShards('raw', 0)).toEqual(before.raw);
+    // A sweep of 300 s deletes; the shard holding the cut keeps its newer buckets.
+    store.sweepNnt(sid, cut, [300], false);
+    expect(store.listShards('nnt', 300)).toEqual(past(before.nnt300));
+    // Every span and the raw data: the raw shards before the cut go too.
+    store.sweepNnt(sid, cut, [60, 300], true);
+    expect(store.listShards('raw', 0)).toEqual(past(before.raw));
+    expect(store.rawRows(sid, 0, 2e9)[0]![0]).toBe(cut);
+  });
 });

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { DB_FILE, LOCK_FILE, SqliteStore } from '../../src/server/sqlite-store.js';
 import { lockHolder } from '../../src/server/storage/data-dir-lock.js';
+import { shardLayout } from '../../src/server/shards.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 
 // Opening a data directory: the lock, what a refused open leaves untouched, file modes, memory.
@@ -160,6 +161,18 @@ describe('a refused open changes nothing', () => {
     const now = snapshot(other);
     now.delete(LOCK_FILE);
     expect(now).toEqual(theirs);
+  });
+
+  it('a changed shard size is refused naming the period; a histogram period added or dropped is not', async () => {
+    const dir = tempDir();
+    await open(dir).close();
+    stores.splice(0);
+    const before = snapshot(dir);
+    const bigger = shardLayout([60, 300], [60], { nnt: new Map([[60, 7 * 86_400]]) });
+    expect(() => new SqliteStore({ dataDir: dir, rollups: [60, 300], histogramRollups: [60], shards: bigger })).toThrow(/changed: nnt:60 91440 -> 609600/);
+    expect(snapshot(dir)).toEqual(before);
+    await open(dir, { histogramRollups: [60, 300, 1800] }).close();
+    await open(dir, { histogramRollups: [] }).close();
   });
 
   it('log files left beside a deleted database are not replayed into new series: the start is refused, the files kept', () => {

@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false, sweepApi: true },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -66,7 +66,17 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
-  'cluster up': { basePort: 8112, dir: './tsnode-cluster', host: '127.0.0.1', lenientTimestamps: false, replication: true, detach: false, output: 'table' },
+  'cluster up': {
+    basePort: 8112,
+    dir: './tsnode-cluster',
+    host: '127.0.0.1',
+    lenientTimestamps: false,
+    replication: true,
+    detach: false,
+    output: 'table',
+    sweepApi: true,
+    nodeFlags: [],
+  },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
   'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
@@ -99,6 +109,11 @@ const CONTRACT: Row[] = [
     ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
     { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+  ],
+  [
+    ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
+    'serve',
+    { shards: '60=1d', histogramShards: '60=7d', rawShard: '1w', retention: 'nnt:60=52w', retentionInterval: 30_000, sweepApi: false },
   ],
   [['write', 'a.ndjson', 'b.json.gz'], 'write', { files: ['a.ndjson', 'b.json.gz'] }],
   [
@@ -260,6 +275,11 @@ const CONTRACT: Row[] = [
     { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', output: 'csv', headersTimeout: 2000 },
   ],
   [['cluster', 'up'], 'cluster up', {}],
+  [
+    ['cluster', 'up', '--retention', 'nnt:60=52w', '--retention-interval', '5m', '--no-sweep-api', '--raw-shard', '1d', '--node-flags', '2:--shards 60=2d'],
+    'cluster up',
+    { retention: 'nnt:60=52w', retentionInterval: '5m', sweepApi: false, rawShard: '1d', nodeFlags: ['2:--shards 60=2d'] },
+  ],
   [['cluster', 'up', '--count', '5', '--base-port', '0', '--detach', '-o', 'json'], 'cluster up', { count: 5, basePort: 0, detach: true, output: 'json' }],
   [['cluster', 'up', '--sweep-pace', '250', '--write-copies', '3', '--lenient-timestamps'], 'cluster up', { sweepPace: 250, writeCopies: 3, lenientTimestamps: true }],
   // the old spelling, read for one release (the action warns)

@@ -46,6 +46,8 @@ export interface StartOptions {
   noReplication?: boolean;
   /** Extra `tsnode serve` arguments for every node. */
   serveArgs?: string[];
+  /** Extra `tsnode serve` arguments per node, by index from 1 (after serveArgs: they override them), for mixed rings. */
+  nodeArgs?: ReadonlyMap<number, readonly string[]>;
   /** Leave the nodes running when this process exits (not waited for; recorded for `cluster down`). */
   detached?: boolean;
   /** How long one node may take to print its ready line. */
@@ -162,7 +164,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
       if (opts.lenientTimestamps) args.push('--lenient-timestamps');
       if (opts.noReplication) args.push('--no-replication');
-      args.push(...(opts.serveArgs ?? []));
+      args.push(...(opts.serveArgs ?? []), ...(opts.nodeArgs?.get(index) ?? []));
       const logFd = openSync(logFile, 'w');
       const child = spawn(process.execPath, args, {
         stdio: ['ignore', logFd, logFd],

@@ -22,6 +22,7 @@ import { metricKey, ringSlots, topologyToNodeArray, topologyToXml, type Ring, ty
 import { fileSystemSpace, type FileSystemSpace } from '../fs-space.js';
 import { decodePathPart, sendJson } from '../http.js';
 import { NODE_VERSION } from '../identity.js';
+import { retentionJson } from '../retention-keeper.js';
 import type { Handler, NodeContext } from './context.js';
 import { metricParam, uuidParam } from './rollup.js';
 
@@ -54,6 +55,8 @@ export const nodeState: Handler = (_req, res, _target, node) => {
     nntbs: { rollups, ...perRollup(rollups, fs) },
     text: fs ? { fs } : {},
     histogram: { rollups: histogramRollups, ...perRollup(histogramRollups, fs) },
+    // tsnode extension: the node-managed retention (`serve --retention`), in seconds.
+    ...(node.config.retention ? { retention: retentionJson(node.config.retention) } : {}),
     features: FEATURES,
     version: `${APPLICATION} ${NODE_VERSION}`,
     application: APPLICATION,

@@ -84,12 +84,40 @@ export function checkCompatible(db: Db, rollups: readonly number[], shards: stri
     throw new StoreOpenError(`the data directory was created with --rollups ${stored}, not ${wanted}: start with the same periods, or use another --data-dir`);
   }
   const storedShards = get.get('shards') as string | undefined;
-  if (storedShards !== undefined && storedShards !== shards) {
+  const changed = storedShards === undefined ? [] : changedShardSizes(storedShards, shards);
+  if (changed.length > 0) {
     throw new StoreOpenError(
-      `the data directory was created with shard sizes ${storedShards}, not ${shards}: start with the same --shards, --histogram-shards and --raw-shard, or use another --data-dir`,
+      `the data directory was created with shard sizes ${storedShards}, not ${shards} (changed: ${changed.join(', ')}): start with the same --shards, --histogram-shards and --raw-shard, or use another --data-dir`,
     );
   }
   return 'existing';
+}
+
+/** Sizes by `kind:period` from the meta signature `nnt:60=91440,300=457200;histogram:60=604800;raw:604800`. */
+function shardSizes(signature: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of signature.split(';')) {
+    const [kind, list = ''] = part.split(':');
+    for (const entry of list.split(',')) {
+      const [period, size] = entry.includes('=') ? entry.split('=') : ['', entry];
+      out.set(`${kind}:${period}`, size!);
+    }
+  }
+  return out;
+}
+
+/**
+ * The periods whose shard size differs between the stored and the wanted layout. A period only one
+ * side has is no conflict: a node may gain or drop a histogram period, and its rows keep their shards.
+ */
+function changedShardSizes(stored: string, wanted: string): string[] {
+  const before = shardSizes(stored);
+  const out: string[] = [];
+  for (const [key, size] of shardSizes(wanted)) {
+    const was = before.get(key);
+    if (was !== undefined && was !== size) out.push(`${key.replace(/:$/, '')} ${was} -> ${size}`);
+  }
+  return out;
 }
 
 /** The last ingest-log generation an existing database has applied (0: none). */

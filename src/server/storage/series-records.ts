@@ -27,7 +27,9 @@ export function enqueue(queues: Map<number, SeriesRecords>, e: Float64Array, par
     if (keep !== undefined && !keep(sid, e[o + 1]!)) continue;
     if (sid !== last) {
       q = queues.get(sid);
-      if (q === undefined) queues.set(sid, (q = { entries: new Float64Array(16 * ENTRY), n: 0, parts: null }));
+      // One entry to start, doubled as records come: a write touching 200,000 series once each must
+      // not hold 200,000 arrays of 16 (230 MB the process kept long after the flush).
+      if (q === undefined) queues.set(sid, (q = { entries: new Float64Array(ENTRY), n: 0, parts: null }));
       last = sid;
     }
     const s = q!;

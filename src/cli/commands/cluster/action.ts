@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
 import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
+import { parseNodeFlags, shardServeArgs } from '../../local-cluster/shard-args.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
 import { loadConfig } from '../../config/load.js';
 import { checkProfileName, setProfileText, writeConfigFile } from '../../config/write.js';
@@ -112,8 +113,19 @@ function prepareProfile(ctx: CliContext): { name: string; write(nodesFile: strin
   };
 }
 
+/** The shard and retention flags for every node, and the per-node ones (--node-flags). */
+function shardArgsOf(flags: ClusterUpFlags, count: number): { serveArgs: string[]; nodeArgs: Map<number, string[]> } {
+  const { shards, histogramShards, rawShard, retention, retentionInterval } = flags;
+  return {
+    serveArgs: shardServeArgs({ shards, histogramShards, rawShard, retention, retentionInterval, noSweepApi: !flags.sweepApi }),
+    nodeArgs: parseNodeFlags(flags.nodeFlags, count),
+  };
+}
+
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
   const count = nodeCount(flags, ctx, 'cluster up', DEFAULT_NODE_COUNT);
+  // Checked before anything starts: a bad --node-flags is a usage error, not a node that fails.
+  const shardArgs = shardArgsOf(flags, count);
   const basePort = flags.basePort;
   const writeCopies = writeCopiesFor(flags.writeCopies, count);
   const profile = prepareProfile(ctx);
@@ -138,6 +150,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         ...(!flags.replication ? { noReplication: true } : {}),
+        ...shardArgs,
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {

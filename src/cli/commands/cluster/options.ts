@@ -52,6 +52,18 @@ export function clusterUpFlags() {
       max: 255,
       complete: { kind: 'none' },
     }),
+    // Passed through to every node's `tsnode serve` (local-cluster/shard-args.ts).
+    shards: flag.string('--shards <sizes>', "every node's numeric shard sizes, e.g. 60=1d,300=5d (see tsnode serve)", { complete: { kind: 'none' } }),
+    histogramShards: flag.string('--histogram-shards <sizes>', "every node's histogram shard sizes (see tsnode serve)", { complete: { kind: 'none' } }),
+    rawShard: flag.string('--raw-shard <size>', "every node's raw shard size (see tsnode serve)", { complete: { kind: 'none' } }),
+    retention: flag.string('--retention <rules>', 'node-managed retention on every node, e.g. nnt:60=52w,nnt:300=104w (see tsnode serve)', { complete: { kind: 'none' } }),
+    retentionInterval: flag.string('--retention-interval <duration>', 'how often the nodes check --retention (see tsnode serve)', { complete: { kind: 'none' } }),
+    sweepApi: flag.boolean('--no-sweep-api', 'every node answers /sweep_delete with 404, as the store does from 0.19.23 on'),
+    nodeFlags: flag.repeatable(
+      '--node-flags <node:flags>',
+      'extra serve flags for one node, for a mixed ring: "3:--no-sweep-api --retention nnt:60=52w" (repeatable; only the shard and retention flags above)',
+      { complete: { kind: 'none' } },
+    ),
     output: flag.output(),
   };
 }

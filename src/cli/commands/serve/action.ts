@@ -42,6 +42,10 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
         salvageLog: opts.salvageLog,
         replication: opts.replication,
         ...(opts.journalDir !== undefined ? { journalDir: opts.journalDir } : {}),
+        ...(opts.shards !== undefined ? { shards: opts.shards } : {}),
+        ...(opts.histogramShards !== undefined ? { histogramShards: opts.histogramShards } : {}),
+        ...(opts.rawShard !== undefined ? { rawShard: opts.rawShard } : {}),
+        ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
       },
       ctx.cwd,
     );
@@ -55,6 +59,8 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.account !== undefined) config.account = opts.account;
     if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
     if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
+    if (opts.retentionInterval !== undefined) config.retentionIntervalMs = opts.retentionInterval;
+    if (!opts.sweepApi) config.noSweepApi = true;
     if (opts.topology !== undefined) {
       config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
       config.topologySource = opts.topology;
@@ -96,6 +102,12 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     `tsnode node listening on ${node.url} (data: ${config.dataDir ?? 'memory'}, node id ${node.identity.id}${node.identity.origin === 'memory' ? ', new for this process' : ''})\n`,
   );
   describeRing(node, ctx);
+  if (config.retention) {
+    const rules = [...[...config.retention.nnt].map(([p, s]) => `nnt:${p}=${s}s`), ...[...config.retention.histogram].map(([p, s]) => `histogram:${p}=${s}s`)];
+    if (config.retention.raw !== null) rules.push(`raw=${config.retention.raw}s`);
+    ctx.log.info(`node-managed retention: ${rules.join(', ')}; shards lying entirely past it are removed now and every ${(config.retentionIntervalMs ?? 60_000) / 1000} s`);
+  }
+  if (config.noSweepApi) ctx.log.info('--no-sweep-api: /sweep_delete answers 404, as the store does from version 0.19.23 on');
   await stopped;
   ctx.log.info('stopping: finishing in-flight requests');
   await node.close();

@@ -48,6 +48,24 @@ export function serveFlags() {
     journalDir: flag.string('--journal-dir <dir>', 'where the per-peer replication journals live (default: <data dir>/replication)', { complete: { kind: 'files' } }),
     replayBatch: flag.count('--replay-batch <n>', 'records per batch a replayer sends to a peer (default: 5000)', { min: 1, complete: { kind: 'none' } }),
     replayConcurrency: flag.count('--replay-concurrency <n>', 'replayed batches in flight at once, across all peers (default: 4)', { min: 1, complete: { kind: 'none' } }),
+    shards: flag.string(
+      '--shards <sizes>',
+      'numeric rollup shard sizes, <period>=<size>, rounded up to whole multiples of 127 periods as the store does (default: 60=1d,300=5d,1800=30d,10800=180d; others 127 periods)',
+      {
+        complete: { kind: 'none' },
+      },
+    ),
+    histogramShards: flag.string('--histogram-shards <sizes>', 'histogram shard sizes, <period>=<size> (default: 60=7d,300=30d,1800=12w,10800=52w,86400=260w)', {
+      complete: { kind: 'none' },
+    }),
+    rawShard: flag.string('--raw-shard <size>', 'raw numeric shard size (default: 1w)', { complete: { kind: 'none' } }),
+    retention: flag.string(
+      '--retention <rules>',
+      'node-managed retention: remove every shard lying entirely past its age, e.g. nnt:60=52w,nnt:300=104w,histogram:60=4w,raw=52w (default: none, the node removes nothing by itself)',
+      { complete: { kind: 'none' } },
+    ),
+    retentionInterval: flag.duration('--retention-interval <duration>', 'how often --retention is checked (default: 1m)', { min: 1000, complete: { kind: 'none' } }),
+    sweepApi: flag.boolean('--no-sweep-api', 'answer /sweep_delete with 404, as the store does from version 0.19.23 on (pair it with --retention)'),
     account: flag.count('--account <id>', 'the account of everything this node stores; tag queries (find, delete) naming another account match nothing (default: 1)', {
       min: 0,
       complete: { kind: 'none' },
