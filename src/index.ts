@@ -300,3 +300,32 @@ export {
   type StepState,
 } from './retention/run-state.js';
 export { applyRetention, newRetentionRunId, type ApplyRetentionOptions, type RetentionEvent, type RetentionResult } from './retention/apply.js';
+// Proof of retention: verify a policy against the nodes' shard inventories, and receipts of what a run removed.
+export {
+  checkSpan,
+  VERDICTS,
+  verifyOutcome,
+  verifyRetention,
+  type CheckSpan,
+  type NodeVerification,
+  type RetentionCheck,
+  type RetentionVerdict,
+  type VerifyNodeInput,
+  type VerifyReport,
+} from './retention/verify.js';
+export { checkToJson, verifyReportToJson, type RetentionCheckJson, type VerifyReportJson } from './retention/verify-json.js';
+export { fetchInventory, fetchRetentionFacts, gatherRetentionFacts, managedByOf, type InventoryOptions, type NodeRetentionFacts } from './client/inventory.js';
+export {
+  makeReceipt,
+  receiptToJson,
+  receiptTotals,
+  takeLook,
+  type NodeLook,
+  type NodeReceipt,
+  type Receipt,
+  type ReceiptJson,
+  type ReceiptSpan,
+  type ReceiptSpanJson,
+  type ReceiptSpanKey,
+} from './client/receipt.js';
+export type { ManagedBy, NodeInventory, NodeRetentionConfig, RollupFs, ShardList, ShardRange } from './protocol/shards.js';

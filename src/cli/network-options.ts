@@ -108,3 +108,12 @@ export interface NetworkFlags {
   /** One cap on the size of every answer (default: sized per request). */
   maxAnswer?: string;
 }
+
+/** A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it. */
+export function destructiveNodesFlag() {
+  return flag.string(
+    '--nodes <file|list>',
+    'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
+    { complete: { kind: 'files' } },
+  );
+}

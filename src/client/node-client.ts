@@ -12,6 +12,8 @@ import {
   nntShardListSchema,
   nntShardsByPeriod,
   rollupAllRowsSchema,
+  scanNntShards,
+  scanStartEndShards,
   START_END_SHARDS_SHAPE,
   startEndShardListSchema,
   rollupRowsSchema,
@@ -30,6 +32,7 @@ import {
   findAnswerSchema,
   findCountSchema,
   readTagHeader,
+  canonicalDeleteSchema,
   tagHeaderName,
   type DataType,
   type DeleteResultRow,
@@ -328,7 +331,8 @@ export class NodeClient {
   /** `GET /list_nntbs_shards` (JSON): the numeric rollup shards per period. */
   async nntShards(call: CallOptions = {}): Promise<Map<number, ShardRange[]>> {
     const res = await this.call({ method: 'GET', path: '/list_nntbs_shards', headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
-    return nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
+    const fast = scanNntShards(jsonOrUndefined(res.text));
+    return fast ?? nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
   }
 
   /**
@@ -338,7 +342,8 @@ export class NodeClient {
   async startEndShards(list: { kind: 'raw' } | { kind: 'histogram_raw' } | { kind: 'histogram'; period: number }, call: CallOptions = {}): Promise<ShardRange[]> {
     const path = list.kind === 'histogram' ? `/histogram/${list.period}/list_shards` : `/${list.kind}/list_shards`;
     const res = await this.call({ method: 'GET', path, headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
+    const fast = scanStartEndShards(jsonOrUndefined(res.text));
+    return fast ?? parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
@@ -429,18 +434,26 @@ export class NodeClient {
   }
 
   /**
-   * A tag-query delete on this node. Without `confirm` the node only reports (the store's dry run);
-   * a confirmed call is never retried (its answer is the record of what went: a repeat would list
-   * nothing, and the caller's after-look settles an answer that was lost).
+   * A tag-query delete on this node. Without `confirm` the node only reports (the store's dry run).
+   * Retried like any call (a connection reset, a timeout, a 5xx): a repeat of a confirmed call is
+   * safe, it deletes the next batch of the same query; what a lost answer deleted is settled by the
+   * caller's after-look (a metric found before and absent after is gone, whoever said so).
    */
   async tagDelete(c: TagCall & { scope: TagDeleteScope; confirm: boolean }, call: CallOptions = {}): Promise<TagPage<DeleteResultRow>> {
     const headers = this.tagHeaders(c);
     if (c.confirm) headers[tagHeaderName('confirm')] = '1';
     if (c.scope.kind === 'before') headers[tagHeaderName('deleteTime')] = String(c.scope.before);
     const path = NodeClient.tagPath(c.scope.kind === 'full' ? 'full' : c.scope.type, c.query);
-    const res = await this.call({ method: 'DELETE', path, headers }, call, c.confirm ? NO_RETRY : undefined, tagAnswerBytes(c.limit));
+    const res = await this.call({ method: 'DELETE', path, headers }, call, undefined, tagAnswerBytes(c.limit));
     const rows = parseAnswer(this.url, res.text, deleteAnswerSchema, 'tag delete', 'a JSON array of {metric_name, delete_result, payload}');
     return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
+  }
+
+  /** `DELETE /full/canonical/<uuid>/<metric>`: one exact metric, every type (never retried, as a confirmed tag delete). */
+  async deleteCanonical(c: { uuid: string; metric: string; account: number }, call: CallOptions = {}): Promise<void> {
+    const path = `/full/canonical/${encodePathSegment(c.uuid)}/${encodePathSegment(c.metric)}`;
+    const res = await this.call({ method: 'DELETE', path, headers: this.tagHeaders({ account: c.account }) }, call, NO_RETRY, STATUS_ANSWER_BYTES);
+    parseAnswer(this.url, res.text, canonicalDeleteSchema, 'full delete', '{"status": "succeeded"}');
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {
@@ -456,6 +469,15 @@ export class NodeClient {
       WRITE_ANSWER_BYTES,
     );
     return writeAck(this.url, res.text);
+  }
+}
+
+/** The answer as JSON, or undefined when it is not (then the schema's path reports it). */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

@@ -150,19 +150,23 @@ export interface NodeProof {
 }
 
 /**
- * Judges the after-look of one node against what the node said it deleted. A full delete removes
- * the index entry, so a deleted metric is absent from the list; a time-bounded one stays listed as
- * `no content`. An after-look that listed only `limit` metrics proves absence of nothing.
+ * Judges the after-look of one node against its dry run and what it said it deleted. A full
+ * delete removes the index entry, so a deleted metric is absent from the list; a time-bounded one
+ * stays listed as `no content`. Every metric the dry run found (or the node said it deleted) and
+ * the after-look no longer shows with data is gone, even if the answer that deleted it was lost.
+ * An after-look that listed only `limit` metrics proves absence of nothing.
  */
-export function proveGone(deletion: Pick<NodeDeletion, 'node' | 'deleted'>, after: NodeLook): NodeProof {
+export function proveGone(deletion: Pick<NodeDeletion, 'node' | 'deleted'>, after: NodeLook, before?: NodeLook): NodeProof {
   const proof: NodeProof = { node: deletion.node, gone: 0, reappeared: [], remaining: [] };
   if (after.error !== undefined) return { ...proof, unconfirmed: `the after-look failed: ${after.error}` };
   const deleted = new Set(deletion.deleted.map(metricKey));
   const withData = new Map<string, MetricKey>();
   for (const m of after.metrics) if (m.status === 'found') withData.set(metricKey(m), { uuid: m.uuid, metric: m.metric });
-  for (const k of deletion.deleted) {
-    if (withData.has(metricKey(k))) proof.reappeared.push(k);
-    else proof.gone++;
+  const targets = new Map<string, MetricKey>(deletion.deleted.map((k) => [metricKey(k), k]));
+  for (const m of before?.metrics ?? []) if (m.status === 'found') targets.set(metricKey(m), { uuid: m.uuid, metric: m.metric });
+  for (const [key, k] of targets) {
+    if (!withData.has(key)) proof.gone++;
+    else if (deleted.has(key)) proof.reappeared.push(k);
   }
   for (const [key, m] of withData) if (!deleted.has(key)) proof.remaining.push(m);
   if (after.incomplete) proof.unconfirmed = 'the after-look listed only part of the matching metrics';

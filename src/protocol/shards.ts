@@ -58,6 +58,45 @@ export const startEndShardListSchema = z.array(z.looseObject({ start: seconds, e
 export const NNT_SHARDS_SHAPE = 'a JSON array of {period, shard: [{block_floor, block_ceiling, mode}]}';
 export const START_END_SHARDS_SHAPE = 'a JSON array of {start, end} (epoch seconds)';
 
+const isSecond = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * `/list_nntbs_shards` read without zod, for the plain shape (500 shards a period x 100 nodes is
+ * 250,000 objects): null when anything does not fit, so the schema can say what.
+ */
+export function scanNntShards(json: unknown): Map<number, ShardRange[]> | null {
+  if (!Array.isArray(json)) return null;
+  const out = new Map<number, ShardRange[]>();
+  for (const p of json as unknown[]) {
+    if (!p || typeof p !== 'object') return null;
+    const { period, shard } = p as { period?: unknown; shard?: unknown };
+    if (typeof period !== 'number' || !Number.isSafeInteger(period) || period <= 0 || !Array.isArray(shard)) return null;
+    const list = out.get(period) ?? [];
+    for (const s of shard as unknown[]) {
+      if (!s || typeof s !== 'object') return null;
+      const o = s as Record<string, unknown>;
+      const end = o.block_ceiling ?? o['block:ceiling'];
+      if (!isSecond(o.block_floor) || !isSecond(end) || (o.mode !== undefined && typeof o.mode !== 'string')) return null;
+      list.push({ start: o.block_floor, end });
+    }
+    out.set(period, list);
+  }
+  return out;
+}
+
+/** `[{start, end}]` read without zod; null when anything does not fit. */
+export function scanStartEndShards(json: unknown): ShardRange[] | null {
+  if (!Array.isArray(json)) return null;
+  const out: ShardRange[] = [];
+  for (const s of json as unknown[]) {
+    if (!s || typeof s !== 'object') return null;
+    const { start, end } = s as { start?: unknown; end?: unknown };
+    if (!isSecond(start) || !isSecond(end)) return null;
+    out.push({ start, end });
+  }
+  return out;
+}
+
 /** `/list_nntbs_shards` as shards per period. */
 export function nntShardsByPeriod(wire: z.infer<typeof nntShardListSchema>): Map<number, ShardRange[]> {
   const out = new Map<number, ShardRange[]>();

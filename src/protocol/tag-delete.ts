@@ -85,3 +85,5 @@ export const foundMetricSchema = z.looseObject({
 export type FoundMetric = z.infer<typeof foundMetricSchema>;
 export const findAnswerSchema = z.array(foundMetricSchema);
 export const findCountSchema = z.looseObject({ count: z.number().int().nonnegative(), estimate: z.boolean().optional() });
+/** `DELETE /full/canonical/<uuid>/<metric>`: only `succeeded` is success. */
+export const canonicalDeleteSchema = z.looseObject({ status: z.literal('succeeded') });

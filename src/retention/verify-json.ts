@@ -5,7 +5,7 @@
  */
 import type { DataType, ManagedBy } from '../protocol/index.js';
 import { isoSeconds } from './plan-json.js';
-import type { CheckSpan, RetentionCheck, Verdict, VerifyReport } from './verify.js';
+import type { CheckSpan, RetentionCheck, RetentionVerdict, VerifyReport } from './verify.js';
 
 export interface RetentionCheckJson {
   type: DataType;
@@ -17,7 +17,7 @@ export interface RetentionCheckJson {
   oldest_iso: string | null;
   effective_retention_seconds: number | null;
   shards: number | null;
-  verdict: Verdict;
+  verdict: RetentionVerdict;
   reason: string;
   managed_by: ManagedBy | null;
   excess_seconds?: number;
@@ -29,7 +29,7 @@ export interface RetentionCheckJson {
 export interface VerifyReportJson {
   now: number;
   now_iso: string;
-  counts: Record<Verdict, number>;
+  counts: Record<RetentionVerdict, number>;
   nodes: Array<{ node: string; managed_by: ManagedBy | null; checks: RetentionCheckJson[] }>;
 }
 

@@ -20,8 +20,8 @@ import type { DataType, ManagedBy, NodeInventory, NodeRetentionConfig, ShardList
 import { formatAge } from './age.js';
 import { WILDCARD, rulesOf, type Policy, type SpanType } from './policy.js';
 
-export type Verdict = 'compliant' | 'over_retained' | 'drift' | 'cannot_verify';
-export const VERDICTS: readonly Verdict[] = ['compliant', 'over_retained', 'drift', 'cannot_verify'];
+export type RetentionVerdict = 'compliant' | 'over_retained' | 'drift' | 'cannot_verify';
+export const VERDICTS: readonly RetentionVerdict[] = ['compliant', 'over_retained', 'drift', 'cannot_verify'];
 
 export interface VerifyNodeInput {
   node: string;
@@ -50,7 +50,7 @@ export interface RetentionCheck {
   effectiveSeconds: number | null;
   /** Shards held, null when not known. */
   shards: number | null;
-  verdict: Verdict;
+  verdict: RetentionVerdict;
   reason: string;
   managedBy: ManagedBy | null;
   /** over_retained: how much older than the cut-off the oldest shard starts, and how many shards lie entirely before it. */
@@ -70,7 +70,7 @@ export interface NodeVerification {
 export interface VerifyReport {
   now: number;
   nodes: NodeVerification[];
-  counts: Record<Verdict, number>;
+  counts: Record<RetentionVerdict, number>;
 }
 
 /** What the policy says for one (type, span): its age in seconds, or null (kept forever), and which rule. */
@@ -165,7 +165,9 @@ export function checkSpan(input: VerifyNodeInput, policy: Policy, type: DataType
       };
     }
     const configured = configuredFor(input.retention, type, span);
-    if (configured !== want.seconds) {
+    // Raw data has an age in the policy only through a `*` rule: without one there is nothing to compare a raw setting with.
+    const comparable = !(span === 'raw' && want.seconds === null);
+    if (comparable && configured !== want.seconds) {
       const dangerous = want.seconds === null || (configured !== null && configured < want.seconds);
       const reason = dangerous
         ? `configured retention ${age(configured)} is shorter than the policy's ${age(want.seconds)} (${want.rule}): the node deletes data the policy keeps (dangerous)`
@@ -182,7 +184,13 @@ export function checkSpan(input: VerifyNodeInput, policy: Policy, type: DataType
       : oldest === null
         ? `holds no ${what(type, span)} shards`
         : `holds nothing older than the cut-off (${want.rule})${straddleNote}`;
-  return { ...base, ...held, verdict: 'compliant', reason: input.managedBy === 'node' ? `${reason}; configured retention equals the policy's` : reason };
+  const managedNote =
+    input.managedBy !== 'node'
+      ? ''
+      : span === 'raw' && want.seconds === null
+        ? `; its configured raw retention (${age(configuredFor(input.retention!, type, span))}) is not compared: the policy gives raw data no age without a ${type}:* rule`
+        : "; configured retention equals the policy's";
+  return { ...base, ...held, verdict: 'compliant', reason: reason + managedNote };
 }
 
 function overRetained(
@@ -206,7 +214,7 @@ function rawChecked(policy: Policy, type: SpanType, inv: NodeInventory | null): 
 export function verifyRetention(policy: Policy, nowMs: number, nodes: readonly VerifyNodeInput[]): VerifyReport {
   if (!Number.isSafeInteger(nowMs) || nowMs < 0) throw new TypeError(`verifyRetention: now must be epoch milliseconds, got ${nowMs}`);
   const now = Math.floor(nowMs / 1000);
-  const counts: Record<Verdict, number> = { compliant: 0, over_retained: 0, drift: 0, cannot_verify: 0 };
+  const counts: Record<RetentionVerdict, number> = { compliant: 0, over_retained: 0, drift: 0, cannot_verify: 0 };
   const out = nodes.map((n): NodeVerification => {
     const checks: RetentionCheck[] = [];
     for (const type of ['nnt', 'histogram'] as const) {

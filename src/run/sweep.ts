@@ -85,6 +85,12 @@ export interface ClusterSweepOptions extends StartOptions, RunRecordHooks {
   /** Take the target lock in this folder (the state dir's `locks/`); not with `force`, which replaces a running sweep on purpose. */
   lockDir?: string;
   onLockTakeOver?: (message: string) => void;
+  /**
+   * Around the DELETEs (receipts, cli/receipts.ts): `before` once the start line is journaled and
+   * before the first DELETE, with the nodes about to be sent one; `after` once the waiting ended,
+   * before the end line. Awaited; reads only.
+   */
+  around?: { before(send: readonly string[]): Promise<void>; after(runId: string, result: ClusterSweepResult): Promise<void> };
 }
 
 /** A finished cluster sweep: one result per node, and what the run means. */
@@ -219,14 +225,16 @@ async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o:
   const wait = o.wait ?? true;
   const start: SweepStartEntry = { kind: 'sweep.start', run: o.runId, ...o.sweep, nodes: [...o.send, ...o.skipped.map((x) => x.node)], force: Boolean(o.force), wait, coverage };
   o.journal?.append(start);
+  await o.around?.before(o.send);
   o.onStage?.({ kind: 'sending', send: o.send, skipped: o.skipped.map((x) => x.node) });
   const sending = new Set(o.send);
-  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, ...start_ } = o;
+  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, ...start_ } = o;
   const result = await startAndWait(
     clients.filter((c) => sending.has(c.url)),
     req,
     { ...start_, baseline: o.baseline, skipped: o.skipped },
   );
+  await o.around?.after(o.runId, result);
   const missing = notSweptOf(o.report?.coverage);
   const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();
   const sweptEarlier: SweptEarlier = missing.filter((m) => earlierRuns.has(m.url)).map((m) => ({ ...m, run: earlierRuns.get(m.url)! }));

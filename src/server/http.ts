@@ -195,6 +195,11 @@ export function notFound(path: string, opts: { sweepApi?: boolean } = {}): Proto
     'GET /raw/list_shards',
     'GET /histogram_raw/list_shards',
     'GET /histogram/<period>/list_shards',
+    'GET /find/<account>/tags?query=',
+    'GET /find/tags?query=',
+    'DELETE /full/tags?query=',
+    'DELETE /full/canonical/<uuid>/<metric>',
+    'DELETE /nnt/tags?query=, /text/tags?query=, /histogram/tags?query=',
   ];
   return new ProtocolError(404, 'not_found', `no such endpoint: ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, {
     endpoints: opts.sweepApi === false ? endpoints.filter((e) => !e.includes('/sweep_delete')) : endpoints,

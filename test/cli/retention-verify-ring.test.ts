@@ -2,10 +2,10 @@
  * Issue 27's acceptance for verify on a real local ring (`cluster up`, three sweep-era reference
  * nodes holding old data): before `retention apply`, verify finds over-retention per node and
  * span (checked against the inventories read here directly); after an apply that leaves one node
- * out (--allow-partial), the two applied nodes are compliant and the one left out stays
+ * out (--allow-partial, exit 3), the two applied nodes are compliant and the one left out stays
  * over_retained and is named; verifying a partial list names the ring nodes missing from it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -15,6 +15,7 @@ import type { HistogramRecord, NntRecord } from '../../src/protocol/index.js';
 import { runCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
 import { killMentioning } from '../helpers/procs.js';
+import { promtoolCheck } from '../helpers/promtool.js';
 
 const agent = new Agent();
 const client = (url: string): NodeClient => new NodeClient(url, { dispatcher: agent });
@@ -65,7 +66,7 @@ async function verify(nodes: string[]): Promise<{ code: number | null; doc: Doc;
 }
 
 beforeAll(async () => {
-  const up = await runCli(['cluster', 'up', '--count', '3', '--base-port', '0', '--dir', dir, '--detach', '-o', 'json'], { timeoutMs: 60_000 });
+  const up = await runCli(['cluster', 'up', '--count', '3', '--base-port', '0', '--dir', dir, '--detach', '--no-replication', '-o', 'json'], { timeoutMs: 60_000 });
   expect(up.code, up.stderr).toBe(0);
   urls = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
   for (const u of urls) await seed(u);
@@ -109,12 +110,52 @@ describe('retention verify on a sweep-era ring', () => {
     expect(stderr).toContain(`not verified: 1 ring node(s) not in the list: ${urls[2]}`);
   }, 30_000);
 
-  it('after apply on two nodes (--allow-partial): those are compliant, the one left out stays over_retained and is named', async () => {
-    const apply = await runCli(['retention', 'apply', ...POLICY, '--nodes', urls.slice(0, 2).join(','), '--allow-partial', '--yes', '--poll-interval', '100ms'], {
-      timeoutMs: 60_000,
-      env: { XDG_STATE_HOME: join(root, 'state') },
+  it('after apply on two nodes (--allow-partial): those are compliant, the one left out stays over_retained and is named; the receipt lists exactly the shards removed', async () => {
+    const before = await Promise.all(urls.slice(0, 2).map((u) => client(u).nntShards()));
+    const apply = await runCli(
+      ['retention', 'apply', ...POLICY, '--nodes', urls.slice(0, 2).join(','), '--allow-partial', '--yes', '--poll-interval', '100ms', '--metrics-file', join(root, 'apply.prom')],
+      {
+        timeoutMs: 60_000,
+        env: { XDG_STATE_HOME: join(root, 'state') },
+      },
+    );
+    // The ring node left out is not swept: the run is partial (exit 3) and names it.
+    expect(apply.code, apply.stderr).toBe(3);
+    expect(apply.stderr).toContain(urls[2]);
+    expect(apply.stderr).toMatch(/receipt: \d+ shard\(s\) removed on 2 node\(s\)/);
+    const after = await Promise.all(urls.slice(0, 2).map((u) => client(u).nntShards()));
+    const prom = readFileSync(join(root, 'apply.prom'), 'utf8');
+    expect(promtoolCheck(prom)).toEqual({ ok: true, output: '' });
+    expect(prom).toContain('tsnode_last_run_outcome{command="retention_apply",outcome="complete"} 1');
+    expect(prom).toContain(`tsnode_step_state{command="retention_apply",node="${urls[0]}",step="1",state="done"} 1`);
+    expect(prom).toMatch(new RegExp(`tsnode_shards_removed\\{command="retention_apply",node="${urls[0]}",type="nnt",span="60"\\} [1-9]`));
+    const env = { XDG_STATE_HOME: join(root, 'state') };
+    const list = JSON.parse((await runCli(['history', '-o', 'json'], { env })).stdout) as { runs: Array<{ run: string; kind: string; receipt_summary: string | null }> };
+    const run = list.runs.find((r) => r.kind === 'retention')!;
+    expect(run.receipt_summary).toMatch(/shard\(s\) removed/);
+    const shown = await runCli(['history', 'show', run.run, '-o', 'json'], { env });
+    expect(shown.code, shown.stderr).toBe(0);
+    const receipt = (JSON.parse(shown.stdout) as { receipt: { nodes: Array<{ node: string; spans: Array<Record<string, unknown>> }> } }).receipt;
+    expect(receipt.nodes.map((n) => n.node)).toEqual(urls.slice(0, 2));
+    receipt.nodes.forEach((n, i) => {
+      for (const span of [60, 300, 1800, 10800]) {
+        const b = before[i]!.get(span) ?? [];
+        const a = new Set((after[i]!.get(span) ?? []).map((x) => `${x.start}:${x.end}`));
+        const removed = b.filter((x) => !a.has(`${x.start}:${x.end}`));
+        expect(removed.length).toBeGreaterThan(0);
+        const sp = n.spans.find((x) => x.type === 'nnt' && x.span === span)!;
+        expect(sp).toMatchObject({
+          shards_before: b.length,
+          shards_after: after[i]!.get(span)!.length,
+          shards_removed: removed.length,
+          oldest_before: Math.min(...b.map((x) => x.start)),
+        });
+        for (const k of ['oldest_after', 'free_mb_before', 'free_mb_after']) expect(sp).toHaveProperty(k);
+      }
     });
-    expect(apply.code, apply.stderr).toBe(0);
+    const table = await runCli(['history', 'show', run.run], { env });
+    expect(table.stdout).toMatch(/^receipt[^:]*: \d+ shard\(s\) removed/m);
+    expect(table.stdout).toContain(urls[0]);
     const { code, doc } = await verify(urls);
     expect(code).toBe(3);
     for (const n of doc.nodes.slice(0, 2)) {
@@ -123,8 +164,8 @@ describe('retention verify on a sweep-era ring', () => {
     const left = doc.nodes[2]!;
     expect(left.node).toBe(urls[2]);
     expect(left.checks.find((c) => c.type === 'nnt' && c.span === 60)!.verdict).toBe('over_retained');
-    const table = await runCli(['retention', 'verify', ...POLICY, '--nodes', urls.join(',')]);
-    expect(table.stdout).toContain(urls[2]);
-    expect(table.stdout).toMatch(/over_retained/);
+    const verifyTable = await runCli(['retention', 'verify', ...POLICY, '--nodes', urls.join(',')]);
+    expect(verifyTable.stdout).toContain(urls[2]);
+    expect(verifyTable.stdout).toMatch(/over_retained/);
   }, 90_000);
 });

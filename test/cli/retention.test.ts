@@ -174,8 +174,10 @@ describe('tsnode retention plan', () => {
     expect(r.stderr).toContain('nothing was sent');
     proxies.forEach((p, i) => {
       const sent = p.exchanges.slice(before[i]);
-      expect(sent.map((e) => `${e.method} ${e.url}`)).toEqual(['GET /state']);
+      // GET /state for the spans, GET /sweep_delete to tell a sweep-era node from a node-managed one: reads only.
+      expect(sent.map((e) => `${e.method} ${e.url}`).sort()).toEqual(['GET /state', 'GET /sweep_delete']);
     });
+    expect(plan.nodes.map((n: { retention: string }) => n.retention)).toEqual(['sweep', 'sweep', 'sweep']);
     // the table form: steps, what stays, the requests
     const t = await runCli(['retention', 'plan', POLICY, '--nodes', list], { env });
     expect(t.code).toBe(0);
@@ -226,7 +228,7 @@ describe('tsnode retention apply', () => {
       .split('\n')
       .map((l) => JSON.parse(l))
       .filter((e) => e.run === d.run_id);
-    expect(lines.map((e) => e.kind)).toEqual(['retention.start', ...Array(9).fill('retention.step'), 'retention.end']);
+    expect(lines.map((e) => e.kind)).toEqual(['retention.start', ...Array(9).fill('retention.step'), 'receipt', 'retention.end']);
     expect(lines[0]).toMatchObject({ v: 1, attempt: 1, now: d.now, policySource: POLICY, nodes: proxies.map((p) => p.url) });
     expect(lines[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(lines.at(-1)).toMatchObject({ kind: 'retention.end', outcome: 'complete', exit: 0, catchUp: null });

@@ -49,6 +49,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     skipUnreachable: false,
     allowPartial: false,
     output: 'table',
+    settle: 0,
     ...NETWORK_TYPED,
   },
   'retention plan': { ...TYPED_TARGET, rule: [], output: 'table' },
@@ -63,6 +64,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     fresh: false,
     pollInterval: 2000,
     stepTimeout: 21_600_000,
+    settle: 0,
   },
   status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
@@ -84,6 +86,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   nodes: { output: 'table', ...NETWORK_TYPED },
   locate: { output: 'table', ...NETWORK_TYPED },
   find: { count: false, output: 'table', ...NETWORK_TYPED },
+  delete: { full: false, dryRun: false, yes: false, skipUnreachable: false, allowPartial: false, output: 'table', ...NETWORK_TYPED },
   'profile list': { output: 'table', names: false },
   'profile show': { output: 'table' },
   'profile set': { header: [], unset: [] },
@@ -91,6 +94,8 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
 // `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand);
 // the sweep-only ones are refused when given (an ERRORS row below).
 DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
+// `history show` reads history's options (commander reads a parent's options wherever they appear).
+DEFAULTS['history show'] = DEFAULTS.history!;
 
 const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
 
@@ -233,6 +238,8 @@ const CONTRACT: Row[] = [
   [['history'], 'history', {}],
   [['history', '--since', '7d', '--node', 'db1:8112', '--journal', 'j.jsonl', '--output', 'csv'], 'history', { since: '7d', node: 'db1:8112', journal: 'j.jsonl', output: 'csv' }],
   [['history', '-o', 'json'], 'history', { output: 'json' }],
+  [['history', 'show', 'abc123', '--journal', 'j.jsonl'], 'history show', { run: 'abc123', journal: 'j.jsonl' }],
+  [['history', 'show', 'r-20261122T043258Z-3f2a', '-o', 'json'], 'history show', { run: 'r-20261122T043258Z-3f2a', output: 'json' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],
@@ -266,6 +273,28 @@ const CONTRACT: Row[] = [
   ],
   [['nodes', '--seed', 'http://db1:8112', '--output', 'csv'], 'nodes', { seed: 'http://db1:8112', output: 'csv' }],
   [['nodes', '--nodes', 'a:1,b:2', '-o', 'json', '--cert', 'c.pem', '--key', 'k.pem'], 'nodes', { nodes: 'a:1,b:2', output: 'json', cert: 'c.pem', key: 'k.pem' }],
+  [['delete', 'and(host:a)', '--full', '--nodes', 'a:1'], 'delete', { target: 'and(host:a)', full: true, nodes: 'a:1' }],
+  [
+    [
+      'delete',
+      'x',
+      '--metric',
+      '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f',
+      '--before',
+      '30d',
+      '--types',
+      'nnt,text',
+      '--batch',
+      '1000',
+      '--max-rounds',
+      '5',
+      '--list-limit',
+      '9',
+      '--yes',
+    ],
+    'delete',
+    { target: 'x', metric: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', before: '30d', types: ['nnt', 'text'], batch: 1000, maxRounds: 5, listLimit: 9, yes: true },
+  ],
   [['find', 'and(host:a)', '--nodes', 'a:1'], 'find', { query: 'and(host:a)', nodes: 'a:1' }],
   [['find', 'and(*:*)', '--count', '--account', '7', '--limit', '5', '-o', 'json'], 'find', { query: 'and(*:*)', count: true, account: 7, limit: 5, output: 'json' }],
   [['locate', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', 'cpu', '--nodes', 'a:1'], 'locate', { uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: 'cpu', nodes: 'a:1' }],

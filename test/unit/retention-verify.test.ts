@@ -160,3 +160,15 @@ describe('verifyRetention: types without rules', () => {
     expect(h.dangerous).toBe(true);
   });
 });
+
+describe('verifyRetention: raw data on a node-managed node', () => {
+  it('does not compare a raw setting with a policy that gives raw data no age', () => {
+    const inv = inventory({ 60: [] }, { raw: { shards: shards(7 * DAY, 20 * DAY) } });
+    const p = parseRules(['nnt:60=30d']);
+    const c = verifyRetention(p, NOW_MS, [
+      { node: A, managedBy: 'node', inventory: inv, retention: { nnt: { 60: 30 * DAY }, histogram: {}, raw: 30 * DAY } },
+    ]).nodes[0]!.checks.find((x) => x.span === 'raw')!;
+    expect(c.verdict).toBe('compliant');
+    expect(c.reason).toMatch(/not compared/);
+  });
+});

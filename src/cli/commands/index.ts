@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Runner } from '../action.js';
 import { declareCluster } from './cluster/command.js';
 import { declareCompletion } from './completion/command.js';
+import { declareDelete } from './delete/command.js';
 import { declareDemo } from './demo/command.js';
 import { declareFind } from './find/command.js';
 import { declareHistory } from './history/command.js';
@@ -23,6 +24,7 @@ export const commands: Array<(program: Command, runner: Runner) => void> = [
   declareSweep,
   declareRetention,
   declareFind,
+  declareDelete,
   declareStatus,
   declareHistory,
   declareNodes,

@@ -8,7 +8,7 @@ import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '
 import { escapeText } from '../../render/terminal-text.js';
 import { describeTime, parseTime } from '../../time.js';
 import type { HistoryOptions } from './options.js';
-import { assembleRuns, filterRuns, type HistoryRun } from './runs.js';
+import { assembleRuns, filterRuns, receiptSummary, type HistoryRun } from './runs.js';
 
 export type { HistoryOptions } from './options.js';
 
@@ -133,6 +133,8 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
     nodes: r.nodes.map((n) => ({ node: n.node, state: n.state, reason: n.reason, caught_up_by: n.caughtUpBy ?? null })),
     pending: [...r.pending],
     catch_up: r.catchUp ? { nodes: [...r.catchUp.nodes], command: r.catchUp.command, add_back: [...r.catchUp.addBack] } : null,
+    receipt: r.receipt ?? null,
+    receipt_summary: receiptSummary(r.receipt) || null,
     refused: r.refused ? { codes: [...r.refused.codes], reason: r.refused.reason } : null,
   };
   const ret = r.retention;
@@ -211,7 +213,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
   }
   ctx.stdout.write(
     renderTable(
-      ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left'],
+      ['started', 'run', 'by', 'what', 'nodes', node !== undefined ? `on ${node}` : 'outcome', 'left', 'receipt'],
       runs.map((r) => [
         // to the second: a table is read, not parsed (JSON and CSV keep the milliseconds)
         (isoOf(r.started) ?? isoOf(r.finished) ?? '').replace(/\.\d{3}Z$/, 'Z'),
@@ -221,6 +223,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
         `${r.nodes.length}${r.nodeSource ? ` (${r.nodeSource})` : ''}`,
         outcome(r, nodeKey),
         r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : 'none',
+        receiptSummary(r.receipt),
       ]),
       {
         colour: ctx.colour,

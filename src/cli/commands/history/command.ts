@@ -17,6 +17,7 @@ node's final state; a run without an end line shows "no outcome recorded" (tsnod
 stopped, or is still running). "left" counts the nodes not done, less those a later sweep
 finished (same types and spans, a delete time at least as late); for each run with nodes
 left, the command that repeats the sweep on them is printed.
+Runs that sent DELETEs carry a receipt (tsnode history show <run>): the shards removed, per node.
 A retention run (tsnode retention apply) is one row however often it was resumed: each node
 is "finished" or shows the step it stopped at; the nodes not finished are "left", unless a
 later run of the same policy on the same nodes finished them, and its catch-up is the
@@ -30,4 +31,25 @@ Examples:
 Exit: 0 (also with no runs), 2 usage error (bad --since, --node or journal file).`,
   );
   history.action((opts: HistoryOptions) => runner(() => import('./action.js').then((m) => m.historyAction), opts));
+  history
+    .command('show')
+    .description(
+      'one run as journaled, with its receipt: per node, type and span the shards before and after, removed, oldest data and free space; for a delete, each metric before and after',
+    )
+    .argument('<run>', 'the run id (tsnode history lists them)')
+    .addHelpText(
+      'after',
+      `
+Options (declared on history): --journal <file>, -o/--output table|json|csv (json: the run as
+"tsnode history -o json" prints it, with receipt.nodes[].spans[]; csv: one row per node, type and span).
+
+Examples:
+  $ tsnode history show r-20261122T043258Z-3f2a
+  $ tsnode history show r-20261122T043258Z-3f2a -o json | jq '.receipt.nodes[].spans[] | select(.shards_removed > 0)'
+
+Exit: 0 shown, 2 no such run or the journal cannot be read.`,
+    )
+    .action((run: string, _opts: unknown, cmd: Command) =>
+      runner(() => import('./show-action.js').then((m) => m.historyShowAction), { ...cmd.parent!.opts<HistoryOptions>(), run }),
+    );
 }

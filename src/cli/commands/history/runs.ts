@@ -69,6 +69,15 @@ export interface HistoryRun {
   retention?: HistoryRetention;
   /** The run stopped before sending anything (a `run.refused` line): why. */
   refused?: { codes: string[]; reason: string };
+  /** The run's receipt (cli/receipts.ts) as journaled, the latest attempt's; unchecked beyond being an object. */
+  receipt?: JournaledReceipt;
+}
+
+/** A journaled receipt as read back: only what a summary needs is typed, and every value is checked where it is used. */
+export interface JournaledReceipt {
+  settle_seconds?: unknown;
+  nodes?: unknown;
+  [field: string]: unknown;
 }
 
 /** A journal line as read back: nothing in it is trusted to have its documented type. */
@@ -177,10 +186,15 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
   const carry = new Map<string, { carry: string[]; addBack: string[] }>();
   /** What each sweep's coverage check found (whether its catch-up needs --allow-partial). */
   const coverage = new Map<string, RunCoverage>();
+  const receipts = new Map<string, JournaledReceipt>();
   for (const raw of entries) {
     const e = raw;
     if (typeof e.run !== 'string') continue;
     const at = str(e.at);
+    if (e.kind === 'receipt') {
+      if (e.receipt && typeof e.receipt === 'object' && !Array.isArray(e.receipt)) receipts.set(e.run, e.receipt as JournaledReceipt);
+      continue;
+    }
     if (e.kind === 'sweep.start' || e.kind === 'sweep.end') {
       let r = runs.get(e.run);
       if (!r || r.kind !== 'sweep') {
@@ -238,6 +252,10 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
     }
   }
   const list = [...runs.values()];
+  for (const r of list) {
+    const receipt = receipts.get(r.run);
+    if (receipt) r.receipt = receipt;
+  }
   settleRetention(list.filter((r) => r.kind === 'retention'));
   const sweeps = list.filter((r) => r.kind === 'sweep');
   markCaughtUpSweeps(sweeps);
@@ -398,4 +416,24 @@ function settleRetention(runs: HistoryRun[]): void {
       r.catchUp = { nodes: r.pending, command: `tsnode retention apply --resume ${r.run}`, addBack: [] };
     } else r.catchUp = null;
   }
+}
+
+/** `12 shard(s) removed, 41.5 MB freed so far`: a journaled receipt in one line ('' without one; `?` for what it does not say). */
+export function receiptSummary(receipt: JournaledReceipt | undefined): string {
+  if (!receipt || !Array.isArray(receipt.nodes)) return '';
+  let shards = 0;
+  let freed: number | null = null;
+  let incomplete = 0;
+  for (const n of receipt.nodes as Array<Record<string, unknown>>) {
+    if (!n || typeof n !== 'object') continue;
+    if (typeof n.problem === 'string') incomplete++;
+    for (const sp of Array.isArray(n.spans) ? (n.spans as Array<Record<string, unknown>>) : []) shards += num(sp?.shards_removed) ?? 0;
+    for (const f of Array.isArray(n.fs) ? (n.fs as Array<Record<string, unknown>>) : []) {
+      const b = num(f?.free_mb_before);
+      const a = num(f?.free_mb_after);
+      if (b !== null && a !== null) freed = (freed ?? 0) + (a - b);
+    }
+  }
+  const mb = freed === null ? '' : `, ${Math.round(freed * 10) / 10} MB freed so far`;
+  return `${shards} shard(s) removed${mb}${incomplete ? ` (incomplete on ${incomplete} node(s))` : ''}`;
 }

@@ -44,6 +44,13 @@ import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir
 import { openNetwork, type Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
 import { resolveSettings } from './target.js';
+import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
+import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import type { MetricFamily } from '../../render/prometheus.js';
+import type { ManagedBy } from '../../../protocol/index.js';
+import type { VerifyReport } from '../../../retention/index.js';
+import { managedByOfNodes, nodeManagedJson, nodeManagedLines, verifyNodeManaged, withNodeManaged } from './node-managed.js';
+import { verifyFamilies } from './verify-metrics.js';
 
 export { retentionExitCode } from '../../../run/retention.js';
 
@@ -83,6 +90,10 @@ function journaledCoverage(r: ClusterCheckReport): JournaledCoverage {
  * node's steps; the run file before every DELETE, the journal per step, the result and catch-up.
  */
 export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliContext): Promise<ExitCode> {
+  return withMetricsFile(opts.metricsFile, 'retention_apply', ctx, (metrics) => applyRun(opts, ctx, metrics));
+}
+
+async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   const resuming = opts.resume !== undefined;
   if (resuming && (opts.policy !== undefined || opts.rule.length)) {
     throw new UsageError(
@@ -163,6 +174,30 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     }
     const report = judgeCluster(facts, { allowPartial: opts.allowPartial });
     for (const note of report.notes) ctx.log.info(note);
+    // Nodes without a sweep API keep their own retention: nothing is sent to them; they are verified instead.
+    const managed = saved ? new Map<string, ManagedBy | null>() : await managedByOfNodes(clients, { concurrency: opts.concurrency, signal });
+    const nodeManaged = resolved.nodes.filter((n) => managed.get(n) === 'node');
+    for (const n of nodeManaged) ctx.log.info(`${n}: no sweep API, its retention is its own config: node_managed (nothing is sent to it; it is verified instead)`);
+    const sweepNodes = resolved.nodes.filter((n) => managed.get(n) !== 'node');
+    const sweepClients = clients.filter((c) => managed.get(c.url) !== 'node');
+    const receipts = new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
+    const verifyManaged = async (): Promise<VerifyReport | null> => {
+      if (!nodeManaged.length || !policy) return null;
+      const r = await verifyNodeManaged(
+        policy,
+        clients.filter((c) => nodeManaged.includes(c.url)),
+        { concurrency: opts.concurrency, signal, now: ctx.now() },
+      );
+      for (const line of nodeManagedLines(r)) ctx.log.info(line);
+      return r;
+    };
+    if (!saved && sweepNodes.length === 0 && nodeManaged.length > 0) {
+      const r = await verifyManaged();
+      if (opts.output === 'json') ctx.stdout.write(renderJson({ outcome: 'node_managed', node_managed: nodeManagedJson(r) }));
+      metrics.outcome = 'node_managed';
+      if (r) metrics.add(...verifyFamilies('retention_apply', r));
+      return withNodeManaged(EXIT.ok, r);
+    }
 
     let state: RunState | undefined;
     let plan;
@@ -176,7 +211,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
       };
       try {
-        plan = planRetention(policy!, ctx.now(), nodeSpansOf(resolved.nodes, facts), { headerPrefix: target.headerPrefix.value, declared });
+        plan = planRetention(policy!, ctx.now(), nodeSpansOf(sweepNodes, facts), { headerPrefix: target.headerPrefix.value, declared });
       } catch (err) {
         // A span some node lacks refuses the run before anything is sent: the journal keeps it.
         refuse(err, report);
@@ -264,6 +299,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
         coverage: journaledCoverage(report),
       };
       log.append(start);
+      await receipts.before();
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
       startProgress();
       return true;
@@ -271,7 +307,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
 
     let result: RetentionRun;
     try {
-      result = await runRetention(clients, plan, {
+      result = await runRetention(sweepClients, plan, {
         ...(state ? { state } : { runId }),
         identity: () => ({
           runId,
@@ -316,10 +352,12 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       throw usageOf(err);
     }
     progress?.stop();
+    const receipt = await receipts.after(log, runId, result.state.attempt);
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;
-    const code = result.exitCode;
+    const managedReport = result.interrupted ? null : await verifyManaged();
+    const code = withNodeManaged(result.exitCode, managedReport);
     const notSwept = result.notSwept;
     const unfinished = [...final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null), ...notSwept.map((m) => m.url)];
     // Ring nodes left out are not in the run file: a resume would not reach them, a run of the policy there does.
@@ -335,7 +373,7 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
       coverage: report.coverage,
       catchUp: catchUp ? { nodes: catchUp.nodes, command: catchUp.command, add_back: catchUp.addBack } : null,
     };
-    if (opts.output === 'json') ctx.stdout.write(renderJson(resultJson(final, extras)));
+    if (opts.output === 'json') ctx.stdout.write(renderJson({ ...(resultJson(final, extras) as object), node_managed: nodeManagedJson(managedReport) }));
     else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(resultTable(final, ctx.colour) + missingFooter(report));
     const end: RetentionEndEntry = {
@@ -359,6 +397,13 @@ export async function retentionApplyAction(opts: RetentionApplyFlags, ctx: CliCo
     };
     log.append(end);
     ctx.log.info(`summary: ${summaryLine(final, notSwept)}`);
+    if (receipt) ctx.log.info(`${receiptLine(receipt)} (tsnode history show ${runId})`);
+    metrics.outcome = result.outcome;
+    metrics.add(
+      ...stepFamilies('retention_apply', final),
+      ...(receipt ? receiptFamilies('retention_apply', receipt) : []),
+      ...(managedReport ? verifyFamilies('retention_apply', managedReport) : []),
+    );
     if (result.interrupted) {
       ctx.log.warn('interrupted: no further DELETE was sent; sweeps already started keep running on their nodes');
       ctx.log.info(`to continue with the same cut-offs: run the same command again, or ${catchUpBase.command}`);
@@ -387,6 +432,18 @@ function findRun(dir: string, which: string | true, ctx: CliContext): RunState {
   const open = findSavedRun(dir, (r) => r.outcome !== 'complete', { cheap: rawHasWorkLeft, skip: (p, why) => ctx.log.warn(`${p}: skipped (${why})`) });
   if (!open) throw new UsageError(`--resume: no unfinished run in ${dir}`, 'tsnode history lists the runs; start a new one with a policy');
   return open.state;
+}
+
+/** Per node and step, the state it ended in (value 1; the state is a label), for --metrics-file. */
+function stepFamilies(command: string, state: RunState): MetricFamily[] {
+  return [
+    {
+      name: 'tsnode_step_state',
+      help: 'The state each step of each node ended in, as a label (done, failed, not_needed, ...); value always 1.',
+      type: 'gauge',
+      samples: state.nodes.flatMap((n) => n.steps.map((st) => ({ labels: { command, node: n.node, step: st.step, state: st.state }, value: 1 }))),
+    },
+  ];
 }
 
 function summaryLine(state: RetentionRun['state'], notSwept: RetentionRun['notSwept']): string {

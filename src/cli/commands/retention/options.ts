@@ -4,6 +4,7 @@ import { completeWith } from '../../completion-hints.js';
 import { flag, type Flag, type FlagValues } from '../../flags.js';
 import { networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
+import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
 /** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {
@@ -11,12 +12,6 @@ export const targetFlags = {
   ...sweepSendFlags(),
 };
 export type TargetFlagValues = FlagValues<typeof targetFlags>;
-
-/** `--metrics-file <path>`: the run's outcome in Prometheus text format (cli/metrics-file.ts). */
-export const metricsFileFlag = (): Flag<string | undefined> =>
-  flag.string('--metrics-file <path>', "write the run's outcome for node_exporter's textfile collector (Prometheus text format; temp file, then rename)", {
-    complete: { kind: 'files' },
-  });
 
 const policyFlags = {
   rule: flag.repeatable('--rule <rule>', 'a rule instead of a policy file, repeatable: nnt:60=30d, nnt:*=1y, histogram:60=30d, text=90d', { complete: { kind: 'none' } }),
@@ -56,5 +51,7 @@ export const retentionApplyFlags = {
   lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
   stepTimeout: flag.duration('--step-timeout <duration>', "stop waiting for one step's sweep on a node after this long (the node stops there)", { default: '6h' }),
   journal: flag.string('--journal <file>', 'append this run to this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl)', { complete: { kind: 'files' } }),
+  settle: settleFlag(),
+  metricsFile: metricsFileFlag(),
 };
 export type RetentionApplyFlags = FlagValues<typeof retentionApplyFlags> & { policy?: string | undefined };

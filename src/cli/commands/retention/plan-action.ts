@@ -7,6 +7,7 @@ import type { RetentionPlanFlags } from './options.js';
 import { asUsage, nodeSpansOf, readPolicy } from './policy-input.js';
 import { planCsv, planJson, planText } from './render.js';
 import { openTarget } from '../../node-source.js';
+import { managedByOfNodes } from './node-managed.js';
 
 /**
  * `tsnode retention plan`: the policy, "now" pinned once, every node's spans (GET /state, read-only)
@@ -24,6 +25,12 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
       { concurrency: opts.concurrency, call: { signal: net.signal } },
     );
     if (ctx.signal.aborted) return EXIT.interrupted;
+    const managed = await managedByOfNodes(
+      nodes.map((n) => net.client(n)),
+      { concurrency: opts.concurrency, signal: net.signal },
+    );
+    for (const n of nodes)
+      if (managed.get(n) === 'node') ctx.log.info(`${n}: no sweep API, its retention is its own config: retention apply sends it nothing and verifies it instead`);
     const report = judgeCluster(facts);
     for (const note of report.notes) ctx.log.info(note);
     for (const p of report.problems) ctx.log.warn(`${p.node ? `${p.node}: ` : ''}${p.message} (retention apply refuses this)`);
@@ -36,7 +43,7 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
     for (const t of ['nnt', 'histogram', 'text'] as const) {
       if (!policy.rules.some((r) => r.type === t)) ctx.log.info(`${t}: no rule, kept forever`);
     }
-    if (opts.output === 'json') ctx.stdout.write(renderJson(planJson(plan, { nodeSource: origin, coverage: report.coverage })));
+    if (opts.output === 'json') ctx.stdout.write(renderJson(planJson(plan, { nodeSource: origin, coverage: report.coverage, managed })));
     else if (opts.output === 'csv') ctx.stdout.write(planCsv(plan, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(planText(plan, ctx.colour));
     ctx.log.info(

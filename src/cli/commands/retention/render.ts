@@ -143,8 +143,11 @@ export function coverageJson(c: CoverageOutcome | null): unknown {
 }
 
 /** `retention plan -o json`: the library's plan document, plus where the nodes came from and the coverage. */
-export function planJson(plan: RetentionPlan, extra: { nodeSource: string; coverage: CoverageOutcome | null }): unknown {
-  return { ...planToJson(plan), node_source: extra.nodeSource, coverage: coverageJson(extra.coverage) };
+export function planJson(plan: RetentionPlan, extra: { nodeSource: string; coverage: CoverageOutcome | null; managed?: ReadonlyMap<string, 'sweep' | 'node' | null> }): unknown {
+  const doc = planToJson(plan);
+  // `retention`: who removes the node's old data: `sweep` (apply sends it the steps), `node` (its own config: apply sends nothing and verifies it), null (not known).
+  const nodes = doc.nodes.map((n) => ({ ...n, retention: extra.managed?.get(n.node) ?? null }));
+  return { ...doc, nodes, node_source: extra.nodeSource, coverage: coverageJson(extra.coverage) };
 }
 
 // ---------------------------------------------------------------- the result of apply

@@ -17,14 +17,20 @@ export interface VerifyExtra {
 
 const spanText = (s: CheckSpan): string => (s === null ? '-' : String(s));
 const when = (s: number | null): string => (s === null ? '-' : isoSeconds(s));
-const ageText = (s: number | null | undefined): string => (s === null || s === undefined ? '-' : formatAge(s));
+/** An age to read at a glance: exact when it is a whole unit, else days (or hours) with one decimal. */
+function roughAge(s: number): string {
+  const exact = formatAge(s);
+  if (!exact.endsWith('s') || s < 3600) return exact;
+  return s >= 86_400 ? `${(s / 86_400).toFixed(1)}d` : `${(s / 3600).toFixed(1)}h`;
+}
+const ageText = (s: number | null | undefined): string => (s === null || s === undefined ? '-' : roughAge(s));
 
 function rows(report: VerifyReport): Array<[string, RetentionCheck]> {
   return report.nodes.flatMap((n) => n.checks.map((c): [string, RetentionCheck] => [n.node, c]));
 }
 
 function excessText(c: RetentionCheck): string {
-  if (c.verdict === 'over_retained') return `${formatAge(c.excessSeconds!)} older, ${c.shardsPastCutoff} shard(s)`;
+  if (c.verdict === 'over_retained') return `${roughAge(c.excessSeconds!)} older, ${c.shardsPastCutoff} shard(s)`;
   if (c.verdict === 'drift') return `configured ${c.configuredSeconds === null ? 'forever' : formatAge(c.configuredSeconds!)}${c.dangerous ? ' (DANGEROUS)' : ''}`;
   return '';
 }

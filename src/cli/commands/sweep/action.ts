@@ -11,6 +11,9 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { newRunId, whoAmI } from '../../journal.js';
+import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
+import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import type { Receipt } from '../../../client/receipt.js';
 import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
@@ -42,6 +45,10 @@ function declaredSpans(target: Target): { nnt?: { spans: number[]; from: string 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 
 export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
+  return withMetricsFile(opts.metricsFile, 'sweep', ctx, (metrics) => sweepRun(opts, ctx, metrics));
+}
+
+async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   // 1. The command's own flags, then the target: nothing is sent until both have passed.
   const plan: SweepPlan = planSweep(opts, ctx.now());
   for (const w of plan.warnings) ctx.log.warn(w);
@@ -58,7 +65,7 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
   const run = await connectTarget(target, opts, ctx);
   try {
     if (opts.dryRun) return dryRun(run, plan, shown, opts, ctx);
-    return await sweepNodes(run, plan, shown, carried, opts, ctx);
+    return await sweepNodes(run, plan, shown, carried, opts, ctx, metrics);
   } finally {
     await run.network.close();
   }
@@ -183,10 +190,34 @@ function refused(err: unknown, report: ClusterSweepRun['report'], ctx: CliContex
   throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
 }
 
-async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, carried: CarriedFlags, opts: SweepOptions, ctx: CliContext): Promise<ExitCode> {
+async function sweepNodes(
+  run: TargetRun,
+  plan: SweepPlan,
+  shown: RunTarget,
+  carried: CarriedFlags,
+  opts: SweepOptions,
+  ctx: CliContext,
+  metrics: MetricsRecorder,
+): Promise<ExitCode> {
   const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
   const clients = run.nodes.map((n) => run.network.client(n));
   const { options, stop } = coreOptions(run, plan, carried, opts, ctx, what);
+  // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
+  let hook: ReceiptHook | undefined;
+  let receipt: Receipt | null = null;
+  options.around = {
+    before: async (send) => {
+      if (!plan.wait || send.length === 0) return;
+      hook = new ReceiptHook(
+        clients.filter((c) => send.includes(c.url)),
+        { settleMs: opts.settle, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now },
+      );
+      await hook.before();
+    },
+    after: async (runId, r) => {
+      if (hook && !r.interrupted) receipt = await hook.after(options.journal, runId);
+    },
+  };
   let report: ClusterSweepRun['report'];
   options.onReport = (r) => (report = r);
   let result: ClusterSweepRun;
@@ -199,6 +230,17 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, shown: RunTarget, car
     stop();
   }
   renderResult(result, shown, opts, ctx);
+  const done: Receipt | null = receipt;
+  if (done) ctx.log.info(`${receiptLine(done)} (tsnode history show ${result.runId})`);
+  metrics.add(
+    {
+      name: 'tsnode_node_state',
+      help: 'The state each node ended the last run in, as a label (done, failed, skipped, ...); value always 1.',
+      type: 'gauge',
+      samples: result.nodes.map((n) => ({ labels: { command: 'sweep', node: n.node, state: n.state }, value: 1 })),
+    },
+    ...(done ? receiptFamilies('sweep', done) : []),
+  );
   return result.exitCode;
 }
 

@@ -1,7 +1,8 @@
 /** `tsnode sweep`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
-import { networkFlags, sweepSendFlags } from '../../network-options.js';
+import { destructiveNodesFlag, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
+import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
 export { HEADER_PREFIXES } from '../../network-options.js';
 // Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
@@ -38,13 +39,10 @@ export function sweepFlags() {
       complete: { kind: 'files' },
     }),
     output: flag.output(),
+    settle: settleFlag(),
+    metricsFile: metricsFileFlag(),
     ...networkFlags(),
-    // A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it.
-    nodes: flag.string(
-      '--nodes <file|list>',
-      'node list: a file (one node per line) or a comma list; default: --profile, $TSNODE_NODES, $TSNODE_PROFILE, the current profile (never ./nodes.txt or the default node)',
-      { complete: { kind: 'files' } },
-    ),
+    nodes: destructiveNodesFlag(),
   };
 }
 export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
