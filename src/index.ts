@@ -173,6 +173,8 @@ export {
   type PreflightProblem,
 } from './client/sweep-preflight.js';
 export { sweepOneNode, type NodeSweepOptions, type NodeSweepResult } from './client/sweep-node.js';
+export { describeLag, hasLag, lateRecords, readReplicationLag, type LagFrom, type LagReport, type NodeLag } from './client/replication-lag.js';
+export { lagCheck, markLateData, type LagCheckOptions } from './client/sweep-lag.js';
 export { DEFAULT_LOST_AFTER_MS, DEFAULT_POLL_INTERVAL_MS, pollUntilIdle, recheckNode, type PollOptions, type PollResult, type RecheckResult } from './client/sweep-poll.js';
 export { startAndWait, summarise, SweepNotConfirmedError, type ClusterSweepResult, type StartOptions, type SweepSummary } from './client/sweep.js';
 // The destructive-run core: the cluster sweep as the CLI runs it, refusals, locks, outcomes.

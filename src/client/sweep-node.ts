@@ -10,6 +10,7 @@ import { AbortedError, NodeRequestError } from './errors.js';
 import type { NodeClient } from './node-client.js';
 import { classifyDeleteFailure } from './sweep-evidence.js';
 import { DEFAULT_POLL_INTERVAL_MS, FIRST_POLL_MS, pollUntilIdle } from './sweep-poll.js';
+import type { NodeLag } from './replication-lag.js';
 import { stateEmitter, type FinalSweepState, type SweepListener } from './sweep-states.js';
 
 export interface NodeSweepResult {
@@ -25,6 +26,10 @@ export interface NodeSweepResult {
   seconds?: number;
   /** Last status seen. */
   status?: SweepStatus;
+  /** A replicating ring: the node's replication lag as read after the run (see sweep-lag.ts). */
+  lag?: NodeLag;
+  /** Records below the cut-off that reached it after its sweep began, as its status counts them. */
+  lateRecords?: number;
 }
 
 export interface NodeSweepOptions {

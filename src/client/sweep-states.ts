@@ -6,13 +6,14 @@ import type { Clock } from './clock.js';
  * Every state a node passes through in a sweep run.
  * Transient: `checking`, `idle`, `busy`, `unreachable`, `sending`, `running`, `no_answer`.
  * Final (one per node in the result): `done` (the evidence says our sweep ran to the end),
- * `started` (with wait=false), `replaced` (another sweep took its place), `cancelled`, `failed`
+ * `late_data` (the sweep ran to the end, but on a replicating ring data older than the cut-off was
+ * still on its way to the node, or arrived after: it may be back), `started` (with wait=false), `replaced` (another sweep took its place), `cancelled`, `failed`
  * (the DELETE was refused or answered with anything but `[]`, or the node says the sweep failed),
  * `unconfirmed` (tsnode cannot tell whether it ran to the end), `lost`, `skipped`, `timed_out`,
  * `interrupted`.
  */
 export type NodeSweepState = 'checking' | 'idle' | 'busy' | 'unreachable' | 'sending' | 'running' | 'no_answer' | FinalSweepState;
-export const FINAL_SWEEP_STATES = ['done', 'started', 'replaced', 'cancelled', 'failed', 'unconfirmed', 'lost', 'skipped', 'timed_out', 'interrupted'] as const;
+export const FINAL_SWEEP_STATES = ['done', 'late_data', 'started', 'replaced', 'cancelled', 'failed', 'unconfirmed', 'lost', 'skipped', 'timed_out', 'interrupted'] as const;
 export type FinalSweepState = (typeof FINAL_SWEEP_STATES)[number];
 
 export type SweepEvent =

@@ -370,4 +370,20 @@ export class PlainRecordCheck {
     while (p < n && isWs(buf[p])) p++;
     return p === n && isUuidAt(buf, this.at.idFrom, this.at.idTo) && isMetricAt(buf, this.at.metricFrom, this.at.metricTo);
   }
+
+  /**
+   * The same check on the record's bytes where they were read, buf[from, to): no copy. The byte
+   * at `to` must be a control character (an NDJSON line's CR or LF), so that no string or number
+   * runs on past the record unnoticed.
+   */
+  isPlainValidBytes(buf: Buffer, from: number, to: number): boolean {
+    this.at.idFrom = -1;
+    this.at.metricFrom = -1;
+    let p = from;
+    while (p < to && isWs(buf[p])) p++;
+    p = scanNntRecord(buf, p, this.numbers, 0, this.smallestSpan, this.at);
+    if (p < 0 || p > to) return false;
+    while (p < to && isWs(buf[p])) p++;
+    return p === to && isUuidAt(buf, this.at.idFrom, this.at.idTo) && isMetricAt(buf, this.at.metricFrom, this.at.metricTo);
+  }
 }

@@ -39,6 +39,10 @@ export interface LastSweep {
   finished?: number;
   /** `last_request_id`: the client's id for that sweep's DELETE, when it sent one. */
   requestId?: string;
+  /** `last_late_records` (a replicating node): records below the cut-off that arrived after that sweep began. */
+  lateRecords?: number;
+  /** `last_late_oldest`: the oldest such record's time, epoch seconds. */
+  lateOldest?: number;
 }
 
 /** One data type's sweep status, with string booleans and numbers normalised. */
@@ -76,6 +80,8 @@ function lastOf(w: Record<string, string>): LastSweep | undefined {
   if (w.last_replaced_by !== undefined) last.replacedBy = w.last_replaced_by;
   if (w.last_finished !== undefined && EPOCH_WITH_MILLIS.test(w.last_finished)) last.finished = Math.round(Number(w.last_finished) * 1000);
   if (w.last_request_id !== undefined) last.requestId = w.last_request_id;
+  if (w.last_late_records !== undefined && /^\d{1,15}$/.test(w.last_late_records)) last.lateRecords = Number(w.last_late_records);
+  if (w.last_late_oldest !== undefined && EPOCH_SECONDS.test(w.last_late_oldest)) last.lateOldest = Number(w.last_late_oldest);
   return Object.keys(last).length ? last : undefined;
 }
 
@@ -128,6 +134,8 @@ export function wireStatus(status: SweepStatus): Record<DataType, Record<string,
       if (l.replacedBy !== undefined) w.last_replaced_by = l.replacedBy;
       if (l.finished !== undefined) w.last_finished = secondsWithMillis(l.finished);
       if (l.requestId !== undefined) w.last_request_id = l.requestId;
+      if (l.lateRecords !== undefined) w.last_late_records = String(l.lateRecords);
+      if (l.lateOldest !== undefined) w.last_late_oldest = String(l.lateOldest);
     }
     if (s.instance !== undefined) w.instance = s.instance;
     if (s.cancelling !== undefined) w.cancelling = String(s.cancelling);

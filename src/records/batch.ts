@@ -114,9 +114,18 @@ export interface BatcherOptions {
   histogramPeriods?: readonly number[];
   /** Where this input starts (resume). */
   start?: Position;
+  /**
+   * Copy neighbouring records' bytes from the chunk they were read in as one run, when the batch
+   * is closed or `release()` is called. The caller must call `release()` before the reader's
+   * next group (the chunk's memory is reused).
+   */
+  deferCopies?: boolean;
 }
 
 export type Added = { kind: 'ok'; full?: Batch } | { kind: 'reject'; reject: RejectEntry; full?: Batch };
+
+const NEWLINE = 0x0a;
+const COMMA = 0x2c;
 
 /** The answer for most records (valid, batch not full yet): one shared object rather than one per record. */
 const OK: Added = Object.freeze({ kind: 'ok' });
@@ -206,6 +215,14 @@ export class Batcher {
   private readonly check: KindCheck;
   /** Numeric records only: the byte-level check that vouches for most records without parsing them. */
   private readonly plain: PlainRecordCheck | undefined;
+  /**
+   * `deferCopies`: neighbouring NDJSON lines of one chunk not copied into the body yet,
+   * chunk[runFrom, runTo), to go at body offset runAt (their newlines then become commas).
+   */
+  private runBytes: Buffer | undefined;
+  private runFrom = 0;
+  private runTo = 0;
+  private runAt = 0;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
@@ -235,27 +252,63 @@ export class Batcher {
     this.posLine = raw.lineEnd;
   }
 
+  /** Copies the records still held in the reader's chunk into the body (see `deferCopies`). */
+  release(): void {
+    const bytes = this.runBytes;
+    if (bytes === undefined) return;
+    this.runBytes = undefined;
+    const n = bytes.copy(this.buf, this.runAt, this.runFrom, this.runTo);
+    // The lines were joined by a newline each: a comma, as between any two records of a body.
+    const copied = this.buf.subarray(this.runAt, this.runAt + n);
+    for (let k = copied.indexOf(NEWLINE); k >= 0; k = copied.indexOf(NEWLINE, k + 1)) copied[k] = COMMA;
+  }
+
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
   add(raw: RawRecord): Added {
     let text = raw.text;
     this.owner = undefined;
+    // ASCII bytes where they were read: checked and copied as they are (no encoding of the text).
+    const bytes = raw.bytes;
+    let asRead = bytes !== undefined && this.plain !== undefined && this.plain.isPlainValidBytes(bytes, raw.from!, raw.to!);
     // Plain numeric records are checked on their bytes; anything else goes through JSON.parse.
-    if (this.plain === undefined || !this.plain.isPlainValid(text)) {
+    if (!asRead && (this.plain === undefined || !this.plain.isPlainValid(text))) {
       const checked = this.general(raw);
       if (typeof checked !== 'string') return checked;
       text = checked;
+      asRead = false;
     }
     let full: Batch | undefined;
-    const size = Buffer.byteLength(text);
+    const size = asRead ? raw.to! - raw.from! : Buffer.byteLength(text);
     // `[` or `,` before, `]` after.
     if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
-    if (this.used + size + 2 > this.buf.length) {
-      const bigger = this.fresh(this.used + size + 2);
-      this.buf.copy(bigger, 0, 0, this.used);
-      this.buf = bigger;
+    // The next line of the run's chunk, one newline after it: the run grows (the newline becomes the comma).
+    if (
+      asRead &&
+      bytes !== undefined &&
+      this.count > 0 &&
+      this.runBytes === bytes &&
+      raw.from === this.runTo + 1 &&
+      bytes[this.runTo] === NEWLINE &&
+      this.used + size + 2 <= this.buf.length
+    ) {
+      this.runTo = raw.to!;
+      this.used = this.runAt + (this.runTo - this.runFrom);
+    } else {
+      this.release();
+      if (this.used + size + 2 > this.buf.length) {
+        const bigger = this.fresh(this.used + size + 2);
+        this.buf.copy(bigger, 0, 0, this.used);
+        this.buf = bigger;
+      }
+      this.buf[this.used++] = this.count === 0 ? 0x5b : COMMA;
+      if (asRead && this.opts.deferCopies) {
+        this.runBytes = bytes;
+        this.runFrom = raw.from!;
+        this.runTo = raw.to!;
+        this.runAt = this.used;
+        this.used += size;
+      } else this.used += asRead ? bytes!.copy(this.buf, this.used, raw.from, raw.to) : this.buf.write(text, this.used);
     }
-    this.buf[this.used++] = this.count === 0 ? 0x5b : 0x2c;
-    this.used += this.buf.write(text, this.used);
     this.count++;
     this.records.push(raw.record);
     this.lines.push(raw.line);
@@ -310,6 +363,7 @@ export class Batcher {
    * the empty batch still carries the position past trailing rejected records.
    */
   flush(): Batch {
+    this.release();
     let body: Buffer;
     if (this.count === 0) body = Buffer.from('[]');
     else {

@@ -73,7 +73,7 @@ export class NdjsonSplitter implements Splitter {
           const nl = chunk.lastIndexOf(NL, from + DECODE_WINDOW - 1);
           cut = (nl >= from ? nl : chunk.indexOf(NL, from + DECODE_WINDOW)) + 1;
         }
-        this.asciiLines(out, chunk.toString('latin1', from, cut), base + from);
+        this.asciiLines(out, chunk.toString('latin1', from, cut), base, chunk, from);
         from = cut;
       }
     } else {
@@ -92,8 +92,11 @@ export class NdjsonSplitter implements Splitter {
     return out;
   }
 
-  /** The lines of `text`, whole newline-terminated ASCII lines that start at byte `at`. */
-  private asciiLines(out: RawRecord[], text: string, at: number): void {
+  /**
+   * The lines of `text`: whole newline-terminated ASCII lines, decoded from chunk[from, ...) (the
+   * input's byte `base + from`). Each record also says where its bytes are in the chunk.
+   */
+  private asciiLines(out: RawRecord[], text: string, base: number, chunk: Buffer, from: number): void {
     let i = 0;
     for (;;) {
       const nl = text.indexOf('\n', i);
@@ -102,7 +105,11 @@ export class NdjsonSplitter implements Splitter {
       if (end > i && text.charCodeAt(end - 1) === CR) end--;
       const line = text.slice(i, end);
       // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
-      this.emitLine(out, line.charCodeAt(0) === LBRACE || line.trim() !== '' ? line : undefined, at + nl + 1);
+      if (line.charCodeAt(0) === LBRACE || line.trim() !== '') {
+        this.record += 1;
+        out.push({ record: this.record, line: this.line, byteEnd: base + from + nl + 1, lineEnd: this.line + 1, text: line, bytes: chunk, from: from + i, to: from + end });
+      }
+      this.line += 1;
       i = nl + 1;
     }
   }

@@ -21,6 +21,14 @@ export interface RawRecord {
    * (`JSON.parse(JSON.stringify(text))`), or a kept text keeps up to 60 KiB of its neighbours alive.
    */
   text: string;
+  /**
+   * Where the text's bytes are, when they are ASCII in the chunk as read (`bytes[from, to)`,
+   * followed by the line's CR or LF): a consumer may check and copy them without encoding the
+   * text again. Valid only until the reader's next group (the chunk's memory is reused).
+   */
+  bytes?: Buffer;
+  from?: number;
+  to?: number;
 }
 
 /** Where a splitter starts: the beginning, or just past an acknowledged record (resume). */

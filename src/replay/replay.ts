@@ -241,6 +241,7 @@ class Replay {
       ...(options.smallestSpan !== undefined ? { smallestSpan: options.smallestSpan } : {}),
       ...(options.histogramPeriods !== undefined ? { histogramPeriods: options.histogramPeriods } : {}),
       start,
+      deferCopies: true,
     });
     // The counts carried from the earlier run(s) keep adding up in the state file.
     const water = new LowWater(start, resumed?.settled);
@@ -275,8 +276,13 @@ class Replay {
             this.reject(added.reject);
           }
           if (added.full && send) await this.dispatch(added.full, water, onAck, take());
-          if (ledger.stopped()) break outer;
+          if (ledger.stopped()) {
+            batcher.release();
+            break outer;
+          }
         }
+        // The reader reuses the group's chunk for the next one: what the batch still holds of it is copied now.
+        batcher.release();
       }
     } catch (err) {
       ledger.inputError = err as Error;

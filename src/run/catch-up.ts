@@ -43,6 +43,8 @@ export interface CarryContext {
   profile?: string | undefined;
   /** `--journal` as given (made absolute): the catch-up lands in the same journal, so history sees it. */
   journal?: string | undefined;
+  /** The run had `--yes`: so does its catch-up, which then runs as printed where the run did (a script, no terminal). */
+  yes?: boolean | undefined;
 }
 
 /**
@@ -60,6 +62,7 @@ export function carriedFlags(flags: ReachFlags, env: NodeJS.ProcessEnv, cwd: str
   if (flags.insecure) carry.push('--insecure');
   for (const name of flags.redact ?? []) carry.push('--redact', name);
   if (extra.journal !== undefined) carry.push('--journal', resolve(cwd, extra.journal));
+  if (extra.yes) carry.push('--yes');
   const addBack: string[] = [];
   const headers = flags.header?.length ?? 0;
   if (headers) addBack.push(`--header (${headers} given; values not shown)`);

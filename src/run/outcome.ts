@@ -31,7 +31,9 @@ export function runExitCode(x: { good: number; total: number; notSwept: number; 
 /** The exit code of a sweep: `done` is good (`started` too, when not waiting). */
 export function sweepExitCode(result: Pick<ClusterSweepResult, 'nodes' | 'interrupted'>, wait: boolean, notSwept = 0): RunExitCode {
   const good = result.nodes.filter((n) => n.state === 'done' || (!wait && n.state === 'started')).length;
-  return runExitCode({ good, total: result.nodes.length, notSwept, interrupted: result.interrupted });
+  const code = runExitCode({ good, total: result.nodes.length, notSwept, interrupted: result.interrupted });
+  // `late_data`: the sweep ran to the end on a node data may have come back to: partial, not failed.
+  return code === 1 && result.nodes.some((n) => n.state === 'late_data') ? 3 : code;
 }
 
 /** The nodes a catch-up repeats the sweep on: every node not `done`, then the ring nodes not swept. */

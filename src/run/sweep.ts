@@ -20,7 +20,9 @@ import {
   type PreflightCheck,
   type PreflightNode,
 } from '../client/sweep-preflight.js';
-import { SweepNotConfirmedError, startAndWait, type ClusterSweepResult, type StartOptions } from '../client/sweep.js';
+import { SweepNotConfirmedError, startAndWait, summarise, type ClusterSweepResult, type StartOptions } from '../client/sweep.js';
+import { lagCheck, markLateData } from '../client/sweep-lag.js';
+import type { LagReport } from '../client/replication-lag.js';
 import { AbortedError } from '../client/errors.js';
 import type { SweepRequest, SweepStatus } from '../protocol/index.js';
 import { catchUpFor, catchUpIsPartial, type CatchUp } from './catch-up.js';
@@ -63,6 +65,12 @@ export interface ClusterSweepOptions extends StartOptions, RunRecordHooks {
   cluster?: ClusterCheckOptions | false;
   /** Extra preflight rules (see PreflightExtension). */
   checks?: readonly PreflightExtension[];
+  /**
+   * A replicating ring (client/sweep-lag.ts): the preflight refuses while data is in flight to a
+   * node it would sweep (default), or accepts up to `allowLagSeconds`; after the wait, a node data
+   * reached late ends `late_data`. False: lag is not read at all.
+   */
+  replicationLag?: { allowLagSeconds?: number; onReport?: (r: LagReport) => void } | false;
   /**
    * Called after a clean preflight; false stops the run (SweepNotConfirmedError), 'interrupted'
    * too (RunInterruptedError). When given, and without `force`, the nodes are looked at again
@@ -188,7 +196,8 @@ export async function runClusterSweep(clients: readonly NodeClient[], req: Sweep
   return guardRun(identity, guard, async () => {
     let checked;
     try {
-      checked = await preflight(clients, opts, (r) => {
+      const lag = opts.replicationLag === false ? [] : [lagRule(clients, opts)];
+      checked = await preflight(clients, { ...opts, checks: [...(opts.checks ?? []), ...lag] }, (r) => {
         report = r;
         opts.onReport?.(r);
       });
@@ -219,6 +228,21 @@ type Sending = ClusterSweepOptions & {
   baseline: Map<string, SweepStatus>;
 };
 
+/** The replication-lag rule of the preflight, for every node of the run. */
+function lagRule(clients: readonly NodeClient[], opts: ClusterSweepOptions): PreflightExtension {
+  const lag = opts.replicationLag === false ? {} : (opts.replicationLag ?? {});
+  return lagCheck(
+    clients,
+    clients.map((c) => c.url),
+    {
+      ...(lag.allowLagSeconds !== undefined ? { allowLagSeconds: lag.allowLagSeconds } : {}),
+      ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      call: opts.signal ? { signal: opts.signal } : {},
+      ...(lag.onReport ? { onReport: lag.onReport } : {}),
+    },
+  );
+}
+
 /** The journal's start line, the DELETEs and the waiting, the outcome and the end line. */
 async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o: Sending): Promise<ClusterSweepRun> {
   const coverage = journaledCoverage(o.report?.coverage);
@@ -228,12 +252,20 @@ async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o:
   await o.around?.before(o.send);
   o.onStage?.({ kind: 'sending', send: o.send, skipped: o.skipped.map((x) => x.node) });
   const sending = new Set(o.send);
-  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, ...start_ } = o;
-  const result = await startAndWait(
+  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, replicationLag: _l, ...start_ } = o;
+  let result = await startAndWait(
     clients.filter((c) => sending.has(c.url)),
     req,
     { ...start_, baseline: o.baseline, skipped: o.skipped },
   );
+  // A replicating ring: look again, so a node data reached after its sweep is not called done.
+  if (o.replicationLag !== false && wait && !result.interrupted) {
+    const late = await markLateData(result.nodes, clients, req.types, {
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+      call: o.signal ? { signal: o.signal } : {},
+    });
+    result = { ...result, nodes: late.nodes, summary: summarise(late.nodes) };
+  }
   await o.around?.after(o.runId, result);
   const missing = notSweptOf(o.report?.coverage);
   const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();

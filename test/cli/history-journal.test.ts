@@ -123,7 +123,7 @@ describe('history over a damaged journal', () => {
     ]);
     const r = await runInProcess(['history', '--journal', path], { tty: { columns: 200, rows: 40 } });
     expect(r.code).toBe(0);
-     
+
     expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
     expect(r.stdout).toContain('to catch up:');
     expect(r.stdout).toMatch(/add back: --header \\x1b\[31mX/);

@@ -163,7 +163,7 @@ describe('a profile as the target', () => {
       [broken.url, 'failed'],
     ]);
     expect(doc.nodes[1].error).toEqual({ code: 'failed', message: expect.stringMatching(/disk is read-only/) });
-    const catchUp = `tsnode sweep --before ${BEFORE} --types nnt --header-prefix X-Snowth --nodes ${broken.url} --profile prod --journal ${journal}`;
+    const catchUp = `tsnode sweep --before ${BEFORE} --types nnt --header-prefix X-Snowth --nodes ${broken.url} --profile prod --journal ${journal} --yes`;
     expect(doc.catch_up).toEqual({ nodes: [broken.url], command: catchUp, add_back: [] });
     expect(r.stderr).toContain(`to catch up (1 node(s) not done): ${catchUp}`);
 

@@ -52,7 +52,7 @@ interface SweepDoc {
   catch_up: { nodes: string[]; command: string; add_back: string[] } | null;
 }
 const doc = (r: CliResult): SweepDoc => JSON.parse(r.stdout) as SweepDoc;
-const catchUpFor = (nodes: string[], before = BEFORE): string => `tsnode sweep --before ${before} --types nnt --nodes ${nodes.join(',')}`;
+const catchUpFor = (nodes: string[], before = BEFORE): string => `tsnode sweep --before ${before} --types nnt --nodes ${nodes.join(',')} --yes`; // the runs had --yes: their catch-ups do too
 
 /** A sweep through the CLI on `url` that is seen running before `then` acts; returns its result. */
 async function whileRunning(url: string, then: () => Promise<unknown>, extra: string[] = []): Promise<CliResult> {

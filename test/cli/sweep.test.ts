@@ -77,7 +77,7 @@ describe('tsnode sweep', () => {
     // reference nodes keep a record of their sweeps: done rests on it
     expect(doc.nodes.every((n) => n.reason === "the node's record says our sweep completed")).toBe(true);
     expect(doc.nodes.every((n) => Number.isInteger(n.elapsed_ms))).toBe(true);
-    expect(doc.summary).toEqual({ done: 3, started: 0, replaced: 0, cancelled: 0, failed: 0, unconfirmed: 0, lost: 0, skipped: 0, timed_out: 0, interrupted: 0 });
+    expect(doc.summary).toEqual({ done: 3, late_data: 0, started: 0, replaced: 0, cancelled: 0, failed: 0, unconfirmed: 0, lost: 0, skipped: 0, timed_out: 0, interrupted: 0 });
     expect(doc.catch_up).toBeNull();
     for (const url of [a.url, b.url, paced.url]) {
       expect(await points(url, 0)).toEqual({ old: false, new: true });
@@ -120,7 +120,7 @@ describe('tsnode sweep', () => {
     ]);
     expect(doc.summary).toMatchObject({ done: 1, skipped: 1 });
     // the skipped node is the one to catch up
-    expect(doc.catch_up.command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${dead}`);
+    expect(doc.catch_up.command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${dead} --yes`);
     expect(await points(a.url)).toEqual({ old: false, new: true });
   });
 

@@ -13,6 +13,7 @@ import { Ring, topologyFromJson, type Topology } from '../../src/ring/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 import { startRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy.js';
+import { eventually, getJson } from '../helpers/ring.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-primary-test-'));
 const NODE_IDS = ['a1000000-0000-4000-8000-000000000001', 'a2000000-0000-4000-8000-000000000002', 'a3000000-0000-4000-8000-000000000003'];
@@ -71,12 +72,29 @@ function writtenThrough(from: number[]): string[][] {
   return proxies.map((p, k) =>
     p.exchanges
       .slice(from[k])
-      .filter((ex) => ex.method === 'POST' && ex.url.startsWith('/write/nnt') && ex.headers['x-snowth-proxied'] === undefined && ex.status === 200)
+      .filter((ex) => ex.method === 'POST' && ex.url.startsWith('/write/nnt') && ex.headers['x-tsnode-replayed-from'] === undefined && ex.status === 200)
       .flatMap((ex) => (JSON.parse(ex.requestBody!.toString('utf8')) as Array<{ id: string; metric: string; offset: number }>).map((r) => `${r.id}|${r.metric}|${r.offset}`)),
   );
 }
 
 const marks = (): number[] => proxies.map((p) => p.exchanges.length);
+
+/** Whether node k holds the record of `key` in its own data (read with the no-proxy header, straight from the node). */
+async function holds(k: number, key: string): Promise<boolean> {
+  const [id, metric, offset] = key.split('|') as [string, string, string];
+  const q = `start_ts=${offset}.000&end_ts=${Number(offset) + 60}.000&rollup_span=60s&type=count`;
+  const r = await getJson(`${nodes[k]!.url}/rollup/${id}/${encodeURIComponent(metric)}?${q}`, { 'X-Snowth-Proxied': '1' });
+  const rows = r.body as Array<[number, number | null]>;
+  return r.status === 200 && rows.some(([, v]) => v !== null);
+}
+
+/** Every record of `keys` on every one of its owners, once the ring's replication has delivered it. */
+async function onEveryOwner(keys: readonly string[]): Promise<void> {
+  for (const key of keys) {
+    const own = owners(key.split('|')[0]!, key.split('|')[1]!);
+    await eventually(`${key} on each of its owners ${own.join(', ')}`, async () => (await Promise.all(own.map((k) => holds(k, key)))).every(Boolean), 30_000);
+  }
+}
 
 describe('write --to primary on a three-node ring (write_copies 2)', () => {
   it('is the default: each record once on the wire, to its primary owner', async () => {
@@ -99,6 +117,8 @@ describe('write --to primary on a three-node ring (write_copies 2)', () => {
     const sent = doc.nodes.reduce((a: number, n: { bytes_sent: number }) => a + n.bytes_sent, 0);
     const requests = doc.nodes.reduce((a: number, n: { batches: number }) => a + n.batches, 0);
     expect(sent).toBe(statSync(path).size + requests);
+    // The store's replication copies each record to its other owner.
+    await onEveryOwner(keys.filter((_, k) => k % 7 === 0));
   });
 
   it('--to owners sends each record to both owners (twice the records on the wire)', async () => {

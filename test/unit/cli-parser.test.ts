@@ -66,7 +66,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     stepTimeout: 21_600_000,
     settle: 0,
   },
-  status: { lostAfter: 30_000, perType: false, output: 'table', ...NETWORK_TYPED },
+  status: { lostAfter: 30_000, untilCaughtUp: false, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
   'cluster up': {
     basePort: 8112,

@@ -2,6 +2,9 @@ import { fanOut } from '../../../client/fan-out.js';
 import type { NodeRequestError } from '../../../client/errors.js';
 import { systemClock, type Clock } from '../../../client/clock.js';
 import { pollUntilIdle } from '../../../client/sweep-poll.js';
+import type { NodeClient } from '../../../client/node-client.js';
+import { describeLag, hasLag, readReplicationLag } from '../../../client/replication-lag.js';
+import { UsageError } from '../../errors.js';
 import { DATA_TYPES, type DataType, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -259,7 +262,36 @@ export function watchClock(floorMs: number, base: Clock = systemClock): Clock {
   };
 }
 
+/**
+ * `--until-caught-up`: polls every node's replication lag until none has data in flight towards
+ * it; each change on stderr. Returns false when the nodes report no lag at all (nothing to wait for
+ * that tsnode could see) or the run was interrupted.
+ */
+async function waitCaughtUp(clients: readonly NodeClient[], intervalMs: number, ctx: CliContext): Promise<boolean> {
+  const clock = watchClock(MIN_WATCH_MS);
+  let said = '';
+  for (;;) {
+    const report = await readReplicationLag(clients, { call: { signal: ctx.signal } });
+    if (ctx.signal.aborted) return false;
+    if (!report.checked) {
+      ctx.log.error('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json): cannot tell whether they are caught up');
+      return false;
+    }
+    const behind = report.nodes.filter(hasLag);
+    if (behind.length === 0) {
+      ctx.log.info('replication: caught up (no data in flight towards any node)');
+      return true;
+    }
+    const now = behind.map((n) => `${n.node} ${describeLag(n)}`).join('; ');
+    if (now !== said) ctx.log.info(`waiting for replication: ${now}`);
+    said = now;
+    await clock.sleep(intervalMs, ctx.signal).catch(() => undefined);
+    if (ctx.signal.aborted) return false;
+  }
+}
+
 export async function statusAction(opts: StatusOptions, ctx: CliContext): Promise<ExitCode> {
+  if (opts.untilCaughtUp && opts.watch === undefined) throw new UsageError('--until-caught-up waits with --watch', 'add --watch (e.g. --watch 2s --until-caught-up)');
   const run = await openTarget(opts, ctx, { command: 'tsnode status' });
   const net = run.network;
   try {
@@ -301,9 +333,11 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
         progress.stop();
       }
     }
+    const caughtUp = opts.untilCaughtUp && opts.watch !== undefined && !ctx.signal.aborted ? await waitCaughtUp(clients, opts.watch, ctx) : true;
     print(ctx, opts, rows);
     if (ctx.signal.aborted) ctx.log.warn('interrupted: stopped watching (sweeps keep running on their nodes)');
-    return exitFor(rows, ctx);
+    const code = exitFor(rows, ctx);
+    return code === EXIT.ok && !caughtUp ? EXIT.failed : code;
   } finally {
     await net.close();
   }

@@ -31,6 +31,10 @@ export function statusFlags() {
   return {
     watch: flag.parsed('--watch [interval]', 'keep polling each node every interval (100ms to 1h) until every node is idle', parseWatchInterval, { preset: '2s' }),
     lostAfter: flag.duration('--lost-after <duration>', 'with --watch: a node without a usable answer for this long is reported lost', { default: '30s', max: MAX_LOST_AFTER }),
+    untilCaughtUp: flag.boolean(
+      '--until-caught-up',
+      'with --watch: also wait until no node of a replicating ring has data in flight towards it (replication lag 0), as sweeps require',
+    ),
     perType: flag.boolean('--per-type', 'table: a row per node and data type, instead of one row per node with every type in it'),
     output: flag.output(),
     ...networkFlags(),

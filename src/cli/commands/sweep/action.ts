@@ -6,6 +6,7 @@ import { RunLockedError } from '../../../run/lock.js';
 import { sweptByEarlierRuns } from '../../../run/journal-query.js';
 import { ringShare } from '../../../run/outcome.js';
 import { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type SweepStage } from '../../../run/sweep.js';
+import { describeLag, hasLag, type LagReport } from '../../../client/replication-lag.js';
 import type { Target } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -59,7 +60,7 @@ async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRec
   if (!opts.dryRun && !opts.yes && !canAsk(ctx)) {
     throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
   }
-  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal });
+  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
   const shown = runTarget(target);
   // A seed's ring is discovered here (GET only); a list is not contacted yet.
   const run = await connectTarget(target, opts, ctx);
@@ -81,6 +82,20 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
     `dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`,
   );
   return EXIT.ok;
+}
+
+/** The lag the preflight read (for the refusal's hint). */
+let lagSeen: { report?: LagReport } = {};
+
+/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag), or that it could not be checked. */
+function logLag(ctx: CliContext, report: LagReport | undefined, allowLagMs: number | undefined): void {
+  if (!report) return;
+  if (!report.checked) {
+    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json): not checked');
+    return;
+  }
+  for (const n of report.nodes.filter(hasLag))
+    ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: --allow-lag ${allowLagMs !== undefined ? allowLagMs / 1000 : 0}s)`);
 }
 
 /**
@@ -105,6 +120,7 @@ function coreOptions(
     stop();
     if (s.kind === 'checked') {
       logReport(ctx, s.report);
+      logLag(ctx, lag.report, opts.allowLag);
       if (opts.force) for (const b of s.preflight.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
       if (s.send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
       return;
@@ -113,6 +129,8 @@ function coreOptions(
     progress = new NodeProgress(ctx, [...s.send, ...s.skipped], { quiet: new Set<NodeSweepState>(['sending']) });
   };
   const req = plan.request;
+  const lag: { report?: LagReport } = {};
+  lagSeen = lag;
   const journal = openJournal(ctx, opts.journal);
   const options: ClusterSweepOptions = {
     force: opts.force,
@@ -121,6 +139,12 @@ function coreOptions(
       allowPartial: opts.allowPartial,
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
       declared: declaredSpans(run.target),
+    },
+    replicationLag: {
+      ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
+      onReport: (r) => {
+        lag.report = r;
+      },
     },
     onEvent: (e) => progress?.onEvent(e),
     onStage,
@@ -186,6 +210,9 @@ function refused(err: unknown, report: ClusterSweepRun['report'], ctx: CliContex
     err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
     err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
     coverageHint(report),
+    lagSeen.report?.nodes.some(hasLag)
+      ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
+      : '',
   ].filter(Boolean);
   throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
 }
@@ -262,7 +289,12 @@ function renderResult(result: ClusterSweepRun, shown: RunTarget, opts: SweepOpti
     ctx.log.info(`watch them with: tsnode status${nodesHint(mayRun, shown)} --watch   (cancel with: tsnode sweep cancel${nodesHint(mayRun, shown)}${cancelPartial})`);
   if (catchUp) {
     const allStarted = result.nodes.every((n) => n.state === 'started' || n.state === 'done') && result.notSwept.length === 0;
-    const label = allStarted ? 'if a node does not finish, repeat the sweep there with' : `to catch up (${catchUp.nodes.length} node(s) not done)`;
+    const lateOnly = result.notSwept.length === 0 && result.nodes.filter((n) => n.state !== 'done').every((n) => n.state === 'late_data');
+    const label = allStarted
+      ? 'if a node does not finish, repeat the sweep there with'
+      : lateOnly
+        ? `once their replication lag is 0 (tsnode status${nodesHint(catchUp.nodes, shown)} --watch --until-caught-up), repeat the sweep on the ${catchUp.nodes.length} late_data node(s)`
+        : `to catch up (${catchUp.nodes.length} node(s) not done)`;
     ctx.log.info(`${label}: ${catchUp.command}`);
     if (catchUp.addBack.length) ctx.log.info(`  add back: ${catchUp.addBack.join('; ')}`);
     if (mayRun.length) ctx.log.info('  (a node still sweeping is refused by the catch-up until it is idle, unless you add --force)');

@@ -35,6 +35,10 @@ export function sweepFlags() {
       '--allow-partial',
       'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)',
     ),
+    allowLag: flag.duration(
+      '--allow-lag <duration>',
+      'a replicating ring: sweep nodes whose replication is behind by at most this much (default: refuse while any data is in flight towards a swept node)',
+    ),
     journal: flag.string('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
       complete: { kind: 'files' },
     }),

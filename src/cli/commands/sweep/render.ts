@@ -115,7 +115,7 @@ export function sweepCsv(result: ClusterSweepResult, terminal: boolean): string 
 const duration = (seconds: number | undefined): string => (seconds === undefined ? '' : formatElapsed(seconds, { tenthsBelow: 60 }));
 
 const BAD: ReadonlySet<string> = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
-const MEH: ReadonlySet<string> = new Set(['skipped', 'interrupted', 'started']);
+const MEH: ReadonlySet<string> = new Set(['skipped', 'interrupted', 'started', 'late data']);
 
 /** The result table: one row per node; `width` fits it to the terminal (undefined: natural width). */
 export function sweepTable(result: ClusterSweepResult, opts: { colour: boolean; width?: number | undefined }): string {

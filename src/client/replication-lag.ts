@@ -1,0 +1,112 @@
+/**
+ * Replication lag on a replicating ring, per node: how far behind its data is (`/state`
+ * `max_peer_lag`) and which peers still hold journaled data for it (their `/replication/json`).
+ * A sweep reads it before (a node with data in flight towards it is refused unless the caller
+ * allows that much lag) and after (a node whose sweep finished while data was still on its way, or
+ * whose own status counts records below the cut-off that arrived since, ends `late_data`).
+ * Nothing here prints; a node that reports nothing is `checked: false`, never "no lag".
+ */
+import { fanOut } from './fan-out.js';
+import type { CallOptions, NodeClient } from './node-client.js';
+import { peerLagOf } from './discovery.js';
+import { NodeHttpError } from './errors.js';
+import type { DataType, SweepStatus } from '../protocol/index.js';
+
+/** A peer whose journal still holds records for a node. */
+export interface LagFrom {
+  /** The peer's URL (as the run reaches it). */
+  node: string;
+  id: string;
+  pending: number;
+  lagSeconds: number;
+  paused: boolean;
+}
+
+export interface NodeLag {
+  node: string;
+  /** Its identity (`/state`), null when it did not answer. */
+  id: string | null;
+  /** How far its data is behind (the largest of its own `max_peer_lag` and its peers' journal ages); null when nothing reports it. */
+  lagSeconds: number | null;
+  /** Records its peers' journals still hold for it. */
+  pending: number;
+  from: LagFrom[];
+  /** Whether anything reported this node's lag (its own `/state`, or a peer's `/replication/json`). */
+  checked: boolean;
+  /** Why its own lag could not be read. */
+  error?: string;
+}
+
+export interface LagReport {
+  nodes: NodeLag[];
+  /** Whether any node reported lag at all (false: a store that does not report it; nothing was checked). */
+  checked: boolean;
+}
+
+/** Whether data is on its way to the node: pending in a peer's journal, or a lag above zero. */
+export function hasLag(n: NodeLag): boolean {
+  return n.pending > 0 || (n.lagSeconds ?? 0) > 0;
+}
+
+/** `12.5s behind: 120 records pending at http://b (replication paused)`, or `no lag`. */
+export function describeLag(n: NodeLag): string {
+  if (!n.checked) return 'lag not reported';
+  if (!hasLag(n)) return 'no lag';
+  const parts = n.from.map((f) => `${f.pending} record${f.pending === 1 ? '' : 's'} pending at ${f.node}${f.paused ? ' (replication paused)' : ''}`);
+  return `${(n.lagSeconds ?? 0).toFixed(1)}s behind${parts.length ? `: ${parts.join(', ')}` : ''}`;
+}
+
+/**
+ * Reads every node's lag: each node's `/state` and `/replication/json` (a 404 there is a node that
+ * does not replicate), in parallel. `clients` should be the whole ring: a peer left out cannot say
+ * what it still holds.
+ */
+export async function readReplicationLag(clients: readonly NodeClient[], opts: { concurrency?: number; call?: CallOptions } = {}): Promise<LagReport> {
+  const call = opts.call ?? {};
+  const answers = await fanOut(
+    clients,
+    async (c) => {
+      // A 404: a node that does not replicate (or a store without the endpoint).
+      const replication = c.replicationStatus(call).catch((err: unknown) => {
+        if (err instanceof NodeHttpError && err.status === 404) return null;
+        throw err;
+      });
+      const [state, journals] = await Promise.all([c.nodeState(call), replication]);
+      return { id: state.identity.toLowerCase(), own: peerLagOf(state), replication: journals };
+    },
+    { concurrency: opts.concurrency ?? 32 },
+  );
+  const nodes: NodeLag[] = answers.map((a) =>
+    a.ok
+      ? { node: a.node, id: a.value.id, lagSeconds: a.value.own, pending: 0, from: [], checked: a.value.own !== null }
+      : { node: a.node, id: null, lagSeconds: null, pending: 0, from: [], checked: false, error: a.error.message },
+  );
+  const byId = new Map(nodes.filter((n) => n.id !== null).map((n) => [n.id!, n]));
+  for (const a of answers) {
+    if (!a.ok || a.value.replication === null) continue;
+    for (const peer of a.value.replication.peers) {
+      const target = byId.get(peer.id.toLowerCase());
+      if (!target) continue;
+      target.checked = true;
+      if (peer.pending === 0 && peer.lag_seconds === 0) continue;
+      target.from.push({ node: a.node, id: a.value.id, pending: peer.pending, lagSeconds: peer.lag_seconds, paused: peer.paused ?? false });
+      target.pending += peer.pending;
+      target.lagSeconds = Math.max(target.lagSeconds ?? 0, peer.lag_seconds);
+    }
+  }
+  for (const n of nodes) if (n.checked) n.lagSeconds ??= 0;
+  return { nodes, checked: nodes.some((n) => n.checked) };
+}
+
+/** Records below the cut-off that reached a node after its sweep of these types began, as its status counts them (0 when it does not say). */
+export function lateRecords(status: SweepStatus | undefined, types: readonly DataType[]): { records: number; oldest: number | null } {
+  let records = 0;
+  let oldest: number | null = null;
+  for (const t of types) {
+    const last = status?.[t]?.last;
+    if (!last?.lateRecords) continue;
+    records += last.lateRecords;
+    if (last.lateOldest !== undefined) oldest = oldest === null ? last.lateOldest : Math.min(oldest, last.lateOldest);
+  }
+  return { records, oldest };
+}
