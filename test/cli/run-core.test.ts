@@ -85,7 +85,7 @@ describe('a refused run leaves a trace', () => {
     expect(refused[0]).toMatchObject({ codes: ['busy'], sweep: { before: BEFORE, types: ['nnt'] } });
     const run = (await history()).find((x) => x.run === refused[0]!.run)!;
     expect(run).toMatchObject({ kind: 'sweep', refused: { codes: ['busy'] }, pending: [a.url] });
-    expect((run.catch_up as { command: string }).command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${a.url}`);
+    expect((run.catch_up as { command: string }).command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${a.url} --yes`);
     await waitIdle(a.url);
   });
 });
