@@ -1,3 +1,5 @@
+import type { NodeClient } from '../../../client/node-client.js';
+import { describeGap, describeSkew, judgeClockSkew, sampleClocks } from '../../../client/clock-skew.js';
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport } from '../../../client/sweep-checks.js';
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
@@ -206,6 +208,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       plan = state.plan;
       ctx.log.info(`continuing run ${state.runId} (attempt ${state.attempt}) with its cut-offs pinned at ${describeTime(plan.now * 1000)}`);
     } else {
+      // The cut-offs are about to be pinned from this host's clock: it must agree with the nodes'.
+      await refuseSkewedClock(clients, opts, runCtx);
       const declared = {
         ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
         ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
@@ -335,10 +339,18 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       progress?.stop();
       if (err instanceof SweepRefusedError) {
         for (const b of err.busy) ctx.log.error(`${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
-        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+        for (const u of err.unreachable)
+          ctx.log.error(
+            `${u.node} ${preflightProblem(u.error)
+              .replace(/^unreachable:/, 'is unreachable:')
+              .replace(/^no sweep API:/, 'has no sweep API:')}`,
+          );
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
         const hints = [
           err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
+          err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
+            ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
+            : '',
           err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
           report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
         ].filter(Boolean);
@@ -420,6 +432,19 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     targetLock?.release();
     await net?.close();
   }
+}
+
+/** Refuses (exit 2, nothing sent) when this host's clock and a node's differ by more than --max-clock-skew. */
+async function refuseSkewedClock(clients: readonly NodeClient[], opts: RetentionApplyFlags, ctx: CliContext): Promise<void> {
+  const samples = await sampleClocks(clients, { concurrency: opts.concurrency, call: { signal: ctx.signal }, now: ctx.now });
+  const report = judgeClockSkew(samples, opts.maxClockSkew);
+  if (report.verdict === 'unknown') ctx.log.warn("no node's clock could be read (no Date header): the cut-offs come from this host's clock unchecked");
+  if (report.verdict !== 'skewed') return;
+  for (const s of report.skewed) ctx.log.error(describeSkew(s, opts.maxClockSkew, '--max-clock-skew'));
+  throw new UsageError(
+    `refusing to apply: this host's clock and ${report.skewed.length} node(s)' differ by more than --max-clock-skew ${describeGap(opts.maxClockSkew)}: nothing was sent`,
+    "set this host's clock right (NTP), or the nodes'; --max-clock-skew raises the limit when the difference is known and harmless",
+  );
 }
 
 /** `--resume <run>` or `--resume` (the latest unfinished run). */

@@ -2,7 +2,7 @@
 import { Option } from 'commander';
 import { completeWith } from '../../completion-hints.js';
 import { flag, type Flag, type FlagValues } from '../../flags.js';
-import { networkFlags, sweepSendFlags } from '../../network-options.js';
+import { clockSkewFlags, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
@@ -46,6 +46,7 @@ export const retentionApplyFlags = {
   skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
   allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
   resume: resumeFlag,
+  ...clockSkewFlags(),
   fresh: flag.boolean('--fresh', 'start a new run even when an interrupted run of the same policy and nodes could be continued'),
   pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
   lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
