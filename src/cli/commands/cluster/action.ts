@@ -148,12 +148,11 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
   const writeCopies = writeCopiesFor(flags.writeCopies, count);
   const profile = prepareProfile(ctx);
   const paint = painter(ctx.colourErr);
-  // SIGTERM (e.g. from a process supervisor) must stop the nodes too, like Ctrl-C.
+  // SIGTERM (e.g. from a process supervisor) stops the nodes too, like Ctrl-C: both abort ctx.signal
+  // (main.ts). With --detach the nodes outlive this process, so only a start in progress stops.
   const stop = new AbortController();
-  const onTerm = (): void => stop.abort(new Error('terminated'));
   const onAbort = (): void => stop.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
-  if (!flags.detach) process.once('SIGTERM', onTerm);
   try {
     ctx.log.info(`starting ${count} node${count > 1 ? 's' : ''} in ${flags.dir}${basePort ? ` on ports ${basePort}-${basePort + count - 1}` : ' on free ports'}...`);
     let cluster;
@@ -223,7 +222,6 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
     ctx.log.info(`cluster stopped; data kept in ${cluster.state.dir} (${join(cluster.state.dir, 'node-*')})`);
     return crash && !downElsewhere ? EXIT.failed : EXIT.ok;
   } finally {
-    process.off('SIGTERM', onTerm);
     ctx.signal.removeEventListener('abort', onAbort);
   }
 }

@@ -5,7 +5,7 @@ import { gatherClusterFacts, judgeCluster, type ClusterCheckReport } from '../..
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { preflightProblem, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
-import { RunLockedError } from '../../../run/lock.js';
+import { lockTargets, RunLockedError } from '../../../run/lock.js';
 import { recordRefusal, refusalOf } from '../../../run/refusal.js';
 import { notSweptCatchUp, runRetention, type RetentionRun } from '../../../run/retention.js';
 import {
@@ -23,7 +23,7 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { lockDir, missingFooter } from '../sweep/run-text.js';
+import { lockDir, missingFooter, openJournal } from '../sweep/run-text.js';
 import {
   Journal,
   journalPath,
@@ -126,15 +126,14 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
   }
-  // SIGTERM (systemd stopping the unit, kill) is treated like Ctrl-C: no further DELETE, the run recorded as interrupted.
-  const term = new AbortController();
-  const onTerm = (): void => term.abort(new Error('SIGTERM'));
-  process.on('SIGTERM', onTerm);
-  const signal = AbortSignal.any([ctx.signal, term.signal]);
-  const runCtx: CliContext = { ...ctx, signal };
+  // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
+  // DELETE, the run recorded as interrupted.
+  const signal = ctx.signal;
+  const runCtx: CliContext = ctx;
   let net: Network | undefined;
   let progress: RetentionProgress | undefined;
   let lock: { release(): void } | undefined;
+  let targetLock: { release(): void } | undefined;
   let journal: Journal | undefined;
   try {
     let target;
@@ -153,6 +152,21 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     }
     const network = net;
     const clients = resolved.nodes.map((n) => network.client(n));
+    const refusals = openJournal(ctx, opts.journal);
+    const refuse = (err: unknown, report?: ClusterCheckReport): void => {
+      const refusal = refusalOf(err, report);
+      const who = { command: 'retention apply', runId: newRetentionRunId(ctx.now()), by: whoAmI(ctx.env), nodes: resolved.nodes, nodeSource: resolved.origin };
+      if (refusal) recordRefusal({ ...who, ...(policy ? { policySource: policy.source } : {}) }, refusal, err, { journal: refusals });
+    };
+    // One destructive run per node from this host: taken before a saved run of the same policy is
+    // looked for, so a second apply never mistakes a running one for one to continue.
+    try {
+      targetLock = lockTargets(lockDir(ctx), resolved.nodes, { command: `retention apply (${saved?.runId ?? 'new run'})`, by: whoAmI(ctx.env) }, (m) => ctx.log.warn(m));
+    } catch (err) {
+      refuse(err);
+      if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
+      throw err;
+    }
 
     // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
     const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
@@ -204,18 +218,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         plan = planRetention(policy!, ctx.now(), nodeSpansOf(sweepNodes, facts), { headerPrefix: target.headerPrefix.value, declared });
       } catch (err) {
         // A span some node lacks refuses the run before anything is sent: the journal keeps it.
-        const refusal = refusalOf(err, report);
-        if (refusal) {
-          const runId = newRetentionRunId(ctx.now());
-          recordRefusal(
-            { command: 'retention apply', runId, by: whoAmI(ctx.env), nodes: resolved.nodes, nodeSource: resolved.origin, policySource: policy!.source },
-            refusal,
-            err,
-            {
-              journal: new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now),
-            },
-          );
-        }
+        refuse(err, report);
         throw usageOf(err);
       }
       for (const w of plan.warnings) ctx.log.warn(w);
@@ -322,8 +325,6 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         }),
         journal: log,
         report,
-        lockDir: lockDir(ctx),
-        onLockTakeOver: (m) => ctx.log.warn(m),
         persist: (s) => writeRunFile(runFile, s),
         onEvent,
         skipUnreachable: opts.skipUnreachable,
@@ -356,7 +357,6 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         throw new UsageError('refusing to apply the retention policy: nothing was sent', hints.length ? hints.join('; ') : undefined);
       }
       if (err instanceof SweepNotConfirmedError) throw new UsageError('retention run not confirmed: nothing was sent');
-      if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
       if (err instanceof AbortedError || signal.aborted) {
         ctx.log.warn('interrupted before anything was sent');
         return EXIT.interrupted;
@@ -429,7 +429,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     progress?.stop();
     journal?.close();
     lock?.release();
-    process.off('SIGTERM', onTerm);
+    targetLock?.release();
     await net?.close();
   }
 }

@@ -109,12 +109,11 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
   }
   // Handlers go in before the ready line: whoever reads that line may signal us at once.
   const stopped = new Promise<void>((resolve) => {
+    // SIGINT and SIGTERM both abort ctx.signal (main.ts).
     const stop = (): void => {
-      process.off('SIGTERM', stop);
       ctx.signal.removeEventListener('abort', stop);
       resolve();
     };
-    process.on('SIGTERM', stop);
     if (ctx.signal.aborted) stop();
     else ctx.signal.addEventListener('abort', stop);
   });
