@@ -52,7 +52,7 @@ async function pending(urls) {
   let n = 0;
   for (const u of urls) {
     const res = await request(`${u}/replication/json`);
-    const body = await res.body.json();
+    const body = /** @type {{ peers: Array<{ pending: number }> }} */ (await res.body.json());
     n += body.peers.reduce((s, p) => s + p.pending, 0);
   }
   return n;

@@ -161,13 +161,17 @@ for (const series of SHAPES) {
     continue;
   }
   // One round each in turn.
+  /** @type {{ series: number, label?: string, rates: number[], cpuRates: number[] }} */
   const mine = { series, rates: [], cpuRates: [] };
+  /** @type {{ series: number, label?: string, rates: number[], cpuRates: number[] }} */
   const base = { series, label: 'baseline', rates: [], cpuRates: [] };
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [into, bin] of [
+    /** @type {Array<[typeof mine, string | undefined]>} */
+    const turns = [
       [base, BASELINE],
       [mine, BIN],
-    ]) {
+    ];
+    for (const [into, bin] of turns) {
       const one = await ingest(series, bin, 1);
       into.rates.push(...one.rates);
       into.cpuRates.push(...one.cpuRates);

@@ -56,8 +56,8 @@ async function serveNodes() {
       const body = answers[(req.url ?? '').split('?')[0]];
       res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(body ?? '{"error":"not found"}');
     });
-    await new Promise((r) => server.listen(0, '127.0.0.1', r));
-    urls.push(`http://127.0.0.1:${server.address().port}`);
+    await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+    urls.push(`http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`);
   }
   console.log(JSON.stringify(urls));
 }
