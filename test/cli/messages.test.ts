@@ -89,7 +89,7 @@ describe('hostile policies', () => {
 });
 
 describe('a node without the sweep API', () => {
-  it('is "no sweep API" at the preflight of sweep and retention apply, with a hint about the store version', async () => {
+  it('is "no sweep API" at the preflight of sweep (with a hint about the store version) and node_managed in retention apply', async () => {
     // A store of 0.19.23 or later: /sweep_delete is no endpoint there.
     const stub = await startStubNode({
       answer: (req, res) => {
@@ -99,16 +99,19 @@ describe('a node without the sweep API', () => {
       },
     });
     try {
-      for (const args of [
-        ['sweep', '--before', '2020-01-01T00:00:00Z'],
-        ['retention', 'apply', '--rule', 'text=30d'],
-      ]) {
-        const r = await runCli([...args, '--nodes', stub.url, '--yes', '--retries', '0'], { env: { XDG_STATE_HOME: '/tmp/tsnode-messages-state' } });
-        expect(r.code).toBe(2);
-        expect(r.stderr).toMatch(new RegExp(`${stub.url} has no sweep API: GET /sweep_delete answered 404`));
-        expect(r.stderr).not.toMatch(/is unreachable|: unreachable/);
-        expect(r.stderr).toMatch(/version 0\.11\.6 to 0\.19\.22 of the store/);
-      }
+      const env = { env: { XDG_STATE_HOME: '/tmp/tsnode-messages-state' } };
+      const sweep = await runCli(['sweep', '--before', '2020-01-01T00:00:00Z', '--nodes', stub.url, '--yes', '--retries', '0'], env);
+      expect(sweep.code).toBe(2);
+      expect(sweep.stderr).toMatch(new RegExp(`${stub.url} has no sweep API: GET /sweep_delete answered 404`));
+      expect(sweep.stderr).not.toMatch(/is unreachable|: unreachable/);
+      expect(sweep.stderr).toMatch(/version 0\.11\.6 to 0\.19\.22 of the store/);
+      // retention apply sends such a node nothing and verifies it instead; this stub lists no
+      // inventories, so the verdict cannot be reached: exit 3, never "done".
+      const apply = await runCli(['retention', 'apply', '--rule', 'text=30d', '--nodes', stub.url, '--yes', '--retries', '0'], env);
+      expect(apply.code).toBe(3);
+      expect(apply.stderr).toMatch(new RegExp(`${stub.url}: no sweep API, its retention is its own config: node_managed`));
+      expect(apply.stderr).toMatch(/cannot_verify/);
+      expect(apply.stderr).not.toMatch(/is unreachable|: unreachable/);
     } finally {
       await stub.close();
     }
