@@ -286,8 +286,8 @@ describe('stopping and resuming', () => {
     const stopped = byNode.get(c.url)!;
     expect(stopped.steps.map((s) => s.state)).toEqual(['done', 'lost', 'pending']);
     expect(stopped.stopped_at).toMatchObject({ step: 2, state: 'lost', reason: expect.stringMatching(/^no answer for \ds: /) });
-    expect(first.catch_up).toEqual({ nodes: [c.url], command: `tsnode retention apply --resume ${first.run_id}`, add_back: [] });
-    expect(r.stderr).toContain(`to catch up (1 node(s) not finished): tsnode retention apply --resume ${first.run_id}`);
+    expect(first.catch_up).toEqual({ nodes: [c.url], command: `tsnode retention apply --resume ${first.run_id} --yes`, add_back: [] });
+    expect(r.stderr).toContain(`to catch up (1 node(s) not finished): tsnode retention apply --resume ${first.run_id} --yes`);
     c = await c.restart();
     // step 2 never finished there: the last check (swept last) still has its old text
     expect(await survivors(c.url, 59)).toMatchObject({ text: ALL });

@@ -166,7 +166,7 @@ export function stoppedAt(state: RunState, node: string): { step: number; state:
 }
 
 const BAD = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
-const MEH = new Set(['skipped', 'interrupted', 'pending', 'in flight', 'started']);
+const MEH = new Set(['late data', 'skipped', 'interrupted', 'pending', 'in flight', 'started']);
 
 /** One row per node: each step's state and duration, then where it stopped and why. */
 export function resultTable(state: RunState, colour: boolean): string {
@@ -251,6 +251,8 @@ export interface ResultExtras {
   nodeSource: string;
   coverage: CoverageOutcome | null;
   catchUp: { nodes: string[]; command: string; add_back: string[] } | null;
+  /** Each node's result, with the replication lag read after its steps (absent: not read). */
+  nodes?: ReadonlyArray<{ node: string; lag?: { lagSeconds: number | null }; lateRecords?: number }>;
 }
 
 /** `retention apply -o json`: the run (its plan with the pinned cut-offs, every node's steps), the outcome and the catch-up. */
@@ -274,6 +276,9 @@ export function resultJson(state: RunState, x: ResultExtras): unknown {
       node: n.node,
       finished: stoppedAt(state, n.node) === null,
       stopped_at: stoppedAt(state, n.node),
+      // Read after the steps: null when the node reports no lag (or it was not read).
+      lag_seconds: x.nodes?.find((r) => r.node === n.node)?.lag?.lagSeconds ?? null,
+      late_records: x.nodes?.find((r) => r.node === n.node)?.lateRecords ?? null,
       steps: n.steps.map((s) => {
         const rec = state.nodes.find((x) => x.node === n.node)!.steps[s.step - 1]!;
         return { ...s, seconds: seconds(rec) };
