@@ -5,14 +5,13 @@
  * last step ends `late_data` (exit 3) with a catch-up that, run as printed once the lag is 0,
  * ends `done` with the old data gone on every owner (each read with the no-proxy header).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
-import { eventually, getJson, putJson, startRing, type TestRing } from '../helpers/ring.js';
+import { eventually, lagRing, putJson, startRing, type TestRing } from '../helpers/ring.js';
 
 let ring: TestRing;
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-retention-lag-'));
@@ -32,25 +31,7 @@ afterAll(async () => {
 });
 
 const urls = (): string => ring.nodes.map((n) => n.url).join(',');
-const local = { 'X-Snowth-Proxied': '1' };
-
-/** A series owned by `a` (primary) and `b`. */
-function seriesOwnedBy(a: number, b: number): { id: string; metric: string } {
-  for (;;) {
-    const id = randomUUID();
-    const metric = `lag${Math.random().toString(36).slice(2, 8)}`;
-    const owners = ring.ring.ownersOf(id, metric).map((n) => ring.indexOf(n.id));
-    if (owners[0] === a && owners[1] === b) return { id, metric };
-  }
-}
-
-async function held(node: number, s: { id: string; metric: string }): Promise<boolean> {
-  const r = await getJson(`${ring.nodes[node]!.url}/rollup/${s.id}/${s.metric}?start_ts=${T - 60}.000&end_ts=${T + 600}.000&rollup_span=60s&type=count`, local);
-  return (r.body as Array<[number, number | null]>).some(([, v]) => v !== null);
-}
-
-const pause = (from: number, to: number, paused: boolean) =>
-  fetch(`${ring.nodes[from]!.url}/replication/${paused ? 'pause' : 'resume'}/${ring.ids[to]}`, { method: 'POST' }).then((r) => expect(r.status).toBe(200));
+const { seriesOwnedBy, held, pause } = lagRing(() => ring, T);
 
 /** The printed command's arguments (shell-quoted words unquoted), without `tsnode`. */
 const argsOf = (command: string): string[] =>
@@ -108,9 +89,10 @@ describe('retention apply on a replicating ring', () => {
     // 3. Replication resumes: the old record lands on b after its step; the lag drains.
     await pause(a, b, false);
     await eventually('b has the late record', () => held(b, s), 30_000);
-    await eventually('the replay is delivered', async () =>
-      ((await getJson(`${ring.nodes[a]!.url}/replication/json`)).body as { peers: Array<{ pending: number }> }).peers.every((p) => p.pending === 0),
-    );
+    // Waited for as the docs say: status --watch --until-caught-up returns once every lag is 0.
+    const watched = await runCli(['status', '--nodes', urls(), '--watch', '200ms', '--until-caught-up'], { env, timeoutMs: 60_000 });
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stderr).toContain('replication: caught up');
 
     // 4. The printed catch-up, run as printed once the lag is 0: done, the old data gone on every owner.
     const caught = await runCli([...argsOf(doc.catch_up!.command), ...FAST], { env });
