@@ -65,6 +65,15 @@ describe('retention apply on a replicating ring', () => {
     expect(refused.stderr).toContain('--allow-lag');
     expect(await held(a, s)).toBe(true);
 
+    // The plan shows the lag apply would refuse (sends nothing).
+    const plan = await runCli(['retention', 'plan', '--rule', 'nnt:*=1h', '--nodes', urls(), '-o', 'json'], { env });
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stderr).toContain(`${ring.nodes[b]!.url}: replication `);
+    expect(plan.stderr).toContain('retention apply refuses this without --allow-lag');
+    const planned = new Map((JSON.parse(plan.stdout) as { nodes: Array<{ node: string; lag_seconds: number | null }> }).nodes.map((n) => [n.node, n.lag_seconds]));
+    expect(planned.get(ring.nodes[b]!.url)).toBeGreaterThan(0);
+    expect(planned.get(ring.nodes[a]!.url)).toBe(0);
+
     // 2. --allow-lag: the steps run; the node data is still on its way to ends late_data, exit 3.
     const late = await runCli([...apply, '--allow-lag', '1h', '-o', 'json'], { env });
     expect(late.code, late.stderr).toBe(3);

@@ -174,8 +174,9 @@ describe('tsnode retention plan', () => {
     expect(r.stderr).toContain('nothing was sent');
     proxies.forEach((p, i) => {
       const sent = p.exchanges.slice(before[i]);
-      // GET /state for the spans, GET /sweep_delete to tell a sweep-era node from a node-managed one: reads only.
-      expect(sent.map((e) => `${e.method} ${e.url}`).sort()).toEqual(['GET /state', 'GET /sweep_delete']);
+      // GET /state for the spans, GET /sweep_delete to tell a sweep-era node from a node-managed one,
+      // GET /state and /replication/json again for the replication lag apply would check: reads only.
+      expect(sent.map((e) => `${e.method} ${e.url}`).sort()).toEqual(['GET /replication/json', 'GET /state', 'GET /state', 'GET /sweep_delete']);
     });
     expect(plan.nodes.map((n: { retention: string }) => n.retention)).toEqual(['sweep', 'sweep', 'sweep']);
     // the table form: steps, what stays, the requests

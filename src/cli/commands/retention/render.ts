@@ -3,6 +3,7 @@
  * for scripts (snake_case keys, spans as lists of numbers, times as epoch seconds plus ISO).
  * Pure: data in, text out.
  */
+import type { LagReport } from '../../../client/replication-lag.js';
 import type { SweepRequest } from '../../../protocol/index.js';
 import {
   isoSeconds,
@@ -143,10 +144,18 @@ export function coverageJson(c: CoverageOutcome | null): unknown {
 }
 
 /** `retention plan -o json`: the library's plan document, plus where the nodes came from and the coverage. */
-export function planJson(plan: RetentionPlan, extra: { nodeSource: string; coverage: CoverageOutcome | null; managed?: ReadonlyMap<string, 'sweep' | 'node' | null> }): unknown {
+export function planJson(
+  plan: RetentionPlan,
+  extra: { nodeSource: string; coverage: CoverageOutcome | null; managed?: ReadonlyMap<string, 'sweep' | 'node' | null>; lag?: LagReport },
+): unknown {
   const doc = planToJson(plan);
   // `retention`: who removes the node's old data: `sweep` (apply sends it the steps), `node` (its own config: apply sends nothing and verifies it), null (not known).
-  const nodes = doc.nodes.map((n) => ({ ...n, retention: extra.managed?.get(n.node) ?? null }));
+  // `lag_seconds`: how far its replication is behind (null: the node reports none).
+  const nodes = doc.nodes.map((n) => ({
+    ...n,
+    retention: extra.managed?.get(n.node) ?? null,
+    lag_seconds: extra.lag?.nodes.find((l) => l.node === n.node)?.lagSeconds ?? null,
+  }));
   return { ...doc, nodes, node_source: extra.nodeSource, coverage: coverageJson(extra.coverage) };
 }
 
