@@ -25,7 +25,9 @@ export type TsnodeErrorCode =
   /** A destructive command was not told which nodes to act on. */
   | 'no_target'
   /** Writing the config file failed. */
-  | 'config_write_failed';
+  | 'config_write_failed'
+  /** Another command holds the config file's lock too long. */
+  | 'config_locked';
 
 /**
  * The base of every error the CLI raises on purpose: a stable `code`, a message that names the

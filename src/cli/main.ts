@@ -54,6 +54,8 @@ ${EXIT_CODES_HELP}`,
  * place in tsnode that sets the process's exit code; with `io` (tests run the CLI in process) it
  * touches none of that.
  */
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
 export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
   const own = io === undefined;
   const host = io ?? processIo();
@@ -68,11 +70,13 @@ export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
   }
   const controller = new AbortController();
   let interrupts = 0;
-  const onSigint = (): void => {
+  // SIGINT (Ctrl-C) and SIGTERM (systemd stopping a unit, kill) mean the same to every command:
+  // the run's signal aborts, and the command (the run core, for a destructive one) decides what
+  // an interruption means. First signal: stop cleanly and say what was done. Second: leave now.
+  const onSignal = (signal: NodeJS.Signals): void => {
     interrupts += 1;
-    // First Ctrl-C: let the command stop cleanly and print what it did. Second: leave now.
     if (interrupts > 1) process.exit(EXIT.interrupted);
-    controller.abort(new Error('interrupted'));
+    controller.abort(new Error(signal === 'SIGTERM' ? 'terminated (SIGTERM)' : 'interrupted'));
   };
   let code: ExitCode = EXIT.ok;
   let program: Command | undefined;
@@ -80,7 +84,7 @@ export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
     const { createContext, reportError } = await import('./runtime.js');
     const globals = program!.opts<GlobalOptions>();
     const ctx = await createContext(globals, controller.signal, host);
-    if (own) process.on('SIGINT', onSigint);
+    if (own) for (const s of SIGNALS) process.on(s, onSignal);
     try {
       const action = await load();
       // A command's --seed and --profile are its own business: it resolves them (openTarget) after
@@ -89,7 +93,7 @@ export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
     } catch (err) {
       code = reportError(err, ctx);
     } finally {
-      if (own) process.off('SIGINT', onSigint);
+      if (own) for (const s of SIGNALS) process.off(s, onSignal);
     }
   };
   program = buildProgram(runner);

@@ -117,3 +117,14 @@ export function destructiveNodesFlag() {
     { complete: { kind: 'files' } },
   );
 }
+
+/** `--max-clock-skew`: how far this host's clock may be from the nodes' before cut-offs are pinned from it. */
+export function clockSkewFlags() {
+  return {
+    maxClockSkew: flag.duration(
+      '--max-clock-skew <duration>',
+      "refuse (nothing sent) when this host's clock and a node's (its HTTP Date) differ by more, as cut-offs come from this clock",
+      { default: '5m' },
+    ),
+  };
+}

@@ -14,7 +14,7 @@
  */
 import { resolve } from 'node:path';
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
-import { NodeRequestError } from '../client/errors.js';
+import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import { loadConfig } from './config/load.js';
 import { realFs, resolveTarget, type Target, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
@@ -144,9 +144,15 @@ function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
   if (ring.next !== null) ctx.log.warn(`the ring is rebalancing to topology ${ring.next}: data is moving between nodes`);
 }
 
+/** For a 401/403: the token and headers, not "is it running?" (it answered). */
+export function authHint(err: NodeRequestError): string | undefined {
+  if (!(err instanceof NodeHttpError) || (err.status !== 401 && err.status !== 403)) return undefined;
+  return `the node refused the request (HTTP ${err.status}): check the token and headers sent (--header 'Authorization: Bearer \${TOKEN}', or the profile's headers, whose \${VAR} must be set to the right value)`;
+}
+
 /**
  * Reads the ring a seed runs. A seed without a ring is a usage error naming where the seed came
- * from (exit 2); one that cannot be reached is a runtime error (exit 1); never a fallback to
+ * from (exit 2); so is one that cannot be reached or refuses us (nothing was sent yet); never a fallback to
  * another node source.
  */
 async function discoverSeed(seedUrl: string, label: string, net: Network): Promise<DiscoveredRing> {
@@ -155,12 +161,9 @@ async function discoverSeed(seedUrl: string, label: string, net: Network): Promi
   } catch (err) {
     if (err instanceof DiscoveryError) throw new UsageError(`${label}: ${err.message}`, err.hint);
     // Say which setting led there: the command has not started, and no other node source is tried.
+    // Nothing was sent to the ring yet: exit 2, as for any other unusable node source.
     if (err instanceof NodeRequestError && err.code !== 'aborted') {
-      throw new NodeRequestError(err.node, err.code, `cannot read the ring from this ${label}: ${err.detail}`, {
-        retryable: false,
-        hint: err.hint ?? 'is the seed a running node of the ring?',
-        cause: err,
-      });
+      throw new UsageError(`cannot read the ring from this ${label}: ${err.detail} (nothing was sent)`, authHint(err) ?? err.hint ?? 'is the seed a running node of the ring?');
     }
     throw err;
   }

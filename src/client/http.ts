@@ -125,6 +125,8 @@ export function httpError(node: string, res: HttpResponse, secrets: readonly str
   return new NodeHttpError(node, res.status, `HTTP ${res.status}: ${nodeMessage}`, {
     ...(body ? { body } : {}),
     ...(typeof body?.code === 'string' ? { errorCode: body.code } : {}),
+    // A 401/403 is an answer: the node runs, and wants other credentials.
+    ...(res.status === 401 || res.status === 403 ? { hint: 'the node refused the credentials sent: check the token and headers (Authorization and the like)' } : {}),
     ...(() => {
       const ms = parseRetryAfter(res.headers['retry-after'], Date.now());
       return ms === undefined ? {} : { retryAfterMs: ms };

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { parseHttpDate } from './clock-skew.js';
 import {
   ADVISORY_LIMIT_HEADER,
   DEFAULT_HEADER_PREFIX,
@@ -326,6 +327,16 @@ export class NodeClient {
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
+  }
+
+  /**
+   * `GET /sweep_delete` (the read-only sweep status, which every store with a sweep API answers;
+   * the production store has no `/state`), for the time its answer carries: the HTTP `Date`
+   * header, epoch ms, null when it has none.
+   */
+  async answerDate(call: CallOptions = {}): Promise<number | null> {
+    const res = await this.call({ method: 'GET', path: '/sweep_delete' }, call, undefined, STATUS_ANSWER_BYTES);
+    return parseHttpDate(res.headers.date);
   }
 
   /** `GET /list_nntbs_shards` (JSON): the numeric rollup shards per period. */

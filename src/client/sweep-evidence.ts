@@ -60,7 +60,7 @@ export interface SweepEvidence {
 
 export function newEvidence(request: SweepRequest, baseline?: SweepStatus): SweepEvidence {
   const instance = baseline ? instanceOf(baseline) : undefined;
-  const running = baseline && DATA_TYPES.some((t) => baseline[t].running) ? describeRunning(baseline) : undefined;
+  const running = baseline && DATA_TYPES.some((t) => baseline[t].running) ? describeRunning(baseline, request.requestId) : undefined;
   return {
     request,
     ...(instance !== undefined ? { baselineInstance: instance } : {}),
@@ -102,12 +102,22 @@ function sameSpans(req: SweepRequest, type: DataType, shown: string | undefined)
 export function runningIsOurs(req: SweepRequest, type: DataType, s: TypeStatus): boolean {
   if (!req.types.includes(type)) return false;
   if (s.timestamp !== undefined && s.timestamp !== req.before) return false;
+  // An identical sweep another client started carries its own request id.
+  if (req.requestId !== undefined && s.request_id !== undefined && s.request_id !== req.requestId) return false;
   return sameSpans(req, type, s.rollups);
 }
 
 /** Does a record describe our sweep (same delete time, same spans)? */
 function recordIsOurs(req: SweepRequest, type: DataType, last: LastSweep): boolean {
+  if (req.requestId !== undefined && last.requestId !== undefined && last.requestId !== req.requestId) return false;
   return last.timestamp === req.before && (type === 'text' || (last.rollups !== undefined && sameSpans(req, type, last.rollups)));
+}
+
+/** What a `done` rests on when the node could not say whose sweep it was (it records no request id). */
+function identityNote(req: SweepRequest, status: SweepStatus | undefined): string {
+  if (req.requestId === undefined) return '';
+  const recorded = req.types.some((t) => status?.[t].last?.requestId !== undefined);
+  return recorded ? '' : '; the node records no request id, so whether it was ours or an identical sweep another client started could not be checked';
 }
 
 /**
@@ -135,13 +145,15 @@ export function describeEpoch(seconds: number): string {
 }
 
 /** The sweep a status shows running, in words: `nnt,text before 2023-07-22T04:26:40Z (1690000000), nnt spans all`. */
-export function describeRunning(status: SweepStatus): string {
+export function describeRunning(status: SweepStatus, ours?: string): string {
   const types = DATA_TYPES.filter((t) => status[t].running);
   const times = [...new Set(types.map((t) => status[t].timestamp))];
   const when =
     times.length === 1 ? (times[0] !== undefined ? ` before ${describeEpoch(times[0])}` : '') : ` before ${types.map((t) => `${t} ${status[t].timestamp ?? '?'}`).join(', ')}`;
   const spans = types.filter((t) => t !== 'text' && status[t].rollups !== undefined).map((t) => `${t} spans ${oneLine(status[t].rollups!, 60)}`);
-  return `${types.join(',')}${when}${spans.length ? `, ${spans.join(', ')}` : ''}`;
+  const id = types.map((t) => status[t].request_id).find((x) => x !== undefined);
+  const ids = id !== undefined ? `, request id ${oneLine(id, 64)}${ours !== undefined ? ` (ours: ${ours})` : ''}` : '';
+  return `${types.join(',')}${when}${spans.length ? `, ${spans.join(', ')}` : ''}${ids}`;
 }
 
 function describeRecord(type: DataType, last: LastSweep): string {
@@ -165,7 +177,7 @@ export function observeStatus(ev: SweepEvidence, status: SweepStatus, at: number
   const instance = instanceOf(status);
   const running = DATA_TYPES.filter((t) => status[t].running);
   const notOurs = running.some((t) => !runningIsOurs(req, t, status[t]));
-  const what = notOurs ? describeRunning(status) : undefined;
+  const what = notOurs ? describeRunning(status, req.requestId) : undefined;
   // The very sweep the preflight saw (the one --force replaces), still shown right after our
   // DELETE, is a node slow to cancel it, not a newer sweep: keep watching for ours.
   const stale = notOurs && !ev.seenOurs && what === ev.baselineRunning;
@@ -238,7 +250,7 @@ function fromRecords(ev: SweepEvidence, status: SweepStatus): Verdict {
     else missing.push(t);
   }
   if (!failed.length && !cancelled.length && !replaced.length && !foreign.length && !missing.length) {
-    return { state: 'done', reason: `the node's record says our sweep completed` };
+    return { state: 'done', reason: `the node's record says our sweep completed${identityNote(req, status)}` };
   }
   if (failed.length) {
     const [t, last] = failed[0]!;
@@ -255,6 +267,11 @@ function fromRecords(ev: SweepEvidence, status: SweepStatus): Verdict {
   }
   if (ev.cancelling) return { state: 'cancelled', reason: 'a poll showed the sweep cancelling' };
   if (foreign.length) {
+    const other = foreign.find(([, l]) => l.requestId !== undefined && req.requestId !== undefined && l.requestId !== req.requestId);
+    if (other && foreign.every(([t, l]) => l.timestamp === req.before && (t === 'text' || (l.rollups !== undefined && sameSpans(req, t, l.rollups))))) {
+      const what = `an identical sweep with request id ${oneLine(other[1].requestId!, 64)} (ours: ${req.requestId})`;
+      return { state: 'replaced', reason: `the node's last sweep is ${what}: another client's sweep replaced ours`, other: what };
+    }
     const what = foreign.map(([t, l]) => describeRecord(t, l)).join('; ');
     return {
       state: 'replaced',
@@ -289,12 +306,9 @@ export function classify(ev: SweepEvidence): Verdict {
       reason: `after our DELETE the node still showed the sweep it replaced (${ev.baselineRunning}), then idle; ours was never seen running (the node keeps no record to ask)`,
     };
   }
-  return {
-    state: 'done',
-    reason: ev.seenOurs
-      ? 'seen running, then idle; no poll missed, no other sweep seen (the node keeps no record to confirm)'
-      : 'idle at the first poll; no poll missed, no other sweep seen (the node keeps no record to confirm)',
-  };
+  const seen = ev.seenOurs ? 'seen running, then idle' : 'idle at the first poll';
+  const note = ev.request.requestId !== undefined ? '; it records no request id, so an identical sweep from another client could not be told apart' : '';
+  return { state: 'done', reason: `${seen}; no poll missed, no other sweep seen (the node keeps no record to confirm${note})` };
 }
 
 // ---------------------------------------------------------------- the DELETE itself

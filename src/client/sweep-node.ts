@@ -2,6 +2,7 @@
  * One node, one evidence-checked sweep: the DELETE, sent at most once and never retried, then the
  * polls that decide how it ended. Used by the cluster sweep and by every step of a retention run.
  */
+import { randomBytes } from 'node:crypto';
 import type { SweepRequest, SweepStatus } from '../protocol/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Gate } from './concurrency.js';
@@ -62,7 +63,9 @@ export interface NodeSweepOptions {
  * (see sweep-evidence.ts). `sentAt` is the clock time the DELETE went out (absent: never sent).
  * The building block of a cluster sweep (startAndWait) and of each step of a retention run.
  */
-export async function sweepOneNode(client: NodeClient, req: SweepRequest, opts: NodeSweepOptions = {}): Promise<NodeSweepResult & { sentAt?: number }> {
+export async function sweepOneNode(client: NodeClient, asked: SweepRequest, opts: NodeSweepOptions = {}): Promise<NodeSweepResult & { sentAt?: number }> {
+  // Each DELETE carries its own id, so a node that records it shows whether a sweep is this one.
+  const req: SweepRequest = asked.requestId !== undefined ? asked : { ...asked, requestId: randomBytes(8).toString('hex') };
   const clock = opts.clock ?? systemClock;
   const emit = stateEmitter(opts.onEvent, clock);
   const gate = opts.gate ?? (<T>(fn: () => Promise<T>): Promise<T> => fn());

@@ -45,6 +45,8 @@ export interface CommonOptions {
  */
 export function preflightProblem(error: NodeRequestError | undefined): string {
   if (!error) return 'unreachable: no answer';
+  // It answered: a node without the sweep API is said to be one, never "unreachable".
+  if (error.code === 'no_sweep_api') return `no sweep API: ${error.detail.replace(/^the node has no sweep API: /, '')}`;
   const silent = error.code === 'unreachable' || error.code === 'timeout' || error.code === 'tls' || error.code === 'aborted';
   return silent ? `unreachable: ${error.detail}` : `answered without a usable status: ${error.detail}`;
 }
@@ -57,7 +59,8 @@ export async function preflightSweep(clients: readonly NodeClient[], opts: Commo
   const outcomes = await fanOut(clients, async (c) => c.sweepStatus(opts.signal ? { signal: opts.signal } : {}), { concurrency: opts.concurrency ?? 32, now: clock.now });
   const nodes: PreflightNode[] = outcomes.map((o) => {
     if (!o.ok) {
-      emit(o.node, 'unreachable', { error: o.error.detail });
+      // A node that answered 404 to the sweep API is not unreachable: it has none.
+      emit(o.node, o.error.code === 'no_sweep_api' ? 'no_sweep_api' : 'unreachable', { error: o.error.detail });
       return { node: o.node, running: [], error: o.error };
     }
     const running = runningTypes(o.value);

@@ -12,7 +12,7 @@ import type { Clock } from './clock.js';
  * `unconfirmed` (tsnode cannot tell whether it ran to the end), `lost`, `skipped`, `timed_out`,
  * `interrupted`.
  */
-export type NodeSweepState = 'checking' | 'idle' | 'busy' | 'unreachable' | 'sending' | 'running' | 'no_answer' | FinalSweepState;
+export type NodeSweepState = 'checking' | 'idle' | 'busy' | 'unreachable' | 'no_sweep_api' | 'sending' | 'running' | 'no_answer' | FinalSweepState;
 export const FINAL_SWEEP_STATES = ['done', 'late_data', 'started', 'replaced', 'cancelled', 'failed', 'unconfirmed', 'lost', 'skipped', 'timed_out', 'interrupted'] as const;
 export type FinalSweepState = (typeof FINAL_SWEEP_STATES)[number];
 

@@ -16,6 +16,7 @@ export type ProtocolErrorCode =
   | 'disk_full'
   | 'store_unavailable'
   | 'overloaded'
+  | 'unauthorized'
   | 'owners_unreachable'
   | 'internal';
 

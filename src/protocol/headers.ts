@@ -15,6 +15,15 @@ export const SWEEP_HEADER = {
 } as const;
 export type SweepHeaderKey = keyof typeof SWEEP_HEADER;
 
+/**
+ * `<prefix>-Sweep-Request-Id`: an id the client picks for one DELETE (tsnode's own extension; the
+ * production store ignores it). A node that records it (the reference node: `request_id` while
+ * running, `last_request_id` in its record) lets the client tell its own sweep from an identical
+ * one another client started. 1 to 64 of `A-Z a-z 0-9 . _ : -`.
+ */
+export const SWEEP_REQUEST_ID = 'Sweep-Request-Id';
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+
 export function sweepHeaderName(prefix: HeaderPrefix, key: SweepHeaderKey): string {
   return `${prefix}-${SWEEP_HEADER[key]}`;
 }
@@ -30,6 +39,8 @@ export interface SweepRequest {
   types: DataType[];
   nntRollups?: number[];
   histogramRollups?: number[];
+  /** The client's id for this DELETE (`<prefix>-Sweep-Request-Id`); see SWEEP_REQUEST_ID. */
+  requestId?: string;
 }
 
 /** Builds the request headers for a sweep. Types are always sent explicitly, never left to the node's default. */
@@ -44,6 +55,7 @@ export function buildSweepHeaders(req: SweepRequest, prefix: HeaderPrefix = DEFA
   if (req.histogramRollups?.length && req.types.includes('histogram')) {
     headers[sweepHeaderName(prefix, 'histogramRollups')] = req.histogramRollups.join(',');
   }
+  if (req.requestId !== undefined) headers[`${prefix}-${SWEEP_REQUEST_ID}`] = req.requestId;
   return headers;
 }
 
@@ -110,7 +122,25 @@ export function parseSweepHeaders(headers: Readonly<Record<string, string | stri
     if (!h) continue;
     req[key] = [...new Set(parseSecondsList(h.value, h.name))];
   }
+  const id = requestIdHeader(headers);
+  if (id) {
+    if (!REQUEST_ID_PATTERN.test(id.value)) {
+      throw new CodecError(`${id.name}: ${JSON.stringify(id.value.slice(0, 80))} is not a request id`, id.value.slice(0, 80), '1 to 64 of A-Z a-z 0-9 . _ : -');
+    }
+    req.requestId = id.value;
+  }
   return req;
+}
+
+/** The request id header under either prefix, as node:http delivers it (lower case). */
+function requestIdHeader(headers: Readonly<Record<string, string | string[] | undefined>>): { name: string; value: string } | undefined {
+  for (const prefix of HEADER_PREFIXES) {
+    const name = `${prefix}-${SWEEP_REQUEST_ID}`;
+    const v = headers[name.toLowerCase()];
+    const value = Array.isArray(v) ? v[0] : v;
+    if (value !== undefined) return { name, value: value.trim() };
+  }
+  return undefined;
 }
 
 /**

@@ -37,6 +37,8 @@ export interface LastSweep {
   replacedBy?: string;
   /** `last_finished`: when it ended, epoch milliseconds. */
   finished?: number;
+  /** `last_request_id`: the client's id for that sweep's DELETE, when it sent one. */
+  requestId?: string;
   /** `last_late_records` (a replicating node): records below the cut-off that arrived after that sweep began. */
   lateRecords?: number;
   /** `last_late_oldest`: the oldest such record's time, epoch seconds. */
@@ -52,6 +54,8 @@ export interface TypeStatus {
   current_metric?: string;
   /** `"all"` or the comma list of spans being deleted. */
   rollups?: string;
+  /** Reference-node extension, while running: the client's id for the DELETE that started it. */
+  request_id?: string;
   /** Set by `GET /sweep_delete/cancel`. */
   cancelling?: boolean;
   /**
@@ -75,6 +79,7 @@ function lastOf(w: Record<string, string>): LastSweep | undefined {
   if (w.last_error !== undefined) last.error = w.last_error;
   if (w.last_replaced_by !== undefined) last.replacedBy = w.last_replaced_by;
   if (w.last_finished !== undefined && EPOCH_WITH_MILLIS.test(w.last_finished)) last.finished = Math.round(Number(w.last_finished) * 1000);
+  if (w.last_request_id !== undefined) last.requestId = w.last_request_id;
   if (w.last_late_records !== undefined && /^\d{1,15}$/.test(w.last_late_records)) last.lateRecords = Number(w.last_late_records);
   if (w.last_late_oldest !== undefined && EPOCH_SECONDS.test(w.last_late_oldest)) last.lateOldest = Number(w.last_late_oldest);
   return Object.keys(last).length ? last : undefined;
@@ -90,6 +95,7 @@ export function normaliseStatus(wire: z.infer<typeof wireSweepStatusSchema>): Sw
     if (w.current_uuid !== undefined) s.current_uuid = w.current_uuid;
     if (w.current_metric !== undefined) s.current_metric = w.current_metric;
     if (w.rollups !== undefined) s.rollups = w.rollups;
+    if (w.request_id !== undefined) s.request_id = w.request_id;
     if (w.cancelling !== undefined) s.cancelling = w.cancelling === 'true';
     if (w.instance !== undefined && w.instance !== '') s.instance = w.instance;
     const last = lastOf(w);
@@ -118,6 +124,7 @@ export function wireStatus(status: SweepStatus): Record<DataType, Record<string,
       if (s.current_uuid !== undefined) w.current_uuid = s.current_uuid;
       if (s.current_metric !== undefined) w.current_metric = s.current_metric;
       if (s.rollups !== undefined) w.rollups = s.rollups;
+      if (s.request_id !== undefined) w.request_id = s.request_id;
     } else if (s.last) {
       const l = s.last;
       if (l.timestamp !== undefined) w.last_timestamp = String(l.timestamp);
@@ -126,6 +133,7 @@ export function wireStatus(status: SweepStatus): Record<DataType, Record<string,
       if (l.error !== undefined) w.last_error = l.error;
       if (l.replacedBy !== undefined) w.last_replaced_by = l.replacedBy;
       if (l.finished !== undefined) w.last_finished = secondsWithMillis(l.finished);
+      if (l.requestId !== undefined) w.last_request_id = l.requestId;
       if (l.lateRecords !== undefined) w.last_late_records = String(l.lateRecords);
       if (l.lateOldest !== undefined) w.last_late_oldest = String(l.lateOldest);
     }

@@ -24,7 +24,11 @@ export function checkAge(text: string): AgeCheck {
   const t = text.trim();
   const shown = JSON.stringify(t.length > 40 ? `${t.slice(0, 37)}...` : t);
   if (t === '') return { ok: false, problem: 'no age given' };
-  if (/^\d+(\.\d+)?$/.test(t)) return { ok: false, problem: `${shown} has no unit`, hint: `add one, e.g. ${t}d for days` };
+  if (/^\d+(\.\d+)?$/.test(t)) {
+    // Zero in any unit is still zero: no "0d" suggestion for it.
+    if (Number(t) === 0) return { ok: false, problem: `${shown} is zero`, hint: 'an age of zero would delete everything up to now' };
+    return { ok: false, problem: `${shown} has no unit`, hint: `add one, e.g. ${t}d for days` };
+  }
   if (/^-/.test(t)) return { ok: false, problem: `${shown} is negative` };
   const m = AGE_RE.exec(t);
   if (!m) return { ok: false, problem: `${shown} is not an age` };

@@ -46,8 +46,16 @@ export function parsePolicyFile(text: string, file: string, format: PolicyFormat
     const p = lines.linePos(offset);
     return { file, line: p.line, column: p.col };
   };
+  checkNesting(text, file);
   if (format === 'json') checkJsonSyntax(text, file);
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, keepSourceTokens: false });
+  let doc;
+  try {
+    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, keepSourceTokens: false });
+  } catch (err) {
+    // Deep block nesting (indentation) that checkNesting cannot see: still a message about the policy.
+    if (err instanceof RangeError) throw new PolicyError({ file }, '', 'nested too deeply to be a policy', TOP_EXPECTED);
+    throw err;
+  }
   const err = doc.errors[0];
   if (err) {
     const where = at(err.pos[0]);
@@ -58,6 +66,8 @@ export function parsePolicyFile(text: string, file: string, format: PolicyFormat
         hint: 'write "*": 1y (with the quotes)',
       });
     }
+    // The parser reports its own stack overflow as a syntax error: say what it means.
+    if (/call stack/i.test(err.message)) throw new PolicyError(where, '', 'nested too deeply to be a policy', TOP_EXPECTED);
     throw new PolicyError(where, '', `not valid ${format === 'json' ? 'JSON' : 'YAML'}: ${err.message.split('\n')[0]}`, TOP_EXPECTED);
   }
   const top = doc.contents;
@@ -158,6 +168,36 @@ function describeKey(node: YamlNode | null): string {
   if (node === null) return 'an empty key';
   if (isScalar(node)) return `the key ${JSON.stringify(node.value)}`;
   return `a ${isMap(node) ? 'map' : isSeq(node) ? 'list' : 'complex'} key`;
+}
+
+/** A policy is type -> span -> age: nothing deeper is valid, so a deeper file is refused before a parser recurses into it. */
+const MAX_NESTING = 16;
+
+/**
+ * Refuses brackets or braces nested deeper than MAX_NESTING (outside quoted text), naming where:
+ * both parsers recurse per level, and a file of 20,000 `[` would end in "Maximum call stack size
+ * exceeded" instead of a message about the policy.
+ */
+function checkNesting(text: string, file: string): void {
+  let depth = 0;
+  let quote: string | null = null;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\n') {
+      line++;
+      lineStart = i + 1;
+    } else if (quote !== null) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '{') {
+      if (++depth > MAX_NESTING) {
+        throw new PolicyError({ file, line, column: i - lineStart + 1 }, '', `nested more than ${MAX_NESTING} levels deep`, TOP_EXPECTED);
+      }
+    } else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
+  }
 }
 
 /** JSON.parse as the judge of JSON syntax, with its position turned into line and column. */

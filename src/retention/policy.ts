@@ -67,22 +67,28 @@ export function sortRules(rules: PolicyRule[]): PolicyRule[] {
 
 // ---------------------------------------------------------------- the builder both parsers use
 
+/** Text from a command line or a file, quoted; a long one by its start and length, never echoed whole. */
+function clipped(text: string): string {
+  return text.length > 80 ? `${JSON.stringify(text.slice(0, 60))}... (${text.length} characters)` : JSON.stringify(text);
+}
+
 /** Checks a span key: positive whole seconds, written plainly (no `60s`, `0x3c`, `60.0`). */
 export function checkSpanKey(text: string): { ok: true; span: number | typeof WILDCARD } | { ok: false; problem: string; hint?: string } {
   const t = text.trim();
+  const shown = clipped(t);
   if (t === WILDCARD) return { ok: true, span: WILDCARD };
   if (/^\d+$/.test(t)) {
     const n = Number(t);
     if (n === 0) return { ok: false, problem: 'span 0 is not a span', hint: 'spans are positive whole seconds' };
-    if (n > MAX_SPAN) return { ok: false, problem: `span ${t} is too large` };
-    if (t.startsWith('0')) return { ok: false, problem: `span ${JSON.stringify(t)} has a leading zero`, hint: `write ${n}` };
+    if (n > MAX_SPAN) return { ok: false, problem: `span ${t.length > 20 ? shown : t} is too large` };
+    if (t.startsWith('0')) return { ok: false, problem: `span ${shown} has a leading zero`, hint: `write ${n}` };
     return { ok: true, span: n };
   }
-  if (/^\d+s$/.test(t)) return { ok: false, problem: `span ${JSON.stringify(t)} has a unit`, hint: `spans are plain seconds: ${t.slice(0, -1)}` };
-  if (/^\d+(m|h|d|ms)$/.test(t)) return { ok: false, problem: `span ${JSON.stringify(t)} has a unit`, hint: 'spans are plain seconds, e.g. 60 or 300' };
-  if (/^-\d/.test(t)) return { ok: false, problem: `span ${JSON.stringify(t)} is negative` };
-  if (/^\d*\.\d+$/.test(t)) return { ok: false, problem: `span ${JSON.stringify(t)} is not whole seconds` };
-  return { ok: false, problem: `${JSON.stringify(t)} is not a span` };
+  if (/^\d+s$/.test(t)) return { ok: false, problem: `span ${shown} has a unit`, hint: `spans are plain seconds: ${t.slice(0, -1)}` };
+  if (/^\d+(m|h|d|ms)$/.test(t)) return { ok: false, problem: `span ${shown} has a unit`, hint: 'spans are plain seconds, e.g. 60 or 300' };
+  if (/^-\d/.test(t)) return { ok: false, problem: `span ${shown} is negative` };
+  if (/^\d*\.\d+$/.test(t)) return { ok: false, problem: `span ${shown} is not whole seconds` };
+  return { ok: false, problem: `${shown} is not a span` };
 }
 
 /** What a key means, for "given twice" messages. */
@@ -139,7 +145,8 @@ const RULE_EXPECTED = '<type>:<span>=<age> or text=<age>, e.g. nnt:60=30d, nnt:*
 export function parseRules(rules: readonly string[]): Policy {
   const b = new PolicyBuilder('--rule');
   for (const raw of rules) {
-    const at: PolicyLocation = { file: `--rule ${JSON.stringify(raw)}` };
+    // A rule is short: a long one is shown by its start and length, never echoed whole.
+    const at: PolicyLocation = { file: `--rule ${clipped(raw)}` };
     const text = raw.trim();
     const eq = text.indexOf('=');
     if (eq < 0) throw new PolicyError(at, '', 'has no "=" between the rule and its age', RULE_EXPECTED);
@@ -148,7 +155,7 @@ export function parseRules(rules: readonly string[]): Policy {
     const colon = left.indexOf(':');
     const typeText = (colon < 0 ? left : left.slice(0, colon)).trim().toLowerCase();
     if (typeText !== 'nnt' && typeText !== 'histogram' && typeText !== 'text') {
-      throw new PolicyError(at, '', `${JSON.stringify(typeText)} is not a data type`, RULE_EXPECTED, { value: typeText, hint: 'types: nnt, histogram, text' });
+      throw new PolicyError(at, '', `${clipped(typeText)} is not a data type`, RULE_EXPECTED, { value: typeText.slice(0, 60), hint: 'types: nnt, histogram, text' });
     }
     if (typeText === 'text') {
       if (colon >= 0) throw new PolicyError(at, '', 'text has no spans', 'text=<age>, e.g. text=90d', { hint: 'write text=90d' });
@@ -156,7 +163,9 @@ export function parseRules(rules: readonly string[]): Policy {
       continue;
     }
     if (colon < 0) {
-      throw new PolicyError(at, '', `${typeText} needs a span`, RULE_EXPECTED, { hint: `${typeText}:*=${age.trim() || '30d'} keeps every ${typeText} span that long` });
+      throw new PolicyError(at, '', `${typeText} needs a span`, RULE_EXPECTED, {
+        hint: `${typeText}:*=${age.trim().length <= 20 && age.trim() ? age.trim() : '30d'} keeps every ${typeText} span that long`,
+      });
     }
     const span = checkSpanKey(left.slice(colon + 1));
     if (!span.ok) throw new PolicyError(at, '', span.problem, SPAN_EXPECTED, { ...(span.hint ? { hint: span.hint } : {}) });

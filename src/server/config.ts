@@ -66,6 +66,13 @@ export interface ServerConfig {
   retentionIntervalMs?: number;
   /** `--no-sweep-api`: answer /sweep_delete as a store from 0.19.23 on does (404). */
   noSweepApi?: boolean;
+  /** `--tls-cert`/`--tls-key`: serve HTTPS with this certificate chain and key (PEM text, already read). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * `--require-header 'Name: value'`: every request must carry each of these headers with exactly
+   * this value (a bearer token, as production sits behind a proxy that checks one); else 401.
+   */
+  requireHeaders?: Array<{ name: string; value: string }>;
 }
 
 export const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
@@ -382,4 +389,15 @@ export function parseRetention(text: string, rollups: readonly number[], histogr
     out.nnt.set(smallest, shared);
   }
   return out;
+}
+
+/** `--require-header 'Name: value'`: the header name (a token) and its exact value. */
+export function parseRequiredHeader(text: string): { name: string; value: string } {
+  const i = text.indexOf(':');
+  const name = i < 0 ? '' : text.slice(0, i).trim();
+  const value = i < 0 ? '' : text.slice(i + 1).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || value === '') {
+    throw new ConfigError('--require-header', text.replace(/:.*/, ': ...'), "'Name: value', e.g. 'Authorization: Bearer <token>'", 'is not a header line with a name and a value');
+  }
+  return { name: name.toLowerCase(), value };
 }

@@ -3,8 +3,11 @@
  * its address and a `close()` that stops accepting, lets in-flight requests finish, stops the
  * sweeper and closes the database. Usable in-process (tests, scripts) and by `tsnode serve`.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { ProtocolError } from '../protocol/index.js';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
 import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
@@ -197,6 +200,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let target: Target | undefined;
     try {
+      if (config.requireHeaders?.length) requireHeaders(req, config.requireHeaders);
       target = parseTarget(req.url ?? '/');
       const route = routeFor(target.segments);
       const path = (req.url ?? '/').split('?')[0]!;
@@ -216,26 +220,26 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
   };
 
   const inFlight = new WeakMap<object, Promise<void>>();
-  const server: Server = createServer(
-    {
-      requestTimeout: config.requestTimeoutMs,
-      headersTimeout: config.headersTimeoutMs,
-      keepAliveTimeout: 5_000,
-      // How often the timeouts above are checked (Node's default is every 30 s, which lets a slow client linger).
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
-    },
-    (req, res) => {
-      // Requests pipelined on one connection run one after the other: a GET sent right behind a
-      // POST must see what the POST stored (node:http hands both over before the POST's body is in).
-      const socket = req.socket;
-      const before = inFlight.get(socket);
-      const run = before === undefined ? handle(req, res) : before.then(() => handle(req, res));
-      const settled: Promise<void> = run.finally(() => {
-        if (inFlight.get(socket) === settled) inFlight.delete(socket);
-      });
-      inFlight.set(socket, settled);
-    },
-  );
+  const serverOptions = {
+    requestTimeout: config.requestTimeoutMs,
+    headersTimeout: config.headersTimeoutMs,
+    keepAliveTimeout: 5_000,
+    // How often the timeouts above are checked (Node's default is every 30 s, which lets a slow client linger).
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+  };
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    // Requests pipelined on one connection run one after the other: a GET sent right behind a
+    // POST must see what the POST stored (node:http hands both over before the POST's body is in).
+    const socket = req.socket;
+    const before = inFlight.get(socket);
+    const run = before === undefined ? handle(req, res) : before.then(() => handle(req, res));
+    const settled: Promise<void> = run.finally(() => {
+      if (inFlight.get(socket) === settled) inFlight.delete(socket);
+    });
+    inFlight.set(socket, settled);
+  };
+  // HTTPS when given a certificate (--tls-cert/--tls-key): the same routes and limits either way.
+  const server: Server = config.tls ? createHttpsServer({ ...serverOptions, cert: config.tls.cert, key: config.tls.key }, onRequest) : createServer(serverOptions, onRequest);
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
@@ -273,7 +277,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
   }
   const address = server.address() as AddressInfo;
   const host = address.address;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -306,4 +310,16 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
   retention?.start();
   replication?.replication.start();
   return { url, host, port: address.port, config, close, node, identity, retention };
+}
+
+/** 401 unless the request carries every required header with exactly its value (compared in constant time). */
+function requireHeaders(req: IncomingMessage, required: ReadonlyArray<{ name: string; value: string }>): void {
+  for (const { name, value } of required) {
+    const got = req.headers[name];
+    const given = Buffer.from(typeof got === 'string' ? got : '');
+    const wanted = Buffer.from(value);
+    if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) {
+      throw new ProtocolError(401, 'unauthorized', `this node requires the ${name} header${got === undefined ? '' : ' with another value'}`, { header: name });
+    }
+  }
 }

@@ -22,6 +22,8 @@ export interface SweepPlan {
   nntAll: boolean;
   histogramPeriods: number[];
   histogramAll: boolean;
+  /** The client's id for the DELETE (`<prefix>-Sweep-Request-Id`), kept in the status and the record. */
+  requestId?: string;
 }
 
 export interface SweeperOptions {
@@ -123,6 +125,7 @@ export class Sweeper {
       else s.current_metric = '';
       const rollups = rollupsOf(plan, type);
       if (rollups !== undefined) s.rollups = rollups;
+      if (plan.requestId !== undefined) s.request_id = plan.requestId;
       status[type] = s;
     }
     const job: Job = { plan, status, cancelled: false, finished: new Set(), wake: null, done: Promise.resolve() };
@@ -175,7 +178,8 @@ export class Sweeper {
 
   private record(plan: SweepPlan, type: DataType, result: SweepResult, extra: Partial<LastSweep> = {}): void {
     const rollups = rollupsOf(plan, type);
-    this.last[type] = { timestamp: plan.before, ...(rollups !== undefined ? { rollups } : {}), result, finished: this.opts.now(), ...extra };
+    const id = plan.requestId !== undefined ? { requestId: plan.requestId } : {};
+    this.last[type] = { timestamp: plan.before, ...(rollups !== undefined ? { rollups } : {}), result, finished: this.opts.now(), ...id, ...extra };
   }
 
   private async run(job: Job): Promise<void> {

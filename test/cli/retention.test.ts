@@ -247,7 +247,8 @@ describe('tsnode retention apply', () => {
 
   it('a busy node is refused: nothing is sent to any node, its sweep keeps running', async () => {
     const busy = nodes[2]!;
-    await seed(busy.url, 80, ['nnt']);
+    // 400 series at 20 ms each: the sweep outlasts the CLI on a loaded machine (cancelled below).
+    await seed(busy.url, 400, ['nnt']);
     await client(busy.url).sweepDelete({ before: at(300), types: ['nnt'] });
     for (const p of proxies) p.exchanges.length = 0;
     const r = await runCli(['retention', 'apply', POLICY, '--nodes', list, '--yes', ...FAST], { env });

@@ -68,6 +68,16 @@ describe('a node list that misses a ring node', () => {
     expect(apply.stderr).toContain(`1 of 5 ring nodes are not in the list: ${topology.nodes[4]!.id} (${urls[4]})`);
     expect(apply.stderr).toContain('refusing to apply the retention policy: nothing was sent');
     for (const u of urls) expect(await swept(u)).toBe(false);
+    // each refusal leaves its trace, with the reason
+    const refused = readFileSync(JOURNAL, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'run.refused');
+    expect(refused.slice(-2).map((l) => [l.command, l.codes])).toEqual([
+      ['sweep cancel', ['coverage']],
+      ['retention apply', ['coverage']],
+    ]);
   });
 
   it('--allow-partial goes ahead on the listed nodes, never calls the missing one finished: exit 3, listed, left, in the catch-up', async () => {
@@ -102,6 +112,26 @@ describe('a node list that misses a ring node', () => {
     const t = await runCli(['sweep', '--before', BEFORE, '--nodes', urls.slice(0, 4).join(','), '--yes', '--allow-partial', '--poll-interval', '100ms'], { env });
     expect(t.code).toBe(3);
     expect(t.stdout).toContain(`ring nodes not in the list, not swept (--allow-partial): ${fifth.id} (${urls[4]})`);
+  });
+
+  it('retention apply --allow-partial: "4 of 5 ring nodes", the fifth listed as not swept, exit 3, left in history, named by a catch-up', async () => {
+    const fifth = topology.nodes[4]!;
+    const r = await runCli(['retention', 'apply', '--rule', 'nnt:60=300d', '--nodes', urls.slice(0, 4).join(','), '--yes', '--allow-partial', '--poll-interval', '100ms'], { env });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`summary: 4 of 5 ring nodes finished every step; not swept (not in the node list): ${fifth.id} (${urls[4]})`);
+    expect(r.stdout).toContain(`ring nodes not in the list, not swept (--allow-partial): ${fifth.id} (${urls[4]})`);
+    expect(r.stderr).toContain(`to apply the policy on the 1 ring node(s) not swept: tsnode retention apply --rule nnt:60=300d --nodes ${urls[4]} --allow-partial`);
+    expect(await swept(urls[4]!)).toBe(false);
+    const end = readFileSync(JOURNAL, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'retention.end')
+      .at(-1);
+    expect(end).toMatchObject({ outcome: 'complete', exit: 3, catchUp: { nodes: [urls[4]] } });
+    const h = await runCli(['history', '-o', 'json'], { env });
+    const run = (JSON.parse(h.stdout) as { runs: Array<{ run: string; pending: string[] }> }).runs.find((x) => x.run === end.run)!;
+    expect(run.pending).toEqual([urls[4]]);
   });
 
   it('--seed lists the whole ring: covered', async () => {

@@ -180,8 +180,11 @@ describe('a profile as the target', () => {
       .map((l) => JSON.parse(l));
     expect(entries.map((e) => [e.kind, e.nodeSource, e.described, e.profile])).toEqual([
       ['sweep.start', 'profile prod', 'nodes: profile prod, 2 nodes', 'prod'],
+      // (the receipt: the inventories before and after, between the two)
+      ['receipt', undefined, undefined, undefined],
       ['sweep.end', 'profile prod', 'nodes: profile prod, 2 nodes', 'prod'],
     ]);
+    expect(readFileSync(journal, 'utf8')).not.toContain('never-printed-token');
     const history = await runCli(['history', '--journal', 'j.jsonl', '-o', 'json'], { env: u.env, cwd: u.cwd });
     expect(history.code).toBe(0);
     const run = JSON.parse(history.stdout).runs[0];

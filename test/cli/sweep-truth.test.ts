@@ -318,12 +318,12 @@ describe('tsnode history', () => {
 });
 
 describe('a node without a sweep API', () => {
-  it('is refused at preflight as answering without a status, never called unreachable (exit 2, nothing sent)', async () => {
+  it('is refused at preflight as having no sweep API, never called unreachable (exit 2, nothing sent)', async () => {
     const gone = await startRecordingNode({ status: 404, headers: { 'content-type': 'application/json' }, body: '{"error":"not found","code":"not_found"}' });
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', gone.url, '--yes', ...FAST], { env });
     await gone.close();
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`error: ${gone.url} answered without a usable status: the node has no sweep API`));
+    expect(r.stderr).toMatch(new RegExp(`error: ${gone.url} has no sweep API: GET /sweep_delete answered 404`));
     expect(r.stderr).not.toMatch(/is unreachable/);
     expect(gone.requests.filter((q) => q.method === 'DELETE')).toHaveLength(0);
   });

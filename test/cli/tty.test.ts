@@ -30,7 +30,7 @@ describe('in a real terminal (tmux, 100x30)', () => {
       'the demo to end',
       () => {
         const screen = term.screen();
-        if (/127\.0\.0\.1:\d+.*(running|started|sending)/.test(screen) && screen.includes('── 6/9')) seen.sweepLive = true;
+        if (/127\.0\.0\.1:\d+.*(running|started|sending)/.test(screen) && screen.includes('── 7/10')) seen.sweepLive = true;
         return existsSync(codeFile);
       },
       100_000,
@@ -44,7 +44,7 @@ describe('in a real terminal (tmux, 100x30)', () => {
     // Final tables rendered, each step's command shown, no timestamps on a terminal.
     expect(all).toMatch(/┌─+┬/);
     expect(all).toContain('$ tsnode sweep --before 7d --types nnt,text,histogram --yes --poll-interval 500ms --nodes nodes.txt');
-    expect(all).toMatch(/── 9\/9/);
+    expect(all).toMatch(/── 10\/10/);
     expect(all).toMatch(/│ ok\s+│/);
     expect(all).toMatch(/^demo ok: 3\/3 nodes swept/m);
     expect(all).not.toMatch(/^\d{4}-\d{2}-\d{2}T\S+Z \$ tsnode/m);

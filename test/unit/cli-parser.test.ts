@@ -17,7 +17,7 @@ const TYPED_TARGET = { ...NETWORK_TYPED, concurrency: 32 };
 
 /** What each command receives when given nothing but its required arguments. */
 const DEFAULTS: Record<string, Record<string, unknown>> = {
-  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false, sweepApi: true },
+  serve: { host: '127.0.0.1', memory: false, lenientTimestamps: false, salvageLog: false, replication: true, traceFlush: false, sweepApi: true, requireHeader: [] },
   // No --to and no --smallest-span by default: both come from the nodes (owners on a ring, their base_rollup).
   write: {
     kind: 'nnt',
@@ -48,6 +48,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     force: false,
     skipUnreachable: false,
     allowPartial: false,
+    maxClockSkew: 300_000,
     output: 'table',
     settle: 0,
     ...NETWORK_TYPED,
@@ -62,6 +63,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     skipUnreachable: false,
     allowPartial: false,
     fresh: false,
+    maxClockSkew: 300_000,
     pollInterval: 2000,
     stepTimeout: 21_600_000,
     settle: 0,
@@ -78,6 +80,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     output: 'table',
     sweepApi: true,
     nodeFlags: [],
+    requireHeader: [],
   },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
@@ -219,6 +222,8 @@ const CONTRACT: Row[] = [
       '500ms',
       '--step-timeout',
       '1h',
+      '--max-clock-skew',
+      '30s',
       '--journal',
       'j.jsonl',
       '--seed',
@@ -234,6 +239,7 @@ const CONTRACT: Row[] = [
       skipUnreachable: true,
       pollInterval: 500,
       stepTimeout: 3_600_000,
+      maxClockSkew: 30_000,
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
       allowLag: 30_000,

@@ -4,12 +4,13 @@
  * validated again before it is written, and written atomically (temp file + rename) with mode 0600.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Document, isMap, type YAMLMap } from 'yaml';
 import type { HeaderPrefix } from '../../protocol/headers.js';
 import { TsnodeError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { pidState } from '../pid.js';
 import { PROFILE_KEYS, PROFILE_NAME_FORMS, PROFILE_NAME_RE, parseConfig, type ConfigFile, type ProfileKey } from './file.js';
 import { profileNotFound } from './load.js';
 import type { WriteTarget } from '../write-targets.js';
@@ -189,5 +190,67 @@ export function writeConfigFile(path: string, text: string): void {
       hint: "check the directory's permissions, or set TSNODE_CONFIG to a writable file",
       exitCode: EXIT.failed,
     });
+  }
+}
+
+/** How long a `profile` command waits for another one to finish with the config file. */
+const CONFIG_LOCK_WAIT_MS = 10_000;
+
+/**
+ * Runs `fn` (read the config, change it, write it) holding `<config>.lock`, so two commands that
+ * change profiles at once never lose one's change: the second reads the file after the first
+ * wrote it. A lock left by a process that no longer runs is taken over.
+ */
+export function withConfigLock<T>(path: string, fn: () => T): T {
+  let target = path;
+  try {
+    target = realpathSync(path);
+  } catch {
+    // not there yet
+  }
+  const lock = `${target}.lock`;
+  const cannot = (err: unknown): TsnodeError =>
+    new TsnodeError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
+      hint: "check the directory's permissions, or set TSNODE_CONFIG to a writable file",
+      exitCode: EXIT.failed,
+    });
+  try {
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw cannot(err);
+  }
+  const deadline = Date.now() + CONFIG_LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new TsnodeError('config_write_failed', `cannot lock ${path}: ${(err as Error).message}`, { exitCode: EXIT.failed });
+    }
+    let holder: number;
+    try {
+      holder = Number(readFileSync(lock, 'utf8'));
+    } catch {
+      continue; // released between our open and our read: try again at once
+    }
+    if (Number.isInteger(holder) && holder > 0 && pidState(holder) === 'gone') {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new TsnodeError('config_locked', `${path} is being changed by process ${Number.isInteger(holder) ? holder : '?'} (lock ${lock})`, {
+        hint: 'try again in a moment; remove the lock file if that process is gone',
+        exitCode: EXIT.failed,
+      });
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { force: true });
   }
 }

@@ -4,28 +4,40 @@
  */
 import { execFileSync, type spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { pidState } from '../pid.js';
 import { ClusterError } from './state.js';
 
-/** Whether `pid` is a live process that is one of our nodes (not a reused pid). */
+/**
+ * Whether `pid` is a live process that is one of our nodes (not a reused pid, not any process a
+ * hand-edited cluster.json names): its command line must be a `tsnode serve` whose `--data-dir`
+ * argument is exactly the recorded, absolute data dir. A command line that cannot be read is not
+ * trusted: nothing is signalled on a guess.
+ */
 export function isOurNode(pid: number, dataDir: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 1 || typeof dataDir !== 'string' || !isAbsolute(dataDir)) return false;
   // ESRCH: gone. EPERM: alive but not ours to signal, so not a node this user started.
   if (!alive(pid)) return false;
-  const cmdline = commandLineOf(pid);
-  // If the command line cannot be read, trust the pid only while it is alive (best effort).
-  if (cmdline === undefined) return true;
-  return cmdline.includes('serve') && cmdline.includes(dataDir);
+  const argv = argvOf(pid);
+  if (argv === undefined) return false;
+  const serve = argv.indexOf('serve');
+  if (serve < 0) return false;
+  return argv.some((a, i) => i > serve && ((a === '--data-dir' && argv[i + 1] === dataDir) || a === `--data-dir=${dataDir}`));
 }
 
-function commandLineOf(pid: number): string | undefined {
-  const proc = `/proc/${pid}/cmdline`;
-  try {
-    if (existsSync('/proc/self/cmdline')) return readFileSync(proc, 'utf8').split('\0').join(' ');
-  } catch {
-    return ''; // gone between the signal check and now (or a zombie): not a running node
+/** The process's arguments: /proc/<pid>/cmdline (NUL-separated, exact), else `ps` (split on spaces, best effort). */
+function argvOf(pid: number): string[] | undefined {
+  if (existsSync('/proc/self/cmdline')) {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      return undefined; // gone between the signal check and now (or a zombie): not a running node
+    }
   }
   try {
-    return execFileSync('ps', ['-p', String(pid), '-o', 'command='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('ps', ['-p', String(pid), '-o', 'command='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .trim()
+      .split(/\s+/);
   } catch {
     return undefined;
   }

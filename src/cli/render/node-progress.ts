@@ -9,6 +9,7 @@ import { formatElapsed } from './elapsed.js';
 
 /** How a state reads to a person (`timed_out` -> `timed out`). */
 export function stateLabel(state: NodeSweepState): string {
+  if (state === 'no_sweep_api') return 'no sweep API';
   return state.replace(/_/g, ' ');
 }
 
@@ -93,7 +94,7 @@ export class NodeProgress {
     const work = row.state === 'running' ? currentWork(row.status) : '';
     if (work) bits.push(`(${work})`);
     if (row.error) bits.push(`- ${row.error}`);
-    if (!ACTIVE.has(row.state) && !['idle', 'busy', 'unreachable', 'skipped'].includes(row.state)) bits.push(`after ${seconds(at - row.since, true)}`);
+    if (!ACTIVE.has(row.state) && !['idle', 'busy', 'unreachable', 'no_sweep_api', 'skipped'].includes(row.state)) bits.push(`after ${seconds(at - row.since, true)}`);
     return bits.join(' ');
   }
 
@@ -105,6 +106,7 @@ export class NodeProgress {
       case 'failed':
       case 'lost':
       case 'unreachable':
+      case 'no_sweep_api':
       case 'replaced':
       case 'cancelled':
       case 'unconfirmed':

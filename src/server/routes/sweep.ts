@@ -45,7 +45,15 @@ export function planSweep(
   };
   const nnt = spans(req.nntRollups, cfg.rollups, name('nntRollups'));
   const hist = spans(req.histogramRollups, cfg.histogramRollups, name('histogramRollups'));
-  return { before: req.before, types: req.types, nntSpans: nnt.spans, nntAll: nnt.all, histogramPeriods: hist.spans, histogramAll: hist.all };
+  return {
+    before: req.before,
+    types: req.types,
+    nntSpans: nnt.spans,
+    nntAll: nnt.all,
+    histogramPeriods: hist.spans,
+    histogramAll: hist.all,
+    ...(req.requestId !== undefined ? { requestId: req.requestId } : {}),
+  };
 }
 
 export const sweepDelete: Handler = (req, res, _target, node) => {

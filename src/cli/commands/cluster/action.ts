@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
 import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
 import { parseNodeFlags, shardServeArgs } from '../../local-cluster/shard-args.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
-import { loadConfig } from '../../config/load.js';
-import { checkProfileName, setProfileText, writeConfigFile } from '../../config/write.js';
+import { homeOf, loadConfig } from '../../config/load.js';
+import { configPath } from '../../config/paths.js';
+import { checkProfileName, setProfileText, withConfigLock, writeConfigFile } from '../../config/write.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -101,16 +102,33 @@ function prepareProfile(ctx: CliContext): { name: string; write(nodesFile: strin
   return {
     name,
     write: (nodesFile) => {
-      // Read again: another command may have changed the file while the nodes started.
-      const { config } = loadConfig({ env: ctx.env, cwd: ctx.cwd });
-      const before = config.profiles.get(name);
-      writeConfigFile(config.path, setProfileText(config, name, { nodesFile }));
+      // Read again, under the config's lock: another command may have changed the file while the nodes started.
+      const { config, before } = withConfigLock(configPath({ env: ctx.env, home: homeOf(ctx.env), cwd: ctx.cwd }), () => {
+        const { config } = loadConfig({ env: ctx.env, cwd: ctx.cwd });
+        const before = config.profiles.get(name);
+        writeConfigFile(config.path, setProfileText(config, name, { nodesFile }));
+        return { config, before };
+      });
       ctx.log.info(`${before ? 'updated' : 'created'} profile ${name} in ${config.shown}: nodes_file ${nodesFile}`);
       const kept = before ? (['header_prefix', 'cacert', 'cert', 'key', 'headers'] as const).filter((k) => before.lines[k] !== undefined) : [];
       if (kept.length)
         ctx.log.warn(`profile ${name} keeps its ${kept.join(', ')}: they now apply to this local cluster too (tsnode profile set ${name} --unset <key> removes one)`);
     },
   };
+}
+
+/** `--rollups` and `--histogram-rollups`, handed to every node's `tsnode serve` as given. */
+export function spanServeArgs(flags: Pick<ClusterUpFlags, 'rollups' | 'histogramRollups'>): string[] {
+  return [...(flags.rollups ? ['--rollups', flags.rollups.join(',')] : []), ...(flags.histogramRollups ? ['--histogram-rollups', flags.histogramRollups.join(',')] : [])];
+}
+
+/** `--tls-cert`/`--tls-key` (as absolute paths) and `--require-header`, handed to every node; each node checks them. */
+export function accessServeArgs(flags: Pick<ClusterUpFlags, 'tlsCert' | 'tlsKey' | 'requireHeader'>, cwd: string): string[] {
+  return [
+    ...(flags.tlsCert !== undefined ? ['--tls-cert', resolve(cwd, flags.tlsCert)] : []),
+    ...(flags.tlsKey !== undefined ? ['--tls-key', resolve(cwd, flags.tlsKey)] : []),
+    ...flags.requireHeader.flatMap((h) => ['--require-header', h]),
+  ];
 }
 
 /** The shard and retention flags for every node, and the per-node ones (--node-flags). */
@@ -130,12 +148,11 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
   const writeCopies = writeCopiesFor(flags.writeCopies, count);
   const profile = prepareProfile(ctx);
   const paint = painter(ctx.colourErr);
-  // SIGTERM (e.g. from a process supervisor) must stop the nodes too, like Ctrl-C.
+  // SIGTERM (e.g. from a process supervisor) stops the nodes too, like Ctrl-C: both abort ctx.signal
+  // (main.ts). With --detach the nodes outlive this process, so only a start in progress stops.
   const stop = new AbortController();
-  const onTerm = (): void => stop.abort(new Error('terminated'));
   const onAbort = (): void => stop.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
-  if (!flags.detach) process.once('SIGTERM', onTerm);
   try {
     ctx.log.info(`starting ${count} node${count > 1 ? 's' : ''} in ${flags.dir}${basePort ? ` on ports ${basePort}-${basePort + count - 1}` : ' on free ports'}...`);
     let cluster;
@@ -152,6 +169,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
         ...(!flags.replication ? { noReplication: true } : {}),
         ...shardArgs,
+        serveArgs: [...shardArgs.serveArgs, ...spanServeArgs(flags), ...accessServeArgs(flags, ctx.cwd)],
         onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
       });
     } catch (err) {
@@ -204,7 +222,6 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
     ctx.log.info(`cluster stopped; data kept in ${cluster.state.dir} (${join(cluster.state.dir, 'node-*')})`);
     return crash && !downElsewhere ? EXIT.failed : EXIT.ok;
   } finally {
-    process.off('SIGTERM', onTerm);
     ctx.signal.removeEventListener('abort', onAbort);
   }
 }

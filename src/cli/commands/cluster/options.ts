@@ -46,6 +46,13 @@ export function clusterUpFlags() {
     }),
     lenientTimestamps: flag.boolean('--lenient-timestamps', 'every node also reads a bare integer start_ts/end_ts as .000 (for clients such as gosnowth)'),
     replication: flag.boolean('--no-replication', 'nodes keep only what they are sent: no journals to the other owners, no proxied reads (default: the ring replicates)'),
+    rollups: flag.spanList('--rollups <spans>', "every node's numeric rollup periods (tsnode serve --rollups): 60,300 or 1m,5m", { complete: { kind: 'none' } }),
+    histogramRollups: flag.spanList('--histogram-rollups <spans>', "every node's histogram periods (tsnode serve --histogram-rollups)", { complete: { kind: 'none' } }),
+    tlsCert: flag.string('--tls-cert <file>', 'every node serves HTTPS with this certificate (tsnode serve --tls-cert); needs --tls-key', { complete: { kind: 'files' } }),
+    tlsKey: flag.string('--tls-key <file>', 'the private key of --tls-cert', { complete: { kind: 'files' } }),
+    requireHeader: flag.repeatable('--require-header <line>', 'every node refuses (401) requests without this header and value (tsnode serve --require-header), repeatable', {
+      complete: { kind: 'none' },
+    }),
     detach: flag.boolean('--detach', 'leave the nodes running in the background (stop with `tsnode cluster down`)'),
     writeCopies: flag.count('--write-copies <n>', 'copies of each metric the ring keeps, on that many different nodes (default: 2, or 1 for a single node)', {
       min: 1,

@@ -409,7 +409,7 @@ function settleRetention(runs: HistoryRun[]): void {
   }
   for (const r of runs) {
     r.pending = r.nodes.filter((n) => n.state !== 'finished' && !n.caughtUpBy).map((n) => n.node);
-    if (r.refused) return;
+    if (r.refused) continue;
     if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
     else if (!r.outcome && r.pending.length) {
       // Killed before its end line: a re-run of the same command continues it; --resume names it.

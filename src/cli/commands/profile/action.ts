@@ -6,10 +6,10 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { parseNodeEntry, parseNodeList } from '../../nodes.js';
 import { renderJson, renderTable, tableWidth } from '../../render/table.js';
 import type { ConfigFile, Profile } from '../../config/file.js';
-import { loadConfig, profileNotFound, type LoadedConfig } from '../../config/load.js';
-import { resolveConfigRelative, showPath } from '../../config/paths.js';
+import { homeOf, loadConfig, profileNotFound, type LoadedConfig } from '../../config/load.js';
+import { configPath, resolveConfigRelative, showPath } from '../../config/paths.js';
 import { hasLiteralSecret, redactTemplate } from '../../config/secrets.js';
-import { removeProfileText, setProfileText, useProfileText, writeConfigFile, type ProfileChanges } from '../../config/write.js';
+import { removeProfileText, setProfileText, useProfileText, withConfigLock, writeConfigFile, type ProfileChanges } from '../../config/write.js';
 import { didYouMean } from '../../suggest.js';
 import { parseHeaderLine, HeaderError } from '../../../client/headers.js';
 import type { ProfileListFlags, ProfileSetFlags, ProfileShowFlags } from './options.js';
@@ -117,19 +117,30 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   return EXIT.ok;
 }
 
+/** Read, change and write the config file under its lock (two profile commands at once lose nothing). */
+function locked<T>(ctx: CliContext, fn: () => T): T {
+  return withConfigLock(configPath({ env: ctx.env, home: homeOf(ctx.env), cwd: ctx.cwd }), fn);
+}
+
 export async function profileUseAction(opts: { name: string }, ctx: CliContext): Promise<ExitCode> {
-  const { config } = load(ctx);
-  if (!config.profiles.has(opts.name)) throw profileNotFound(config, opts.name, 'profile use', didYouMean(opts.name, [...config.profiles.keys()]));
-  writeConfigFile(config.path, useProfileText(config, opts.name));
-  ctx.log.info(`current profile: ${opts.name} (${config.shown})`);
+  const shown = locked(ctx, () => {
+    const { config } = load(ctx);
+    if (!config.profiles.has(opts.name)) throw profileNotFound(config, opts.name, 'profile use', didYouMean(opts.name, [...config.profiles.keys()]));
+    writeConfigFile(config.path, useProfileText(config, opts.name));
+    return config.shown;
+  });
+  ctx.log.info(`current profile: ${opts.name} (${shown})`);
   return EXIT.ok;
 }
 
 export async function profileRemoveAction(opts: { name: string }, ctx: CliContext): Promise<ExitCode> {
-  const { config } = load(ctx);
-  if (!config.profiles.has(opts.name)) throw profileNotFound(config, opts.name, 'profile remove', didYouMean(opts.name, [...config.profiles.keys()]));
-  const { text, wasCurrent } = removeProfileText(config, opts.name);
-  writeConfigFile(config.path, text);
+  const { config, wasCurrent } = locked(ctx, () => {
+    const { config } = load(ctx);
+    if (!config.profiles.has(opts.name)) throw profileNotFound(config, opts.name, 'profile remove', didYouMean(opts.name, [...config.profiles.keys()]));
+    const { text, wasCurrent } = removeProfileText(config, opts.name);
+    writeConfigFile(config.path, text);
+    return { config, wasCurrent };
+  });
   ctx.log.info(`removed profile ${opts.name} from ${config.shown}${wasCurrent ? '; it was the current profile, so there is none now (tsnode profile use <name>)' : ''}`);
   return EXIT.ok;
 }
@@ -162,7 +173,15 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
     }
   }
   if (flags.headerPrefix !== undefined) changes.headerPrefix = flags.headerPrefix;
-  for (const k of ['cacert', 'cert', 'key'] as const) if (flags[k] !== undefined) changes[k] = absolute(flags[k].trim(), cwd);
+  for (const k of ['cacert', 'cert', 'key'] as const) {
+    if (flags[k] === undefined) continue;
+    const path = absolute(flags[k].trim(), cwd);
+    // Refused now, not at 3 a.m. when the first command of the profile cannot read it.
+    if (!path.startsWith('~') && !(existsSync(path) && statSync(path).isFile())) {
+      throw new UsageError(`--${k}: ${path} ${existsSync(path) ? 'is not a file' : 'does not exist'}`, `give the PEM file's path (nothing was written)`);
+    }
+    changes[k] = path;
+  }
   if (flags.header.length) {
     changes.headers = flags.header.map((line) => {
       try {
@@ -182,13 +201,16 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
 }
 
 export async function profileSetAction(flags: ProfileSetFlags, ctx: CliContext): Promise<ExitCode> {
-  const { config } = load(ctx);
   const changes = changesFromFlags(flags, ctx.cwd);
-  const existed = config.profiles.has(flags.name);
-  if (!existed && Object.keys(changes).length === 0) {
-    throw new UsageError(`profile set ${flags.name}: nothing to set`, 'give at least one setting, e.g. --nodes db1:8112,db2:8112 (tsnode profile set --help lists them)');
-  }
-  writeConfigFile(config.path, setProfileText(config, flags.name, changes));
+  const { config, existed } = locked(ctx, () => {
+    const { config } = load(ctx);
+    const existed = config.profiles.has(flags.name);
+    if (!existed && Object.keys(changes).length === 0) {
+      throw new UsageError(`profile set ${flags.name}: nothing to set`, 'give at least one setting, e.g. --nodes db1:8112,db2:8112 (tsnode profile set --help lists them)');
+    }
+    writeConfigFile(config.path, setProfileText(config, flags.name, changes));
+    return { config, existed };
+  });
   ctx.log.info(`${existed ? 'updated' : 'created'} profile ${flags.name} in ${config.shown}`);
   for (const [name, value] of changes.headers ?? []) {
     if (hasLiteralSecret(value)) ctx.log.warn(`headers.${name} is stored as a literal value (the file is mode 0600); a \${VAR} reference keeps the secret out of the file`);

@@ -1,9 +1,11 @@
+import type { NodeClient } from '../../../client/node-client.js';
+import { describeGap, describeSkew, judgeClockSkew, sampleClocks } from '../../../client/clock-skew.js';
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport } from '../../../client/sweep-checks.js';
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { preflightProblem, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
-import { RunLockedError } from '../../../run/lock.js';
+import { lockTargets, RunLockedError } from '../../../run/lock.js';
 import { recordRefusal, refusalOf } from '../../../run/refusal.js';
 import { notSweptCatchUp, runRetention, type RetentionRun } from '../../../run/retention.js';
 import {
@@ -21,7 +23,7 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { lockDir, missingFooter } from '../sweep/run-text.js';
+import { lockDir, missingFooter, openJournal } from '../sweep/run-text.js';
 import { logLag } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
@@ -128,15 +130,14 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
   }
-  // SIGTERM (systemd stopping the unit, kill) is treated like Ctrl-C: no further DELETE, the run recorded as interrupted.
-  const term = new AbortController();
-  const onTerm = (): void => term.abort(new Error('SIGTERM'));
-  process.on('SIGTERM', onTerm);
-  const signal = AbortSignal.any([ctx.signal, term.signal]);
-  const runCtx: CliContext = { ...ctx, signal };
+  // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
+  // DELETE, the run recorded as interrupted.
+  const signal = ctx.signal;
+  const runCtx: CliContext = ctx;
   let net: Network | undefined;
   let progress: RetentionProgress | undefined;
   let lock: { release(): void } | undefined;
+  let targetLock: { release(): void } | undefined;
   let journal: Journal | undefined;
   try {
     let target;
@@ -155,6 +156,21 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     }
     const network = net;
     const clients = resolved.nodes.map((n) => network.client(n));
+    const refusals = openJournal(ctx, opts.journal);
+    const refuse = (err: unknown, report?: ClusterCheckReport): void => {
+      const refusal = refusalOf(err, report);
+      const who = { command: 'retention apply', runId: newRetentionRunId(ctx.now()), by: whoAmI(ctx.env), nodes: resolved.nodes, nodeSource: resolved.origin };
+      if (refusal) recordRefusal({ ...who, ...(policy ? { policySource: policy.source } : {}) }, refusal, err, { journal: refusals });
+    };
+    // One destructive run per node from this host: taken before a saved run of the same policy is
+    // looked for, so a second apply never mistakes a running one for one to continue.
+    try {
+      targetLock = lockTargets(lockDir(ctx), resolved.nodes, { command: `retention apply (${saved?.runId ?? 'new run'})`, by: whoAmI(ctx.env) }, (m) => ctx.log.warn(m));
+    } catch (err) {
+      refuse(err);
+      if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
+      throw err;
+    }
 
     // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
     const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
@@ -196,6 +212,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       plan = state.plan;
       ctx.log.info(`continuing run ${state.runId} (attempt ${state.attempt}) with its cut-offs pinned at ${describeTime(plan.now * 1000)}`);
     } else {
+      // The cut-offs are about to be pinned from this host's clock: it must agree with the nodes'.
+      await refuseSkewedClock(clients, opts, runCtx);
       const declared = {
         ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
         ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
@@ -204,18 +222,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         plan = planRetention(policy!, ctx.now(), nodeSpansOf(sweepNodes, facts), { headerPrefix: target.headerPrefix.value, declared });
       } catch (err) {
         // A span some node lacks refuses the run before anything is sent: the journal keeps it.
-        const refusal = refusalOf(err, report);
-        if (refusal) {
-          const runId = newRetentionRunId(ctx.now());
-          recordRefusal(
-            { command: 'retention apply', runId, by: whoAmI(ctx.env), nodes: resolved.nodes, nodeSource: resolved.origin, policySource: policy!.source },
-            refusal,
-            err,
-            {
-              journal: new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now),
-            },
-          );
-        }
+        refuse(err, report);
         throw usageOf(err);
       }
       for (const w of plan.warnings) ctx.log.warn(w);
@@ -325,8 +332,6 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         }),
         journal: log,
         report,
-        lockDir: lockDir(ctx),
-        onLockTakeOver: (m) => ctx.log.warn(m),
         persist: (s) => writeRunFile(runFile, s),
         onEvent,
         skipUnreachable: opts.skipUnreachable,
@@ -345,10 +350,18 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       progress?.stop();
       if (err instanceof SweepRefusedError) {
         for (const b of err.busy) ctx.log.error(`${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
-        for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+        for (const u of err.unreachable)
+          ctx.log.error(
+            `${u.node} ${preflightProblem(u.error)
+              .replace(/^unreachable:/, 'is unreachable:')
+              .replace(/^no sweep API:/, 'has no sweep API:')}`,
+          );
         for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
         const hints = [
           err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
+          err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
+            ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
+            : '',
           err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
           report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
           err.problems.some((p) => p.message.startsWith('replication is behind'))
@@ -358,7 +371,6 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         throw new UsageError('refusing to apply the retention policy: nothing was sent', hints.length ? hints.join('; ') : undefined);
       }
       if (err instanceof SweepNotConfirmedError) throw new UsageError('retention run not confirmed: nothing was sent');
-      if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
       if (err instanceof AbortedError || signal.aborted) {
         ctx.log.warn('interrupted before anything was sent');
         return EXIT.interrupted;
@@ -432,9 +444,22 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     progress?.stop();
     journal?.close();
     lock?.release();
-    process.off('SIGTERM', onTerm);
+    targetLock?.release();
     await net?.close();
   }
+}
+
+/** Refuses (exit 2, nothing sent) when this host's clock and a node's differ by more than --max-clock-skew. */
+async function refuseSkewedClock(clients: readonly NodeClient[], opts: RetentionApplyFlags, ctx: CliContext): Promise<void> {
+  const samples = await sampleClocks(clients, { concurrency: opts.concurrency, call: { signal: ctx.signal }, now: ctx.now });
+  const report = judgeClockSkew(samples, opts.maxClockSkew);
+  if (report.verdict === 'unknown') ctx.log.warn("no node's clock could be read (no Date header): the cut-offs come from this host's clock unchecked");
+  if (report.verdict !== 'skewed') return;
+  for (const s of report.skewed) ctx.log.error(describeSkew(s, opts.maxClockSkew, '--max-clock-skew'));
+  throw new UsageError(
+    `refusing to apply: this host's clock and ${report.skewed.length} node(s)' differ by more than --max-clock-skew ${describeGap(opts.maxClockSkew)}: nothing was sent`,
+    "set this host's clock right (NTP), or the nodes'; --max-clock-skew raises the limit when the difference is known and harmless",
+  );
 }
 
 /** `--resume <run>` or `--resume` (the latest unfinished run). */

@@ -2,7 +2,7 @@
 import { Option } from 'commander';
 import { completeWith } from '../../completion-hints.js';
 import { flag, type Flag, type FlagValues } from '../../flags.js';
-import { networkFlags, sweepSendFlags } from '../../network-options.js';
+import { clockSkewFlags, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 import { allowLagFlag } from '../sweep/options.js';
@@ -48,6 +48,7 @@ export const retentionApplyFlags = {
   allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
   allowLag: allowLagFlag(),
   resume: resumeFlag,
+  ...clockSkewFlags(),
   fresh: flag.boolean('--fresh', 'start a new run even when an interrupted run of the same policy and nodes could be continued'),
   pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
   lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError, isLoopback, parseServeFlags } from '../../../server/config.js';
+import { ConfigError, isLoopback, parseRequiredHeader, parseServeFlags, type ServerConfig } from '../../../server/config.js';
 import type { NodeIdentity } from '../../../server/identity.js';
 import { startServer, StartError, type RunningNode } from '../../../server/server.js';
 import { loadTopologyFile } from '../../../server/topology-file.js';
@@ -23,6 +24,24 @@ function describeRing(node: RunningNode, ctx: CliContext): void {
   if (me.apiport !== node.port || (!wildcard && me.address.toLowerCase() !== node.host.toLowerCase() && !(isLoopback(me.address) && isLoopback(node.host)))) {
     ctx.log.warn(`the topology puts this node's API at ${me.address}:${me.apiport}, but it listens on ${node.url}: clients that discover the ring will look for it there`);
   }
+}
+
+/** `--tls-cert`/`--tls-key` (both or neither, read here) and `--require-header`. */
+function accessSettings(opts: ServeOptions, ctx: CliContext): Pick<ServerConfig, 'tls' | 'requireHeaders'> {
+  if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) {
+    throw new UsageError(`${opts.tlsCert === undefined ? '--tls-key' : '--tls-cert'} given alone`, 'HTTPS needs both: --tls-cert <cert.pem> --tls-key <key.pem>');
+  }
+  const read = (flagName: string, file: string): Buffer => {
+    try {
+      return readFileSync(resolve(ctx.cwd, file));
+    } catch (err) {
+      throw new UsageError(`${flagName}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'give a PEM file this user can read');
+    }
+  };
+  const out: Pick<ServerConfig, 'tls' | 'requireHeaders'> = {};
+  if (opts.tlsCert !== undefined && opts.tlsKey !== undefined) out.tls = { cert: read('--tls-cert', opts.tlsCert), key: read('--tls-key', opts.tlsKey) };
+  if (opts.requireHeader.length) out.requireHeaders = opts.requireHeader.map(parseRequiredHeader);
+  return out;
 }
 
 export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<ExitCode> {
@@ -65,11 +84,12 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
       config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
       config.topologySource = opts.topology;
     }
+    Object.assign(config, accessSettings(opts, ctx));
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message, `expected ${err.expected}`);
     throw err;
   }
-  if (!isLoopback(config.host)) {
+  if (!isLoopback(config.host) && !config.requireHeaders?.length) {
     ctx.log.warn(`listening on ${config.host}, reachable from other machines: this node has no authentication, anyone who can reach it can write and delete data`);
   }
   let node;
@@ -89,12 +109,11 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
   }
   // Handlers go in before the ready line: whoever reads that line may signal us at once.
   const stopped = new Promise<void>((resolve) => {
+    // SIGINT and SIGTERM both abort ctx.signal (main.ts).
     const stop = (): void => {
-      process.off('SIGTERM', stop);
       ctx.signal.removeEventListener('abort', stop);
       resolve();
     };
-    process.on('SIGTERM', stop);
     if (ctx.signal.aborted) stop();
     else ctx.signal.addEventListener('abort', stop);
   });

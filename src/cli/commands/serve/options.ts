@@ -70,6 +70,13 @@ export function serveFlags() {
       min: 0,
       complete: { kind: 'none' },
     }),
+    tlsCert: flag.string('--tls-cert <file>', 'serve HTTPS with this certificate (PEM, chain first); needs --tls-key', { complete: { kind: 'files' } }),
+    tlsKey: flag.string('--tls-key <file>', 'the private key of --tls-cert (PEM)', { complete: { kind: 'files' } }),
+    requireHeader: flag.repeatable(
+      '--require-header <line>',
+      "refuse (401) every request without this header and exact value, repeatable: 'Authorization: Bearer <token>' (as a proxy in front of production would)",
+      { complete: { kind: 'none' } },
+    ),
     // Test knobs: frequent, slow, visible flushes (test/reliability/).
     flushRecords: flag.count('--flush-records <n>', 'logged records that start a flush', { min: 1, hidden: true }),
     flushPause: flag.duration('--flush-pause <ms>', 'a pause before each series a flush applies', { bareUnit: 'ms', min: 0, max: 3_600_000, hidden: true }),

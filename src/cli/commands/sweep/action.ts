@@ -1,3 +1,4 @@
+import { clockSkewCheck } from '../../../client/clock-skew.js';
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { runningTypes, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import type { NodeSweepState } from '../../../client/sweep-states.js';
@@ -146,6 +147,15 @@ function coreOptions(
         lag.report = r;
       },
     },
+    // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
+    checks: plan.relative
+      ? [
+          clockSkewCheck(
+            run.nodes.map((n) => run.network.client(n)),
+            { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
+          ),
+        ]
+      : [],
     onEvent: (e) => progress?.onEvent(e),
     onStage,
     journal,
@@ -208,6 +218,9 @@ function refused(err: unknown, report: ClusterSweepRun['report'], ctx: CliContex
   if (report) for (const note of report.notes) ctx.log.info(note);
   const hints = [
     err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
+    err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
+      ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
+      : '',
     err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
     coverageHint(report),
     lagSeen.report?.nodes.some(hasLag)

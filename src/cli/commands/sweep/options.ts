@@ -1,6 +1,6 @@
 /** `tsnode sweep`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
-import { destructiveNodesFlag, networkFlags, sweepSendFlags } from '../../network-options.js';
+import { clockSkewFlags, destructiveNodesFlag, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
@@ -23,6 +23,7 @@ export function sweepFlags() {
     nntRollups: flag.spanList('--nnt-rollups <spans>', 'only these numeric spans, in seconds (60,300 or 1m,5m); default all', { complete: { kind: 'none' } }),
     histogramRollups: flag.spanList('--histogram-rollups <spans>', 'only these histogram spans, in seconds; default all', { complete: { kind: 'none' } }),
     ...sweepSendFlags(),
+    ...clockSkewFlags(),
     pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
     lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while being polled is reported lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
     timeout: flag.duration('--timeout <duration>', 'stop waiting after this long (sweeps keep running on the nodes)', { default: '6h' }),

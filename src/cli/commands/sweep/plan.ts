@@ -16,6 +16,8 @@ export interface SweepPlan {
   request: SweepRequest;
   /** The --before instant as given, in ms (before rounding down to whole seconds). */
   beforeMs: number;
+  /** --before was an age (90d): the cut-off comes from this host's clock, which the preflight then checks against the nodes'. */
+  relative: boolean;
   concurrency: number;
   intervalMs: number;
   lostAfterMs: number;
@@ -59,6 +61,7 @@ export function planSweep(flags: SweepFlags, now: number): SweepPlan {
   return {
     request,
     beforeMs,
+    relative,
     concurrency: flags.concurrency,
     intervalMs: flags.pollInterval,
     lostAfterMs: flags.lostAfter ?? Math.max(30_000, 3 * flags.pollInterval),

@@ -46,7 +46,12 @@ export function missingFooter(report: ClusterCheckReport | undefined, what = 'no
 /** A refusal's lines on stderr: each busy node with what it runs, each unreachable node, each problem. */
 export function logRefusal(ctx: CliContext, err: SweepRefusedError, busyLine: (b: SweepRefusedError['busy'][number]) => string): void {
   for (const b of err.busy) ctx.log.error(busyLine(b));
-  for (const u of err.unreachable) ctx.log.error(`${u.node} ${preflightProblem(u.error).replace(/^unreachable:/, 'is unreachable:')}`);
+  for (const u of err.unreachable)
+    ctx.log.error(
+      `${u.node} ${preflightProblem(u.error)
+        .replace(/^unreachable:/, 'is unreachable:')
+        .replace(/^no sweep API:/, 'has no sweep API:')}`,
+    );
   for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
 }
 
