@@ -174,7 +174,7 @@ export {
 } from './client/sweep-preflight.js';
 export { sweepOneNode, type NodeSweepOptions, type NodeSweepResult } from './client/sweep-node.js';
 export { describeLag, hasLag, lateRecords, readReplicationLag, type LagFrom, type LagReport, type NodeLag } from './client/replication-lag.js';
-export { lagCheck, markLateData, type LagCheckOptions } from './client/sweep-lag.js';
+export { lagCheck, lookForLateData, markLateData, type LagCheckOptions, type LateLook, type ReplicationLagOption } from './client/sweep-lag.js';
 export { DEFAULT_LOST_AFTER_MS, DEFAULT_POLL_INTERVAL_MS, pollUntilIdle, recheckNode, type PollOptions, type PollResult, type RecheckResult } from './client/sweep-poll.js';
 export { startAndWait, summarise, SweepNotConfirmedError, type ClusterSweepResult, type StartOptions, type SweepSummary } from './client/sweep.js';
 // The destructive-run core: the cluster sweep as the CLI runs it, refusals, locks, outcomes.
@@ -301,7 +301,7 @@ export {
   type StepRecordJson,
   type StepState,
 } from './retention/run-state.js';
-export { applyRetention, newRetentionRunId, type ApplyRetentionOptions, type RetentionEvent, type RetentionResult } from './retention/apply.js';
+export { applyRetention, newRetentionRunId, type ApplyRetentionOptions, type RetentionEvent, type RetentionNodeResult, type RetentionResult } from './retention/apply.js';
 // Proof of retention: verify a policy against the nodes' shard inventories, and receipts of what a run removed.
 export {
   checkSpan,

@@ -21,6 +21,8 @@ import { systemClock, type Clock } from '../client/clock.js';
 import { limiter } from '../client/concurrency.js';
 import { SweepNotConfirmedError } from '../client/sweep.js';
 import { sweepOneNode } from '../client/sweep-node.js';
+import { LAG_NOT_CHECKED, lagCheck, lookForLateData, type ReplicationLagOption } from '../client/sweep-lag.js';
+import type { LagReport, NodeLag } from '../client/replication-lag.js';
 import { recheckNode, pollUntilIdle } from '../client/sweep-poll.js';
 import {
   preflightProblem,
@@ -35,7 +37,7 @@ import {
 import type { NodeSweepState, SweepEvent } from '../client/sweep-states.js';
 import { describeRunning, runningIsOurs } from '../client/sweep-evidence.js';
 import { AbortedError, NodeRequestError } from '../client/errors.js';
-import type { SweepStatus } from '../protocol/index.js';
+import type { DataType, SweepStatus } from '../protocol/index.js';
 import { isoSeconds } from './plan-json.js';
 import type { RetentionPlan } from './plan.js';
 import {
@@ -44,6 +46,7 @@ import {
   markStarted,
   markWatching,
   newRun,
+  reviseLastStep,
   nextAction,
   summariseRun,
   type FinalStepState,
@@ -95,12 +98,24 @@ export interface ApplyRetentionOptions {
   stepTimeoutMs?: number;
   signal?: AbortSignal;
   clock?: Clock;
+  /**
+   * A replicating ring (client/sweep-lag.ts), as for a sweep: the preflight refuses while data is
+   * in flight towards a node with work left (unless `allowLagSeconds` accepts that much); after the
+   * steps, a node whose last step finished while data was still on its way, or whose status counts
+   * late records, ends `late_data`. False: lag is not read.
+   */
+  replicationLag?: ReplicationLagOption;
 }
+
+/** A node's summary, with the lag read after its steps (absent when it was not read). */
+export type RetentionNodeResult = NodeRunSummary & { lag?: NodeLag; lateRecords?: number };
 
 export interface RetentionResult {
   state: RunState;
   outcome: RunOutcome;
-  nodes: NodeRunSummary[];
+  nodes: RetentionNodeResult[];
+  /** The replication lag read after the steps (absent: not read, or the run was interrupted). */
+  lag?: LagReport;
   /** The run's signal aborted: sweeps already started keep running on their nodes. */
   interrupted: boolean;
   preflight: Preflight;
@@ -153,7 +168,19 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
   });
   const unreachable = opts.skipUnreachable ? [] : pre.unreachable;
   if (busy.length || unreachable.length) throw new SweepRefusedError(busy, unreachable);
-  await runPreflightChecks(pre, opts.checks ?? []);
+  const call = opts.signal ? { signal: opts.signal } : {};
+  const lagRule =
+    opts.replicationLag === false
+      ? []
+      : [
+          lagCheck(clients, work, {
+            ...(opts.replicationLag?.allowLagSeconds !== undefined ? { allowLagSeconds: opts.replicationLag.allowLagSeconds } : {}),
+            ...(opts.replicationLag?.onReport ? { onReport: opts.replicationLag.onReport } : {}),
+            concurrency: opts.concurrency ?? 32,
+            call,
+          }),
+        ];
+  await runPreflightChecks(pre, [...(opts.checks ?? []), ...lagRule]);
   const send = pre.nodes.filter((n) => !n.error).map((n) => n.node);
   if (opts.confirm && !(await opts.confirm({ preflight: pre, state, send, skipped: pre.unreachable }))) throw new SweepNotConfirmedError();
 
@@ -341,9 +368,51 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
     }
   };
   await Promise.all(send.map(guarded));
+  let lag: Awaited<ReturnType<typeof lookAfterSteps>> | undefined;
+  if (opts.replicationLag !== false && !opts.signal?.aborted) {
+    lag = await lookAfterSteps(state, clients, { concurrency: opts.concurrency ?? 32, call }, clock);
+    state = lag.state;
+    persist.later();
+    for (const [node, step] of lag.late) {
+      emit({ kind: 'state', node, step, state: 'late_data', at: clock.now(), error: state.nodes.find((n) => n.node === node)!.steps[step - 1]!.reason ?? '' });
+      endEvent(node, step);
+    }
+  }
   await persist.flush();
   const summary = summariseRun(state);
-  return { state, outcome: summary.outcome, nodes: summary.nodes, interrupted: Boolean(opts.signal?.aborted), preflight: pre };
+  const nodes = summary.nodes.map((n): RetentionNodeResult => {
+    const l = lag?.report.nodes.find((x) => x.node === n.node);
+    const late = lag?.lateRecords.get(n.node);
+    return { ...n, ...(l ? { lag: l } : {}), ...(late !== undefined ? { lateRecords: late } : {}) };
+  });
+  return { state, outcome: summary.outcome, nodes, ...(lag ? { lag: lag.report } : {}), interrupted: Boolean(opts.signal?.aborted), preflight: pre };
+}
+
+/**
+ * After the steps: the nodes whose last step finished in this attempt are looked at again
+ * (client/sweep-lag.ts lookForLateData, the sweep's look): data still on its way, or late records,
+ * turn that step into `late_data`; a store reporting no lag keeps `done`, the reason saying so.
+ */
+async function lookAfterSteps(state: RunState, ring: readonly NodeClient[], opts: { concurrency: number; call: { signal?: AbortSignal } }, clock: Clock) {
+  const finished = new Map<string, SweepStatus | undefined>();
+  for (const n of state.nodes) {
+    const last = [...n.steps].reverse().find((s) => s.state !== 'not_needed');
+    if (last?.state === 'done' && last.attempt === state.attempt && nextAction(state, n.node).kind === 'finished') finished.set(n.node, undefined);
+  }
+  const types = [...new Set(state.plan.nodes.flatMap((n) => n.steps.flatMap((s) => s.request?.types ?? [])))] as DataType[];
+  const { looks, report } = await lookForLateData(finished, ring, types, opts);
+  const lateRecords = new Map<string, number>();
+  /** Node URL to the step that became late_data. */
+  const late = new Map<string, number>();
+  for (const [node, look] of looks) {
+    lateRecords.set(node, look.lateRecords);
+    const last = [...state.nodes.find((n) => n.node === node)!.steps].reverse().find((s) => s.state !== 'not_needed')!;
+    if (look.late) {
+      state = reviseLastStep(state, node, 'late_data', look.late, clock.now());
+      late.set(node, last.step);
+    } else if (!report.checked) state = reviseLastStep(state, node, 'done', `${last.reason ?? 'done'}; ${LAG_NOT_CHECKED}`, clock.now());
+  }
+  return { state, report, lateRecords, late };
 }
 
 /**

@@ -20,8 +20,12 @@ import { RetentionError } from './errors.js';
 import { isoSeconds, planFromJson, planToJson, type PlanJson } from './plan-json.js';
 import type { RetentionPlan } from './plan.js';
 
-/** The final states of a sweep on one node (issue 12's vocabulary), as a step can end. */
-export const FINAL_STEP_STATES = ['done', 'replaced', 'cancelled', 'failed', 'unconfirmed', 'lost', 'skipped', 'timed_out', 'interrupted', 'started'] as const;
+/**
+ * The final states of a sweep on one node (issue 12's vocabulary), as a step can end. `late_data`:
+ * the node's last step finished, but on a replicating ring data older than the cut-off may have
+ * reached it since (a resume sends that step again).
+ */
+export const FINAL_STEP_STATES = ['done', 'late_data', 'replaced', 'cancelled', 'failed', 'unconfirmed', 'lost', 'skipped', 'timed_out', 'interrupted', 'started'] as const;
 export type FinalStepState = (typeof FINAL_STEP_STATES)[number];
 /**
  * `pending`: not tried in any attempt yet. `in_flight`: written just before the DELETE goes out,
@@ -196,6 +200,19 @@ export function markOutcome(state: RunState, node: string, step: number, outcome
   });
 }
 
+/**
+ * After a node's last step: the look at replication (client/sweep-lag.ts) turns that `done` step
+ * into `late_data`, or adds to its reason that replication could not be checked. Only the last
+ * step with something to send, and only when it is `done` in this attempt.
+ */
+export function reviseLastStep(state: RunState, node: string, outcome: 'done' | 'late_data', reason: string, at: number): RunState {
+  const { run } = nodeOf(state, node);
+  const last = [...run.steps].reverse().find((s) => s.state !== 'not_needed');
+  if (!last || last.state !== 'done' || last.attempt !== state.attempt) throw new Error(`reviseLastStep: ${node} has no last step done in this attempt`);
+  const next: StepRecord = { ...last, state: outcome, reason, ...(outcome === 'late_data' ? { finishedAt: at } : {}) };
+  return { ...state, nodes: state.nodes.map((n) => (n === run ? { ...n, steps: n.steps.map((s) => (s === last ? next : s)) } : n)) };
+}
+
 function update(state: RunState, node: string, step: number, what: string, change: (rec: StepRecord, run: NodeRun) => StepRecord): RunState {
   const { run } = nodeOf(state, node);
   const rec = run.steps.find((s) => s.step === step);
@@ -254,7 +271,8 @@ export function summariseRun(state: RunState): { outcome: RunOutcome; nodes: Nod
   if (nodes.some((n) => n.next.kind === 'send' || n.next.kind === 'recheck' || n.next.kind === 'wait')) outcome = 'running';
   else if (nodes.some((n) => n.next.kind === 'stop' && n.next.state === 'interrupted')) outcome = 'interrupted';
   else if (nodes.every((n) => n.next.kind === 'finished')) outcome = 'complete';
-  else if (nodes.some((n) => n.done > 0)) outcome = 'partial';
+  // A node that ended late_data finished its steps: partial, never failed.
+  else if (nodes.some((n) => n.done > 0 || (n.next.kind === 'stop' && n.next.state === 'late_data'))) outcome = 'partial';
   else outcome = 'failed';
   return { outcome, nodes };
 }

@@ -174,8 +174,9 @@ describe('tsnode retention plan', () => {
     expect(r.stderr).toContain('nothing was sent');
     proxies.forEach((p, i) => {
       const sent = p.exchanges.slice(before[i]);
-      // GET /state for the spans, GET /sweep_delete to tell a sweep-era node from a node-managed one: reads only.
-      expect(sent.map((e) => `${e.method} ${e.url}`).sort()).toEqual(['GET /state', 'GET /sweep_delete']);
+      // GET /state for the spans, GET /sweep_delete to tell a sweep-era node from a node-managed one,
+      // GET /state and /replication/json again for the replication lag apply would check: reads only.
+      expect(sent.map((e) => `${e.method} ${e.url}`).sort()).toEqual(['GET /replication/json', 'GET /state', 'GET /state', 'GET /sweep_delete']);
     });
     expect(plan.nodes.map((n: { retention: string }) => n.retention)).toEqual(['sweep', 'sweep', 'sweep']);
     // the table form: steps, what stays, the requests
@@ -287,8 +288,8 @@ describe('stopping and resuming', () => {
     const stopped = byNode.get(c.url)!;
     expect(stopped.steps.map((s) => s.state)).toEqual(['done', 'lost', 'pending']);
     expect(stopped.stopped_at).toMatchObject({ step: 2, state: 'lost', reason: expect.stringMatching(/^no answer for \ds: /) });
-    expect(first.catch_up).toEqual({ nodes: [c.url], command: `tsnode retention apply --resume ${first.run_id}`, add_back: [] });
-    expect(r.stderr).toContain(`to catch up (1 node(s) not finished): tsnode retention apply --resume ${first.run_id}`);
+    expect(first.catch_up).toEqual({ nodes: [c.url], command: `tsnode retention apply --resume ${first.run_id} --yes`, add_back: [] });
+    expect(r.stderr).toContain(`to catch up (1 node(s) not finished): tsnode retention apply --resume ${first.run_id} --yes`);
     c = await c.restart();
     // step 2 never finished there: the last check (swept last) still has its old text
     expect(await survivors(c.url, 59)).toMatchObject({ text: ALL });

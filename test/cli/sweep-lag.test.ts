@@ -5,7 +5,6 @@
  * (exit 3) with a catch-up command that, run as printed once the lag is 0, ends `done` with the
  * old data gone on every owner (each read with the no-proxy header).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import { NodeClient } from '../../src/client/node-client.js';
 import { markLateData } from '../../src/client/sweep-lag.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
-import { eventually, getJson, putJson, startRing, type TestRing } from '../helpers/ring.js';
+import { eventually, getJson, lagRing, putJson, startRing, type TestRing } from '../helpers/ring.js';
 
 let ring: TestRing;
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-sweep-lag-'));
@@ -35,25 +34,7 @@ afterAll(async () => {
 });
 
 const urls = (): string => ring.nodes.map((n) => n.url).join(',');
-const local = { 'X-Snowth-Proxied': '1' };
-
-/** A series owned by `a` (primary) and `b`. */
-function seriesOwnedBy(a: number, b: number): { id: string; metric: string } {
-  for (;;) {
-    const id = randomUUID();
-    const metric = `lag${Math.random().toString(36).slice(2, 8)}`;
-    const owners = ring.ring.ownersOf(id, metric).map((n) => ring.indexOf(n.id));
-    if (owners[0] === a && owners[1] === b) return { id, metric };
-  }
-}
-
-async function held(node: number, s: { id: string; metric: string }): Promise<boolean> {
-  const r = await getJson(`${ring.nodes[node]!.url}/rollup/${s.id}/${s.metric}?start_ts=${T - 60}.000&end_ts=${T + 600}.000&rollup_span=60s&type=count`, local);
-  return (r.body as Array<[number, number | null]>).some(([, v]) => v !== null);
-}
-
-const pause = (from: number, to: number, paused: boolean) =>
-  fetch(`${ring.nodes[from]!.url}/replication/${paused ? 'pause' : 'resume'}/${ring.ids[to]}`, { method: 'POST' }).then((r) => expect(r.status).toBe(200));
+const { seriesOwnedBy, held, pause } = lagRing(() => ring, T);
 
 describe('sweep on a replicating ring', () => {
   it('refuses while data is in flight to a swept node; --allow-lag ends it late_data; the catch-up ends done', async () => {

@@ -61,3 +61,32 @@ export async function eventually(what: string, check: () => Promise<boolean>, de
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * For the lag tests (sweep, retention apply): a series of `ring` owned by `a` (primary) and `b`,
+ * whether node `node` holds its record at `t` (read locally: the no-proxy header), and pausing or
+ * resuming `from`'s replication towards `to` (the node's admin endpoint).
+ */
+export function lagRing(ringOf: () => TestRing, t: number) {
+  const local = { 'X-Snowth-Proxied': '1' };
+  return {
+    seriesOwnedBy(a: number, b: number): { id: string; metric: string } {
+      for (;;) {
+        const id = randomUUID();
+        const metric = `lag${Math.random().toString(36).slice(2, 8)}`;
+        const owners = ringOf()
+          .ring.ownersOf(id, metric)
+          .map((n) => ringOf().indexOf(n.id));
+        if (owners[0] === a && owners[1] === b) return { id, metric };
+      }
+    },
+    async held(node: number, s: { id: string; metric: string }): Promise<boolean> {
+      const r = await getJson(`${ringOf().nodes[node]!.url}/rollup/${s.id}/${s.metric}?start_ts=${t - 60}.000&end_ts=${t + 600}.000&rollup_span=60s&type=count`, local);
+      return (r.body as Array<[number, number | null]>).some(([, v]) => v !== null);
+    },
+    async pause(from: number, to: number, paused: boolean): Promise<void> {
+      const r = await fetch(`${ringOf().nodes[from]!.url}/replication/${paused ? 'pause' : 'resume'}/${ringOf().ids[to]}`, { method: 'POST' });
+      if (r.status !== 200) throw new Error(`replication ${paused ? 'pause' : 'resume'} answered ${r.status}`);
+    },
+  };
+}

@@ -228,6 +228,8 @@ const CONTRACT: Row[] = [
       'j.jsonl',
       '--seed',
       'http://db1:8112',
+      '--allow-lag',
+      '30s',
     ],
     'retention apply',
     {
@@ -240,6 +242,7 @@ const CONTRACT: Row[] = [
       maxClockSkew: 30_000,
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
+      allowLag: 30_000,
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],

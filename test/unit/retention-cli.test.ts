@@ -266,6 +266,13 @@ describe('the resume command and exit codes', () => {
     expect(c.addBack).toEqual(['--header (1 given; values not shown)', 'TSNODE_HEADERS (read from the environment again when set)']);
   });
 
+  it('carries --yes when the run had it (a catch-up runs as printed)', () => {
+    const opts = { cacert: undefined, cert: undefined, key: undefined, insecure: false, redact: [], header: [], journal: undefined };
+    const ctx = { profile: undefined, cwd: '/w', env: {} };
+    expect(resumeCommand('r-1', { ...opts, yes: true }, ctx).command).toBe('tsnode retention apply --resume r-1 --yes');
+    expect(resumeCommand('r-1', opts, ctx).command).toBe('tsnode retention apply --resume r-1');
+  });
+
   it('maps outcomes as sweep does: complete 0, partial 3, failed 1, interrupted 130', () => {
     expect(['complete', 'partial', 'failed', 'interrupted'].map((o) => retentionExitCode(o as never))).toEqual([0, 3, 1, 130]);
   });

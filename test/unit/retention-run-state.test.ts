@@ -12,6 +12,7 @@ import {
   planRetention,
   resumeRun,
   RetentionError,
+  reviseLastStep,
   runFingerprint,
   serializeRunState,
   runStateToJson,
@@ -199,6 +200,30 @@ describe('summariseRun', () => {
       [A, 1, 3, 'send'],
       [B, 0, 2, 'stop'],
     ]);
+  });
+});
+
+describe('reviseLastStep: replication looked at after the last step', () => {
+  const single = planRetention(parseRules(['text=90d']), NOW_MS, [{ node: A, nnt: [], histogram: [] }]);
+  const done = (): RunState => runStep(newRun(single, { runId: 'r-1', at: T0 }), A, 1, 'done', 'the node reports the sweep completed');
+
+  it('late_data: the node stopped (partial, never failed), and a resume sends that step again', () => {
+    const s = reviseLastStep(done(), A, 'late_data', 'a peer still held data for it', T0 + 900);
+    expect(s.nodes[0]!.steps[0]).toMatchObject({ state: 'late_data', reason: 'a peer still held data for it', finishedAt: T0 + 900 });
+    expect(summariseRun(s).outcome).toBe('partial');
+    expect(nextAction(s, A)).toMatchObject({ kind: 'stop', step: 1, state: 'late_data' });
+    expect(nextAction(resumeRun(s), A)).toMatchObject({ kind: 'send', step: 1, retry: true });
+  });
+
+  it('done with a new reason stays finished', () => {
+    const s = reviseLastStep(done(), A, 'done', 'completed; replication could not be checked', T0 + 900);
+    expect(s.nodes[0]!.steps[0]!.reason).toBe('completed; replication could not be checked');
+    expect(summariseRun(s).outcome).toBe('complete');
+  });
+
+  it('refuses a step that is not done in this attempt', () => {
+    expect(() => reviseLastStep(newRun(single, { runId: 'r-1', at: T0 }), A, 'late_data', 'x', T0)).toThrow(/no last step done/);
+    expect(() => reviseLastStep(resumeRun(done()), A, 'late_data', 'x', T0)).toThrow(/no last step done/);
   });
 });
 

@@ -24,6 +24,8 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { lockDir, missingFooter, openJournal } from '../sweep/run-text.js';
+import { logLag } from '../sweep/action.js';
+import type { LagReport } from '../../../client/replication-lag.js';
 import {
   Journal,
   journalPath,
@@ -59,10 +61,12 @@ export { retentionExitCode } from '../../../run/retention.js';
 /** The command that continues a run on the nodes that did not finish: its id, and the flags that reach them the same way (header values never shown). */
 export function resumeCommand(
   runId: string,
-  opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'>,
+  opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'> & { yes?: boolean },
   ctx: Pick<CliContext, 'profile' | 'cwd' | 'env'>,
 ): { command: string; addBack: string[]; reach: string[] } {
   const args = ['tsnode', 'retention', 'apply', '--resume', runId];
+  // A catch-up runs as printed: unattended when the run was.
+  if (opts.yes) args.push('--yes');
   const first = args.length;
   if (ctx.profile !== undefined) args.push('--profile', ctx.profile);
   if (opts.cacert !== undefined) args.push('--cacert', resolve(ctx.cwd, opts.cacert));
@@ -277,6 +281,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         const same = reqs.every((r) => JSON.stringify(r) === JSON.stringify(reqs[0]));
         return `step ${s.step}: ${same && reqs[0] ? describeRequest(reqs[0]) : s.types.join(', ')} before ${describeTime(s.cutoff * 1000)}`;
       });
+      logLag(ctx, lagRead, opts.allowLag);
       const where = `${p.send.length} node${p.send.length === 1 ? '' : 's'} (node list: ${nodeSource})`;
       const skippedNote = p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : '';
       if (!opts.yes) {
@@ -309,6 +314,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       return true;
     };
 
+    // Shown once the preflight passed (a refusal names the lag itself).
+    let lagRead: LagReport | undefined;
     let result: RetentionRun;
     try {
       result = await runRetention(sweepClients, plan, {
@@ -334,6 +341,10 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         lostAfterMs: opts.lostAfter ?? Math.max(30_000, 3 * opts.pollInterval),
         stepTimeoutMs: opts.stepTimeout,
         signal,
+        replicationLag: {
+          ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
+          onReport: (r) => (lagRead = r),
+        },
       });
     } catch (err) {
       progress?.stop();
@@ -353,6 +364,9 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
             : '',
           err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
           report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
+          err.problems.some((p) => p.message.startsWith('replication is behind'))
+            ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to apply anyway (a node data reaches after its last step ends late_data)'
+            : '',
         ].filter(Boolean);
         throw new UsageError('refusing to apply the retention policy: nothing was sent', hints.length ? hints.join('; ') : undefined);
       }
@@ -384,6 +398,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       nodeSource,
       coverage: report.coverage,
       catchUp: catchUp ? { nodes: catchUp.nodes, command: catchUp.command, add_back: catchUp.addBack } : null,
+      nodes: result.nodes,
     };
     if (opts.output === 'json') ctx.stdout.write(renderJson({ ...(resultJson(final, extras) as object), node_managed: nodeManagedJson(managedReport) }));
     else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));

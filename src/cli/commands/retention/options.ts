@@ -5,6 +5,7 @@ import { flag, type Flag, type FlagValues } from '../../flags.js';
 import { clockSkewFlags, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
+import { allowLagFlag } from '../sweep/options.js';
 
 /** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {
@@ -45,6 +46,7 @@ export const retentionApplyFlags = {
   yes: flag.boolean('-y, --yes', 'do not ask for confirmation (required when not on a terminal)'),
   skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
   allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
+  allowLag: allowLagFlag(),
   resume: resumeFlag,
   ...clockSkewFlags(),
   fresh: flag.boolean('--fresh', 'start a new run even when an interrupted run of the same policy and nodes could be continued'),

@@ -1,5 +1,6 @@
 import { gatherClusterFacts, judgeCluster } from '../../../client/sweep-checks.js';
 import { planRetention } from '../../../retention/index.js';
+import { describeLag, hasLag, readReplicationLag } from '../../../client/replication-lag.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderJson } from '../../render/table.js';
@@ -31,6 +32,13 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
     );
     for (const n of nodes)
       if (managed.get(n) === 'node') ctx.log.info(`${n}: no sweep API, its retention is its own config: retention apply sends it nothing and verifies it instead`);
+    // What apply's lag preflight would find (a replicating ring): shown, never a refusal here.
+    const lag = await readReplicationLag(
+      nodes.map((n) => net.client(n)),
+      { concurrency: opts.concurrency, call: { signal: net.signal } },
+    );
+    if (!lag.checked) ctx.log.info('replication lag: not reported by the nodes (not checked)');
+    for (const n of lag.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (retention apply refuses this without --allow-lag)`);
     const report = judgeCluster(facts);
     for (const note of report.notes) ctx.log.info(note);
     for (const p of report.problems) ctx.log.warn(`${p.node ? `${p.node}: ` : ''}${p.message} (retention apply refuses this)`);
@@ -43,7 +51,7 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
     for (const t of ['nnt', 'histogram', 'text'] as const) {
       if (!policy.rules.some((r) => r.type === t)) ctx.log.info(`${t}: no rule, kept forever`);
     }
-    if (opts.output === 'json') ctx.stdout.write(renderJson(planJson(plan, { nodeSource: origin, coverage: report.coverage, managed })));
+    if (opts.output === 'json') ctx.stdout.write(renderJson(planJson(plan, { nodeSource: origin, coverage: report.coverage, managed, lag })));
     else if (opts.output === 'csv') ctx.stdout.write(planCsv(plan, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(planText(plan, ctx.colour));
     ctx.log.info(

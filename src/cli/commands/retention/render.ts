@@ -3,6 +3,7 @@
  * for scripts (snake_case keys, spans as lists of numbers, times as epoch seconds plus ISO).
  * Pure: data in, text out.
  */
+import type { LagReport } from '../../../client/replication-lag.js';
 import type { SweepRequest } from '../../../protocol/index.js';
 import {
   isoSeconds,
@@ -143,10 +144,18 @@ export function coverageJson(c: CoverageOutcome | null): unknown {
 }
 
 /** `retention plan -o json`: the library's plan document, plus where the nodes came from and the coverage. */
-export function planJson(plan: RetentionPlan, extra: { nodeSource: string; coverage: CoverageOutcome | null; managed?: ReadonlyMap<string, 'sweep' | 'node' | null> }): unknown {
+export function planJson(
+  plan: RetentionPlan,
+  extra: { nodeSource: string; coverage: CoverageOutcome | null; managed?: ReadonlyMap<string, 'sweep' | 'node' | null>; lag?: LagReport },
+): unknown {
   const doc = planToJson(plan);
   // `retention`: who removes the node's old data: `sweep` (apply sends it the steps), `node` (its own config: apply sends nothing and verifies it), null (not known).
-  const nodes = doc.nodes.map((n) => ({ ...n, retention: extra.managed?.get(n.node) ?? null }));
+  // `lag_seconds`: how far its replication is behind (null: the node reports none).
+  const nodes = doc.nodes.map((n) => ({
+    ...n,
+    retention: extra.managed?.get(n.node) ?? null,
+    lag_seconds: extra.lag?.nodes.find((l) => l.node === n.node)?.lagSeconds ?? null,
+  }));
   return { ...doc, nodes, node_source: extra.nodeSource, coverage: coverageJson(extra.coverage) };
 }
 
@@ -166,7 +175,7 @@ export function stoppedAt(state: RunState, node: string): { step: number; state:
 }
 
 const BAD = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
-const MEH = new Set(['skipped', 'interrupted', 'pending', 'in flight', 'started']);
+const MEH = new Set(['late data', 'skipped', 'interrupted', 'pending', 'in flight', 'started']);
 
 /** One row per node: each step's state and duration, then where it stopped and why. */
 export function resultTable(state: RunState, colour: boolean): string {
@@ -251,6 +260,8 @@ export interface ResultExtras {
   nodeSource: string;
   coverage: CoverageOutcome | null;
   catchUp: { nodes: string[]; command: string; add_back: string[] } | null;
+  /** Each node's result, with the replication lag read after its steps (absent: not read). */
+  nodes?: ReadonlyArray<{ node: string; lag?: { lagSeconds: number | null }; lateRecords?: number }>;
 }
 
 /** `retention apply -o json`: the run (its plan with the pinned cut-offs, every node's steps), the outcome and the catch-up. */
@@ -274,6 +285,9 @@ export function resultJson(state: RunState, x: ResultExtras): unknown {
       node: n.node,
       finished: stoppedAt(state, n.node) === null,
       stopped_at: stoppedAt(state, n.node),
+      // Read after the steps: null when the node reports no lag (or it was not read).
+      lag_seconds: x.nodes?.find((r) => r.node === n.node)?.lag?.lagSeconds ?? null,
+      late_records: x.nodes?.find((r) => r.node === n.node)?.lateRecords ?? null,
       steps: n.steps.map((s) => {
         const rec = state.nodes.find((x) => x.node === n.node)!.steps[s.step - 1]!;
         return { ...s, seconds: seconds(rec) };

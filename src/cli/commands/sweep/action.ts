@@ -89,7 +89,7 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
 let lagSeen: { report?: LagReport } = {};
 
 /** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag), or that it could not be checked. */
-function logLag(ctx: CliContext, report: LagReport | undefined, allowLagMs: number | undefined): void {
+export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowLagMs: number | undefined): void {
   if (!report) return;
   if (!report.checked) {
     ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json): not checked');

@@ -36,10 +36,7 @@ export function sweepFlags() {
       '--allow-partial',
       'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)',
     ),
-    allowLag: flag.duration(
-      '--allow-lag <duration>',
-      'a replicating ring: sweep nodes whose replication is behind by at most this much (default: refuse while any data is in flight towards a swept node)',
-    ),
+    allowLag: allowLagFlag(),
     journal: flag.string('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
       complete: { kind: 'files' },
     }),
@@ -55,3 +52,11 @@ export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
 /** What `sweep cancel` reads of sweep's flags: the target, the network, and these. */
 export const CANCEL_FLAGS = ['yes', 'dryRun', 'allowPartial', 'journal', 'output', 'concurrency', 'headerPrefix'] as const;
 export type CancelOptions = Pick<SweepOptions, (typeof CANCEL_FLAGS)[number] | keyof ReturnType<typeof networkFlags>>;
+
+/** `--allow-lag`: the replication-lag preflight's flag, the same for sweep and retention apply. */
+export function allowLagFlag() {
+  return flag.duration(
+    '--allow-lag <duration>',
+    'a replicating ring: sweep nodes whose replication is behind by at most this much (default: refuse while any data is in flight towards a swept node)',
+  );
+}
