@@ -57,6 +57,18 @@ export function describeLag(n: NodeLag): string {
 }
 
 /**
+ * One node's own lag as its `/state` reports it (`max_peer_lag`, seconds): null when it has no
+ * `/state`, does not answer it, or reports no such field (unknown is never 0).
+ */
+export async function readOwnLag(c: NodeClient, call: CallOptions = {}): Promise<number | null> {
+  try {
+    return peerLagOf(await c.nodeState(call));
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Reads every node's lag: each node's `/state` and `/replication/json` (a 404 there is a node that
  * does not replicate), in parallel. `clients` should be the whole ring: a peer left out cannot say
  * what it still holds.

@@ -39,7 +39,7 @@ describe('tsnode status: bounded by its inputs', () => {
     const r = await runCli(['status', '--nodes', node.url, '--watch', '200ms', '--lost-after', '1500ms', '--retries', '0']);
     expect(r.code).toBe(1);
     // It answered (500s) all along: lost, not "unreachable", and not "no answer" either.
-    expect(r.stdout).toMatch(/│ lost +│ - +│ - +│ - +│ no usable status for \d+s: the node answered HTTP 500: busy/);
+    expect(r.stdout).toMatch(/│ lost +│ - +│ - +│ - +│ - +│ no usable status for \d+s: the node answered HTTP 500: busy/);
     // ~1.5 s at one poll per 200 ms: about 8 polls, never hundreds.
     expect(polls).toBeGreaterThanOrEqual(4);
     expect(polls).toBeLessThanOrEqual(12);

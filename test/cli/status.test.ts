@@ -64,15 +64,23 @@ afterAll(async () => {
 const status = (args: string[], env: Record<string, string | undefined> = {}) =>
   runCli(['status', '--retries', '0', ...args], { env: { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PROD_TOKEN: TOKEN, ...env } });
 
-/** Which of the four nodes were asked, and the headers each got. */
-function asked(): Record<string, Array<Record<string, unknown>>> {
+type Asked = Record<string, Array<Record<string, unknown>>>;
+
+/** Which of the four nodes were asked, for what (status reads /sweep_delete and /state, for the lag), and the headers each got. */
+function asked(): Record<string, Asked> {
   const names = ['current', 'prod', 'env', 'flag'] as const;
-  const out: Record<string, Array<Record<string, unknown>>> = {};
+  const out: Record<string, Asked> = {};
   all().forEach((n, i) => {
-    if (n.requests.length) out[names[i]!] = n.requests.map((r) => ({ authorization: r.headers.authorization, team: r.headers['x-team'] }));
+    if (!n.requests.length) return;
+    const byPath: Asked = {};
+    for (const r of n.requests) (byPath[`${r.method} ${r.rawUrl}`] ??= []).push({ authorization: r.headers.authorization, team: r.headers['x-team'] });
+    out[names[i]!] = byPath;
   });
   return out;
 }
+
+/** One run per item: each asked for its status and its state with these headers. */
+const each = (...headers: Array<Record<string, unknown>>): Asked => ({ 'GET /sweep_delete': headers, 'GET /state': headers });
 
 /** stderr without the timestamps of non-interactive logs. */
 const lines = (stderr: string): string[] =>
@@ -86,37 +94,37 @@ describe('status: where the nodes come from (flag > environment > profile > defa
     const r = await status([]);
     expect(r.code, r.stderr).toBe(0);
     expect(lines(r.stderr)).toEqual(['nodes: profile cur, 1 node']);
-    expect(asked()).toEqual({ current: [{ team: 'current-team' }] });
+    expect(asked()).toEqual({ current: each({ team: 'current-team' }) });
   });
 
   it('TSNODE_NODES beats the current profile, which then lends it nothing (no headers)', async () => {
     const r = await status([], { TSNODE_NODES: fromEnv.url });
     expect(r.code, r.stderr).toBe(0);
     expect(lines(r.stderr)).toEqual(['nodes: TSNODE_NODES, 1 node']);
-    expect(asked()).toEqual({ env: [{}] });
+    expect(asked()).toEqual({ env: each({}) });
   });
 
   it('--profile beats TSNODE_NODES, and its ${VAR} header reaches the node expanded', async () => {
     const r = await status(['--profile', 'prod'], { TSNODE_NODES: fromEnv.url });
     expect(r.code, r.stderr).toBe(0);
     expect(lines(r.stderr)).toEqual(['nodes: profile prod, 1 node']);
-    expect(asked()).toEqual({ prod: [{ authorization: `Bearer ${TOKEN}`, team: 'prod-team' }] });
+    expect(asked()).toEqual({ prod: each({ authorization: `Bearer ${TOKEN}`, team: 'prod-team' }) });
   });
 
   it('--nodes beats --profile; the profile named on the command line still gives the settings', async () => {
     const r = await status(['--nodes', fromFlag.url], { TSNODE_PROFILE: 'cur', TSNODE_NODES: fromEnv.url });
     expect(r.code, r.stderr).toBe(0);
     expect(lines(r.stderr)).toEqual(['nodes: --nodes, 1 node']);
-    expect(asked()).toEqual({ flag: [{ team: 'current-team' }] });
+    expect(asked()).toEqual({ flag: each({ team: 'current-team' }) });
     const p = await status(['--profile', 'prod', '--nodes', fromFlag.url]);
     expect(p.code).toBe(0);
-    expect(asked()).toEqual({ flag: [{ team: 'current-team' }, { authorization: `Bearer ${TOKEN}`, team: 'prod-team' }] });
+    expect(asked()).toEqual({ flag: each({ team: 'current-team' }, { authorization: `Bearer ${TOKEN}`, team: 'prod-team' }) });
   });
 
   it('TSNODE_NODES beats TSNODE_PROFILE for the nodes; TSNODE_PROFILE gives the settings', async () => {
     const r = await status([], { TSNODE_PROFILE: 'prod', TSNODE_NODES: fromEnv.url });
     expect(r.code, r.stderr).toBe(0);
-    expect(asked()).toEqual({ env: [{ authorization: `Bearer ${TOKEN}`, team: 'prod-team' }] });
+    expect(asked()).toEqual({ env: each({ authorization: `Bearer ${TOKEN}`, team: 'prod-team' }) });
     // a profile without nodes: the nodes come from elsewhere, its settings still apply
     const e = await status([], { TSNODE_PROFILE: 'empty', TSNODE_NODES: fromEnv.url });
     expect(e.code).toBe(0);
@@ -128,10 +136,7 @@ describe('status: where the nodes come from (flag > environment > profile > defa
     const flag = await status(['--profile', 'prod', '--header', 'X-Team: flag-team'], { TSNODE_HEADERS: 'X-Team: env-team' });
     expect(flag.code).toBe(0);
     expect(asked()).toEqual({
-      prod: [
-        { authorization: `Bearer ${TOKEN}`, team: 'env-team' },
-        { authorization: `Bearer ${TOKEN}`, team: 'flag-team' },
-      ],
+      prod: each({ authorization: `Bearer ${TOKEN}`, team: 'env-team' }, { authorization: `Bearer ${TOKEN}`, team: 'flag-team' }),
     });
   });
 
@@ -188,13 +193,13 @@ describe('status output', () => {
     expect(one.code, one.stderr).toBe(0);
     const rows = one.stdout.split('\n').filter((l) => l.startsWith('│ http'));
     expect(rows).toHaveLength(2);
-    expect(one.stdout).toMatch(/│ node +│ state +│ nnt +│ text +│ histogram +│ note +│/);
+    expect(one.stdout).toMatch(/│ node +│ state +│ lag +│ nnt +│ text +│ histogram +│ note +│/);
     expect(rows[0]).toMatch(
       new RegExp(
-        `^│ ${running.url} │ running │ running 60,300 │ idle │ idle, failed │ before 2026-08-24T00:00:00Z \\(1787529600\\); nnt at 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f +│$`,
+        `^│ ${running.url} │ running │ - +│ running 60,300 │ idle │ idle, failed │ before 2026-08-24T00:00:00Z \\(1787529600\\); nnt at 3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f +│$`,
       ),
     );
-    expect(rows[1]).toMatch(new RegExp(`^│ ${current.url} +│ idle +│ idle +│ idle │ idle +│ +│$`));
+    expect(rows[1]).toMatch(new RegExp(`^│ ${current.url} +│ idle +│ - +│ idle +│ idle │ idle +│ +│$`));
     const per = await status([...nodes, '--per-type']);
     expect(per.code).toBe(0);
     expect(per.stdout.split('\n').filter((l) => l.startsWith('│ http'))).toHaveLength(6);
@@ -210,6 +215,7 @@ describe('status output', () => {
           node: running.url,
           ok: true,
           state: 'running',
+          lag_seconds: null, // its /state is not a node state: lag unknown, not 0
           status: {
             nnt: { running: true, delete_time: 1787529600, delete_time_iso: '2026-08-24T00:00:00Z', rollups: [60, 300], current_uuid: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f' },
             text: { running: false },

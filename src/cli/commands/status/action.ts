@@ -3,7 +3,7 @@ import type { NodeRequestError } from '../../../client/errors.js';
 import { systemClock, type Clock } from '../../../client/clock.js';
 import { pollUntilIdle } from '../../../client/sweep-poll.js';
 import type { NodeClient } from '../../../client/node-client.js';
-import { describeLag, hasLag, readReplicationLag } from '../../../client/replication-lag.js';
+import { describeLag, hasLag, readOwnLag, readReplicationLag } from '../../../client/replication-lag.js';
 import { UsageError } from '../../errors.js';
 import { DATA_TYPES, type DataType, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
@@ -11,6 +11,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { MAX_TIMEOUT_MS } from '../../network.js';
 import { openTarget } from '../../node-source.js';
 import { errorJson, spanFields, timeFields } from '../../render/json-values.js';
+import { lagText } from '../../render/lag.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, isoTime } from '../../time.js';
@@ -26,8 +27,13 @@ export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './op
  */
 export type NoStatus = 'unreachable' | 'no_sweep_api' | 'error' | 'bad_answer' | 'lost';
 
-/** One node's answer: its status, or why there is none (`code`: the client's error code, for JSON). */
-export type NodeStatus = { node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus; code: string };
+/**
+ * One node's answer: its status, or why there is none (`code`: the client's error code, for JSON);
+ * `lagSeconds`: its own replication lag (`/state` max_peer_lag), null or absent when it reports none.
+ */
+export type NodeStatus = ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus; code: string }) & {
+  lagSeconds?: number | null;
+};
 
 /** A node that answered something unexpected is not "unreachable". */
 export function noStatus(err: NodeRequestError): NoStatus {
@@ -75,8 +81,14 @@ export function statusJson(rows: readonly NodeStatus[]): unknown {
   return {
     nodes: rows.map((r) =>
       r.ok
-        ? { node: r.node, ok: true, state: nodeState(r), status: Object.fromEntries(DATA_TYPES.map((t) => [t, typeStatusJson(t, r.status[t])])) }
-        : { node: r.node, ok: false, state: r.why, error: errorJson(r.code, r.error) },
+        ? {
+            node: r.node,
+            ok: true,
+            state: nodeState(r),
+            lag_seconds: r.lagSeconds ?? null,
+            status: Object.fromEntries(DATA_TYPES.map((t) => [t, typeStatusJson(t, r.status[t])])),
+          }
+        : { node: r.node, ok: false, state: r.why, lag_seconds: r.lagSeconds ?? null, error: errorJson(r.code, r.error) },
     ),
   };
 }
@@ -125,7 +137,7 @@ export function statusTableRows(rows: readonly NodeStatus[], withLast = anyLastS
   });
 }
 
-export const ONE_LINE_HEADERS = ['node', 'state', 'nnt', 'text', 'histogram', 'note'] as const;
+export const ONE_LINE_HEADERS = ['node', 'state', 'lag', 'nnt', 'text', 'histogram', 'note'] as const;
 
 /** One type in the one-line view: `running` (with its spans when not all), `idle`, `idle, failed`. */
 function typeCell(type: DataType, s: TypeStatus): string {
@@ -146,10 +158,11 @@ function latestLastSweep(status: SweepStatus): string {
 /** The default view: one row per node, every type in it. */
 export function statusOneLineRows(rows: readonly NodeStatus[]): CellValue[][] {
   return rows.map((r): CellValue[] => {
-    if (!r.ok) return [r.node, label(r.why), '-', '-', '-', r.error];
+    const lag = lagText(r.lagSeconds);
+    if (!r.ok) return [r.node, label(r.why), lag, '-', '-', '-', r.error];
     const s = r.status;
     const running = DATA_TYPES.filter((t) => s[t].running);
-    if (running.length === 0) return [r.node, nodeState(r), ...DATA_TYPES.map((t) => typeCell(t, s[t])), latestLastSweep(s)];
+    if (running.length === 0) return [r.node, nodeState(r), lag, ...DATA_TYPES.map((t) => typeCell(t, s[t])), latestLastSweep(s)];
     // What runs: before which time (once when every type sweeps to the same), and where each type is.
     const times = [...new Set(running.map((t) => s[t].timestamp).filter((x): x is number => x !== undefined))];
     const before =
@@ -157,7 +170,7 @@ export function statusOneLineRows(rows: readonly NodeStatus[]): CellValue[][] {
         ? [`before ${describeTime(times[0]! * 1000)}`]
         : running.filter((t) => s[t].timestamp !== undefined).map((t) => `${t} before ${describeTime(s[t].timestamp! * 1000)}`);
     const work = running.filter((t) => current(s[t]) !== '').map((t) => `${t} at ${current(s[t])}`);
-    return [r.node, nodeState(r), ...DATA_TYPES.map((t) => typeCell(t, s[t])), [...before, ...work].join('; ')];
+    return [r.node, nodeState(r), lag, ...DATA_TYPES.map((t) => typeCell(t, s[t])), [...before, ...work].join('; ')];
   });
 }
 
@@ -181,12 +194,14 @@ export const STATUS_CSV_HEADERS = [
   'last_finished',
   'last_finished_iso',
   'last_error',
+  'lag_seconds',
 ] as const;
 
 /** CSV: always one row per node and type (the grain a spreadsheet or a script wants); `rollups` as the node wrote it. */
 export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
   return rows.flatMap((r): CellValue[][] => {
-    if (!r.ok) return [[r.node, 'false', r.why, '', '', '', '', '', '', '', r.code, r.error, '', '', '', '', '', '', '']];
+    const lag = r.lagSeconds ?? '';
+    if (!r.ok) return [[r.node, 'false', r.why, '', '', '', '', '', '', '', r.code, r.error, '', '', '', '', '', '', '', lag]];
     return DATA_TYPES.map((t) => {
       const s = r.status[t];
       const l = s.last;
@@ -210,6 +225,7 @@ export function statusCsvRows(rows: readonly NodeStatus[]): CellValue[][] {
         l?.finished !== undefined ? l.finished / 1000 : '',
         l?.finished !== undefined ? isoTime(l.finished) : '',
         l?.error,
+        lag,
       ];
     });
   });
@@ -224,7 +240,7 @@ function print(ctx: CliContext, opts: Pick<StatusOptions, 'output' | 'perType'>,
       renderTable(ONE_LINE_HEADERS, statusOneLineRows(rows), {
         colour: ctx.colour,
         width: tableWidth(ctx),
-        paint: (cell, col, _r, p) => (col < 1 || col > 4 ? cell : cell.startsWith('running') ? p.cyan(cell) : bad(cell) ? p.red(cell) : cell),
+        paint: (cell, col, _r, p) => (col < 1 || col > 5 || col === 2 ? cell : cell.startsWith('running') ? p.cyan(cell) : bad(cell) ? p.red(cell) : cell),
       }),
     );
     return;
@@ -296,7 +312,17 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
   const net = run.network;
   try {
     const clients = run.nodes.map((n) => net.client(n));
-    const outcomes = await fanOut(clients, (c) => c.sweepStatus({ signal: ctx.signal }));
+    // Each node's lag beside its status, in the same slot (a failed /state leaves the status, lag null).
+    const lags = new Map<string, number | null>();
+    const readLag = (c: NodeClient): Promise<void> => readOwnLag(c, { signal: ctx.signal }).then((lag) => void lags.set(c.url, lag));
+    const outcomes = await fanOut(clients, async (c) => {
+      const lag = readLag(c);
+      try {
+        return await c.sweepStatus({ signal: ctx.signal });
+      } finally {
+        await lag;
+      }
+    });
     let rows: NodeStatus[] = outcomes.map((o) =>
       o.ok ? { node: o.node, ok: true, status: o.value } : { node: o.node, ok: false, error: o.error.detail, why: noStatus(o.error), code: o.error.code },
     );
@@ -334,7 +360,13 @@ export async function statusAction(opts: StatusOptions, ctx: CliContext): Promis
       }
     }
     const caughtUp = opts.untilCaughtUp && opts.watch !== undefined && !ctx.signal.aborted ? await waitCaughtUp(clients, opts.watch, ctx) : true;
-    print(ctx, opts, rows);
+    // After a watch the first lag is old news: read it again for the final table.
+    if (opts.watch !== undefined && !ctx.signal.aborted) await fanOut(clients, readLag);
+    print(
+      ctx,
+      opts,
+      rows.map((r) => ({ ...r, lagSeconds: lags.get(r.node) ?? null })),
+    );
     if (ctx.signal.aborted) ctx.log.warn('interrupted: stopped watching (sweeps keep running on their nodes)');
     const code = exitFor(rows, ctx);
     return code === EXIT.ok && !caughtUp ? EXIT.failed : code;
