@@ -3,7 +3,7 @@ import { describeGap, describeSkew, judgeClockSkew, sampleClocks } from '../../.
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport } from '../../../client/sweep-checks.js';
 import { SweepNotConfirmedError } from '../../../client/sweep.js';
-import { preflightProblem, SweepRefusedError } from '../../../client/sweep-preflight.js';
+import { SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
 import { lockTargets, RunLockedError } from '../../../run/lock.js';
 import { recordRefusal, refusalOf } from '../../../run/refusal.js';
@@ -23,7 +23,7 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { lockDir, missingFooter, openJournal } from '../sweep/run-text.js';
+import { lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
 import { logLag } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
@@ -349,19 +349,10 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     } catch (err) {
       progress?.stop();
       if (err instanceof SweepRefusedError) {
-        for (const b of err.busy) ctx.log.error(`${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
-        for (const u of err.unreachable)
-          ctx.log.error(
-            `${u.node} ${preflightProblem(u.error)
-              .replace(/^unreachable:/, 'is unreachable:')
-              .replace(/^no sweep API:/, 'has no sweep API:')}`,
-          );
-        for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
+        logRefusal(ctx, err, (b) => `${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
         const hints = [
           err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
-          err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
-            ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
-            : '',
+          err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
           err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
           report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
           err.problems.some((p) => p.message.startsWith('replication is behind'))

@@ -25,7 +25,7 @@ import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
-import { busyText, canAsk, coverageHint, lockDir, logRefusal, logReport, missingFooter, openJournal, pastSweepEnds, runTarget } from './run-text.js';
+import { busyText, canAsk, coverageHint, lockDir, logRefusal, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, pastSweepEnds, runTarget } from './run-text.js';
 
 export type { SweepOptions } from './options.js';
 export { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './run-text.js';
@@ -218,9 +218,7 @@ function refused(err: unknown, report: ClusterSweepRun['report'], ctx: CliContex
   if (report) for (const note of report.notes) ctx.log.info(note);
   const hints = [
     err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
-    err.unreachable.some((u) => u.error?.code === 'no_sweep_api')
-      ? 'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)'
-      : '',
+    err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
     err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
     coverageHint(report),
     lagSeen.report?.nodes.some(hasLag)

@@ -43,6 +43,10 @@ export function missingFooter(report: ClusterCheckReport | undefined, what = 'no
   return `\nring nodes not in the list, ${what} (--allow-partial): ${c.missing.map((m) => `${m.id} (${m.url})`).join(', ')}\n`;
 }
 
+/** The hint for a node without the sweep API: which stores have it, and what checks such a node instead. */
+export const NO_SWEEP_API_HINT =
+  'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)';
+
 /** A refusal's lines on stderr: each busy node with what it runs, each unreachable node, each problem. */
 export function logRefusal(ctx: CliContext, err: SweepRefusedError, busyLine: (b: SweepRefusedError['busy'][number]) => string): void {
   for (const b of err.busy) ctx.log.error(busyLine(b));
