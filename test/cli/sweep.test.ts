@@ -349,17 +349,23 @@ describe('sweeps in progress', () => {
       state: 'running',
       status: { nnt: { running: true, delete_time: BEFORE, rollups: null }, text: { running: false } },
     });
-    expect(doc.nodes[2]).toEqual({ node: dead, ok: false, state: 'unreachable', error: { code: 'unreachable', message: expect.stringMatching(/connection refused/) } });
+    expect(doc.nodes[2]).toEqual({
+      node: dead,
+      ok: false,
+      state: 'unreachable',
+      lag_seconds: null,
+      error: { code: 'unreachable', message: expect.stringMatching(/connection refused/) },
+    });
 
     const csv = await runCli(['status', ...nodes, '--output', 'csv']);
     expect(csv.code).toBe(3);
     const lines = csv.stdout.trimEnd().split('\r\n');
     expect(lines[0]).toBe(
-      'node,ok,state,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error_code,error,last_result,last_delete_time,last_delete_time_iso,last_rollups,last_finished,last_finished_iso,last_error',
+      'node,ok,state,type,running,current_uuid,current_metric,delete_time,delete_time_iso,rollups,error_code,error,last_result,last_delete_time,last_delete_time_iso,last_rollups,last_finished,last_finished_iso,last_error,lag_seconds',
     );
     expect(lines).toHaveLength(1 + 3 + 3 + 1);
-    expect(lines[1]).toMatch(new RegExp(`^${a.url},true,idle,nnt,false,,,,,,,,completed,\\d+,[0-9T:-]+Z,all,[0-9.]+,[0-9T:.-]+Z,$`));
-    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,running,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,,,,,,,,,$`));
+    expect(lines[1]).toMatch(new RegExp(`^${a.url},true,idle,nnt,false,,,,,,,,completed,\\d+,[0-9T:-]+Z,all,[0-9.]+,[0-9T:.-]+Z,,[0-9.]*$`));
+    expect(lines[4]).toMatch(new RegExp(`^${st.url},true,running,nnt,true,0000[^,]*,,${BEFORE},[0-9T:-]+Z,all,,,,,,,,,,[0-9.]*$`));
     expect(lines[7]).toMatch(new RegExp(`^${dead},false,unreachable,,,,,,,,unreachable,connection refused`));
 
     const none = await runCli(['status', '--nodes', dead, '--retries', '0']);

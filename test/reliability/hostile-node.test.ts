@@ -47,7 +47,7 @@ describe('an endless answer', () => {
     const ms = Date.now() - started;
     expect(r.code, r.stderr).toBe(1);
     // It answered, with too much: a bad answer, not an unreachable node.
-    expect(r.stdout).toMatch(/│ bad answer │ - +│ - +│ - +│ answer too large/);
+    expect(r.stdout).toMatch(/│ bad answer │ - +│ - +│ - +│ - +│ answer too large/);
     expect(r.stdout).toContain('answer too large');
     expect(r.stdout).toContain('the limit for this request is 256 KiB');
     expect(ms).toBeLessThan(10_000);

@@ -210,7 +210,8 @@ describe.skipIf(!hasOpenssl)('tsnode status against an https:// node', () => {
     expect(front.seen.at(-1)?.cookie).toBe('sid=c00kie-value-42');
     expect(ok.stderr).toMatch(/debug: GET https:\/\/127\.0\.0\.1:\d+\/sweep_delete -> 200/);
     expect(ok.stderr).toMatch(/Authorization: \[redacted\]/);
-    node.failNext(400); // a 4xx is not retried: exactly one failure is consumed
+    // A 4xx is not retried: one failure for each of status's two GETs (/sweep_delete, and /state for the lag).
+    node.failNext(400, 400);
     const bad = await runCli(['--verbose', 'status', '--nodes', front.url, '--cacert', pki.caCert, '--header', `Authorization: ${SECRET}`, '--output', 'json']);
     expect(bad.code).toBe(1);
     for (const r of [ok, bad]) {
