@@ -85,9 +85,6 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   return EXIT.ok;
 }
 
-/** The lag the preflight read (for the refusal's hint). */
-let lagSeen: { report?: LagReport } = {};
-
 /** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag), or that it could not be checked. */
 export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowLagMs: number | undefined): void {
   if (!report) return;
@@ -111,7 +108,7 @@ function coreOptions(
   opts: SweepOptions,
   ctx: CliContext,
   what: string,
-): { options: ClusterSweepOptions; stop: () => void } {
+): { options: ClusterSweepOptions; stop: () => void; lag: { report?: LagReport } } {
   let progress: NodeProgress | undefined = new NodeProgress(ctx, run.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
   const stop = (): void => {
     progress?.stop();
@@ -130,8 +127,8 @@ function coreOptions(
     progress = new NodeProgress(ctx, [...s.send, ...s.skipped], { quiet: new Set<NodeSweepState>(['sending']) });
   };
   const req = plan.request;
+  // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
-  lagSeen = lag;
   const journal = openJournal(ctx, opts.journal);
   const options: ClusterSweepOptions = {
     force: opts.force,
@@ -192,7 +189,7 @@ function coreOptions(
         `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
         `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
       );
-  return { options, stop };
+  return { options, stop, lag };
 }
 
 async function confirmSweep(ctx: CliContext, question: string, would: string): Promise<boolean | 'interrupted'> {
@@ -202,7 +199,7 @@ async function confirmSweep(ctx: CliContext, question: string, would: string): P
 }
 
 /** What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). */
-function refused(err: unknown, report: ClusterSweepRun['report'], ctx: CliContext): ExitCode {
+function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
@@ -221,7 +218,7 @@ function refused(err: unknown, report: ClusterSweepRun['report'], ctx: CliContex
     err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
     err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
     coverageHint(report),
-    lagSeen.report?.nodes.some(hasLag)
+    lag?.nodes.some(hasLag)
       ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
       : '',
   ].filter(Boolean);
@@ -239,7 +236,7 @@ async function sweepNodes(
 ): Promise<ExitCode> {
   const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
   const clients = run.nodes.map((n) => run.network.client(n));
-  const { options, stop } = coreOptions(run, plan, carried, opts, ctx, what);
+  const { options, stop, lag } = coreOptions(run, plan, carried, opts, ctx, what);
   // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
   let hook: ReceiptHook | undefined;
   let receipt: Receipt | null = null;
@@ -263,7 +260,7 @@ async function sweepNodes(
     result = await runClusterSweep(clients, plan.request, options);
   } catch (err) {
     stop();
-    return refused(err, report, ctx);
+    return refused(err, report, lag.report, ctx);
   } finally {
     stop();
   }
