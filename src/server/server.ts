@@ -158,13 +158,14 @@ export interface NodeHooks {
 export async function startServer(input: Partial<ServerConfig> = {}, hooks: NodeHooks = {}): Promise<RunningNode> {
   const config = validateConfig(serverConfig(input));
   const onInternal = hooks.onInternalError ?? ((err: unknown) => process.emitWarning(`tsnode node: ${(err as Error)?.stack ?? String(err)}`));
+  const onNotice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
   const store = new SqliteStore({
     dataDir: config.dataDir,
     rollups: config.rollups,
     histogramRollups: config.histogramRollups,
     shards: shardLayout(config.rollups, config.histogramRollups, config.shards ?? {}),
     onError: onInternal,
-    onNotice: hooks.onNotice ?? ((message) => process.emitWarning(`tsnode node: ${message}`)),
+    onNotice,
     onFlush: hooks.onFlush,
     salvageLog: config.salvageLog,
     reserveBytes: config.diskReserveBytes,
@@ -186,7 +187,6 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     throw err;
   }
   const sweeper = new Sweeper(store, { paceMs: config.sweepPaceMs, onError: onInternal });
-  const onNotice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
   let replication: Awaited<ReturnType<typeof startReplication>>;
   try {
     replication = startReplication(config, identity, onNotice);
@@ -298,12 +298,11 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     return closed;
   };
   // Checked now and every interval from here on: the node listens, so what it removes is seen.
-  const notice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
   const retention = config.retention
     ? new RetentionKeeper(store, config.retention, {
         now: config.now,
         intervalMs: config.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
-        onRemoved: (r) => notice(describeRemoved(r)),
+        onRemoved: (r) => onNotice(describeRemoved(r)),
         onError: onInternal,
       })
     : null;
