@@ -9,7 +9,7 @@ import type { NodeHooks, RunningNode } from './server/server.js';
 import type { ServerConfig } from './server/config.js';
 
 // Errors: one namespace (`errors.NodeRequestError`, `errors.PolicyError`, ...).
-export * as errors from './library-errors.js';
+export * as errors from './errors.js';
 
 // One node, and many at once.
 export { NodeClient, type CallOptions, type NodeClientOptions, type RollupColumns, type RollupResult, type TagDeleteScope } from './client/node-client.js';
