@@ -24,7 +24,7 @@ import { buildHeaders, HeaderError, splitHeaderList } from '../../client/headers
 import { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
 import { TsnodeError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText, type NodeList } from '../nodes.js';
+import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
 import { parseChoice } from '../values.js';
 import type { ConfigFile, Profile } from './file.js';
@@ -111,11 +111,6 @@ export interface Target {
   writeTo?: Sourced<WriteTarget>;
   /** Duplicate nodes dropped and the like, for stderr. */
   warnings: string[];
-}
-
-/** The node list as the existing commands take it (list sources only). */
-export function targetNodeList(target: Target): NodeList | undefined {
-  return target.source.kind === 'list' ? { nodes: target.source.nodes, source: target.origin, warnings: target.warnings } : undefined;
 }
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
