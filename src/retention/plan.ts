@@ -138,7 +138,7 @@ export function planRetention(policy: Policy, nowMs: number, nodes: readonly Nod
   const unknown: UnknownSpan[] = [];
   const unsafe = new Map<SpanType, string[]>();
   const nodePlans = nodes.map((n) => planNode(n, steps, shapes, policy, opts, headerPrefix, unknown, unsafe));
-  if (unknown.length) throw new UnknownSpanError(unknown);
+  if (unknown.length) throw new UnknownSpanError(unknown, nodes.length);
   for (const [type, who] of unsafe) {
     const shape = shapes[type];
     throw new UnsafeWildcardError(type, describeRule(shape.wildcard!), shape.outliving.map(describeRule), who);
