@@ -37,7 +37,7 @@ import {
   type RetentionStepEntry,
 } from '../../journal.js';
 import { askYesNo } from '../../prompt.js';
-import { renderJson } from '../../render/table.js';
+import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { shellQuote } from '../sweep/catch-up.js';
 import type { RetentionApplyFlags } from './options.js';
@@ -393,7 +393,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     };
     if (opts.output === 'json') ctx.stdout.write(renderJson({ ...(resultJson(final, extras) as object), node_managed: nodeManagedJson(managedReport) }));
     else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));
-    else ctx.stdout.write(resultTable(final, ctx.colour) + missingFooter(report));
+    else ctx.stdout.write(resultTable(final, ctx.colour, tableWidth(ctx)) + missingFooter(report));
     const end: RetentionEndEntry = {
       kind: 'retention.end',
       run: runId,
