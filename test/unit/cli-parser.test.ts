@@ -62,6 +62,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     yes: false,
     skipUnreachable: false,
     allowPartial: false,
+    allowShortAge: false,
     fresh: false,
     maxClockSkew: 300_000,
     pollInterval: 2000,
@@ -230,6 +231,7 @@ const CONTRACT: Row[] = [
       'http://db1:8112',
       '--allow-lag',
       '30s',
+      '--allow-short-age',
     ],
     'retention apply',
     {
@@ -243,6 +245,7 @@ const CONTRACT: Row[] = [
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
       allowLag: 30_000,
+      allowShortAge: true,
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
