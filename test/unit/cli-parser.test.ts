@@ -61,6 +61,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     yes: false,
     skipUnreachable: false,
     allowPartial: false,
+    allowShortAge: false,
     fresh: false,
     maxClockSkew: 300_000,
     pollInterval: 2000,
@@ -229,6 +230,7 @@ const CONTRACT: Row[] = [
       'http://db1:8112',
       '--allow-lag',
       '30s',
+      '--allow-short-age',
     ],
     'retention apply',
     {
@@ -242,6 +244,7 @@ const CONTRACT: Row[] = [
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
       allowLag: 30_000,
+      allowShortAge: true,
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
