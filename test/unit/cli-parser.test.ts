@@ -83,6 +83,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     requireHeader: [],
   },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
+  'cluster restart': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
   'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
@@ -337,6 +338,8 @@ const CONTRACT: Row[] = [
   [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: 1000 }],
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
   [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
+  [['cluster', 'restart'], 'cluster restart', { node: undefined }],
+  [['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'], 'cluster restart', { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' }],
   [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
   [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
   [
