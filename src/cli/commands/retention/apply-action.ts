@@ -378,7 +378,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const notSwept = result.notSwept;
     const unfinished = [...final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null), ...notSwept.map((m) => m.url)];
     // Ring nodes left out are not in the run file: a resume would not reach them, a run of the policy there does.
-    const ringCatchUp = notSweptCatchUp(plan, notSwept, catchUpBase.reach);
+    // Runs as printed: unattended (--yes) when this run was, like the resume.
+    const ringCatchUp = notSweptCatchUp(plan, notSwept, [...(opts.yes ? ['--yes'] : []), ...catchUpBase.reach]);
     const onlyRing = unfinished.length === notSwept.length;
     const catchUp = unfinished.length ? { nodes: unfinished, command: onlyRing && ringCatchUp ? ringCatchUp : catchUpBase.command, addBack: catchUpBase.addBack } : null;
     const extras = {
