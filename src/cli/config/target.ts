@@ -109,6 +109,8 @@ export interface Target {
   spans: { smallestSpan?: Sourced<number>; nntRollups?: Sourced<number[]>; histogramRollups?: Sourced<number[]> };
   /** The profile's default `--to` for `tsnode write` (`write_to`). */
   writeTo?: Sourced<WriteTarget>;
+  /** The profile's replication lag `sweep` and `retention apply` accept (`allow_lag`), in ms. */
+  allowLag?: Sourced<number>;
   /** Duplicate nodes dropped and the like, for stderr. */
   warnings: string[];
 }
@@ -215,6 +217,7 @@ export function resolveTarget(inputs: TargetInputs): Target {
     headers,
     spans,
     ...(profile?.writeTo !== undefined ? { writeTo: { value: profile.writeTo, from: at(profile, 'write_to') } } : {}),
+    ...(profile?.allowLag !== undefined ? { allowLag: { value: profile.allowLag, from: at(profile, 'allow_lag') } } : {}),
     warnings,
   };
 }
