@@ -45,6 +45,8 @@ export interface ServerConfig {
   account: number;
   /** Bytes kept back on the data dir's disk for sweeps and a restart when it fills up (0: none). */
   diskReserveBytes: number;
+  /** `--cache-size`: the SQLite page cache, bytes (default 8 MiB, see storage/schema.ts). */
+  cacheBytes?: number;
   /** Logged records that start a flush (tests make flushes frequent with a small one). */
   flushRecords?: number;
   /** A pause before each series a flush applies, ms (tests make flushes last long enough to kill one in). */

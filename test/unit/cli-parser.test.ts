@@ -115,9 +115,9 @@ const CONTRACT: Row[] = [
     { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 },
   ],
   [
-    ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
+    ['serve', '--salvage-log', '--disk-reserve', '0', '--cache-size', '64MiB', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
-    { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+    { salvageLog: true, diskReserve: 0, cacheSize: 64 * 1024 ** 2, flushRecords: 3000, flushPause: 3, traceFlush: true },
   ],
   [
     ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
