@@ -117,7 +117,9 @@ function renderRun(r: DeleteRun, plan: DeletePlan, opts: Opts, ctx: CliContext):
       ctx.log.warn(`${o.node}: ${plural(o.reappeared.length, 'metric')} came back after the delete (a late replay?), e.g. ${printable(o.reappeared[0]!.metric)}`);
   if (r.interrupted) {
     const deleted = r.outcomes.reduce((n, o) => n + o.deleted, 0);
-    ctx.log.warn(`interrupted: ${plural(deleted, 'metric copy')} deleted before the stop (the journal has each round); nothing was looked at again`);
+    ctx.log.warn(
+      `interrupted: ${deleted} metric ${deleted === 1 ? 'copy' : 'copies'} deleted before the stop (the journal has each round); a call in flight may have deleted more, and nothing was looked at again`,
+    );
   }
   if (r.catchUp) {
     ctx.log.info(`to catch up: ${r.catchUp.command}`);
