@@ -339,7 +339,11 @@ const CONTRACT: Row[] = [
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
   [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
   [['cluster', 'restart'], 'cluster restart', { node: undefined }],
-  [['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'], 'cluster restart', { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' }],
+  [
+    ['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'],
+    'cluster restart',
+    { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' },
+  ],
   [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
   [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
   [
