@@ -14,6 +14,7 @@ export { SweepRefusedError } from './client/sweep-preflight.js';
 export { SweepNotConfirmedError } from './client/sweep.js';
 export { RunError, RunInterruptedError } from './run/errors.js';
 export { RunLockedError } from './run/lock.js';
+export { DeleteSelectsOthersError } from './run/delete.js';
 export { RecordSyntaxError } from './records/splitter.js';
 export { SourceError } from './records/reader.js';
 export { AckCountError, ReplayUsageError } from './replay/errors.js';

@@ -33,7 +33,7 @@ export { readReplicationLag, type LagFrom, type LagReport, type NodeLag } from '
 // Destructive runs (src/run/): the cluster sweep and its cancel, as the CLI runs them.
 export { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type PreflightExtension, type SweepConfirmation, type SweepStage } from './run/sweep.js';
 export { runSweepCancel, type CancelRow, type SweepCancelOptions, type SweepCancelRun } from './run/cancel.js';
-export type { CatchUp } from './run/catch-up.js';
+export type { CarriedFlags, CatchUp } from './run/catch-up.js';
 export type { NotSwept, RunExitCode, SweptEarlier } from './run/outcome.js';
 export type { RunIdentity, RunRecordHooks } from './run/refusal.js';
 export type * from './run/records.js';
@@ -116,21 +116,20 @@ export {
 } from './client/receipt.js';
 export type { ManagedBy, NodeInventory, NodeRetentionConfig, RollupFs, ShardList, ShardRange } from './protocol/shards.js';
 
-// Find and delete by tag query.
+// Find and delete by tag query (the delete as `tsnode delete` runs it, on the run core).
 export { parseTagQuery, type Pattern, type TagQuery } from './tags/query.js';
 export { countAcross, findAcross, type FindOptions, type FindResult, type FoundAcross, type NodeCount, type NodeFind } from './client/tag-find.js';
 export {
-  deleteOnNodes,
-  lookOnNodes,
-  proveGone,
-  type DeleteProgress,
-  type LoopEnd,
-  type MetricKey,
-  type NodeDeletion,
-  type NodeProof,
-  type TagDeleteRequest,
-  type NodeLook as DeleteLook,
-} from './client/tag-delete.js';
+  runDelete,
+  type DeleteConfirmation,
+  type DeleteRun,
+  type DeleteRunOptions,
+  type DeleteSpec,
+  type DeleteStage,
+  type DeleteTotals,
+  type NodeOutcome as DeleteNodeOutcome,
+} from './run/delete.js';
+export type { DeleteProgress, LoopEnd, MetricKey, NodeDeletion, NodeProof, TagDeleteRequest, NodeLook as DeleteLook } from './client/tag-delete.js';
 
 // Writing and reading records.
 export { writeRecords } from './replay/replay.js';

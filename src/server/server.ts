@@ -224,6 +224,7 @@ async function openNode(
     onFlush: hooks.onFlush,
     salvageLog: config.salvageLog,
     reserveBytes: config.diskReserveBytes,
+    ...(config.cacheBytes !== undefined ? { cacheBytes: config.cacheBytes } : {}),
     flushRecords: config.flushRecords,
     flushPauseMs: config.flushPauseMs,
   });
