@@ -60,7 +60,8 @@ export interface StartOptions {
   ring?: { writeCopies: number; weight?: number };
   /** Told as each node comes up (for progress). */
   onNodeReady?: (node: ClusterNode) => void;
-  env?: NodeJS.ProcessEnv;
+  /** The nodes' environment (the command's ctx.env: nothing below main.ts reads process.env). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface RunningCluster {
@@ -173,7 +174,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
         // under it and looking like crashes). If the manager itself is killed, cluster.json still
         // lets `tsnode cluster down` find them.
         detached: true,
-        env: { ...(opts.env ?? process.env), FORCE_COLOR: '0' },
+        env: { ...opts.env, FORCE_COLOR: '0' },
       });
       closeSync(logFd);
       const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -164,6 +164,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
         host: flags.host,
         detached: flags.detach,
         signal: stop.signal,
+        env: ctx.env,
         ring: { writeCopies },
         ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
         ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
