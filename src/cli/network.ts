@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
-import { buildHeaders, HeaderError, redactHeaders, redactUrlCredentials, splitHeaderList } from '../client/headers.js';
+import { buildHeaders, redactHeaders, redactUrlCredentials, splitHeaderList } from '../client/headers.js';
 import type { RequestLogEntry } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
@@ -122,15 +122,10 @@ export function parseMaxAnswer(text: string | undefined): number | undefined {
 /** The extra headers: TSNODE_HEADERS first, then each --header (a later one of the same name wins). */
 export function headersFromFlags(flags: Pick<NetworkFlags, 'header'>, env: NodeJS.ProcessEnv): Record<string, string> {
   const envText = env.TSNODE_HEADERS;
-  try {
-    return buildHeaders([
-      { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
-      { field: '--header', lines: flags.header ?? [] },
-    ]);
-  } catch (err) {
-    if (err instanceof HeaderError) throw new UsageError(err.message, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"');
-    throw err;
-  }
+  return buildHeaders([
+    { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
+    { field: '--header', lines: flags.header ?? [] },
+  ]);
 }
 
 /** A proxy URL for a log line, with any credentials in it hidden. */
