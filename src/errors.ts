@@ -29,6 +29,7 @@ export { PolicyError, RetentionError, UnknownSpanError, UnsafeWildcardError, typ
 // run/
 export { RunError, RunInterruptedError } from './run/errors.js';
 export { RunLockedError } from './run/lock.js';
+export { DeleteSelectsOthersError } from './run/delete.js';
 // server/
 export { ConfigError } from './server/config.js';
 export { IdentityError } from './server/identity.js';

@@ -70,6 +70,7 @@ const USAGE_CODES: ReadonlySet<string> = new Set([
   'run_locked',
   'sweep_refused',
   'sweep_not_confirmed',
+  'delete_selects_others',
 ]);
 
 /** The exit code an error means: a CLI error says it; a library error's code decides. */

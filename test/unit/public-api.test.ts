@@ -181,6 +181,7 @@ const VALUES = [
   'rollupRowsSchema',
   'rulesOf',
   'runClusterSweep',
+  'runDelete',
   'RunInterruptedError',
   'RunLockedError',
   'runFingerprint',
@@ -431,6 +432,12 @@ const TYPES = [
   'RollupFs',
   'ShardList',
   'ShardRange',
+  'DeleteConfirmation',
+  'DeleteRun',
+  'DeleteRunOptions',
+  'DeleteSpec',
+  'DeleteStage',
+  'NodeOutcome',
 ];
 
 const source = readFileSync(new URL('../../src/index.ts', import.meta.url), 'utf8');

@@ -22,6 +22,10 @@ export interface ClusterNode {
   logFile: string;
   /** The node's identity in the ring (when the cluster is a ring). */
   id?: string;
+  /** Its `tsnode serve ...` arguments (after the bin), so `cluster restart` starts it exactly as before. */
+  args?: string[];
+  /** Set while `cluster restart` stops and starts it: its exit is asked for, not a crash. */
+  restarting?: boolean;
 }
 
 /** The ring a cluster was started as: every node runs with `file`. */
@@ -81,10 +85,25 @@ export function readClusterState(dir: string): ClusterState | undefined {
   } catch (err) {
     throw new ClusterError('bad_cluster_file', `${file} is not valid JSON: ${(err as Error).message}`, `remove it if no cluster runs from ${dir}`);
   }
-  if (state.version !== 1 || !Array.isArray(state.nodes) || state.nodes.some((n) => !Number.isInteger(n.pid) || typeof n.dataDir !== 'string')) {
+  if (
+    state.version !== 1 ||
+    !Array.isArray(state.nodes) ||
+    state.nodes.some(
+      (n) => !Number.isInteger(n.pid) || typeof n.dataDir !== 'string' || (n.args !== undefined && (!Array.isArray(n.args) || n.args.some((a) => typeof a !== 'string'))),
+    )
+  ) {
     throw new ClusterError('bad_cluster_file', `${file} is not a tsnode cluster file`, `remove it if no cluster runs from ${dir}`);
   }
   return state;
+}
+
+/** The recorded node `index`, or undefined (no cluster.json, or one that cannot be read). */
+export function recordedNode(dir: string, index: number): ClusterNode | undefined {
+  try {
+    return readClusterState(dir)?.nodes.find((n) => n.index === index);
+  } catch {
+    return undefined;
+  }
 }
 
 export function writeAtomic(file: string, text: string): void {

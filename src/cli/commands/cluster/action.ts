@@ -10,6 +10,7 @@ import { checkProfileName, setProfileText, withConfigLock, writeConfigFile } fro
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
+import { whoAmI } from '../../journal.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './options.js';
@@ -129,6 +130,9 @@ function shardArgsOf(flags: ClusterUpFlags, count: number): { serveArgs: string[
 }
 
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
+  // A recorded cluster that does not run whole: its stopped nodes come back as recorded.
+  const restarted = await import('./restart.js').then((m) => m.upRecordedCluster(flags, ctx));
+  if (restarted !== undefined) return restarted;
   const count = nodeCount(flags, ctx, 'cluster up', DEFAULT_NODE_COUNT);
   // Checked before anything starts: a bad --node-flags is a usage error, not a node that fails.
   const shardArgs = shardArgsOf(flags, count);
@@ -212,7 +216,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
 }
 
 export async function clusterDownAction(flags: ClusterDownFlags, ctx: CliContext): Promise<ExitCode> {
-  const result = await stopClusterDir(flags.dir, { graceMs: flags.grace });
+  const result = await stopClusterDir(flags.dir, { graceMs: flags.grace, by: whoAmI(ctx.env) });
   const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].text]);
   if (flags.output === 'json') {
     ctx.stdout.write(
