@@ -9,6 +9,7 @@
  */
 import type { DataType } from '../../protocol/index.js';
 
+// The kind byte of a frame on disk and on the wire: its own list, so DATA_TYPES may grow or reorder.
 const KINDS: readonly DataType[] = ['nnt', 'text', 'histogram'];
 const VERSION = 1;
 const HEAD = 22;
