@@ -78,8 +78,12 @@ export class Replication {
   readonly peers = new Map<string, Peer>();
   readonly received = { clients: 0, peers: 0 };
   readonly gossip: Gossip;
-  private readonly placements = new Map<string, Placement>();
+  /** Placements by check UUID, then metric name (no key to build per lookup); `placed` counts them. */
+  private readonly placements = new Map<string, Map<string, Placement>>();
+  private placed = 0;
   private readonly placementKinds = new Map<string, Placement>();
+  /** When every node owns every metric (write_copies >= nodes), the one placement there is. */
+  private readonly everywhere: Placement | null;
 
   constructor(private readonly cfg: ReplicationConfig) {
     const slots = new Slots(cfg.concurrency);
@@ -91,6 +95,7 @@ export class Replication {
       const replayer = new Replayer(journal, { selfId: cfg.selfId, peerUrl: url, batchRecords: cfg.batchRecords, maxBatchBytes: cfg.maxBatchBytes, slots, onNotice: cfg.onNotice });
       this.peers.set(id, { node, url, replayer });
     }
+    this.everywhere = cfg.ring.topology.writeCopies >= cfg.ring.topology.nodes.length ? { local: true, peers: [...this.peers.keys()] } : null;
     this.gossip = new Gossip(
       [...this.peers.entries()].map(([id, p]) => ({ id, url: p.url })),
       cfg.gossipIntervalMs,
@@ -118,10 +123,11 @@ export class Replication {
     return this.cfg.ring.ownersOf(uuid, metric);
   }
 
-  /** Where a metric's records go from this node (remembered for the last PLACEMENT_CACHE metrics). */
+  /** Where a metric's records go from this node (remembered for the last PLACEMENT_CACHE metrics or so). */
   placementOf(uuid: string, metric: string): Placement {
-    const key = `${uuid}\n${metric}`;
-    let p = this.placements.get(key);
+    if (this.everywhere) return this.everywhere;
+    let byMetric = this.placements.get(uuid);
+    let p = byMetric?.get(metric);
     if (p) return p;
     // Sorted: the owners' order (which is primary) does not change where the records go.
     const ids = this.owners(uuid, metric)
@@ -130,8 +136,16 @@ export class Replication {
     const kind = ids.join(' ');
     p = this.placementKinds.get(kind);
     if (!p) this.placementKinds.set(kind, (p = { local: ids.includes(this.cfg.selfId), peers: ids.filter((id) => id !== this.cfg.selfId) }));
-    if (this.placements.size >= PLACEMENT_CACHE) this.placements.delete(this.placements.keys().next().value!);
-    this.placements.set(key, p);
+    if (this.placed >= PLACEMENT_CACHE) {
+      // Forget the check placed first (all its metrics at once: it is bounded, not exact).
+      const [oldest, its] = this.placements.entries().next().value!;
+      this.placements.delete(oldest);
+      this.placed -= its.size;
+      if (oldest === uuid) byMetric = undefined;
+    }
+    if (!byMetric) this.placements.set(uuid, (byMetric = new Map<string, Placement>()));
+    byMetric.set(metric, p);
+    this.placed++;
     return p;
   }
 
@@ -141,7 +155,7 @@ export class Replication {
    * copies always), every selection is 'all' and no record is looked at.
    */
   routeRecords(count: number, series: { id: readonly string[]; metric: readonly string[] }, seriesOf: (i: number) => number): RecordRoutes {
-    const places = series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
+    const places = this.everywhere ? [this.everywhere] : series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
     const first = places[0];
     if (!first || places.every((p) => p === first)) {
       const peers = new Map<string, Selection>();
