@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Ring, RingNode } from '../../ring/index.js';
 import { Gossip } from './gossip.js';
 import { PeerJournal } from './journal.js';
+import { PAUSED_FILE, readPaused, writePaused } from './pause-state.js';
 import type { EntryHead } from './payload.js';
 import { Replayer, Slots } from './replayer.js';
 
@@ -93,6 +94,13 @@ export class Replication {
       const url = nodeUrl(node);
       const journal = new PeerJournal(join(cfg.journalDir, id), cfg.onNotice);
       const replayer = new Replayer(journal, { selfId: cfg.selfId, peerUrl: url, batchRecords: cfg.batchRecords, maxBatchBytes: cfg.maxBatchBytes, slots, onNotice: cfg.onNotice });
+      const pause = readPaused(journal.dir);
+      if (pause) {
+        replayer.paused = true;
+        cfg.onNotice(
+          `replication to ${url} (${id}) stays paused${pause.since ? ` since ${pause.since}` : ''}, as recorded in ${join(journal.dir, PAUSED_FILE)}: \`tsnode cluster resume\` resumes it`,
+        );
+      }
       this.peers.set(id, { node, url, replayer });
     }
     this.everywhere = cfg.ring.topology.writeCopies >= cfg.ring.topology.nodes.length ? { local: true, peers: [...this.peers.keys()] } : null;
@@ -185,10 +193,14 @@ export class Replication {
     peer.replayer.wake();
   }
 
-  /** Pauses or resumes replay towards a peer; false when it is no peer of this node. */
+  /**
+   * Pauses or resumes replay towards a peer, recorded durably first (a restart keeps it); false
+   * when it is no peer of this node. Throws, changing nothing, when it cannot be recorded.
+   */
   setPaused(peerId: string, paused: boolean): boolean {
     const peer = this.peers.get(peerId.toLowerCase());
     if (!peer) return false;
+    writePaused(peer.replayer.journal.dir, paused, new Date(this.cfg.now()));
     peer.replayer.paused = paused;
     if (!paused) peer.replayer.wake();
     return true;

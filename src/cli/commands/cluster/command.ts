@@ -56,7 +56,7 @@ Examples:
         .command(verb)
         .description(
           paused
-            ? 'stop replication towards one node of a local ring from every other node (their journals keep its records until resumed)'
+            ? 'stop replication towards one node of a local ring from every other node until resumed, across restarts (their journals keep its records)'
             : 'restart replication towards one node of a local ring from every other node (it receives the backlog)',
         )
         .argument('<node>', 'the node: its id, its URL, or its number in `cluster up` order'),
