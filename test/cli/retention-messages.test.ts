@@ -102,3 +102,30 @@ describe('a rule kept less than an hour', () => {
     expect(await hasPoint(nodes[0]!.url, offset)).toBe(false);
   });
 });
+
+describe('retention plan: what stays readable from the raw records', () => {
+  it('after nnt:60=7d with "*": 2y, plan says span 60 stays readable until the 2y step, and a dispatch read shows it', async () => {
+    const node = nodes[1]!.url;
+    const offset = Math.floor(Date.now() / 1000 / 86_400) * 86_400 - 10 * 86_400; // 10 days old
+    await client(node).writeNnt([{ metric: 'raw', id: UUID, offset, count: 1, value: 7, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }]);
+    const rules = ['--rule', 'nnt:60=7d', '--rule', 'nnt:*=2y', '--nodes', node];
+
+    const plan = await runInProcess(['retention', 'plan', ...rules], { env });
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('kept forever: all text (no rule); all histogram (no rule)');
+    expect(plan.stdout).toContain(
+      'nnt span 60 (older than 7d) stays readable from the raw records until step 2 (2y) deletes them: a plain read (engine dispatch) still shows them; --engine nnt does not',
+    );
+    expect(plan.stderr).toContain('warning: nnt span 60 (older than 7d) stays readable from the raw records until step 2 (2y) deletes them');
+    const json = await runInProcess(['retention', 'plan', ...rules, '-o', 'json'], { env });
+    expect(JSON.parse(json.stdout).nodes[0].raw_readable).toEqual([{ span: 60, step: 1, age: '7d', until: { step: 2, age: '2y' } }]);
+
+    // What the plan says holds on the node: after the run, dispatch still reads the bucket, the rollup alone does not.
+    const ran = await runInProcess(['retention', 'apply', ...rules, '--yes'], { env });
+    expect(ran.code, ran.stderr).toBe(0);
+    const read = (engine: 'dispatch' | 'nnt') =>
+      client(node).readRollup({ uuid: UUID, metric: 'raw', startMs: offset * 1000, endMs: (offset + 60) * 1000, spanMs: 60_000, engine });
+    expect((await read('dispatch')).points[0]?.value).toBe(7);
+    expect((await read('nnt')).points[0]?.value ?? null).toBeNull();
+  });
+});
