@@ -12,7 +12,7 @@ import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import type { CancelOptions } from './options.js';
 import { cancelCsv, cancelJson, cancelTable, dryRunCsv, dryRunJson, dryRunText } from './render.js';
-import { canAsk, coverageHint, logReport, missingFooter, openJournal, runTarget } from './run-text.js';
+import { canAsk, coverageHint, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, runTarget } from './run-text.js';
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 
@@ -62,6 +62,7 @@ export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): P
     if (opts.output === 'json') ctx.stdout.write(renderJson(cancelJson(rows, { target: shown, coverage: checked.coverage, exitCode })));
     else if (opts.output === 'csv') ctx.stdout.write(cancelCsv(rows, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(cancelTable(rows, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(checked, 'not cancelled'));
+    if (rows.some((r) => r.state === 'no_sweep_api')) ctx.log.hint(`for a node with no sweep API, use ${NO_SWEEP_API_HINT}`);
     return exitCode;
   } finally {
     await run.network.close();
