@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
 import { parseCsv } from '../../src/cli/render/csv.js';
 import { runInProcess } from '../helpers/in-process.js';
-import { startNodes, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+import { startNode, startNodes, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
 let nodes: TestNode[];
 let list: string;
@@ -127,5 +127,16 @@ describe('retention plan: what stays readable from the raw records', () => {
       client(node).readRollup({ uuid: UUID, metric: 'raw', startMs: offset * 1000, endMs: (offset + 60) * 1000, spanMs: 60_000, engine });
     expect((await read('dispatch')).points[0]?.value).toBe(7);
     expect((await read('nnt')).points[0]?.value ?? null).toBeNull();
+  });
+});
+
+describe('a node without the sweep API in retention apply', () => {
+  it('its verification names each distinct verdict once, with the spans it holds for', async () => {
+    const managed = await startNode({ memory: true, args: ['--no-sweep-api'] });
+    const r = await runInProcess(['retention', 'apply', '--rule', 'nnt:60=30d', '--nodes', managed.url, '--yes'], { env });
+    const line = r.stderr.split('\n').find((l) => l.includes('node_managed (nothing sent)'))!;
+    expect(line).toContain('nnt 60, 300, 1800, 10800, 86400');
+    expect(line.split('cannot_verify').length).toBe(2); // once, not once per span
+    await managed.stop();
   });
 });
