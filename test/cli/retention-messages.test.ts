@@ -11,6 +11,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
 import { parseCsv } from '../../src/cli/render/csv.js';
+import { runCli, startCli } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { startNode, startNodes, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
@@ -138,5 +139,43 @@ describe('a node without the sweep API in retention apply', () => {
     expect(line).toContain('nnt 60, 300, 1800, 10800, 86400');
     expect(line.split('cannot_verify').length).toBe(2); // once, not once per span
     await managed.stop();
+  });
+});
+
+describe('a retention apply killed mid-run', () => {
+  it("leaves a catch-up in history with the run's profile and node-source flags, header values never shown", async () => {
+    // A slow sweep (paced) on enough series that the kill lands while step 1 runs.
+    const slow = await startNode({ memory: true, sweepPaceMs: 100 });
+    await client(slow.url).writeNnt(
+      Array.from({ length: 40 }, (_, i) => ({
+        metric: 'killed',
+        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        offset: Math.floor(Date.now() / 1000 / 60) * 60 - 10 * 86_400,
+        count: 1,
+        value: 1,
+        derivative: 0,
+        counter: 0,
+        stddev: 0,
+        derivative_stddev: 0,
+        counter_stddev: 0,
+      })),
+    );
+    const config = join(mkdtempSync(join(tmpdir(), 'tsnode-msgs-profile-')), 'config.yaml');
+    const penv = { ...env, TSNODE_CONFIG: config };
+    expect((await runCli(['profile', 'set', 'night', '--nodes', slow.url], { env: penv })).code).toBe(0);
+    const run = startCli(['retention', 'apply', '--rule', 'nnt:*=1d', '--profile', 'night', '--redact', 'X-Team', '--header', 'X-Team: secret-value', '--yes'], { env: penv });
+    await run.waitForStderr(/run r-\S+: step 1/);
+    run.child.kill('SIGKILL');
+    await run.done;
+
+    const h = await runInProcess(['history', '-o', 'json'], { env: penv });
+    const last = JSON.parse(h.stdout).runs.at(-1);
+    expect(last.kind).toBe('retention');
+    expect(last.outcome_recorded).toBe(false);
+    expect(last.profile).toBe('night');
+    expect(last.catch_up.command).toMatch(/^tsnode retention apply --resume r-\S+ --yes --profile night --redact X-Team$/);
+    expect(last.catch_up.add_back).toEqual(['--header (1 given; values not shown)']);
+    expect(h.stdout).not.toContain('secret-value');
+    await slow.stop();
   });
 });
