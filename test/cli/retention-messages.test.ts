@@ -128,6 +128,21 @@ describe('retention plan: what stays readable from the raw records', () => {
       client(node).readRollup({ uuid: UUID, metric: 'raw', startMs: offset * 1000, endMs: (offset + 60) * 1000, spanMs: 60_000, engine });
     expect((await read('dispatch')).points[0]?.value).toBe(7);
     expect((await read('nnt')).points[0]?.value ?? null).toBeNull();
+
+    // tsnode read says so when its dispatch read shows such a bucket; --engine nnt has nothing to warn about.
+    const range = ['--start', String(offset - 3600), '--end', String(offset + 3600), '--span', '60s', '--nodes', node];
+    for (const extra of [[], ['-o', 'csv'], ['--type', 'all']]) {
+      const r = await runInProcess(['read', UUID, 'raw', ...range, ...extra], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/warning: 1 bucket\(s\) of span 60s from \S+ .*on are older than http:\/\/127\.0\.0\.1:\d+'s last sweep of that span \(before /);
+      expect(r.stderr).toContain('this dispatch read filled them from the raw records the sweep kept; --engine nnt reads only what the rollup keeps');
+    }
+    const rollupOnly = await runInProcess(['read', UUID, 'raw', ...range, '--engine', 'nnt'], { env });
+    expect(rollupOnly.code).toBe(0);
+    expect(rollupOnly.stderr).not.toContain('filled them from the raw records');
+    // a range after the sweep's cut-off: nothing filled, nothing said
+    const recent = await runInProcess(['read', UUID, 'raw', '--start', '1h', '--span', '60s', '--nodes', node], { env });
+    expect(recent.stderr).not.toContain('filled them from the raw records');
   });
 });
 
