@@ -27,7 +27,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
-import { logLag } from '../sweep/action.js';
+import { lagAllowance, logLag, replicationLagOption } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
   Journal,
@@ -181,6 +181,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       resolved = { nodes: opened.nodes, origin: target.origin };
     }
     const network = net;
+    const allowed = lagAllowance(opts.allowLag, target);
     const clients = resolved.nodes.map((n) => network.client(n));
     const refusals = openJournal(ctx, opts.journal);
     const refuse = (err: unknown, report?: ClusterCheckReport): void => {
@@ -212,7 +213,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     for (const n of nodeManaged) ctx.log.info(`${n}: no sweep API, its retention is its own config: node_managed (nothing is sent to it; it is verified instead)`);
     const sweepNodes = resolved.nodes.filter((n) => managed.get(n) !== 'node');
     const sweepClients = clients.filter((c) => managed.get(c.url) !== 'node');
-    const receipts = new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
+    const receipts = opts.receipt ? new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now }) : null;
     const verifyManaged = async (): Promise<VerifyReport | null> => {
       if (!nodeManaged.length || !policy) return null;
       const r = await verifyNodeManaged(
@@ -307,7 +308,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         const same = reqs.every((r) => JSON.stringify(r) === JSON.stringify(reqs[0]));
         return `step ${s.step}: ${same && reqs[0] ? describeRequest(reqs[0]) : s.types.join(', ')} before ${describeTime(s.cutoff * 1000)}`;
       });
-      logLag(ctx, lagRead, opts.allowLag);
+      logLag(ctx, lagRead, allowed);
       const where = `${p.send.length} node${p.send.length === 1 ? '' : 's'} (node list: ${nodeSource})`;
       const skippedNote = p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : '';
       if (!opts.yes) {
@@ -337,7 +338,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         resume: { command: catchUpBase.command, addBack: catchUpBase.addBack },
       };
       log.append(start);
-      await receipts.before();
+      await receipts?.before();
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
       startProgress();
       return true;
@@ -370,10 +371,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         lostAfterMs: opts.lostAfter ?? Math.max(30_000, 3 * opts.pollInterval),
         stepTimeoutMs: opts.stepTimeout,
         signal,
-        replicationLag: {
-          ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
-          onReport: (r) => (lagRead = r),
-        },
+        replicationLag: replicationLagOption(allowed, (r) => (lagRead = r)),
       });
     } catch (err) {
       progress?.stop();
@@ -398,7 +396,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       throw usageOf(err);
     }
     progress?.stop();
-    const receipt = await receipts.after(log, runId, result.state.attempt);
+    const receipt = (await receipts?.after(log, runId, result.state.attempt)) ?? null;
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;
@@ -407,7 +405,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const notSwept = result.notSwept;
     const unfinished = [...final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null), ...notSwept.map((m) => m.url)];
     // Ring nodes left out are not in the run file: a resume would not reach them, a run of the policy there does.
-    const ringCatchUp = notSweptCatchUp(plan, notSwept, catchUpBase.reach);
+    // Runs as printed: unattended (--yes) when this run was, like the resume.
+    const ringCatchUp = notSweptCatchUp(plan, notSwept, [...(opts.yes ? ['--yes'] : []), ...catchUpBase.reach]);
     const onlyRing = unfinished.length === notSwept.length;
     const catchUp = unfinished.length ? { nodes: unfinished, command: onlyRing && ringCatchUp ? ringCatchUp : catchUpBase.command, addBack: catchUpBase.addBack } : null;
     const extras = {
