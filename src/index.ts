@@ -5,11 +5,10 @@
  * so in docs/library.md and the changelog. Types cost nothing at run time: export the ones a
  * public function's options and results are made of.
  */
-import type { NodeHooks, RunningNode } from './server/server.js';
-import type { ServerConfig } from './server/config.js';
-
-// Errors: one namespace (`errors.NodeRequestError`, `errors.PolicyError`, ...).
+// Errors: one namespace (`errors.NodeRequestError`, `errors.PolicyError`, ...), and their base:
+// `err instanceof TsnodeError` for any of them, `err.code` for which.
 export * as errors from './errors.js';
+export { TsnodeError } from './tsnode-error.js';
 
 // One node, and many at once.
 export { NodeClient, type CallOptions, type NodeClientOptions, type RollupColumns, type RollupResult, type TagDeleteScope } from './client/node-client.js';
@@ -148,13 +147,6 @@ export { HEADER_PREFIXES, type HeaderPrefix, type SweepRequest } from './protoco
 export type { LastSweep, SweepResult, SweepStatus, TypeStatus } from './protocol/status.js';
 export type { RollupAll, RollupAllRow, RollupQuery, RollupRow, RollupValue } from './protocol/rollup.js';
 
-// A reference node in process. The server and SQLite load only when this is called; 'tsnode/server'
-// has the rest of the node's API.
-export type { NodeHooks, RunningNode } from './server/server.js';
+// A reference node in process (`tsnode serve`); 'tsnode/server' has the rest of the node's API.
+export { startServer, type NodeHooks, type RunningNode } from './server/server.js';
 export type { ServerConfig } from './server/config.js';
-
-/** Starts a reference node (`tsnode serve` in process); `close()` on the result stops it. */
-export async function startServer(config: Partial<ServerConfig> = {}, hooks: NodeHooks = {}): Promise<RunningNode> {
-  const server = await import('./server/server.js');
-  return server.startServer(config, hooks);
-}

@@ -1,8 +1,7 @@
 import { expect, it } from 'vitest';
 import { createAgent, NodeClient, startServer } from '../../src/index.js';
 
-// The library's startServer loads the server module only when called (so `import 'tsnode'` never
-// loads SQLite): the node it starts is a real one a client can talk to.
+// The library's startServer: the node it starts is a real one the library's client can talk to.
 it('starts a reference node through the library entry point', async () => {
   const node = await startServer({ host: '127.0.0.1', port: 0, dataDir: null });
   const dispatcher = createAgent();

@@ -13,7 +13,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
-import { clusterErrorToUsage, describeStop, nodeCount, writeCopiesFor } from '../cluster/action.js';
+import { describeStop, nodeCount, writeCopiesFor } from '../cluster/action.js';
 import { DEMO_DEFAULT_NODES, type DemoFlags } from './options.js';
 import {
   DEMO_CHECKS,
@@ -199,8 +199,7 @@ class Demo {
         onNodeReady: (n) => ctx.log.info(`  node ${n.index}  ${n.url}  pid ${n.pid}`),
       });
     } catch (err) {
-      const e = clusterErrorToUsage(err);
-      throw new StepFailed(this.step, (e as Error).message);
+      throw new StepFailed(this.step, (err as Error).message);
     }
     void cluster.unexpectedExit.then(({ node, code, signal }) => {
       if (!ctx.signal.aborted) ctx.log.error(`node ${node.index} (${node.url}) exited unexpectedly (${code ?? signal}); see ${node.logFile}`);

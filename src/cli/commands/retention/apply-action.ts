@@ -153,7 +153,9 @@ interface ApplyContext {
   by: string;
   log: Journal;
   report: ClusterCheckReport;
-  receipts: ReceiptHook;
+  receipts: ReceiptHook | null;
+  /** The command that continues this run (resumeCommand). */
+  catchUpBase: ReturnType<typeof resumeCommand>;
   resolved: Resolved;
   /** --allow-lag, or the profile's allow_lag. */
   allowed: ReturnType<typeof lagAllowance>;
@@ -194,7 +196,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const look = await lookAtNodes(opts, ctx, clients, resolved, saved);
     if (look === 'interrupted') return EXIT.interrupted;
     const { facts, report, nodeManaged, sweepNodes, sweepClients } = look;
-    const receipts = new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
+    const receipts = opts.receipt ? new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now }) : null;
     const verifyManaged = async (): Promise<VerifyReport | null> => {
       if (!nodeManaged.length || !policy) return null;
       const r = await verifyNodeManaged(
@@ -220,12 +222,27 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const log = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, true);
     held.journal = log;
     const nodeSource = saved ? `run file ${runFile}` : resolved.origin;
-    const run: ApplyContext = { opts, ctx, held, plan, runId, runFile, nodeSource, by: whoAmI(ctx.env), log, report, receipts, resolved, allowed };
+    const run: ApplyContext = {
+      opts,
+      ctx,
+      held,
+      plan,
+      runId,
+      runFile,
+      nodeSource,
+      by: whoAmI(ctx.env),
+      log,
+      report,
+      receipts,
+      resolved,
+      allowed,
+      catchUpBase: resumeCommand(runId, opts, ctx),
+    };
 
     const result = await runOrRefuse(run, sweepClients, state);
     if (typeof result === 'number') return result;
     held.progress?.stop();
-    const receipt = await receipts.after(log, runId, result.state.attempt);
+    const receipt = (await receipts?.after(log, runId, result.state.attempt)) ?? null;
     const managedReport = result.interrupted ? null : await verifyManaged();
     return finishRun(run, result, managedReport, receipt, metrics);
   } finally {
@@ -427,9 +444,11 @@ function confirmHook(run: ApplyContext): (p: { state: RunState; send: string[]; 
       nodes: plan.nodes.map((n) => n.node),
       runFile: run.runFile,
       coverage: journaledCoverage(run.report),
+      profile: ctx.profile ?? null,
+      resume: { command: run.catchUpBase.command, addBack: run.catchUpBase.addBack },
     };
     run.log.append(start);
-    await run.receipts.before();
+    await run.receipts?.before();
     ctx.log.info(`run ${run.runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${run.runFile}`);
     // Made once the run is confirmed: a live display must not draw over the prompt.
     run.held.progress ??= new RetentionProgress(ctx, run.resolved.nodes, plan.steps.length);
@@ -502,7 +521,7 @@ function finishRun(
   const final = result.state;
   const code = withNodeManaged(result.exitCode, managedReport);
   const notSwept = result.notSwept;
-  const catchUpBase = resumeCommand(runId, opts, ctx);
+  const { catchUpBase } = run;
   const unfinished = [...final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null), ...notSwept.map((m) => m.url)];
   // Ring nodes left out are not in the run file: a resume would not reach them, a run of the policy there does.
   // Runs as printed: unattended (--yes) when this run was, like the resume.
