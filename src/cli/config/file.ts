@@ -270,18 +270,9 @@ function parseProfile(name: string, line: number, node: Node | null, h: Helpers)
         profile.writeTo = found!;
         break;
       }
-      case 'allow_lag': {
-        // The one duration grammar of the flags (values.ts), so `allow_lag: 5m` reads as `--allow-lag 5m`.
-        const raw = isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number') ? String(value.value) : undefined;
-        if (raw === undefined) fail(vLine, field, `${describe(value)} is not a duration`, DURATION_FORMS);
-        try {
-          profile.allowLag = parseDuration(raw!, field);
-        } catch (err) {
-          if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
-          throw err;
-        }
+      case 'allow_lag':
+        profile.allowLag = durationValue(value, field, vLine, fail);
         break;
-      }
       case 'nnt_rollups':
         profile.nntRollups = spansValue(value, field, vLine, h);
         break;
@@ -304,6 +295,18 @@ function checkProfile(profile: Profile, at: string, fail: Fail): void {
   if ((profile.cert === undefined) !== (profile.key === undefined)) {
     const [given, missing] = profile.cert !== undefined ? ['cert', 'key'] : ['key', 'cert'];
     fail(profile.lines[given as ProfileKey], `${at}.${given}`, `is given without ${missing}`, 'both cert and key: mutual TLS takes a certificate and its private key');
+  }
+}
+
+/** A profile's duration (`allow_lag`): the one duration grammar of the flags (values.ts), so `allow_lag: 5m` reads as `--allow-lag 5m`. */
+function durationValue(value: Node | null, field: string, vLine: number | undefined, fail: Fail): number {
+  const raw = isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number') ? String(value.value) : undefined;
+  if (raw === undefined) fail(vLine, field, `${describe(value)} is not a duration`, DURATION_FORMS);
+  try {
+    return parseDuration(raw, field);
+  } catch (err) {
+    if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
+    throw err;
   }
 }
 

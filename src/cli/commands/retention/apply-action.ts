@@ -185,35 +185,20 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const refuse = refuser(opts, ctx, resolved, policy);
     // One destructive run per node from this host: taken before a saved run of the same policy is
     // looked for, so a second apply never mistakes a running one for one to continue.
-    try {
-      held.targetLock = lockTargets(lockDir(ctx), resolved.nodes, { command: `retention apply (${saved?.runId ?? 'new run'})`, by: whoAmI(ctx.env) }, (m) => ctx.log.warn(m));
-    } catch (err) {
-      refuse(err);
-      if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
-      throw err;
-    }
+    held.targetLock = lockNodes(ctx, resolved, saved, refuse);
 
     const look = await lookAtNodes(opts, ctx, clients, resolved, saved);
     if (look === 'interrupted') return EXIT.interrupted;
     const { facts, report, nodeManaged, sweepNodes, sweepClients } = look;
     const receipts = opts.receipt ? new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now }) : null;
-    const verifyManaged = async (): Promise<VerifyReport | null> => {
-      if (!nodeManaged.length || !policy) return null;
-      const r = await verifyNodeManaged(
+    const verifyManaged = (): Promise<VerifyReport | null> =>
+      verifyManagedNodes(
+        opts,
+        ctx,
         policy,
         clients.filter((c) => nodeManaged.includes(c.url)),
-        { concurrency: opts.concurrency, signal, now: ctx.now() },
       );
-      for (const line of nodeManagedLines(r)) ctx.log.info(line);
-      return r;
-    };
-    if (!saved && sweepNodes.length === 0 && nodeManaged.length > 0) {
-      const r = await verifyManaged();
-      if (opts.output === 'json') ctx.stdout.write(renderJson({ outcome: 'node_managed', node_managed: nodeManagedJson(r) }));
-      metrics.outcome = 'node_managed';
-      if (r) metrics.add(...verifyFamilies('retention_apply', r));
-      return withNodeManaged(EXIT.ok, r);
-    }
+    if (!saved && sweepNodes.length === 0 && nodeManaged.length > 0) return onlyNodeManaged(opts, ctx, await verifyManaged(), metrics);
 
     const { state, plan } = saved ? continueSaved(saved, ctx) : await planNewRun({ opts, ctx, clients, policy: policy!, target, facts, sweepNodes, report, dir, refuse });
     const runId = state?.runId ?? newRetentionRunId(ctx.now());
@@ -280,6 +265,33 @@ async function lookAtNodes(
   const sweepNodes = resolved.nodes.filter((n) => managed.get(n) !== 'node');
   const sweepClients = clients.filter((c) => managed.get(c.url) !== 'node');
   return { facts, report, nodeManaged, sweepNodes, sweepClients };
+}
+
+/** The nodes that keep their own retention, verified against the policy (none, or a resumed run without one: nothing to verify). */
+async function verifyManagedNodes(opts: RetentionApplyFlags, ctx: CliContext, policy: Policy | undefined, managed: readonly NodeClient[]): Promise<VerifyReport | null> {
+  if (!managed.length || !policy) return null;
+  const r = await verifyNodeManaged(policy, managed, { concurrency: opts.concurrency, signal: ctx.signal, now: ctx.now() });
+  for (const line of nodeManagedLines(r)) ctx.log.info(line);
+  return r;
+}
+
+/** Every node keeps its own retention: nothing is sent; the verification is the result. */
+function onlyNodeManaged(opts: RetentionApplyFlags, ctx: CliContext, r: VerifyReport | null, metrics: MetricsRecorder): ExitCode {
+  if (opts.output === 'json') ctx.stdout.write(renderJson({ outcome: 'node_managed', node_managed: nodeManagedJson(r) }));
+  metrics.outcome = 'node_managed';
+  if (r) metrics.add(...verifyFamilies('retention_apply', r));
+  return withNodeManaged(EXIT.ok, r);
+}
+
+/** The target lock on the run's nodes; a node another run holds refuses this one (journaled). */
+function lockNodes(ctx: CliContext, resolved: Resolved, saved: RunState | undefined, refuse: (err: unknown) => void): { release(): void } {
+  try {
+    return lockTargets(lockDir(ctx), resolved.nodes, { command: `retention apply (${saved?.runId ?? 'new run'})`, by: whoAmI(ctx.env) }, (m) => ctx.log.warn(m));
+  } catch (err) {
+    refuse(err);
+    if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
+    throw err;
+  }
 }
 
 /** Refuses flags that contradict each other and a run nobody can confirm, before any request; returns the policy of a new run. */
