@@ -19,7 +19,6 @@ const PENDING = [
   'src/cli/config/target.ts resolveTarget',
   'src/cli/local-cluster/start.ts startCluster',
   'src/cli/render/chart.ts renderChart',
-  'src/replay/replay.ts readInput',
 ];
 const SRC = join(import.meta.dirname, '../../src');
 
