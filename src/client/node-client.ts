@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { parseHttpDate } from './clock-skew.js';
 import {
   ADVISORY_LIMIT_HEADER,
+  DEFAULT_ROLLUP_TYPE,
   DEFAULT_HEADER_PREFIX,
   RESULTS_LIMITED_HEADER,
   buildSweepHeaders,
@@ -44,14 +45,25 @@ import {
   nodeStateSchema,
   nodeStatsSchema,
   replicationStatusSchema,
+  isReplicationStatus,
+  gossipSchema,
   type ReplicationStatus,
+  type WireGossip,
   type WireLocate,
   type WireNodeState,
   type WireNodeStats,
 } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { HISTOGRAM_ROWS_SHAPE, histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
-import { INVENTORY_ANSWER_BYTES, READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
+import {
+  GOSSIP_ANSWER_BYTES,
+  INVENTORY_ANSWER_BYTES,
+  READ_BACK_ANSWER_BYTES,
+  STATUS_ANSWER_BYTES,
+  WRITE_ANSWER_BYTES,
+  rollupAnswerBytes,
+  tagAnswerBytes,
+} from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -223,7 +235,7 @@ export class NodeClient {
       end_ts: formatTimestamp(q.endMs),
       rollup_span: formatSpan(q.spanMs),
       get_engine: q.engine ?? 'dispatch',
-      type: q.type ?? 'average',
+      type: q.type ?? DEFAULT_ROLLUP_TYPE,
     });
     return `/rollup/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}?${params.toString()}`;
   }
@@ -395,7 +407,15 @@ export class NodeClient {
   /** `GET /replication/json` (tsnode's own): what this node's journals still hold per peer, and what it received. */
   async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
     const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}');
+    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}', {
+      matches: isReplicationStatus,
+    });
+  }
+
+  /** `GET /gossip/json`: each node's gossip entry, the answering node's own first (its `latency` says how far each peer is behind it). */
+  async gossip(call: CallOptions = {}): Promise<WireGossip> {
+    const res = await this.call({ method: 'GET', path: '/gossip/json' }, call, undefined, GOSSIP_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, gossipSchema, 'gossip', 'a JSON array [{id, gossip_time, gossip_age, latency: {<peer id>: "<seconds>"}}]');
   }
 
   /**

@@ -7,7 +7,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
-import { GLOBAL_FLAGS } from '../../src/cli/global-options.js';
 import { parseArgv } from '../helpers/parse.js';
 
 /** networkFlags(): the commands on the flag tables get typed values (ms, counts) and [] for the repeatable ones. */
@@ -62,6 +61,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     yes: false,
     skipUnreachable: false,
     allowPartial: false,
+    allowShortAge: false,
     fresh: false,
     maxClockSkew: 300_000,
     pollInterval: 2000,
@@ -84,6 +84,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     requireHeader: [],
   },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
+  'cluster restart': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
   'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
@@ -231,6 +232,7 @@ const CONTRACT: Row[] = [
       'http://db1:8112',
       '--allow-lag',
       '30s',
+      '--allow-short-age',
     ],
     'retention apply',
     {
@@ -244,6 +246,7 @@ const CONTRACT: Row[] = [
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
       allowLag: 30_000,
+      allowShortAge: true,
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
@@ -337,6 +340,12 @@ const CONTRACT: Row[] = [
   [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: 1000 }],
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
   [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
+  [['cluster', 'restart'], 'cluster restart', { node: undefined }],
+  [
+    ['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'],
+    'cluster restart',
+    { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' },
+  ],
   [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
   [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
   [
@@ -407,14 +416,15 @@ describe('parser contract: argv -> command and options', () => {
 
   it('no command declares an option the program reads globally (the program would take it first)', () => {
     const clashes: string[] = [];
+    const program = buildProgram(async () => {});
+    // The program's own options, as main.ts declares them (and help, which commander adds).
+    const globalFlags = new Set([...program.options.flatMap((o) => [o.short, o.long]), '-h', '--help']);
+    expect(globalFlags).toContain('--profile');
     const visit = (cmd: Command, path: string): void => {
-      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && (GLOBAL_FLAGS as readonly string[]).includes(f)) clashes.push(`${path} ${f}`);
+      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && globalFlags.has(f)) clashes.push(`${path} ${f}`);
       for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
     };
-    visit(
-      buildProgram(async () => {}),
-      '',
-    );
+    visit(program, '');
     expect(clashes).toEqual([]);
   });
 });

@@ -16,17 +16,31 @@
  *       nnt_rollups: [60, 300, 1800, 10800]
  *       histogram_rollups: [60, 300, 1800, 10800]
  *       write_to: primary            # tsnode write's default --to
+ *       allow_lag: 5m                # sweep / retention apply: the replication lag accepted (--allow-lag)
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { Alias, Document, Node, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml';
 import { validateHeader, HeaderError } from '../../client/headers.js';
 import { HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
-import { UsageError } from '../errors.js';
+import { InvalidValueError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { NODE_LINE_FORMS, parseNodeEntry } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
-import { parseSpan, quote, SPAN_FORMS } from '../values.js';
+import { DURATION_FORMS, parseDuration, parseSpan, quote, SPAN_FORMS } from '../values.js';
 import { templateProblem } from './secrets.js';
 import { WRITE_TARGETS, type WriteTarget } from '../write-targets.js';
+
+/**
+ * The YAML parser, loaded on the first config file read: most runs have no config file (or no
+ * profile in use) and a command's start-up should not pay for a parser it never calls.
+ */
+let yamlLib: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlLib ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+const isAlias = (n: unknown): n is Alias => yaml().isAlias(n);
+const isMap = (n: unknown): n is YAMLMap => yaml().isMap(n);
+const isScalar = (n: unknown): n is Scalar => yaml().isScalar(n);
+const isSeq = (n: unknown): n is YAMLSeq => yaml().isSeq(n);
 
 export const TOP_KEYS = ['current', 'profiles'] as const;
 export const PROFILE_KEYS = [
@@ -42,6 +56,7 @@ export const PROFILE_KEYS = [
   'nnt_rollups',
   'histogram_rollups',
   'write_to',
+  'allow_lag',
 ] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
@@ -80,6 +95,8 @@ export interface Profile {
   histogramRollups?: number[];
   /** `tsnode write`'s default `--to`. */
   writeTo?: WriteTarget;
+  /** The replication lag `sweep` and `retention apply` accept without `--allow-lag`, in ms. */
+  allowLag?: number;
   /** Line of each key present, for messages about it later (an unset ${VAR}, a missing file). */
   lines: Partial<Record<ProfileKey, number>>;
 }
@@ -118,8 +135,8 @@ export function emptyConfig(path: string, shown = path): ConfigFile {
 
 /** Parses and validates the text of a config file. Throws ConfigFileError on the first problem. */
 export function parseConfig(text: string, path: string, shown = path): ConfigFile {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const lines = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number | undefined => (node?.range ? lines.linePos(node.range[0]!).line : undefined);
   const fail = (line: number | undefined, key: string, problem: string, expected: string): never => {
     throw new ConfigFileError(shown, line, key, problem, expected);
@@ -299,6 +316,18 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
         const found = WRITE_TARGETS.find((t) => t === s);
         if (found === undefined) fail(vLine, field, `${describe(value)} is not a write target`, `one of ${WRITE_TARGETS.join(', ')}`);
         profile.writeTo = found!;
+        break;
+      }
+      case 'allow_lag': {
+        // The one duration grammar of the flags (values.ts), so `allow_lag: 5m` reads as `--allow-lag 5m`.
+        const raw = isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number') ? String(value.value) : undefined;
+        if (raw === undefined) fail(vLine, field, `${describe(value)} is not a duration`, DURATION_FORMS);
+        try {
+          profile.allowLag = parseDuration(raw!, field);
+        } catch (err) {
+          if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
+          throw err;
+        }
         break;
       }
       case 'nnt_rollups':

@@ -40,6 +40,10 @@ export interface HistoryRetention {
   outcome: string | null;
   /** Per node and step, the latest state journaled. */
   stepsByNode: Record<string, Record<string, { state: string; reason: string; attempt: number }>>;
+  /** The command that continues the run, as its start line recorded it (null: an older journal). */
+  resume: { command: string; addBack: string[] } | null;
+  /** Per step, what its DELETEs asked for (`nnt 60 300`, `nnt all`, `text`): one entry per distinct request. */
+  stepScopes: Record<string, string[]>;
 }
 
 export interface HistoryRun {
@@ -325,7 +329,7 @@ function newRetentionRun(e: Sweepish): HistoryRun {
     types: [],
     nntRollups: null,
     histogramRollups: null,
-    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {} },
+    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {}, stepScopes: {}, resume: null },
   };
 }
 
@@ -341,6 +345,9 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
     ret.fingerprint = str(e.fingerprint) ?? ret.fingerprint;
     ret.now = num(e.now) ?? ret.now;
     ret.runFile = str(e.runFile) ?? ret.runFile;
+    r.profile = str(e.profile) ?? r.profile;
+    const resume = e.resume && typeof e.resume === 'object' ? (e.resume as Record<string, unknown>) : null;
+    if (resume && typeof resume.command === 'string') ret.resume = { command: resume.command, addBack: strings(resume.addBack) };
     if (Array.isArray(e.steps)) {
       ret.steps = e.steps
         .filter((s): s is Record<string, unknown> => Boolean(s) && typeof s === 'object')
@@ -361,6 +368,9 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
     const step = num(e.step);
     if (node === null || step === null) return;
     (ret.stepsByNode[node] ??= {})[String(step)] = { state: str(e.state) ?? '?', reason: str(e.reason) ?? '', attempt };
+    const scope = stepScope(e);
+    const scopes = (ret.stepScopes[String(step)] ??= []);
+    if (scope && !scopes.includes(scope)) scopes.push(scope);
   } else {
     if (attempt < ret.attempt) return;
     ret.attempt = attempt;
@@ -380,6 +390,16 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
     const c = e.catchUp && typeof e.catchUp === 'object' ? (e.catchUp as Record<string, unknown>) : null;
     r.catchUp = c && typeof c.command === 'string' ? { nodes: strings(c.nodes), command: c.command, addBack: strings(c.addBack) } : null;
   }
+}
+
+/** What one journaled step asked a node to delete: `nnt 60 300; histogram all; text` (null: nothing readable). */
+function stepScope(e: Sweepish): string | null {
+  const parts = strings(e.types).map((t) => {
+    if (t !== 'nnt' && t !== 'histogram') return t;
+    const list = spans(t === 'nnt' ? e.nntRollups : e.histogramRollups);
+    return list === null ? t : `${t} ${list === 'all' ? 'all' : list.join(' ')}`;
+  });
+  return parts.length ? parts.join('; ') : null;
 }
 
 /** Nodes without an end line get their progress from the step lines; what is left is what later runs did not finish. */
@@ -413,7 +433,9 @@ function settleRetention(runs: HistoryRun[]): void {
     if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
     else if (!r.outcome && r.pending.length) {
       // Killed before its end line: a re-run of the same command continues it; --resume names it.
-      r.catchUp = { nodes: r.pending, command: `tsnode retention apply --resume ${r.run}`, addBack: [] };
+      // (as its start line recorded it: with the profile and the flags that reached its nodes)
+      const resume = r.retention?.resume;
+      r.catchUp = { nodes: r.pending, command: resume?.command ?? `tsnode retention apply --resume ${r.run}`, addBack: resume ? [...resume.addBack] : [] };
     } else r.catchUp = null;
   }
 }

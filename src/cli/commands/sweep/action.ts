@@ -1,5 +1,4 @@
 import { clockSkewCheck } from '../../../client/clock-skew.js';
-import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { runningTypes, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { RunInterruptedError } from '../../../run/errors.js';
@@ -21,6 +20,7 @@ import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
+import { formatDuration } from '../../values.js';
 import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
@@ -85,15 +85,26 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   return EXIT.ok;
 }
 
-/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag), or that it could not be checked. */
-export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowLagMs: number | undefined): void {
+/** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
+export function lagAllowance(flagMs: number | undefined, target: Pick<Target, 'allowLag'>): { ms: number; from: string } | undefined {
+  if (flagMs !== undefined) return { ms: flagMs, from: '--allow-lag' };
+  return target.allowLag ? { ms: target.allowLag.value, from: target.allowLag.from } : undefined;
+}
+
+/** The replication options of the run core for an allowance (lagAllowance), reporting what was read to `onReport`. */
+export function replicationLagOption(allowed: { ms: number } | undefined, onReport: (r: LagReport) => void): { allowLagSeconds?: number; onReport: (r: LagReport) => void } {
+  return { ...(allowed !== undefined ? { allowLagSeconds: allowed.ms / 1000 } : {}), onReport };
+}
+
+/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag or allow_lag), or that it could not be checked. */
+export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowed: { ms: number; from: string } | undefined): void {
   if (!report) return;
   if (!report.checked) {
-    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json): not checked');
+    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json, no lag in /gossip/json): not checked');
     return;
   }
-  for (const n of report.nodes.filter(hasLag))
-    ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: --allow-lag ${allowLagMs !== undefined ? allowLagMs / 1000 : 0}s)`);
+  const going = allowed ? `${allowed.from === '--allow-lag' ? '--allow-lag' : `allow_lag from ${allowed.from}`} ${formatDuration(allowed.ms)}` : '--allow-lag 0s';
+  for (const n of report.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: ${going})`);
 }
 
 /**
@@ -118,7 +129,7 @@ function coreOptions(
     stop();
     if (s.kind === 'checked') {
       logReport(ctx, s.report);
-      logLag(ctx, lag.report, opts.allowLag);
+      logLag(ctx, lag.report, allowed);
       if (opts.force) for (const b of s.preflight.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
       if (s.send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
       return;
@@ -127,6 +138,7 @@ function coreOptions(
     progress = new NodeProgress(ctx, [...s.send, ...s.skipped], { quiet: new Set<NodeSweepState>(['sending']) });
   };
   const req = plan.request;
+  const allowed = lagAllowance(opts.allowLag, run.target);
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
   const journal = openJournal(ctx, opts.journal);
@@ -138,12 +150,9 @@ function coreOptions(
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
       declared: declaredSpans(run.target),
     },
-    replicationLag: {
-      ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
-      onReport: (r) => {
-        lag.report = r;
-      },
-    },
+    replicationLag: replicationLagOption(allowed, (r) => {
+      lag.report = r;
+    }),
     // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
     checks: plan.relative
       ? [
@@ -204,7 +213,6 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
   }
-  if (err instanceof SweepNotConfirmedError) throw new UsageError('sweep not confirmed: nothing was sent');
   if (err instanceof RunLockedError) throw new UsageError(`refusing to sweep: ${err.message}`, err.hint);
   if (!(err instanceof SweepRefusedError)) throw err;
   if (err.phase === 'recheck') {
