@@ -67,6 +67,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     pollInterval: 2000,
     stepTimeout: 21_600_000,
     settle: 0,
+    receipt: true,
   },
   status: { lostAfter: 30_000, untilCaughtUp: false, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
@@ -249,6 +250,7 @@ const CONTRACT: Row[] = [
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'apply', 'p.yaml', '--no-receipt'], 'retention apply', { policy: 'p.yaml', receipt: false }],
   [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
@@ -339,7 +341,11 @@ const CONTRACT: Row[] = [
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
   [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
   [['cluster', 'restart'], 'cluster restart', { node: undefined }],
-  [['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'], 'cluster restart', { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' }],
+  [
+    ['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'],
+    'cluster restart',
+    { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' },
+  ],
   [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
   [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
   [
