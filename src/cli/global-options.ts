@@ -10,9 +10,3 @@ export interface GlobalOptions {
   /** --profile <name>: the profile that names the target (see config/target.ts). */
   profile?: string;
 }
-
-/**
- * Options of the program itself. commander reads them anywhere on the command line (before or
- * after the command), so no command may declare an option of the same name.
- */
-export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '-V', '--version', '-h', '--help'] as const;

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { parseHttpDate } from './clock-skew.js';
 import {
   ADVISORY_LIMIT_HEADER,
+  DEFAULT_ROLLUP_TYPE,
   DEFAULT_HEADER_PREFIX,
   RESULTS_LIMITED_HEADER,
   buildSweepHeaders,
@@ -241,7 +242,7 @@ export class NodeClient {
       end_ts: formatTimestamp(q.endMs),
       rollup_span: formatSpan(q.spanMs),
       get_engine: q.engine ?? 'dispatch',
-      type: q.type ?? 'average',
+      type: q.type ?? DEFAULT_ROLLUP_TYPE,
     });
     return `/rollup/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}?${params.toString()}`;
   }

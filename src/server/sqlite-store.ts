@@ -55,6 +55,8 @@ export interface SqliteStoreOptions {
   salvageLog?: boolean;
   /** Bytes kept back in `tsnode.reserve` for a full disk (see disk-reserve.ts); default 0 (none). */
   reserveBytes?: number;
+  /** The SQLite page cache, bytes (default 8 MiB: `serve --cache-size`). */
+  cacheBytes?: number;
   /** Most series ids kept in memory (default 65,536). */
   seriesCacheSize?: number;
   /** Waiting records that start a flush (default FLUSH_RECORDS). */
@@ -104,6 +106,7 @@ export class SqliteStore implements Store {
       shards: describeLayout(this.shardLayout),
       salvageLog: opts.salvageLog === true,
       reserveBytes: opts.reserveBytes ?? 0,
+      ...(opts.cacheBytes !== undefined ? { cacheBytes: opts.cacheBytes } : {}),
       onNotice,
     });
     const { db, log, reserve } = this.storage;
@@ -117,7 +120,7 @@ export class SqliteStore implements Store {
       }
       this.hiddenBefore = Number(this.s.getMeta.get('hidden_before') ?? 0);
       const grid = new ChunkGrid(this.shardLayout, this.smallest);
-      this.shards = new ShardIndex(this.s, this.shardLayout, this.smallest, () => this.hiddenBefore);
+      this.shards = new ShardIndex(this.s, this.shardLayout, this.smallest, this.histogramRollups[0], () => this.hiddenBefore);
       this.seriesIds = new SeriesIds(this.s, opts.seriesCacheSize ?? SERIES_CACHE_SIZE);
       this.chunks = new ChunkTable(this.s, grid);
       this.writer = new RollupWriter(this.chunks, this.rollups, this.sweptBefore, grid);
@@ -377,7 +380,7 @@ export class SqliteStore implements Store {
   listShards(kind: ShardKind, period: number): ShardSpan[] {
     const listed = this.shards.list(kind, period);
     const size = this.shards.sizeOf(kind, period);
-    if (kind === 'histogram' || size === undefined) return listed;
+    if (kind === 'histogram' || kind === 'histogram_raw' || size === undefined) return listed;
     const starts = new Set(listed.map((s) => s.start));
     this.flusher.waitingTimes((ts) => starts.add(shardStart(ts, size)));
     if (starts.size === listed.length) return listed;
@@ -386,7 +389,7 @@ export class SqliteStore implements Store {
 
   removeShard(kind: ShardKind, period: number, shard: ShardSpan): number {
     // Records waiting for the shard are applied first, so none of them brings it back afterwards.
-    if (kind !== 'histogram') {
+    if (kind === 'nnt' || kind === 'raw') {
       let waiting = false;
       this.flusher.waitingTimes((ts) => (waiting ||= ts >= shard.start && ts < shard.end));
       if (waiting) this.flusher.flushAll();

@@ -235,12 +235,31 @@ describe('tsnode retention apply', () => {
     expect(lines.at(-1)).toMatchObject({ kind: 'retention.end', outcome: 'complete', exit: 0, catchUp: null });
   });
 
+  it('--no-receipt (a benchmark knob) takes no inventory looks and journals no receipt', async () => {
+    await Promise.all(nodes.map((n) => seed(n.url, 2)));
+    const looks = (): number => proxies.reduce((n, p) => n + p.exchanges.filter((e) => /list_nntbs_shards|list_shards/.test(e.url)).length, 0);
+    for (const p of proxies) p.exchanges.length = 0;
+    const r = await runCli(['retention', 'apply', POLICY, '--nodes', list, '--yes', '-o', 'json', '--no-receipt', ...FAST], { env, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(looks()).toBe(0);
+    const kinds = readFileSync(JOURNAL, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.run === doc(r).run_id)
+      .map((e) => e.kind);
+    expect(kinds).not.toContain('receipt');
+    expect(kinds.at(-1)).toBe('retention.end');
+  });
+
   it('an unknown span is refused before anything is sent (exit 2)', async () => {
     for (const p of proxies) p.exchanges.length = 0;
     const r = await runCli(['retention', 'apply', '--rule', 'nnt:120=30d', '--rule', 'text=90d', '--nodes', list, '--yes', ...FAST], { env });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`nnt span 120 of --rule "nnt:120=30d" is not configured on ${proxies[0]!.url} (its nnt spans: 60, 300, 1800, 10800, 86400)`);
+    // named once for the whole ring, not once per node (issue 25)
+    expect(r.stderr).toContain(`nnt span 120 of --rule "nnt:120=30d" is not configured on any of the ${proxies.length} nodes (their nnt spans: 60, 300, 1800, 10800, 86400)`);
+    expect(r.stderr.split('nnt span 120').length).toBe(2);
     expect(r.stderr).toContain('nothing was sent');
     for (const p of proxies) expect(deletes(p)).toEqual([]);
   });

@@ -7,7 +7,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
-import { GLOBAL_FLAGS } from '../../src/cli/global-options.js';
 import { parseArgv } from '../helpers/parse.js';
 
 /** networkFlags(): the commands on the flag tables get typed values (ms, counts) and [] for the repeatable ones. */
@@ -62,11 +61,13 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     yes: false,
     skipUnreachable: false,
     allowPartial: false,
+    allowShortAge: false,
     fresh: false,
     maxClockSkew: 300_000,
     pollInterval: 2000,
     stepTimeout: 21_600_000,
     settle: 0,
+    receipt: true,
   },
   status: { lostAfter: 30_000, untilCaughtUp: false, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
@@ -83,6 +84,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     requireHeader: [],
   },
   'cluster down': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
+  'cluster restart': { dir: './tsnode-cluster', grace: 5000, output: 'table' },
   'cluster pause': { dir: './tsnode-cluster', output: 'table', paused: true },
   'cluster resume': { dir: './tsnode-cluster', output: 'table', paused: false },
   demo: { keep: false, pace: 250, days: 14, checks: 3 },
@@ -114,9 +116,9 @@ const CONTRACT: Row[] = [
     { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 },
   ],
   [
-    ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
+    ['serve', '--salvage-log', '--disk-reserve', '0', '--cache-size', '64MiB', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
-    { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+    { salvageLog: true, diskReserve: 0, cacheSize: 64 * 1024 ** 2, flushRecords: 3000, flushPause: 3, traceFlush: true },
   ],
   [
     ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
@@ -230,6 +232,7 @@ const CONTRACT: Row[] = [
       'http://db1:8112',
       '--allow-lag',
       '30s',
+      '--allow-short-age',
     ],
     'retention apply',
     {
@@ -243,9 +246,11 @@ const CONTRACT: Row[] = [
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
       allowLag: 30_000,
+      allowShortAge: true,
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'apply', 'p.yaml', '--no-receipt'], 'retention apply', { policy: 'p.yaml', receipt: false }],
   [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],
@@ -335,6 +340,12 @@ const CONTRACT: Row[] = [
   [['cluster', 'down', '--grace', '1s'], 'cluster down', { grace: 1000 }],
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
   [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
+  [['cluster', 'restart'], 'cluster restart', { node: undefined }],
+  [
+    ['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'],
+    'cluster restart',
+    { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' },
+  ],
   [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
   [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
   [
@@ -405,14 +416,15 @@ describe('parser contract: argv -> command and options', () => {
 
   it('no command declares an option the program reads globally (the program would take it first)', () => {
     const clashes: string[] = [];
+    const program = buildProgram(async () => {});
+    // The program's own options, as main.ts declares them (and help, which commander adds).
+    const globalFlags = new Set([...program.options.flatMap((o) => [o.short, o.long]), '-h', '--help']);
+    expect(globalFlags).toContain('--profile');
     const visit = (cmd: Command, path: string): void => {
-      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && (GLOBAL_FLAGS as readonly string[]).includes(f)) clashes.push(`${path} ${f}`);
+      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && globalFlags.has(f)) clashes.push(`${path} ${f}`);
       for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
     };
-    visit(
-      buildProgram(async () => {}),
-      '',
-    );
+    visit(program, '');
     expect(clashes).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildHeaders, HeaderError, isSecretHeader, parseHeaderLine, redactHeaders, scrubSecrets, secretValues, splitHeaderList } from '../../src/client/headers.js';
-import { headersFromFlags, showProxy } from '../../src/cli/network.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { showProxy } from '../../src/cli/network.js';
+import { headersFor } from '../helpers/network.js';
+import { exitCodeOf, hintOf } from '../../src/cli/errors.js';
 
 describe('header parsing', () => {
   it.each([
@@ -60,8 +61,18 @@ describe('header parsing', () => {
       { field: '--header', lines: ['Authorization: flag'] },
     ]);
     expect(h).toEqual({ Authorization: 'flag', 'X-A': '1' });
-    expect(headersFromFlags({ header: ['X-B: 2'] }, { TSNODE_HEADERS: 'X-A: 1;X-B: 1' })).toEqual({ 'X-A': '1', 'X-B': '2' });
-    expect(() => headersFromFlags({ header: ['nope'] }, {})).toThrow(UsageError);
+    expect(headersFor(['X-B: 2'], { TSNODE_HEADERS: 'X-A: 1;X-B: 1' })).toEqual({ 'X-A': '1', 'X-B': '2' });
+    // A HeaderError (the library's), which the CLI's reporter maps to exit 2 with how to write one.
+    const err = (() => {
+      try {
+        headersFor(['nope'], {});
+      } catch (e) {
+        return e as HeaderError;
+      }
+      throw new Error('expected a HeaderError');
+    })();
+    expect(err).toBeInstanceOf(HeaderError);
+    expect([exitCodeOf(err), hintOf(err)]).toEqual([2, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"']);
   });
 });
 

@@ -101,6 +101,7 @@ const VALUES = [
   'encodeHistogram',
   'duplicateIdentities',
   'errorBodySchema',
+  'errors',
   'fanOut',
   'fetchTopology',
   'formatAge',
@@ -180,6 +181,7 @@ const VALUES = [
   'rollupRowsSchema',
   'rulesOf',
   'runClusterSweep',
+  'runDelete',
   'RunInterruptedError',
   'RunLockedError',
   'runFingerprint',
@@ -430,6 +432,12 @@ const TYPES = [
   'RollupFs',
   'ShardList',
   'ShardRange',
+  'DeleteConfirmation',
+  'DeleteRun',
+  'DeleteRunOptions',
+  'DeleteSpec',
+  'DeleteStage',
+  'NodeOutcome',
 ];
 
 const source = readFileSync(new URL('../../src/index.ts', import.meta.url), 'utf8');

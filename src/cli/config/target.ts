@@ -20,11 +20,11 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildHeaders, HeaderError, splitHeaderList } from '../../client/headers.js';
+import { buildHeaders, splitHeaderList } from '../../client/headers.js';
 import { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
-import { TsnodeError, UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText, type NodeList } from '../nodes.js';
+import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
 import { parseChoice } from '../values.js';
 import type { ConfigFile, Profile } from './file.js';
@@ -113,11 +113,6 @@ export interface Target {
   allowLag?: Sourced<number>;
   /** Duplicate nodes dropped and the like, for stderr. */
   warnings: string[];
-}
-
-/** The node list as the existing commands take it (list sources only). */
-export function targetNodeList(target: Target): NodeList | undefined {
-  return target.source.kind === 'list' ? { nodes: target.source.nodes, source: target.origin, warnings: target.warnings } : undefined;
 }
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
@@ -290,7 +285,7 @@ function mergeHeaders(profile: Profile | undefined, config: ConfigFile, env: Nod
   for (const h of profile?.headers ?? []) {
     const expanded = expandTemplate(h.template, env);
     if (!expanded.ok) {
-      throw new TsnodeError('config_variable_unset', `profiles.${profile!.name}.headers.${h.name} (${config.shown}:${h.line}) uses \${${expanded.missing}}, which is not set`, {
+      throw new CliError('config_variable_unset', `profiles.${profile!.name}.headers.${h.name} (${config.shown}:${h.line}) uses \${${expanded.missing}}, which is not set`, {
         hint: `set it in the environment (export ${expanded.missing}=...), or change the header: tsnode profile set ${profile!.name} --header '${h.name}: ...'`,
         exitCode: EXIT.usage,
       });
@@ -298,16 +293,11 @@ function mergeHeaders(profile: Profile | undefined, config: ConfigFile, env: Nod
     fromProfile.push(`${h.name}: ${expanded.value}`);
   }
   const envText = env.TSNODE_HEADERS;
-  try {
-    return buildHeaders([
-      { field: profile ? `profiles.${profile.name}.headers` : 'profile', lines: fromProfile },
-      { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
-      { field: '--header', lines: flagLines },
-    ]);
-  } catch (err) {
-    if (err instanceof HeaderError) throw new UsageError(err.message, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"');
-    throw err;
-  }
+  return buildHeaders([
+    { field: profile ? `profiles.${profile.name}.headers` : 'profile', lines: fromProfile },
+    { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
+    { field: '--header', lines: flagLines },
+  ]);
 }
 
 function noTarget(command: string, cwd: string, fs: TargetFs, profile: Profile | undefined): UsageError {

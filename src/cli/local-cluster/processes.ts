@@ -81,13 +81,16 @@ export async function stopProcess(pid: number, opts: { graceMs?: number; exited?
   return 'killed';
 }
 
-/** Polls the node's log for its ready line, failing fast if the process exits first. */
-export async function waitForReady(child: ReturnType<typeof spawn>, logFile: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<string> {
+/** Polls the node's log (from `fromByte` on) for its ready line, failing fast if the process exits first. */
+export async function waitForReady(child: ReturnType<typeof spawn>, logFile: string, opts: { timeoutMs: number; signal?: AbortSignal; fromByte?: number }): Promise<string> {
   const deadline = Date.now() + opts.timeoutMs;
   for (;;) {
     let text = '';
     try {
-      text = readFileSync(logFile, 'utf8');
+      // From `fromByte`: a restarted node's log still holds its earlier run's ready line.
+      text = readFileSync(logFile)
+        .subarray(opts.fromByte ?? 0)
+        .toString('utf8');
     } catch {
       // not created yet
     }

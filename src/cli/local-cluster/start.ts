@@ -9,19 +9,20 @@
  * `tsnode serve`. (It reads a data dir's kept identity with the server's own reader, so a
  * restarted ring keeps its node ids.)
  */
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import type { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { topologyHash, topologyToFile, type Topology } from '../../ring/index.js';
 import { assertPortsFree, reservePorts } from './ports.js';
-import { indent, isOurNode, readTail, stopProcess, waitForReady } from './processes.js';
+import { launchNode } from './launch.js';
+import { isOurNode, stopProcess } from './processes.js';
 import { localRing } from './ring.js';
 import {
   CLUSTER_FILE,
   ClusterError,
   NODES_FILE,
   readClusterState,
+  recordedNode,
   TOPOLOGY_FILE,
   writeAtomic,
   type ClusterNode,
@@ -30,8 +31,7 @@ import {
   type StopResult,
 } from './state.js';
 
-/** The CLI entry point; the same relative path from src/ (tests) and dist/ (built). */
-export const TSNODE_BIN = fileURLToPath(new URL('../../../bin/tsnode.js', import.meta.url));
+export { TSNODE_BIN } from './launch.js';
 
 export interface StartOptions {
   count: number;
@@ -60,7 +60,8 @@ export interface StartOptions {
   ring?: { writeCopies: number; weight?: number };
   /** Told as each node comes up (for progress). */
   onNodeReady?: (node: ClusterNode) => void;
-  env?: NodeJS.ProcessEnv;
+  /** The nodes' environment (the command's ctx.env). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface RunningCluster {
@@ -77,6 +78,12 @@ export interface RunningCluster {
  * writes `dir/nodes.txt` and `dir/cluster.json`. If any node fails to start, the ones already
  * started are stopped before the error is thrown: never a half-started cluster.
  */
+/** Whether `cluster restart` took this node over: it marked it, or recorded another process for it. */
+function restartedElsewhere(dir: string, node: ClusterNode): boolean {
+  const now = recordedNode(dir, node.index);
+  return now !== undefined && (now.restarting === true || now.pid !== node.pid);
+}
+
 export async function startCluster(opts: StartOptions): Promise<RunningCluster> {
   const host = opts.host ?? '127.0.0.1';
   const dir = resolve(opts.dir);
@@ -130,17 +137,21 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
   const stopAll = async (graceMs?: number): Promise<StopResult[]> => {
     stopping = true;
     process.off('exit', onExit);
+    const grace = graceMs !== undefined ? { graceMs } : {};
     const results = await Promise.all(
-      started.map(async ({ node, exited, child }) => ({
-        index: node.index,
-        url: node.url,
-        pid: node.pid,
-        outcome: await stopProcess(node.pid, {
-          ...(graceMs !== undefined ? { graceMs } : {}),
-          exited,
-          isRunning: () => child.exitCode === null && child.signalCode === null,
-        }),
-      })),
+      started.map(async ({ node, exited, child }) => {
+        // A node `cluster restart` started again runs as another process: stop that one too.
+        const now = recordedNode(dir, node.index);
+        if (now && now.pid !== node.pid && isOurNode(now.pid, now.dataDir)) {
+          return { index: node.index, url: now.url, pid: now.pid, outcome: await stopProcess(now.pid, { ...grace, isRunning: () => isOurNode(now.pid, now.dataDir) }) };
+        }
+        return {
+          index: node.index,
+          url: node.url,
+          pid: node.pid,
+          outcome: await stopProcess(node.pid, { ...grace, exited, isRunning: () => child.exitCode === null && child.signalCode === null }),
+        };
+      }),
     );
     rmSync(join(dir, CLUSTER_FILE), { force: true });
     return results;
@@ -159,43 +170,25 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       }
       const port = ring ? ring.ports[i]! : opts.basePort === 0 ? 0 : opts.basePort + i;
       const id = ring?.topology.nodes[i]!.id;
-      const args = [TSNODE_BIN, 'serve', '--host', host, '--port', String(port), '--data-dir', dataDir];
+      const args = ['serve', '--host', host, '--port', String(port), '--data-dir', dataDir];
       if (ring) args.push('--node-id', id!, '--topology', ring.state.file);
       if (opts.sweepPaceMs !== undefined) args.push('--sweep-pace', String(opts.sweepPaceMs));
       if (opts.lenientTimestamps) args.push('--lenient-timestamps');
       if (opts.noReplication) args.push('--no-replication');
       args.push(...(opts.serveArgs ?? []), ...(opts.nodeArgs?.get(index) ?? []));
-      const logFd = openSync(logFile, 'w');
-      const child = spawn(process.execPath, args, {
-        stdio: ['ignore', logFd, logFd],
-        // Always its own process group: a Ctrl-C in the terminal reaches only the manager, which
-        // then stops every node in order and can say what it stopped (instead of nodes dying
-        // under it and looking like crashes). If the manager itself is killed, cluster.json still
-        // lets `tsnode cluster down` find them.
-        detached: true,
-        env: { ...(opts.env ?? process.env), FORCE_COLOR: '0' },
-      });
-      closeSync(logFd);
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      if (detached) child.unref();
-      const pid = child.pid;
-      if (pid === undefined) {
-        await new Promise((r) => child.once('error', r));
-        throw new ClusterError('node_start_failed', `node ${index} could not be started (${process.execPath} ${args.join(' ')})`);
-      }
-      const node: ClusterNode = { index, url: '', port, pid, dataDir, logFile, ...(id ? { id } : {}) };
-      started.push({ node, exited, child });
-      child.once('exit', (code, signal) => {
-        if (!stopping) reportExit({ node, code, signal });
-      });
-      const url = await waitForReady(child, logFile, { timeoutMs: opts.startTimeoutMs ?? 15_000, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
-        const tail = readTail(logFile);
-        if (err instanceof ClusterError) throw err;
-        throw new ClusterError(
-          'node_start_failed',
-          `node ${index} (port ${port === 0 ? 'any' : port}) did not start: ${(err as Error).message}${tail ? `\n  its log (${logFile}):\n${indent(tail)}` : ''}`,
-          port !== 0 && /EADDRINUSE|in use/i.test(tail) ? `port ${port} was taken after the check; try again or pick another --base-port` : undefined,
-        );
+      const node: ClusterNode = { index, url: '', port, pid: 0, dataDir, logFile, ...(id ? { id } : {}), args };
+      const url = await launchNode(node, {
+        detached,
+        env: opts.env,
+        ...(opts.startTimeoutMs !== undefined ? { startTimeoutMs: opts.startTimeoutMs } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        onSpawn: (child, exited) => {
+          started.push({ node, exited, child });
+          child.once('exit', (code, signal) => {
+            // `cluster restart` marks a node (or records its new pid) before it stops the old process.
+            if (!stopping && !restartedElsewhere(dir, node)) reportExit({ node, code, signal });
+          });
+        },
       });
       node.url = url;
       node.port = Number(new URL(url).port);

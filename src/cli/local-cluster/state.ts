@@ -5,6 +5,8 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
 
 export const CLUSTER_FILE = 'cluster.json';
 export const NODES_FILE = 'nodes.txt';
@@ -20,6 +22,10 @@ export interface ClusterNode {
   logFile: string;
   /** The node's identity in the ring (when the cluster is a ring). */
   id?: string;
+  /** Its `tsnode serve ...` arguments (after the bin), so `cluster restart` starts it exactly as before. */
+  args?: string[];
+  /** Set while `cluster restart` stops and starts it: its exit is asked for, not a crash. */
+  restarting?: boolean;
 }
 
 /** The ring a cluster was started as: every node runs with `file`. */
@@ -49,14 +55,24 @@ export interface StopResult {
   outcome: 'stopped' | 'killed' | 'gone';
 }
 
-export class ClusterError extends Error {
-  readonly hint: string | undefined;
-  readonly code: 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted' | 'bad_ring';
-  constructor(code: ClusterError['code'], message: string, hint?: string) {
-    super(message);
+type ClusterErrorCode = 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted' | 'bad_ring';
+
+/** What a cluster refusal or failure means for the exit: the cluster's own setup is a usage error (2). */
+const CLUSTER_EXIT: Readonly<Record<ClusterErrorCode, ExitCode>> = {
+  port_in_use: EXIT.usage,
+  already_running: EXIT.usage,
+  bad_cluster_file: EXIT.usage,
+  bad_ring: EXIT.usage,
+  interrupted: EXIT.interrupted,
+  node_start_failed: EXIT.failed,
+};
+
+/** The local cluster's refusals and failures (cluster up/down, the demo), with their exit codes. */
+export class ClusterError extends UsageError {
+  declare readonly code: ClusterErrorCode;
+  constructor(code: ClusterErrorCode, message: string, hint?: string) {
+    super(message, hint, CLUSTER_EXIT[code], code);
     this.name = 'ClusterError';
-    this.code = code;
-    this.hint = hint;
   }
 }
 
@@ -69,10 +85,25 @@ export function readClusterState(dir: string): ClusterState | undefined {
   } catch (err) {
     throw new ClusterError('bad_cluster_file', `${file} is not valid JSON: ${(err as Error).message}`, `remove it if no cluster runs from ${dir}`);
   }
-  if (state.version !== 1 || !Array.isArray(state.nodes) || state.nodes.some((n) => !Number.isInteger(n.pid) || typeof n.dataDir !== 'string')) {
+  if (
+    state.version !== 1 ||
+    !Array.isArray(state.nodes) ||
+    state.nodes.some(
+      (n) => !Number.isInteger(n.pid) || typeof n.dataDir !== 'string' || (n.args !== undefined && (!Array.isArray(n.args) || n.args.some((a) => typeof a !== 'string'))),
+    )
+  ) {
     throw new ClusterError('bad_cluster_file', `${file} is not a tsnode cluster file`, `remove it if no cluster runs from ${dir}`);
   }
   return state;
+}
+
+/** The recorded node `index`, or undefined (no cluster.json, or one that cannot be read). */
+export function recordedNode(dir: string, index: number): ClusterNode | undefined {
+  try {
+    return readClusterState(dir)?.nodes.find((n) => n.index === index);
+  } catch {
+    return undefined;
+  }
 }
 
 export function writeAtomic(file: string, text: string): void {

@@ -22,6 +22,7 @@
  *
  * A frame's payload is opaque here (see log-payload.ts).
  */
+import { TsnodeError } from '../../tsnode-error.js';
 import { closeSync, copyFileSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -55,14 +56,15 @@ export interface LogDamage {
  * A log file with damage in front of intact frames: a torn write only ever leaves damage at the
  * end, so this is corruption, and intact acknowledged writes follow it. The file is left as it is.
  */
-export class LogDamageError extends Error {
+export class LogDamageError extends TsnodeError {
+  declare readonly code: 'log_damaged';
   constructor(
     readonly file: string,
     readonly damage: LogDamage[],
     /** The intact frames after the first damage (acknowledged writes a silent start would drop). */
     readonly framesAfter: LoggedFrame[],
   ) {
-    super(`${file} is damaged`);
+    super('log_damaged', `${file} is damaged`);
     this.name = 'LogDamageError';
   }
 }

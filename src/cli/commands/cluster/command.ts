@@ -1,7 +1,16 @@
 import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
 import { addFlags } from '../../flags.js';
-import { clusterUpFlags, type ClusterUpFlags, clusterDownFlags, type ClusterDownFlags, clusterReplicationFlags, type ClusterReplicationFlags } from './options.js';
+import {
+  clusterUpFlags,
+  type ClusterUpFlags,
+  clusterDownFlags,
+  type ClusterDownFlags,
+  clusterReplicationFlags,
+  type ClusterReplicationFlags,
+  clusterRestartFlags,
+  type ClusterRestartFlags,
+} from './options.js';
 
 /** `tsnode cluster up|down`: a local cluster of reference nodes, one process each. */
 export function declareCluster(program: Command, runner: Runner): void {
@@ -48,6 +57,27 @@ Examples:
   $ tsnode cluster down --dir /tmp/c5 --grace 1s`,
     )
     .action((flags: ClusterDownFlags) => runner(() => import('./action.js').then((m) => m.clusterDownAction), flags));
+
+  addFlags(
+    cluster
+      .command('restart')
+      .description('stop and start one node of a local cluster (or every node, one at a time) on its recorded port, with its data, identity and flags')
+      .argument('[node]', 'the node: its id, its URL, or its number in `cluster up` order (default: every node)'),
+    clusterRestartFlags(),
+  )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ tsnode cluster restart 2
+  $ tsnode cluster restart http://127.0.0.1:8113 --dir /tmp/c5
+  $ tsnode cluster restart                       every node, one after the other
+
+A node that does not run is started; a restarted node runs in the background, and
+\`cluster down\` stops it with the others. (\`cluster up\` on the same --dir starts only the
+nodes that do not run.)`,
+    )
+    .action((node: string | undefined, flags: ClusterRestartFlags) => runner(() => import('./restart.js').then((m) => m.clusterRestartAction), { ...flags, node }));
 
   for (const paused of [true, false]) {
     const verb = paused ? 'pause' : 'resume';

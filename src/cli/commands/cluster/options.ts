@@ -85,6 +85,15 @@ export function clusterDownFlags() {
 }
 export type ClusterDownFlags = FlagValues<ReturnType<typeof clusterDownFlags>>;
 
+export function clusterRestartFlags() {
+  return {
+    dir: flag.string('--dir <dir>', 'the directory given to `cluster up`', { default: DEFAULT_CLUSTER_DIR, complete: { kind: 'files' } }),
+    grace: flag.duration('--grace <duration>', 'how long to wait after SIGTERM before SIGKILL', { default: '5s', max: 3_600_000 }),
+    output: flag.output(),
+  };
+}
+export type ClusterRestartFlags = FlagValues<ReturnType<typeof clusterRestartFlags>>;
+
 export function clusterReplicationFlags() {
   return {
     dir: flag.string('--dir <dir>', 'the directory given to `cluster up`', { default: DEFAULT_CLUSTER_DIR, complete: { kind: 'files' } }),

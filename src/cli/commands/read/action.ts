@@ -1,5 +1,5 @@
 import { fanOut } from '../../../client/fan-out.js';
-import { DiscoveryError, type NodeSelf } from '../../../client/discovery.js';
+import { type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
 import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
@@ -169,22 +169,16 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
  * nodes to read said about themselves when asked (for the histogram period check).
  */
 async function readFromOwners(plan: ReadPlan, ctx: CliContext, net: Network, seeded: DiscoveredRing | undefined): Promise<{ owners: boolean; selves: NodeSelf[] }> {
-  let survey;
-  try {
-    survey = await surveyNodes(
-      plan.nodes.map((n) => net.client(n)),
-      {
-        clientFor: net.client,
-        call: { signal: net.signal },
-        askUnlisted: false,
-        // A histogram read checks its period against what the owners keep: ask them.
-        ...(seeded ? { seeded, probe: plan.kind === 'histogram' } : {}),
-      },
-    );
-  } catch (err) {
-    if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
-    throw err;
-  }
+  const survey = await surveyNodes(
+    plan.nodes.map((n) => net.client(n)),
+    {
+      clientFor: net.client,
+      call: { signal: net.signal },
+      askUnlisted: false,
+      // A histogram read checks its period against what the owners keep: ask them.
+      ...(seeded ? { seeded, probe: plan.kind === 'histogram' } : {}),
+    },
+  );
   if (!survey.targets) {
     // Plain nodes: the list as it is (one line only when the list mixes rings, which deserves a look).
     if (survey.noRingKind === 'mixed') ctx.log.warn(`reading the listed nodes in order: ${survey.noRing}`);

@@ -41,6 +41,14 @@ export function serveFlags() {
       min: 0,
       complete: { kind: 'none' },
     }),
+    cacheSize: flag.size(
+      '--cache-size <size>',
+      "SQLite's page cache for the node's database, a fixed cost whatever the series count; more can speed up reads and flushes of a large data set (default: 8MiB)",
+      {
+        min: 64 * 1024,
+        complete: { kind: 'none' },
+      },
+    ),
     replication: flag.boolean(
       '--no-replication',
       "on a ring, keep only what this node is sent: no journals to the metric's other owners, no proxied reads (default: a ring node replicates)",
@@ -58,7 +66,7 @@ export function serveFlags() {
     histogramShards: flag.string('--histogram-shards <sizes>', 'histogram shard sizes, <period>=<size> (default: 60=7d,300=30d,1800=12w,10800=52w,86400=260w)', {
       complete: { kind: 'none' },
     }),
-    rawShard: flag.string('--raw-shard <size>', 'raw numeric shard size (default: 1w)', { complete: { kind: 'none' } }),
+    rawShard: flag.string('--raw-shard <size>', 'raw shard size, numeric and histogram (default: 1w)', { complete: { kind: 'none' } }),
     retention: flag.string(
       '--retention <rules>',
       'node-managed retention: remove every shard lying entirely past its age, e.g. nnt:60=52w,nnt:300=104w,histogram:60=4w,raw=52w (default: none, the node removes nothing by itself)',
