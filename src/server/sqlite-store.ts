@@ -90,6 +90,8 @@ export class SqliteStore implements Store {
   private hiddenBefore = 0;
   /** Per larger span, the latest delete time a sweep of it had (a missing bucket before it was swept). */
   private readonly sweptBefore = new Map<number, number>();
+  /** The latest delete time of a sweep that deleted the raw records too (every span; 0: never). */
+  private rawSweptBefore = 0;
   private readonly onError: (err: unknown) => void;
   private closed: Promise<void> | undefined;
 
@@ -119,6 +121,7 @@ export class SqliteStore implements Store {
         if (t !== undefined) this.sweptBefore.set(span, Number(t));
       }
       this.hiddenBefore = Number(this.s.getMeta.get('hidden_before') ?? 0);
+      this.rawSweptBefore = Number(this.s.getMeta.get('raw_swept_before') ?? 0);
       const grid = new ChunkGrid(this.shardLayout, this.smallest);
       this.shards = new ShardIndex(this.s, this.shardLayout, this.smallest, this.histogramRollups[0], () => this.hiddenBefore);
       this.seriesIds = new SeriesIds(this.s, opts.seriesCacheSize ?? SERIES_CACHE_SIZE);
@@ -315,6 +318,10 @@ export class SqliteStore implements Store {
         if (raw) {
           n += this.chunks.dropBefore(seriesId, this.smallest, before);
           this.chunks.dropPartsBefore(seriesId, before);
+          if (before > this.rawSweptBefore) {
+            this.rawSweptBefore = before;
+            this.s.putMeta.run('raw_swept_before', String(before));
+          }
         } else if (spans.includes(this.smallest)) {
           // The smallest span shares its entries with the raw records: hide them.
           n += this.chunks.hideBefore(seriesId, this.smallest, before);
@@ -330,6 +337,12 @@ export class SqliteStore implements Store {
       .immediate();
     if (waiting !== null) this.flusher.dropWaiting(seriesId, raw ? before : Infinity);
     return n;
+  }
+
+  sweepCutoffs(): { spans: ReadonlyMap<number, number>; raw: number } {
+    const spans = new Map(this.sweptBefore);
+    if (this.hiddenBefore > 0) spans.set(this.smallest, this.hiddenBefore);
+    return { spans, raw: this.rawSweptBefore };
   }
 
   sweepText(seriesId: number, before: number): number {

@@ -334,6 +334,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         nodes: plan.nodes.map((n) => n.node),
         runFile,
         coverage: journaledCoverage(report),
+        profile: ctx.profile ?? null,
+        resume: { command: catchUpBase.command, addBack: catchUpBase.addBack },
       };
       log.append(start);
       await receipts?.before();

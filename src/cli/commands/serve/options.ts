@@ -54,7 +54,7 @@ export function serveFlags() {
       "on a ring, keep only what this node is sent: no journals to the metric's other owners, no proxied reads (default: a ring node replicates)",
     ),
     journalDir: flag.string('--journal-dir <dir>', 'where the per-peer replication journals live (default: <data dir>/replication)', { complete: { kind: 'files' } }),
-    replayBatch: flag.count('--replay-batch <n>', 'records per batch a replayer sends to a peer (default: 5000)', { min: 1, complete: { kind: 'none' } }),
+    replayBatch: flag.count('--replay-batch <n>', 'records per batch a replayer sends to a peer (default: 20000; at most 8 MiB)', { min: 1, complete: { kind: 'none' } }),
     replayConcurrency: flag.count('--replay-concurrency <n>', 'replayed batches in flight at once, across all peers (default: 4)', { min: 1, complete: { kind: 'none' } }),
     shards: flag.string(
       '--shards <sizes>',
