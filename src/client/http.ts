@@ -194,8 +194,36 @@ async function readCapped(body: Body, cap: number, truncate: boolean, onOver: ()
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * Takes a 2xx answer's body chunk by chunk as it arrives, instead of `send` collecting it into
+ * `text` (which is then empty): a large answer is worked on while the rest is on its way, and
+ * never held as one string. `start` is called once per attempt, before its first chunk (a retry
+ * starts over).
+ */
+export interface BodySink {
+  start(): void;
+  chunk(bytes: Buffer): void;
+}
+
+/** Feeds a body to `sink`, at most `cap` bytes (over it: `onOver` is thrown and the rest never read). */
+async function feedCapped(body: Body, cap: number, sink: BodySink, onOver: () => Error): Promise<void> {
+  let size = 0;
+  sink.start();
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > cap) throw onOver();
+      sink.chunk(chunk);
+    }
+  } finally {
+    if (!body.destroyed && !body.readableEnded) body.destroy();
+  }
+}
+
 /** Options of one exchange beyond the request itself. */
 export interface SendOptions {
+  /** A 2xx body goes here as it arrives (BodySink); the response's `text` is then empty. */
+  sink?: BodySink;
   timeouts: Timeouts;
   /**
    * The largest answer accepted, in bytes (default DEFAULT_MAX_ANSWER_BYTES). A bigger 2xx answer
@@ -265,7 +293,10 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
     }
     let text: string;
     try {
-      text = await readCapped(res.body, cap, !ok, () => tooLargeError(node, cap));
+      if (ok && opts.sink) {
+        await feedCapped(res.body, cap, opts.sink, () => tooLargeError(node, cap));
+        text = '';
+      } else text = await readCapped(res.body, cap, !ok, () => tooLargeError(node, cap));
     } catch (err) {
       if (err instanceof NodeRequestError) log(res.statusCode, err.code);
       throw err;
