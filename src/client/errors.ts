@@ -51,3 +51,27 @@ export class AbortedError extends NodeRequestError {
     this.name = 'AbortedError';
   }
 }
+
+/**
+ * The reason of a signal a named time limit aborted: what the limit bounds and, when a flag sets
+ * it, the flag, so the error can say which limit passed ("the overall deadline of the command
+ * (--deadline 30s)") instead of guessing. Named `TimeoutError`, like AbortSignal.timeout's reason.
+ */
+export class TimeLimitReached extends Error {
+  constructor(
+    readonly ms: number,
+    /** What the limit bounds: `the overall deadline of the command`. */
+    readonly what: string,
+    readonly flag?: string,
+  ) {
+    super(`${what} (${flag ? `${flag} ` : ''}${ms / 1000}s) passed`);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** An AbortSignal aborted after `ms` with a TimeLimitReached reason (the timer does not keep the process alive). */
+export function timeLimitSignal(ms: number, what: string, flag?: string): AbortSignal {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new TimeLimitReached(ms, what, flag)), ms).unref();
+  return controller.signal;
+}

@@ -74,7 +74,7 @@ export async function readOwnLag(c: NodeClient, call: CallOptions = {}): Promise
  * what it still holds.
  */
 export async function readReplicationLag(clients: readonly NodeClient[], opts: { concurrency?: number; call?: CallOptions } = {}): Promise<LagReport> {
-  const call = opts.call ?? {};
+  const call: CallOptions = { ...opts.call, probe: true };
   const answers = await fanOut(
     clients,
     async (c) => {

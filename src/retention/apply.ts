@@ -304,7 +304,7 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
       if (!idle) {
         emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
         try {
-          idle = await gate(() => client.sweepStatus(opts.signal ? { signal: opts.signal } : {}));
+          idle = await gate(() => client.sweepStatus({ probe: true, ...(opts.signal ? { signal: opts.signal } : {}) }));
         } catch (err) {
           if (opts.signal?.aborted) {
             await end(node, a.step, 'interrupted', 'not sent: interrupted before this step');
