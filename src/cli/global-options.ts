@@ -9,10 +9,12 @@ export interface GlobalOptions {
   progress?: boolean;
   /** --profile <name>: the profile that names the target (see config/target.ts). */
   profile?: string;
+  /** --state-dir <dir>: journal, run files and locks there (as TSNODE_STATE_DIR). */
+  stateDir?: string;
 }
 
 /**
  * Options of the program itself. commander reads them anywhere on the command line (before or
  * after the command), so no command may declare an option of the same name.
  */
-export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '-V', '--version', '-h', '--help'] as const;
+export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '--state-dir', '-V', '--version', '-h', '--help'] as const;

@@ -100,6 +100,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
 DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
 // `history show` reads history's options (commander reads a parent's options wherever they appear).
 DEFAULTS['history show'] = DEFAULTS.history!;
+DEFAULTS['history prune'] = { ...DEFAULTS.history!, dryRun: false, yes: false };
 
 const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
 
@@ -259,6 +260,13 @@ const CONTRACT: Row[] = [
   [['history', '-o', 'json'], 'history', { output: 'json' }],
   [['history', 'show', 'abc123', '--journal', 'j.jsonl'], 'history show', { run: 'abc123', journal: 'j.jsonl' }],
   [['history', 'show', 'r-20261122T043258Z-3f2a', '-o', 'json'], 'history show', { run: 'r-20261122T043258Z-3f2a', output: 'json' }],
+  [['history', 'prune', '--older-than', '90d', '--dry-run'], 'history prune', { olderThan: 90 * 86_400_000, dryRun: true }],
+  [
+    ['history', 'prune', '--older-than', '1w', '--yes', '--journal', 'j.jsonl', '-o', 'json'],
+    'history prune',
+    { olderThan: 604_800_000, yes: true, journal: 'j.jsonl', output: 'json' },
+  ],
+  [['--state-dir', '/srv/state', 'history'], 'history', {}, { stateDir: '/srv/state' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],
@@ -337,7 +345,11 @@ const CONTRACT: Row[] = [
   [['cluster', 'down', '--dir', 'c', '-o', 'csv'], 'cluster down', { dir: 'c', output: 'csv' }],
   [['cluster', 'pause', '2'], 'cluster pause', { node: '2' }],
   [['cluster', 'restart'], 'cluster restart', { node: undefined }],
-  [['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'], 'cluster restart', { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' }],
+  [
+    ['cluster', 'restart', 'http://127.0.0.1:8113', '--dir', 'c', '--grace', '1s', '-o', 'json'],
+    'cluster restart',
+    { node: 'http://127.0.0.1:8113', dir: 'c', grace: 1000, output: 'json' },
+  ],
   [['cluster', 'resume', 'http://127.0.0.1:8113', '--dir', 'c', '-o', 'json'], 'cluster resume', { node: 'http://127.0.0.1:8113', dir: 'c', output: 'json' }],
   [['cluster', 'up', '--no-replication'], 'cluster up', { replication: false }],
   [
