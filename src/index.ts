@@ -179,6 +179,7 @@ export { DEFAULT_LOST_AFTER_MS, DEFAULT_POLL_INTERVAL_MS, pollUntilIdle, recheck
 export { startAndWait, summarise, SweepNotConfirmedError, type ClusterSweepResult, type StartOptions, type SweepSummary } from './client/sweep.js';
 // The destructive-run core: the cluster sweep as the CLI runs it, refusals, locks, outcomes.
 export { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type PreflightExtension, type SweepConfirmation, type SweepStage } from './run/sweep.js';
+export { runDelete, type DeleteConfirmation, type DeleteRun, type DeleteRunOptions, type DeleteSpec, type DeleteStage, type NodeOutcome } from './run/delete.js';
 export { RunInterruptedError } from './run/errors.js';
 export { RunLockedError } from './run/lock.js';
 export {

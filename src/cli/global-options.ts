@@ -12,9 +12,3 @@ export interface GlobalOptions {
   /** --state-dir <dir>: journal, run files and locks there (as TSNODE_STATE_DIR). */
   stateDir?: string;
 }
-
-/**
- * Options of the program itself. commander reads them anywhere on the command line (before or
- * after the command), so no command may declare an option of the same name.
- */
-export const GLOBAL_FLAGS = ['--no-color', '-v', '--verbose', '-q', '--quiet', '--no-progress', '--profile', '--state-dir', '-V', '--version', '-h', '--help'] as const;

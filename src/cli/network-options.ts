@@ -77,38 +77,6 @@ export function networkFlags() {
 /** What an action receives for `networkFlags()`: durations in ms, sizes in bytes, counts as numbers. */
 export type NetworkValues = FlagValues<ReturnType<typeof networkFlags>>;
 
-/**
- * Flags every command that talks to nodes shares, as commander hands them over without a flag
- * table (strings): the commands that have not moved to `networkFlags()` yet (write, read, sweep).
- * Declaration only: no network code loaded here. All fields added after the first version are
- * optional, so callers that build flags by hand keep compiling.
- */
-export interface NetworkFlags {
-  nodes?: string;
-  /** A node to discover the ring from (its topology lists the nodes); resolved before the command runs. */
-  seed?: string;
-  connectTimeout: string;
-  requestTimeout: string;
-  retries: string;
-  /** Until the response headers arrive (per attempt). */
-  headersTimeout?: string;
-  /** Overall bound on the command's network work, retries included (absent: none beyond per-request timeouts x retries). */
-  deadline?: string;
-  /** PEM file of the CA(s) that sign the nodes' certificates. */
-  cacert?: string;
-  /** PEM client certificate and key for mutual TLS. */
-  cert?: string;
-  key?: string;
-  /** Do not verify node certificates (warns on every run). */
-  insecure?: boolean;
-  /** `Name: value` lines, repeatable. */
-  header?: string[];
-  /** Further header names to keep out of logs and output. */
-  redact?: string[];
-  /** One cap on the size of every answer (default: sized per request). */
-  maxAnswer?: string;
-}
-
 /** A destructive command's --nodes: the same flag, but no ./nodes.txt or default node behind it. */
 export function destructiveNodesFlag() {
   return flag.string(

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
-import { buildHeaders, HeaderError, redactHeaders, redactUrlCredentials, splitHeaderList } from '../client/headers.js';
+import { redactHeaders, redactUrlCredentials } from '../client/headers.js';
 import { timeLimitSignal } from '../client/errors.js';
 import type { RequestLogEntry, WaitingNotice } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
@@ -11,8 +11,7 @@ import type { HeaderPrefix } from '../protocol/index.js';
 import type { Target } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
-import type { NetworkFlags, NetworkValues } from './network-options.js';
-import { parseDuration } from './time.js';
+import type { NetworkValues } from './network-options.js';
 
 export interface Network {
   dispatcher: Dispatcher;
@@ -27,39 +26,10 @@ export interface Network {
   headers: Record<string, string>;
 }
 
-export function parseCount(text: string, field: string, min = 0): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < min) {
-    throw new UsageError(`${field}: ${JSON.stringify(text)} is not a whole number >= ${min}`);
-  }
-  return Number(text);
-}
-
-const SIZE_UNITS: Record<string, number> = { b: 1, k: 1000, kb: 1000, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
-
-/** `4MiB`, `512KiB`, `1MB`, `65536`: a byte size. */
-export function parseSize(text: string, field: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
-  const unit = m ? SIZE_UNITS[(m[2] || 'b').toLowerCase()] : undefined;
-  if (!m || unit === undefined || Number(m[1]) <= 0) {
-    throw new UsageError(`${field}: ${JSON.stringify(text)} is not a size`, 'use bytes or a unit: 65536, 512KiB, 4MiB, 1MB');
-  }
-  return Math.round(Number(m[1]) * unit);
-}
-
 const PEM_HINT: Record<'certificate' | 'key', string> = {
   certificate: 'expected a PEM file starting with -----BEGIN CERTIFICATE----- (convert DER with: openssl x509 -inform der -in FILE -out FILE.pem)',
   key: 'expected a PEM file starting with -----BEGIN PRIVATE KEY----- (or RSA/EC PRIVATE KEY), unencrypted',
 };
-
-/** Node's timers hold at most 2^31-1 ms (24.8 days); a longer timeout would fire at once. */
-export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/** A network timeout flag: a duration no longer than the timers can hold. */
-export function parseTimeout(text: string, flag: string): number {
-  const ms = parseDuration(text, flag);
-  if (ms > MAX_TIMEOUT_MS) throw new UsageError(`${flag}: ${JSON.stringify(text)} is longer than the longest timeout (24 days)`, 'e.g. 30s, 10m, 2h');
-  return ms;
-}
 
 /** Reads a PEM file named by a flag; errors name the flag and the path (as `shown`, default as given). */
 export function loadPem(path: string, flag: string, kind: 'certificate' | 'key', cwd: string, shown = path): string {
@@ -79,25 +49,6 @@ export function loadPem(path: string, flag: string, kind: 'certificate' | 'key',
   return text;
 }
 
-/** TLS options from the flags, or undefined when none was given. */
-export function tlsFromFlags(flags: NetworkFlags, ctx: Pick<CliContext, 'cwd' | 'log'>): TlsOptions | undefined {
-  if ((flags.cert === undefined) !== (flags.key === undefined)) {
-    const [given, missing] = flags.cert !== undefined ? ['--cert', '--key'] : ['--key', '--cert'];
-    throw new UsageError(`${given} needs ${missing}: mutual TLS takes a certificate and its private key`, `pass both: --cert client.pem --key client-key.pem`);
-  }
-  const tls: TlsOptions = {};
-  if (flags.cacert !== undefined) tls.ca = loadPem(flags.cacert, '--cacert', 'certificate', ctx.cwd);
-  if (flags.cert !== undefined && flags.key !== undefined) {
-    tls.cert = loadPem(flags.cert, '--cert', 'certificate', ctx.cwd);
-    tls.key = loadPem(flags.key, '--key', 'key', ctx.cwd);
-  }
-  if (flags.insecure) {
-    tls.rejectUnauthorized = false;
-    ctx.log.warn(`--insecure: ${UNVERIFIED}`);
-  }
-  return Object.keys(tls).length ? tls : undefined;
-}
-
 const UNVERIFIED = 'node certificates are NOT verified; anyone on the path can read or change this traffic, headers included';
 
 /**
@@ -107,31 +58,6 @@ const UNVERIFIED = 'node certificates are NOT verified; anyone on the path can r
  */
 export function warnUnverifiedEnv(env: NodeJS.ProcessEnv, log: CliContext['log']): void {
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') log.warn(`NODE_TLS_REJECT_UNAUTHORIZED=0 is set in the environment: ${UNVERIFIED}`);
-}
-
-/** Strings over this many UTF-16 units cannot be made in V8 (~512 MiB): an answer larger cannot be read as text anyway. */
-const MAX_ANSWER_LIMIT = 512 * 1024 * 1024;
-
-/** `--max-answer`: bytes, or undefined for the per-request defaults. */
-export function parseMaxAnswer(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const bytes = parseSize(text, '--max-answer');
-  if (bytes > MAX_ANSWER_LIMIT) throw new UsageError(`--max-answer: ${JSON.stringify(text)} is more than 512MiB`, 'no answer larger than that can be read as text');
-  return bytes;
-}
-
-/** The extra headers: TSNODE_HEADERS first, then each --header (a later one of the same name wins). */
-export function headersFromFlags(flags: Pick<NetworkFlags, 'header'>, env: NodeJS.ProcessEnv): Record<string, string> {
-  const envText = env.TSNODE_HEADERS;
-  try {
-    return buildHeaders([
-      { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
-      { field: '--header', lines: flags.header ?? [] },
-    ]);
-  } catch (err) {
-    if (err instanceof HeaderError) throw new UsageError(err.message, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"');
-    throw err;
-  }
 }
 
 /** A proxy URL for a log line, with any credentials in it hidden. */
@@ -161,7 +87,7 @@ function formatEntry(e: RequestLogEntry): string {
   return `${e.method} ${e.url} -> ${e.status ?? e.error ?? 'no answer'} in ${e.ms} ms${head ? ` [${head}]` : ''}`;
 }
 
-/** What openNetwork needs, parsed: from the string flags of a command without a flag table, or from a target. */
+/** What openNetwork needs, parsed: from a command's typed flags and its target, or given plainly (plainNetwork). */
 interface NetworkSettings {
   connectTimeoutMs: number;
   totalMs: number;
@@ -173,21 +99,6 @@ interface NetworkSettings {
   maxAnswerBytes: number | undefined;
   tls: TlsOptions | undefined;
   headerPrefix: HeaderPrefix | undefined;
-}
-
-/** The string flags of a command that has no flag table yet (write, read, sweep): parsed here, as before. */
-function settingsFromFlags(flags: NetworkFlags, ctx: CliContext): NetworkSettings {
-  const connectTimeoutMs = parseTimeout(flags.connectTimeout, '--connect-timeout');
-  const totalMs = parseTimeout(flags.requestTimeout, '--request-timeout');
-  const headersMs = Math.min(totalMs, parseTimeout(flags.headersTimeout ?? '10s', '--headers-timeout'));
-  const retries = parseCount(flags.retries, '--retries');
-  if (retries > 100) throw new UsageError(`--retries: ${retries} is more than 100`, 'a few retries with backoff are enough; use --deadline to bound the time');
-  const deadlineMs = flags.deadline === undefined ? undefined : parseTimeout(flags.deadline, '--deadline');
-  const headers = headersFromFlags(flags, ctx.env);
-  const redact = (flags.redact ?? []).map((n) => n.trim()).filter(Boolean);
-  const maxAnswerBytes = parseMaxAnswer(flags.maxAnswer);
-  const tls = tlsFromFlags(flags, ctx);
-  return { connectTimeoutMs, totalMs, headersMs, retries, deadlineMs, headers, redact, maxAnswerBytes, tls, headerPrefix: undefined };
 }
 
 /**
@@ -234,7 +145,7 @@ export interface TargetNetwork {
 }
 
 export interface NetworkOptions {
-  /** Overrides the target's header prefix (the legacy flags have none). */
+  /** Overrides the target's header prefix. */
   headerPrefix?: HeaderPrefix;
   connectionsPerNode?: number;
   retry?: Partial<RetryPolicy>;
@@ -242,12 +153,38 @@ export interface NetworkOptions {
 
 /**
  * One dispatcher for the run and a factory of NodeClients sharing it; close it in `finally`.
- * Takes either a command's string flags (commands without a flag table) or `{ values, target }`:
- * the typed flags and the resolved target, whose headers (profile, TSNODE_HEADERS, --header),
- * TLS files and header prefix it uses. Commands on the flag tables get it from openTarget.
+ * Takes `{ values, target }`: the typed flags and the resolved target, whose headers (profile,
+ * TSNODE_HEADERS, --header), TLS files and header prefix it uses. Commands get it from openTarget.
  */
-export function openNetwork(input: NetworkFlags | TargetNetwork, ctx: CliContext, opts: NetworkOptions = {}): Network {
-  const s = 'target' in input ? settingsFromTarget(input.values, input.target, ctx) : settingsFromFlags(input, ctx);
+export function openNetwork(input: TargetNetwork, ctx: CliContext, opts: NetworkOptions = {}): Network {
+  return open(settingsFromTarget(input.values, input.target, ctx), ctx, opts);
+}
+
+/** Plain timeouts for a command that talks to nodes it started itself (the cluster commands): no target, headers or TLS. */
+export interface PlainNetwork {
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  retries: number;
+}
+
+/** openNetwork for nodes this host started (a local ring): the given timeouts and nothing else. */
+export function plainNetwork(p: PlainNetwork, ctx: CliContext, opts: NetworkOptions = {}): Network {
+  const settings: NetworkSettings = {
+    connectTimeoutMs: p.connectTimeoutMs,
+    totalMs: p.requestTimeoutMs,
+    headersMs: p.requestTimeoutMs,
+    retries: p.retries,
+    deadlineMs: undefined,
+    headers: {},
+    redact: [],
+    maxAnswerBytes: undefined,
+    tls: undefined,
+    headerPrefix: undefined,
+  };
+  return open(settings, ctx, opts);
+}
+
+function open(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): Network {
   warnUnverifiedEnv(ctx.env, ctx.log);
   const proxy: ProxySettings | undefined = proxyFromEnv(ctx.env);
   if (proxy) {

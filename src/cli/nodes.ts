@@ -1,5 +1,4 @@
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { DEFAULT_PORT } from '../protocol/index.js';
 import { UsageError } from './errors.js';
 
@@ -130,55 +129,4 @@ export function readBoundedText(path: string, maxBytes: number): string {
   } finally {
     closeSync(fd);
   }
-}
-
-/** A node list file, read up to MAX_NODE_LIST_BYTES (a device or an endless pipe is refused, not read forever). */
-function readNodeListFile(path: string, shown: string, label: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw new UsageError(`${label}: cannot read ${shown}: ${(err as Error).message}`);
-  }
-  try {
-    const buf = Buffer.alloc(MAX_NODE_LIST_BYTES + 1);
-    let size = 0;
-    while (size < buf.length) {
-      const n = readSync(fd, buf, size, buf.length - size, null);
-      if (n === 0) break;
-      size += n;
-    }
-    if (size > MAX_NODE_LIST_BYTES) {
-      throw new UsageError(`${label}: ${shown} is larger than ${MAX_NODE_LIST_BYTES / 1024 / 1024} MiB: not a node list`, `list one node per line: ${NODE_LINE_FORMS}`);
-    }
-    return buf.toString('utf8', 0, size);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`${label}: cannot read ${shown}: ${(err as Error).message}`);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Resolves the node list: `--nodes` (a file, else a comma list), then TSNODE_NODES (same), then
- * ./nodes.txt, then the local default node.
- */
-export function resolveNodes(opts: { flag?: string | undefined; env: NodeJS.ProcessEnv; cwd: string }): NodeList {
-  const fromValue = (value: string, label: string): NodeList => {
-    const path = resolve(opts.cwd, value);
-    if (existsSync(path)) {
-      const text = readNodeListFile(path, value, label);
-      return parseNodeList(text, value, { separator: 'lines' });
-    }
-    if (/\.(txt|list|conf)$/i.test(value) || (value.includes('/') && !value.includes('://') && !value.includes(','))) {
-      throw new UsageError(`${label}: node list file ${value} does not exist`, `pass a file, or a comma list: ${NODE_LINE_FORMS}`);
-    }
-    return parseNodeList(value, label, { separator: 'commas' });
-  };
-  if (opts.flag !== undefined) return fromValue(opts.flag, '--nodes');
-  const env = opts.env.TSNODE_NODES;
-  if (env !== undefined && env.trim() !== '') return fromValue(env.trim(), 'TSNODE_NODES');
-  if (existsSync(resolve(opts.cwd, 'nodes.txt'))) return fromValue('nodes.txt', 'nodes.txt');
-  return { nodes: [DEFAULT_NODE], source: 'default', warnings: [] };
 }

@@ -1,20 +1,11 @@
+import { readDuration } from '../protocol/units.js';
 import { UsageError } from './errors.js';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
+export const TIME_FORMS = 'epoch seconds (1700000000), epoch with millis (1700000000.250), ISO-8601 (2026-08-01T00:00:00Z) or an age like 90d, 12h, 30m, 1w, 1y';
 
-export const TIME_FORMS = 'epoch seconds (1700000000), epoch with millis (1700000000.250), ISO-8601 (2026-08-01T00:00:00Z) or an age like 90d, 12h, 30m, 1w';
-
-/** Parses a duration such as `2s`, `500ms`, `6h`, `1.5m` into milliseconds. */
-export function parseDuration(text: string, field: string): number {
-  const m = DURATION_RE.exec(text.trim());
-  if (!m) throw new UsageError(`${field}: ${JSON.stringify(text)} is not a duration`, 'use a number and a unit: 500ms, 2s, 30m, 6h, 1d, 1w');
-  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
-  // 9999...9s overflows to Infinity (found by fuzzing); no caller can use that.
-  if (!Number.isSafeInteger(ms))
-    throw new UsageError(`${field}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 37)}...` : text)} is too long`, 'use a smaller number or a larger unit');
-  if (ms <= 0) throw new UsageError(`${field}: ${JSON.stringify(text)} must be longer than zero`, 'e.g. 2s');
-  return ms;
+/** An age before now (`90d`, `1.5h`, `1y`) or `now`: the forms that are relative to the clock. */
+export function isRelativeTime(text: string): boolean {
+  return /^(now|\d+(\.\d+)?[a-zA-Z]+)$/.test(text.trim());
 }
 
 /**
@@ -46,7 +37,13 @@ function parseAnyTime(text: string, field: string, now: number): number {
   }
   const frac = /^(\d{1,11})\.(\d{1,3})$/.exec(t);
   if (frac) return Number(frac[1]) * 1000 + Number(frac[2]!.padEnd(3, '0'));
-  if (DURATION_RE.test(t)) return now - parseDuration(t, field);
+  if (isRelativeTime(t)) {
+    // An age, in the one duration grammar (protocol/units.ts): `--before 1y` reads as a policy's `1y`.
+    const age = readDuration(t, { noun: 'age' });
+    if (!age.ok) throw new UsageError(`${field}: ${age.problem}`, age.hint ?? `use ${TIME_FORMS}`);
+    if (age.value <= 0) throw new UsageError(`${field}: ${JSON.stringify(text)} is zero`, 'an age of zero means now: give a longer one, e.g. 90d');
+    return now - age.value;
+  }
   const iso = ISO_RE.exec(t);
   if (iso) return isoOrThrow(iso, text, field);
   if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/i.test(t)) {

@@ -8,19 +8,27 @@
  */
 import { InvalidValueError } from './errors.js';
 import { didYouMean } from './suggest.js';
+import {
+  DURATION_FORMS,
+  DURATION_UNITS_MS,
+  formatDurationMs,
+  formatSize,
+  quoteValue,
+  readDuration,
+  readSize,
+  SIZE_FORMS,
+  SIZE_UNITS,
+  type DurationUnit,
+} from '../protocol/units.js';
 
 /** A value for an error message: quoted, shortened (a pasted blob must not flood the terminal). */
-export function quote(text: string): string {
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
-}
+export const quote = quoteValue;
 
 // ---------------------------------------------------------------------------------------------
-// Durations
+// Durations and byte sizes: the grammar is protocol/units.ts (the same for flags, policies,
+// profiles and the node's config); here they get bounds and the flag's error.
 
-export const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-export type DurationUnit = keyof typeof DURATION_UNITS_MS;
-const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)?$/;
-export const DURATION_FORMS = 'a number and a unit: 500ms, 2s, 30m, 6h, 1d, 1w';
+export { DURATION_FORMS, DURATION_UNITS_MS, formatSize, SIZE_FORMS, SIZE_UNITS, type DurationUnit };
 
 export interface DurationOptions {
   /** Smallest allowed value in ms (default 1: zero is refused). */
@@ -31,18 +39,11 @@ export interface DurationOptions {
   bareUnit?: DurationUnit;
 }
 
-/** `2s`, `500ms`, `1.5m`, `6h`, `1d`, `1w` -> milliseconds (a whole number). */
+/** `2s`, `500ms`, `1.5m`, `6h`, `1d`, `1w`, `1y` -> milliseconds (a whole number). */
 export function parseDuration(text: string, field: string, opts: DurationOptions = {}): number {
-  const t = text.trim();
-  const m = DURATION_RE.exec(t);
-  const unit = (m?.[2] ?? opts.bareUnit) as DurationUnit | undefined;
-  if (!m || unit === undefined) {
-    const bare = m && !m[2] ? ` (a bare number has no unit: ${t}s or ${t}ms?)` : '';
-    throw new InvalidValueError(field, text, `${quote(text)} is not a duration${bare}`, `use ${DURATION_FORMS}`);
-  }
-  const ms = Math.round(Number(m[1]) * DURATION_UNITS_MS[unit]);
-  // 9999...9s overflows to Infinity; no caller can use that.
-  if (!Number.isSafeInteger(ms)) throw new InvalidValueError(field, text, `${quote(text)} is too long`, 'use a smaller number or a larger unit');
+  const r = readDuration(text, opts.bareUnit ? { bareUnit: opts.bareUnit } : {});
+  if (!r.ok) throw new InvalidValueError(field, text, r.problem, r.hint);
+  const ms = r.value;
   const min = opts.min ?? 1;
   if (ms < min) {
     throw new InvalidValueError(
@@ -59,36 +60,10 @@ export function parseDuration(text: string, field: string, opts: DurationOptions
 }
 
 /** A duration in the largest unit that divides it: 90000 -> `90s`, 3600000 -> `1h`, 1500 -> `1500ms`. */
-export function formatDuration(ms: number): string {
-  const units: DurationUnit[] = ['w', 'd', 'h', 'm', 's'];
-  for (const u of units) if (ms >= DURATION_UNITS_MS[u] && ms % DURATION_UNITS_MS[u] === 0) return `${ms / DURATION_UNITS_MS[u]}${u}`;
-  return `${ms}ms`;
-}
+export const formatDuration = formatDurationMs;
 
 /** Node's timers hold at most 2^31-1 ms (24.8 days); a longer timeout would fire at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-// ---------------------------------------------------------------------------------------------
-// Byte sizes: ONE rule for every flag. Binary: bare K/M/G/T and KiB/MiB/GiB/TiB (1024^n);
-// decimal: KB/MB/GB/TB (1000^n); B or no unit: bytes. Case-insensitive, so `4m` = `4MiB` = 4,194,304.
-
-export const SIZE_UNITS: Readonly<Record<string, number>> = {
-  '': 1,
-  b: 1,
-  k: 1024,
-  kib: 1024,
-  kb: 1000,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-  mb: 1000 ** 2,
-  g: 1024 ** 3,
-  gib: 1024 ** 3,
-  gb: 1000 ** 3,
-  t: 1024 ** 4,
-  tib: 1024 ** 4,
-  tb: 1000 ** 4,
-};
-export const SIZE_FORMS = 'bytes (65536) or a size: 512KiB, 4MiB, 1GiB (binary; also 4M, 4m), 10MB (decimal)';
 
 export interface SizeOptions {
   /** Smallest allowed size in bytes (default 1). */
@@ -98,29 +73,14 @@ export interface SizeOptions {
 
 /** `65536`, `512KiB`, `4MiB`, `4m`, `1.5GiB`, `10MB` -> bytes (a whole number, rounded down). */
 export function parseSize(text: string, field: string, opts: SizeOptions = {}): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new InvalidValueError(field, text, `${quote(text)} is not a size`, `use ${SIZE_FORMS}`);
-  const bytes = Math.floor(Number(m[1]) * unit);
-  if (!Number.isSafeInteger(bytes)) throw new InvalidValueError(field, text, `${quote(text)} is too large`, `use ${SIZE_FORMS}`);
+  const r = readSize(text);
+  if (!r.ok) throw new InvalidValueError(field, text, r.problem, r.hint);
+  const bytes = r.value;
   const min = opts.min ?? 1;
   if (bytes < min) throw new InvalidValueError(field, text, `${quote(text)} is smaller than ${formatSize(min)}`, `use at least ${formatSize(min)}`);
   if (opts.max !== undefined && bytes > opts.max)
     throw new InvalidValueError(field, text, `${quote(text)} is larger than ${formatSize(opts.max)}`, `use at most ${formatSize(opts.max)}`);
   return bytes;
-}
-
-/** A byte count the way the size flags read it back: `4MiB`, `1500B`, `1.5GiB`. */
-export function formatSize(bytes: number): string {
-  for (const [unit, n] of [
-    ['TiB', 1024 ** 4],
-    ['GiB', 1024 ** 3],
-    ['MiB', 1024 ** 2],
-    ['KiB', 1024],
-  ] as const) {
-    if (bytes >= n) return Number.isInteger(bytes / n) ? `${bytes / n}${unit}` : `${(bytes / n).toFixed(1)}${unit}`;
-  }
-  return `${bytes}B`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,12 @@ const MiB = 1024 * KiB;
  */
 export const STATUS_ANSWER_BYTES = 256 * KiB;
 
+/**
+ * `/gossip/json`: an entry per node, each with a latency per peer (about 60 bytes each). A
+ * thousand-node ring is a million latencies, about 60 MiB: 64 MiB holds it.
+ */
+export const GOSSIP_ANSWER_BYTES = 64 * MiB;
+
 /** A write acknowledgement: `{"records": N}` or an empty body; an error object naming a record. */
 export const WRITE_ANSWER_BYTES = 256 * KiB;
 

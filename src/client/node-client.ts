@@ -44,14 +44,24 @@ import {
   nodeStateSchema,
   nodeStatsSchema,
   replicationStatusSchema,
+  gossipSchema,
   type ReplicationStatus,
+  type WireGossip,
   type WireLocate,
   type WireNodeState,
   type WireNodeStats,
 } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { HISTOGRAM_ROWS_SHAPE, histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
-import { INVENTORY_ANSWER_BYTES, READ_BACK_ANSWER_BYTES, STATUS_ANSWER_BYTES, WRITE_ANSWER_BYTES, rollupAnswerBytes, tagAnswerBytes } from './answer-limits.js';
+import {
+  GOSSIP_ANSWER_BYTES,
+  INVENTORY_ANSWER_BYTES,
+  READ_BACK_ANSWER_BYTES,
+  STATUS_ANSWER_BYTES,
+  WRITE_ANSWER_BYTES,
+  rollupAnswerBytes,
+  tagAnswerBytes,
+} from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -402,6 +412,12 @@ export class NodeClient {
   async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
     const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
     return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}');
+  }
+
+  /** `GET /gossip/json`: each node's gossip entry, the answering node's own first (its `latency` says how far each peer is behind it). */
+  async gossip(call: CallOptions = {}): Promise<WireGossip> {
+    const res = await this.call({ method: 'GET', path: '/gossip/json' }, call, undefined, GOSSIP_ANSWER_BYTES);
+    return parseAnswer(this.url, res.text, gossipSchema, 'gossip', 'a JSON array [{id, gossip_time, gossip_age, latency: {<peer id>: "<seconds>"}}]');
   }
 
   /**

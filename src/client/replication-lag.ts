@@ -1,6 +1,8 @@
 /**
  * Replication lag on a replicating ring, per node: how far behind its data is (`/state`
- * `max_peer_lag`) and which peers still hold journaled data for it (their `/replication/json`).
+ * `max_peer_lag`) and which peers still hold journaled data for it (their `/replication/json`,
+ * the reference node's; a node without it: its `/gossip/json`, whose own entry's `latency` says
+ * how many seconds it is behind each peer, as the store's docs define it).
  * A sweep reads it before (a node with data in flight towards it is refused unless the caller
  * allows that much lag) and after (a node whose sweep finished while data was still on its way, or
  * whose own status counts records below the cut-off that arrived since, ends `late_data`).
@@ -11,6 +13,7 @@ import type { CallOptions, NodeClient } from './node-client.js';
 import { peerLagOf } from './discovery.js';
 import { NodeHttpError } from './errors.js';
 import type { DataType, SweepStatus } from '../protocol/index.js';
+import type { WireGossip } from '../protocol/cluster.js';
 
 /** A peer whose journal still holds records for a node. */
 export interface LagFrom {
@@ -20,6 +23,8 @@ export interface LagFrom {
   pending: number;
   lagSeconds: number;
   paused: boolean;
+  /** `gossip`: read from the node's `/gossip/json` (seconds behind that peer; no record count). */
+  via?: 'replication' | 'gossip';
 }
 
 export interface NodeLag {
@@ -52,17 +57,26 @@ export function hasLag(n: NodeLag): boolean {
 export function describeLag(n: NodeLag): string {
   if (!n.checked) return 'lag not reported';
   if (!hasLag(n)) return 'no lag';
-  const parts = n.from.map((f) => `${f.pending} record${f.pending === 1 ? '' : 's'} pending at ${f.node}${f.paused ? ' (replication paused)' : ''}`);
+  const parts = n.from.map((f) =>
+    f.via === 'gossip'
+      ? `data from ${f.node} (${f.lagSeconds.toFixed(1)}s, its gossip)`
+      : `${f.pending} record${f.pending === 1 ? '' : 's'} pending at ${f.node}${f.paused ? ' (replication paused)' : ''}`,
+  );
   return `${(n.lagSeconds ?? 0).toFixed(1)}s behind${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }
 
 /**
- * One node's own lag as its `/state` reports it (`max_peer_lag`, seconds): null when it has no
- * `/state`, does not answer it, or reports no such field (unknown is never 0).
+ * One node's own lag as its `/state` reports it (`max_peer_lag`, seconds), else as its own
+ * `/gossip/json` entry does (the largest of its latencies): null when it answers neither, or
+ * reports no such field (unknown is never 0).
  */
 export async function readOwnLag(c: NodeClient, call: CallOptions = {}): Promise<number | null> {
   try {
-    return peerLagOf(await c.nodeState(call));
+    const state = await c.nodeState(call);
+    const own = peerLagOf(state);
+    if (own !== null) return own;
+    const latency = ownLatency(await c.gossip(call), state.identity.toLowerCase());
+    return latency && latency.size ? Math.max(...latency.values()) : null;
   } catch {
     return null;
   }
@@ -70,8 +84,8 @@ export async function readOwnLag(c: NodeClient, call: CallOptions = {}): Promise
 
 /**
  * Reads every node's lag: each node's `/state` and `/replication/json` (a 404 there is a node that
- * does not replicate), in parallel. `clients` should be the whole ring: a peer left out cannot say
- * what it still holds.
+ * does not replicate, or the store: then its `/gossip/json` is read), in parallel. `clients` should
+ * be the whole ring: a peer left out cannot say what it still holds.
  */
 export async function readReplicationLag(clients: readonly NodeClient[], opts: { concurrency?: number; call?: CallOptions } = {}): Promise<LagReport> {
   const call: CallOptions = { ...opts.call, probe: true };
@@ -84,7 +98,16 @@ export async function readReplicationLag(clients: readonly NodeClient[], opts: {
         throw err;
       });
       const [state, journals] = await Promise.all([c.nodeState(call), replication]);
-      return { id: state.identity.toLowerCase(), own: peerLagOf(state), replication: journals };
+      const id = state.identity.toLowerCase();
+      // Without the journals, the node's own gossip entry: a store that answers none is not checked by it.
+      const gossip =
+        journals === null
+          ? await c.gossip(call).then(
+              (g) => ownLatency(g, id),
+              () => null,
+            )
+          : null;
+      return { id, own: peerLagOf(state), replication: journals, gossip };
     },
     { concurrency: opts.concurrency ?? 32 },
   );
@@ -95,19 +118,44 @@ export async function readReplicationLag(clients: readonly NodeClient[], opts: {
   );
   const byId = new Map(nodes.filter((n) => n.id !== null).map((n) => [n.id!, n]));
   for (const a of answers) {
-    if (!a.ok || a.value.replication === null) continue;
+    if (!a.ok) continue;
+    if (a.value.gossip) addGossipLag(byId.get(a.value.id)!, a.value.gossip, byId);
+    if (a.value.replication === null) continue;
     for (const peer of a.value.replication.peers) {
       const target = byId.get(peer.id.toLowerCase());
       if (!target) continue;
       target.checked = true;
       if (peer.pending === 0 && peer.lag_seconds === 0) continue;
-      target.from.push({ node: a.node, id: a.value.id, pending: peer.pending, lagSeconds: peer.lag_seconds, paused: peer.paused ?? false });
+      target.from.push({ node: a.node, id: a.value.id, pending: peer.pending, lagSeconds: peer.lag_seconds, paused: peer.paused ?? false, via: 'replication' });
       target.pending += peer.pending;
       target.lagSeconds = Math.max(target.lagSeconds ?? 0, peer.lag_seconds);
     }
   }
   for (const n of nodes) if (n.checked) n.lagSeconds ??= 0;
   return { nodes, checked: nodes.some((n) => n.checked) };
+}
+
+/** The node's own gossip entry's latencies (peer id -> seconds it is behind that peer); null when it has no entry of its own. */
+function ownLatency(gossip: WireGossip, id: string): Map<string, number> | null {
+  const own = gossip.find((e) => e.id.toLowerCase() === id);
+  if (!own) return null;
+  const latency = new Map<string, number>();
+  for (const [peer, raw] of Object.entries(own.latency ?? {})) {
+    const seconds = typeof raw === 'number' ? raw : raw.trim() === '' ? NaN : Number(raw);
+    if (Number.isFinite(seconds) && seconds >= 0) latency.set(peer.toLowerCase(), seconds);
+  }
+  return latency;
+}
+
+/** A node's lag from its gossip: checked once it names any peer; each peer it is behind, by URL when that peer is in the run. */
+function addGossipLag(node: NodeLag, latency: ReadonlyMap<string, number>, byId: ReadonlyMap<string, NodeLag>): void {
+  if (latency.size === 0) return;
+  node.checked = true;
+  for (const [peer, seconds] of latency) {
+    if (seconds === 0) continue;
+    node.from.push({ node: byId.get(peer)?.node ?? peer, id: peer, pending: 0, lagSeconds: seconds, paused: false, via: 'gossip' });
+    node.lagSeconds = Math.max(node.lagSeconds ?? 0, seconds);
+  }
 }
 
 /** Records below the cut-off that reached a node after its sweep of these types began, as its status counts them (0 when it does not say). */

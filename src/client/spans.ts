@@ -62,3 +62,58 @@ export function smallestSpan(nodes: readonly SpanFacts[]): SmallestSpan {
   if (bySpan.size === 1) return { kind: 'agreed', span: [...bySpan.keys()][0]! };
   return { kind: 'disagree', spans: [...bySpan].sort((a, b) => a[0] - b[0]).map(([span, urls]) => ({ span, nodes: urls })) };
 }
+
+/** One node lacking one span, for a message (`what` names the span, and the rule when there is one). */
+export interface MissingSpan {
+  what: string;
+  type: 'nnt' | 'histogram';
+  node: string;
+  configured: readonly number[];
+  /** Where the node's list came from: itself (default) or a profile's declaration. */
+  source?: 'node' | 'profile';
+}
+
+/** The nodes lacking one span (`what`), by the span list they have, in the order they came. */
+export interface MissingSpanGroup {
+  what: string;
+  type: 'nnt' | 'histogram';
+  nodes: string[];
+  lists: Array<{ configured: readonly number[]; source: 'node' | 'profile'; nodes: string[] }>;
+}
+
+/** Groups per-node problems so each distinct problem is named once. */
+export function groupMissingSpans(problems: readonly MissingSpan[]): MissingSpanGroup[] {
+  const groups = new Map<string, MissingSpanGroup>();
+  for (const p of problems) {
+    const g = groups.get(p.what) ?? { what: p.what, type: p.type, nodes: [], lists: [] };
+    groups.set(p.what, g);
+    const source = p.source ?? 'node';
+    const key = p.configured.join(',');
+    let list = g.lists.find((l) => l.source === source && l.configured.join(',') === key);
+    if (!list) g.lists.push((list = { configured: p.configured, source, nodes: [] }));
+    list.nodes.push(p.node);
+    g.nodes.push(p.node);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * `nnt span 3600 of nnt:3600=30d (retention.yaml:5:3) is not configured on any of the 4 nodes
+ * (their nnt spans: 60, 300)`; `nodeCount` (how many nodes were checked) allows "any of the N".
+ */
+export function describeMissingSpan(g: MissingSpanGroup, nodeCount?: number): string {
+  const count = g.nodes.length;
+  const where =
+    count === 1 ? g.nodes[0]! : nodeCount === count ? `any of the ${count} nodes` : `${count}${nodeCount !== undefined ? ` of the ${nodeCount}` : ''} nodes (${someOf(g.nodes)})`;
+  const per = (l: MissingSpanGroup['lists'][number]): string => (l.source === 'profile' ? ' per the profile' : '');
+  const spans = (l: MissingSpanGroup['lists'][number]): string => l.configured.join(', ') || 'none';
+  const have =
+    g.lists.length === 1
+      ? `${count === 1 ? 'its' : 'their'} ${g.type} spans${per(g.lists[0]!)}: ${spans(g.lists[0]!)}`
+      : `their ${g.type} spans: ${g.lists.map((l) => `${spans(l)}${per(l)} on ${someOf(l.nodes)}`).join('; ')}`;
+  return `${g.what} is not configured on ${where} (${have})`;
+}
+
+function someOf(items: readonly string[]): string {
+  return items.length > 3 ? `${items.slice(0, 3).join(', ')} and ${items.length - 3} more` : items.join(', ');
+}

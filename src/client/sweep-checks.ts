@@ -17,7 +17,7 @@ import { checkCoverage, type CoverageReport, type CoverageVerdict } from './cove
 import { DiscoveryError, fetchTopology, probeNode, type NodeSelf } from './discovery.js';
 import { NodeRequestError } from './errors.js';
 import type { CallOptions, NodeClient } from './node-client.js';
-import { checkSpans } from './spans.js';
+import { checkSpans, describeMissingSpan, groupMissingSpans } from './spans.js';
 import type { PreflightCheck, PreflightProblem } from './sweep-preflight.js';
 import { nodeApiUrl, type Topology } from '../ring/index.js';
 
@@ -134,10 +134,11 @@ export function judgeCluster(facts: ClusterFacts, opts: ClusterCheckOptions = {}
   if (opts.spans && (opts.spans.nnt?.length || opts.spans.histogram?.length)) {
     const selves = facts.nodes.flatMap((n) => (n.self ? [n.self] : []));
     const spans = checkSpans({ ...(opts.spans.nnt ? { nnt: opts.spans.nnt } : {}), ...(opts.spans.histogram ? { histogram: opts.spans.histogram } : {}) }, selves);
-    for (const u of spans.unknown) {
-      const line = `${u.url} has no ${u.kind === 'nnt' ? 'nnt' : 'histogram'} span ${u.span} (its ${u.kind} spans: ${u.configured.join(', ') || 'none'})`;
+    // Each distinct missing span once, with the nodes that lack it (issue 25: not once per node).
+    for (const g of groupMissingSpans(spans.unknown.map((u) => ({ what: `${u.kind} span ${u.span}`, type: u.kind, node: u.url, configured: u.configured })))) {
+      const line = describeMissingSpan(g, facts.nodes.length);
       unknownSpans.push(line);
-      problems.push({ node: u.url, message: `has no ${u.kind} span ${u.span} (its ${u.kind} spans: ${u.configured.join(', ') || 'none'}): its DELETE would be refused` });
+      problems.push({ message: `${line}: ${g.nodes.length === 1 ? 'its DELETE' : 'their DELETEs'} would be refused` });
     }
     const unchecked = new Set<string>();
     for (const kind of ['nnt', 'histogram'] as const) {

@@ -41,7 +41,7 @@ export function lagCheck(ring: readonly NodeClient[], swept: readonly string[], 
       .filter((n) => swept.includes(n.node) && hasLag(n) && (allowed === undefined || (n.lagSeconds ?? 0) > allowed))
       .map((n) => ({
         node: n.node,
-        message: `replication is behind: ${describeLag(n)}; records older than the cut-off may still be on their way to it${allowed !== undefined ? ` (more than --allow-lag ${allowed}s)` : ''}`,
+        message: `replication is behind: ${describeLag(n)}; records older than the cut-off may still be on their way to it${allowed !== undefined ? ` (more than the ${allowed}s that --allow-lag or the profile's allow_lag accepts)` : ''}`,
       }));
   };
 }

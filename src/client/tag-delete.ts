@@ -82,6 +82,8 @@ export interface DeleteProgress {
   round: number;
   /** Deleted on this node so far. */
   deleted: number;
+  /** What this round deleted (the metrics not deleted by an earlier round). */
+  fresh: MetricKey[];
 }
 
 /**
@@ -107,19 +109,19 @@ export async function deleteOnNode(
       return { ...result, end: opts.signal?.aborted ? 'interrupted' : 'failed', error: errorText(err) };
     }
     result.rounds++;
-    let fresh = 0;
+    const fresh: MetricKey[] = [];
     for (const row of page.rows) {
       const key = keyOf(row);
       if (deleteStatusOf(row.delete_result) !== 'deleted') result.other.push({ ...key, result: row.delete_result });
       else if (!seen.has(metricKey(key))) {
         seen.add(metricKey(key));
         result.deleted.push(key);
-        fresh++;
+        fresh.push(key);
       }
     }
-    opts.onProgress?.({ node: client.url, round: result.rounds, deleted: result.deleted.length });
+    opts.onProgress?.({ node: client.url, round: result.rounds, deleted: result.deleted.length, fresh });
     if (!page.incomplete) return result;
-    if (fresh === 0) return { ...result, end: 'stalled' };
+    if (fresh.length === 0) return { ...result, end: 'stalled' };
   }
 }
 

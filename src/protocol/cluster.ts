@@ -64,3 +64,16 @@ export const replicationStatusSchema = z.looseObject({
   received: z.looseObject({ clients: z.number(), peers: z.number() }),
 });
 export type ReplicationStatus = z.infer<typeof replicationStatusSchema>;
+
+/**
+ * `GET /gossip/json` (circonus/irondb-docs api/gossip-json): one entry per node, the answering
+ * node's own first. `latency` maps a peer's id to how many seconds that peer is behind this node
+ * (strings with decimals, as the store sends them; numbers accepted too).
+ */
+export const gossipSchema = z.array(
+  z.looseObject({
+    id: z.string(),
+    latency: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+  }),
+);
+export type WireGossip = z.infer<typeof gossipSchema>;

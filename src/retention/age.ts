@@ -1,10 +1,11 @@
 /**
- * Retention ages: how long a rule keeps data. The CLI's age syntax (`90d`, `12h`, `30m`, `1w`,
- * decimals like `1.5d`) plus `y` = 365 days. An age is a whole number of seconds because a
+ * Retention ages: how long a rule keeps data, in the one duration grammar (`90d`, `12h`, `30m`,
+ * `1w`, decimals like `1.5d`, `y` = 365 days). An age is a whole number of seconds because a
  * cut-off is sent in whole seconds: `ms` is refused rather than silently rounded, and so is any
  * age that does not come to whole seconds (`0.5s`). Arithmetic is exact (BigInt), so `0.1h` is
  * 360 s, not 360.00000000000006.
  */
+import { DURATION_UNITS_MS, quoteValue, readDuration } from '../protocol/units.js';
 import { RetentionError } from './errors.js';
 
 /** Seconds per unit. `y` is 365 days: a fixed length, never a calendar year. */
@@ -15,45 +16,38 @@ export const AGE_EXPECTED = 'a number and a unit: s, m, h, d, w or y (365 days),
 /** The longest age accepted: 10,000 years, far beyond any epoch a node can hold. */
 export const MAX_AGE_SECONDS = 10_000 * 31_536_000;
 
-const AGE_RE = /^(\d+)(?:\.(\d+))?([a-zA-Z]+)$/;
-
 export type AgeCheck = { ok: true; seconds: number } | { ok: false; problem: string; hint?: string };
 
-/** Checks an age without throwing, so callers can name their own context (file, line, rule). */
+/**
+ * Checks an age without throwing, so callers can name their own context (file, line, rule). The
+ * grammar is the one every duration uses (protocol/units.ts); an age adds that it is whole
+ * seconds (a cut-off is sent in whole seconds) and more than zero.
+ */
 export function checkAge(text: string): AgeCheck {
   const t = text.trim();
-  const shown = JSON.stringify(t.length > 40 ? `${t.slice(0, 37)}...` : t);
-  if (t === '') return { ok: false, problem: 'no age given' };
-  if (/^\d+(\.\d+)?$/.test(t)) {
-    // Zero in any unit is still zero: no "0d" suggestion for it.
-    if (Number(t) === 0) return { ok: false, problem: `${shown} is zero`, hint: 'an age of zero would delete everything up to now' };
-    return { ok: false, problem: `${shown} has no unit`, hint: `add one, e.g. ${t}d for days` };
-  }
-  if (/^-/.test(t)) return { ok: false, problem: `${shown} is negative` };
-  const m = AGE_RE.exec(t);
-  if (!m) return { ok: false, problem: `${shown} is not an age` };
-  const [, whole, frac = '', unit] = m as unknown as [string, string, string | undefined, string];
-  if (unit === 'ms') {
+  const shown = quoteValue(t.length > 40 ? `${t.slice(0, 37)}...` : t);
+  if (/^\d+(\.\d+)?ms$/.test(t)) {
     return { ok: false, problem: `${shown} is in milliseconds`, hint: 'cut-offs are whole seconds: give the age in s, m, h, d, w or y' };
   }
-  const perUnit = AGE_UNITS[unit];
-  if (perUnit === undefined) {
-    const hint = /^(mo|mon|month|months|M)$/.test(unit)
-      ? 'months differ in length: use days, e.g. 30d'
-      : /^[SHDWY]$/.test(unit)
-        ? `units are lower case: ${whole}${frac ? `.${frac}` : ''}${unit.toLowerCase()}`
-        : undefined;
-    return { ok: false, problem: `${shown} has an unknown unit ${JSON.stringify(unit)}`, ...(hint ? { hint } : {}) };
+  if (/^\d+(\.\d+)?$/.test(t) && Number(t) !== 0) return { ok: false, problem: `${shown} has no unit`, hint: `add one, e.g. ${t}d for days` };
+  const r = readDuration(t, { noun: 'age', bareUnit: 's' });
+  if (!r.ok) return r.hint === undefined ? { ok: false, problem: r.problem } : { ok: false, problem: r.problem, hint: r.hint };
+  if (r.value === 0) return { ok: false, problem: `${shown} is zero`, hint: 'an age of zero would delete everything up to now' };
+  if (r.value % 1000 !== 0 || !exactMs(t)) {
+    return { ok: false, problem: `${shown} is not a whole number of seconds`, hint: 'cut-offs are whole seconds' };
   }
-  if (whole.length + frac.length > 30) return { ok: false, problem: `${shown} is too long` };
-  // value = whole.frac * perUnit, exactly: (whole*10^f + frac) * perUnit / 10^f
-  const scale = 10n ** BigInt(frac.length);
-  const numerator = (BigInt(whole) * scale + BigInt(frac || '0')) * BigInt(perUnit);
-  if (numerator % scale !== 0n) return { ok: false, problem: `${shown} is not a whole number of seconds`, hint: 'cut-offs are whole seconds' };
-  const seconds = numerator / scale;
-  if (seconds === 0n) return { ok: false, problem: `${shown} is zero`, hint: 'an age of zero would delete everything up to now' };
-  if (seconds > BigInt(MAX_AGE_SECONDS)) return { ok: false, problem: `${shown} is longer than 10000y` };
-  return { ok: true, seconds: Number(seconds) };
+  const seconds = r.value / 1000;
+  if (seconds > MAX_AGE_SECONDS) return { ok: false, problem: `${shown} is longer than 10000y` };
+  return { ok: true, seconds };
+}
+
+/** True when the age comes to whole milliseconds exactly (readDuration rounds `0.0001s`). */
+function exactMs(t: string): boolean {
+  const m = /^(\d+)(?:\.(\d+))?([a-z]+)$/.exec(t);
+  if (!m) return false;
+  const per = DURATION_UNITS_MS[m[3] as keyof typeof DURATION_UNITS_MS];
+  const frac = m[2] ?? '';
+  return per !== undefined && (BigInt(frac || '0') * BigInt(per)) % 10n ** BigInt(frac.length) === 0n;
 }
 
 /** Parses an age into whole seconds; throws RetentionError (`invalid_age`) naming `field`. */

@@ -46,6 +46,7 @@ import {
   markStarted,
   markWatching,
   newRun,
+  lateSteps,
   reviseLastStep,
   nextAction,
   summariseRun,
@@ -373,9 +374,11 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
     lag = await lookAfterSteps(state, clients, { concurrency: opts.concurrency ?? 32, call }, clock);
     state = lag.state;
     persist.later();
-    for (const [node, step] of lag.late) {
-      emit({ kind: 'state', node, step, state: 'late_data', at: clock.now(), error: state.nodes.find((n) => n.node === node)!.steps[step - 1]!.reason ?? '' });
-      endEvent(node, step);
+    for (const node of lag.late) {
+      for (const step of lateSteps(state, node)) {
+        emit({ kind: 'state', node, step, state: 'late_data', at: clock.now(), error: state.nodes.find((n) => n.node === node)!.steps[step - 1]!.reason ?? '' });
+        endEvent(node, step);
+      }
     }
   }
   await persist.flush();
@@ -402,14 +405,14 @@ async function lookAfterSteps(state: RunState, ring: readonly NodeClient[], opts
   const types = [...new Set(state.plan.nodes.flatMap((n) => n.steps.flatMap((s) => s.request?.types ?? [])))] as DataType[];
   const { looks, report } = await lookForLateData(finished, ring, types, opts);
   const lateRecords = new Map<string, number>();
-  /** Node URL to the step that became late_data. */
-  const late = new Map<string, number>();
+  /** The nodes whose steps became late_data. */
+  const late = new Set<string>();
   for (const [node, look] of looks) {
     lateRecords.set(node, look.lateRecords);
     const last = [...state.nodes.find((n) => n.node === node)!.steps].reverse().find((s) => s.state !== 'not_needed')!;
     if (look.late) {
       state = reviseLastStep(state, node, 'late_data', look.late, clock.now());
-      late.set(node, last.step);
+      late.add(node);
     } else if (!report.checked) state = reviseLastStep(state, node, 'done', `${last.reason ?? 'done'}; ${LAG_NOT_CHECKED}`, clock.now());
   }
   return { state, report, lateRecords, late };

@@ -3,6 +3,7 @@
  * saved run is not usable as given. They carry a stable `code` and a `hint`; cli/ maps them to
  * exit 2 (this module never prints or exits).
  */
+import { describeMissingSpan, groupMissingSpans } from '../client/spans.js';
 import type { DataType } from '../protocol/index.js';
 
 export type RetentionErrorCode = 'invalid_age' | 'invalid_policy' | 'unknown_span' | 'unsafe_wildcard' | 'invalid_run_state' | 'edited_run_state';
@@ -64,17 +65,18 @@ export interface UnknownSpan {
   rule: string;
 }
 
-/** Rules name spans some nodes do not have: refused before anything is sent. */
+/**
+ * Rules name spans some nodes do not have: refused before anything is sent. The message names
+ * each distinct problem (a span of a rule) once, with the nodes that lack it and their spans:
+ * `nnt span 3600 of nnt:3600=30d (retention.yaml:5:3) is not configured on any of the 4 nodes
+ * (their nnt spans: 60, 300)`. `nodeCount` is how many nodes were checked (for "any of the N").
+ */
 export class UnknownSpanError extends RetentionError {
   readonly problems: readonly UnknownSpan[];
-  constructor(problems: readonly UnknownSpan[]) {
-    const shown = problems
-      .slice(0, 5)
-      .map(
-        (p) =>
-          `${p.type} span ${p.span} of ${p.rule} is not configured on ${p.node} (its ${p.type} spans${p.source === 'profile' ? ' per the profile' : ''}: ${p.configured.join(', ') || 'none'})`,
-      );
-    const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
+  constructor(problems: readonly UnknownSpan[], nodeCount?: number) {
+    const groups = groupMissingSpans(problems.map((p) => ({ ...p, what: `${p.type} span ${p.span} of ${p.rule}` })));
+    const shown = groups.slice(0, 5).map((g) => describeMissingSpan(g, nodeCount));
+    const more = groups.length > shown.length ? `; and ${groups.length - shown.length} more` : '';
     super('unknown_span', `${shown.join('; ')}${more}`, 'use spans every node has (tsnode nodes shows them), or fix the node list');
     this.name = 'UnknownSpanError';
     this.problems = problems;

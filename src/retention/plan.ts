@@ -138,13 +138,13 @@ export function planRetention(policy: Policy, nowMs: number, nodes: readonly Nod
   const unknown: UnknownSpan[] = [];
   const unsafe = new Map<SpanType, string[]>();
   const nodePlans = nodes.map((n) => planNode(n, steps, shapes, policy, opts, headerPrefix, unknown, unsafe));
-  if (unknown.length) throw new UnknownSpanError(unknown);
+  if (unknown.length) throw new UnknownSpanError(unknown, nodes.length);
   for (const [type, who] of unsafe) {
     const shape = shapes[type];
     throw new UnsafeWildcardError(type, describeRule(shape.wildcard!), shape.outliving.map(describeRule), who);
   }
 
-  return { nowMs, now, headerPrefix, policy, steps, nodes: nodePlans, inert, warnings: planWarnings(nodePlans, inert, shapes) };
+  return { nowMs, now, headerPrefix, policy, steps, nodes: nodePlans, inert, warnings: planWarnings(policy, nodePlans, inert, shapes) };
 }
 
 /** How one span type's rules combine, independent of any node. */
@@ -263,7 +263,7 @@ function keptForever(policy: Policy, shapes: Record<SpanType, TypeShape>, spans:
   return out;
 }
 
-function planWarnings(nodes: readonly NodePlan[], inert: readonly PolicyRule[], shapes: Record<SpanType, TypeShape>): string[] {
+function planWarnings(policy: Policy, nodes: readonly NodePlan[], inert: readonly PolicyRule[], shapes: Record<SpanType, TypeShape>): string[] {
   const w: string[] = [];
   for (const t of SPAN_TYPES) {
     if (shapes[t].listed.length === 0) continue;
@@ -282,10 +282,31 @@ function planWarnings(nodes: readonly NodePlan[], inert: readonly PolicyRule[], 
         'a dispatch read fills old buckets of swept spans from them; add "*" to nnt to delete them at its age',
     );
   }
+  for (const r of shortRules(policy)) w.push(shortRuleWarning(r));
   for (const r of inert) w.push(`${describeRule(r)} makes no step: its cut-off is before 1970, so nothing is that old yet`);
   const noop = nodes.flatMap((n) => n.steps.filter((s) => s.request === null).map((s) => `${n.node} step ${s.step}`));
   if (noop.length) w.push(`nothing to send at ${listSome(noop)}`);
   return w;
+}
+
+/**
+ * Rules kept less than this are almost surely a slip (`nnt:*=1s` deletes nearly everything of its
+ * type, `text=30m` every text value but the last half hour): `plan` and `apply` warn about them, and
+ * `apply` asks to type the rule on a terminal or needs `--allow-short-age` off one. An hour: the
+ * shortest retention anyone keeps on purpose is a day or more, and a typo of a unit (`30m` for
+ * `30d`, `1s` for `1y`) lands below it.
+ */
+export const SHORT_AGE_SECONDS = 3600;
+
+/** The policy's rules kept less than SHORT_AGE_SECONDS, shortest first. */
+export function shortRules(policy: Policy): PolicyRule[] {
+  return policy.rules.filter((r) => r.ageSeconds < SHORT_AGE_SECONDS).sort((a, b) => a.ageSeconds - b.ageSeconds);
+}
+
+/** The warning for one rule under SHORT_AGE_SECONDS: what it deletes, in words. */
+export function shortRuleWarning(r: PolicyRule): string {
+  const what = r.span === null ? 'text' : r.span === WILDCARD ? `every ${r.type} span` : `${r.type} span ${r.span}`;
+  return `${describeRule(r)} keeps only the last ${r.age} of ${what}, deleting nearly all of it (an age under 1h is almost always a mistake, e.g. 1s for 1y)`;
 }
 
 /** `--rule "nnt:60=30d"` or `nnt:60=30d (policy.yaml:3:3)`: a rule as the user can find it. */

@@ -204,13 +204,28 @@ export function markOutcome(state: RunState, node: string, step: number, outcome
  * After a node's last step: the look at replication (client/sweep-lag.ts) turns that `done` step
  * into `late_data`, or adds to its reason that replication could not be checked. Only the last
  * step with something to send, and only when it is `done` in this attempt.
+ *
+ * `late_data` reopens every earlier `done` step of the node too: the records that reached it late
+ * can be older than any step's cut-off (the ones an earlier step deletes among them), so the
+ * catch-up (a resume) sends every step again, not only the last.
  */
 export function reviseLastStep(state: RunState, node: string, outcome: 'done' | 'late_data', reason: string, at: number): RunState {
   const { run } = nodeOf(state, node);
   const last = [...run.steps].reverse().find((s) => s.state !== 'not_needed');
   if (!last || last.state !== 'done' || last.attempt !== state.attempt) throw new Error(`reviseLastStep: ${node} has no last step done in this attempt`);
-  const next: StepRecord = { ...last, state: outcome, reason, ...(outcome === 'late_data' ? { finishedAt: at } : {}) };
-  return { ...state, nodes: state.nodes.map((n) => (n === run ? { ...n, steps: n.steps.map((s) => (s === last ? next : s)) } : n)) };
+  const revise = (s: StepRecord): StepRecord => {
+    if (s === last) return { ...last, state: outcome, reason, ...(outcome === 'late_data' ? { finishedAt: at } : {}) };
+    if (outcome !== 'late_data' || s.state !== 'done') return s;
+    return { ...s, state: 'late_data', attempt: state.attempt, reason: `${reason} (records older than this step's cut-off may be among them)`, finishedAt: at };
+  };
+  return { ...state, nodes: state.nodes.map((n) => (n === run ? { ...n, steps: n.steps.map(revise) } : n)) };
+}
+
+/** The steps of `node` that ended `late_data` in this attempt (reviseLastStep), in order. */
+export function lateSteps(state: RunState, node: string): number[] {
+  return nodeOf(state, node)
+    .run.steps.filter((s) => s.state === 'late_data' && s.attempt === state.attempt)
+    .map((s) => s.step);
 }
 
 function update(state: RunState, node: string, step: number, what: string, change: (rec: StepRecord, run: NodeRun) => StepRecord): RunState {

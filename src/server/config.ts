@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS, UUID_RE } from '../protocol/index.js';
+import { DURATION_FORMS, readDuration, readSize, SIZE_FORMS } from '../protocol/units.js';
 import type { Topology } from '../ring/index.js';
 
 export interface ServerConfig {
@@ -44,6 +45,8 @@ export interface ServerConfig {
   account: number;
   /** Bytes kept back on the data dir's disk for sweeps and a restart when it fills up (0: none). */
   diskReserveBytes: number;
+  /** `--cache-size`: the SQLite page cache, bytes (default 8 MiB, see storage/schema.ts). */
+  cacheBytes?: number;
   /** Logged records that start a flush (tests make flushes frequent with a small one). */
   flushRecords?: number;
   /** A pause before each series a flush applies, ms (tests make flushes last long enough to kill one in). */
@@ -175,30 +178,12 @@ export function parsePeriods(text: string, field: string, opts: { multiplesOfSma
   return periods;
 }
 
-const SIZE_UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1024,
-  kb: 1000,
-  kib: 1024,
-  m: 1024 ** 2,
-  mb: 1000 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gb: 1000 ** 3,
-  gib: 1024 ** 3,
-};
-
 /** `--max-body`: plain bytes or a size like 64MiB, 512KiB, 10MB (decimal) or 1G (binary). */
 export function parseSize(text: string, field = '--max-body'): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) {
-    throw new ConfigError(field, text, 'bytes (67108864) or a size with a unit: B, KiB, MiB, GiB, KB, MB, GB (e.g. 64MiB)', 'is not a size');
-  }
-  const bytes = Math.floor(Number(m[1]) * unit);
-  if (bytes < 1 || !Number.isSafeInteger(bytes)) throw new ConfigError(field, text, 'a size of at least 1 byte', 'is out of range');
-  return bytes;
+  const r = readSize(text);
+  if (!r.ok) throw new ConfigError(field, text, SIZE_FORMS, r.problem.includes('too large') ? 'is out of range' : 'is not a size');
+  if (r.value < 1) throw new ConfigError(field, text, 'a size of at least 1 byte', 'is out of range');
+  return r.value;
 }
 
 export function parseNonNegativeInt(text: string, field: string, expected: string): number {
@@ -301,16 +286,14 @@ export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfi
 // ---------------------------------------------------------------------------------------------
 // Time shards and node-managed retention (shards.ts, retention-keeper.ts)
 
-const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
-const AGE_FORMS = 'whole seconds or a number and a unit: 3600, 90m, 12h, 1d, 52w';
+const AGE_FORMS = `whole seconds (3600) or ${DURATION_FORMS}`;
 
-/** `1d`, `52w`, `3600`: a time span in whole seconds (the store's shard sizes and retentions). */
+/** `1d`, `52w`, `1y`, `3600`: a time span in whole seconds (the store's shard sizes and retentions), in the one duration grammar. */
 export function parseAgeSeconds(text: string, field: string): number {
-  const m = /^(\d{1,12})\s*([smhdw]?)$/i.exec(text.trim());
-  if (!m) throw new ConfigError(field, text, AGE_FORMS, 'is not a time span');
-  const seconds = Number(m[1]) * AGE_UNITS[(m[2] || 's').toLowerCase()]!;
-  if (seconds < 1 || !Number.isSafeInteger(seconds)) throw new ConfigError(field, text, AGE_FORMS, 'must be at least 1 second');
-  return seconds;
+  const r = readDuration(text, { bareUnit: 's', noun: 'time span' });
+  if (!r.ok) throw new ConfigError(field, text, AGE_FORMS, 'is not a time span');
+  if (r.value < 1000 || r.value % 1000 !== 0) throw new ConfigError(field, text, AGE_FORMS, 'must be a whole number of seconds, at least 1');
+  return r.value / 1000;
 }
 
 /** `60=1d,300=5d`: a size per period, for `--shards` and `--histogram-shards`; every period must be one of the node's. */

@@ -12,11 +12,22 @@ const COMMA = 0x2c;
 const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
 
-/** Parses a body of plain records; null when it is anything else (see the top). */
-export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite | null {
+/** A parsed body, with where each record's JSON lies in it when asked (see parseNntBody). */
+export interface ParsedNnt extends PackedWrite {
+  /** Record i spans bytes [spans[2i], spans[2i + 1]) of the body; null unless asked for. */
+  spans: Uint32Array | null;
+}
+
+/**
+ * Parses a body of plain records; null when it is anything else (see the top). With `withSpans`
+ * it also says where each record lies in the body, so a replicating node can journal the records
+ * for a peer as the client spelled them, without encoding them again.
+ */
+export function parseNntBody(buf: Uint8Array, smallestSpan: number, withSpans = false): ParsedNnt | null {
   const len = buf.length;
   let p = 0;
   let entries = new Float64Array(Math.max(16, Math.ceil(len / 120)) * LOG_ENTRY);
+  let spans = withSpans ? new Uint32Array((entries.length / LOG_ENTRY) * 2) : null;
   const series: WriteSeries = { id: [], metric: [] };
   const bySpelling = new Spellings();
   const at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1 };
@@ -35,18 +46,25 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
   if (buf[p] === RBRACKET) {
     p++;
     while (isWs(buf[p])) p++;
-    return p === len ? { entries: entries.subarray(0, 0), series, parts: null } : null;
+    return p === len ? { entries: entries.subarray(0, 0), series, parts: null, spans: spans && spans.subarray(0, 0) } : null;
   }
   for (;;) {
     if ((n + 1) * LOG_ENTRY > entries.length) {
       const grown = new Float64Array(entries.length * 2);
       grown.set(entries);
       entries = grown;
+      if (spans) {
+        const more = new Uint32Array(spans.length * 2);
+        more.set(spans);
+        spans = more;
+      }
     }
     // Fields left out stay 0: `entries` is fresh, and a slot is written once.
     const o = n * LOG_ENTRY;
+    if (spans) spans[2 * n] = p;
     p = scanNntRecord(buf, p, entries, o, smallestSpan, at);
     if (p < 0) return null;
+    if (spans) spans[2 * n + 1] = p;
     // k < 0: no previous record (its empty ranges would match an empty id and metric unchecked).
     if (k < 0 || !sameBytes(buf, at.idFrom, at.idTo, idFrom, idTo) || !sameBytes(buf, at.metricFrom, at.metricTo, metricFrom, metricTo)) {
       k = bySpelling.find(buf, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
@@ -76,7 +94,7 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number): PackedWrite
     if (c === RBRACKET) {
       p++;
       while (isWs(buf[p])) p++;
-      return p === len ? { entries: entries.subarray(0, n * LOG_ENTRY), series, parts: null } : null;
+      return p === len ? { entries: entries.subarray(0, n * LOG_ENTRY), series, parts: null, spans: spans && spans.subarray(0, 2 * n) } : null;
     }
     return null;
   }

@@ -169,6 +169,7 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     onFlush: hooks.onFlush,
     salvageLog: config.salvageLog,
     reserveBytes: config.diskReserveBytes,
+    ...(config.cacheBytes !== undefined ? { cacheBytes: config.cacheBytes } : {}),
     flushRecords: config.flushRecords,
     flushPauseMs: config.flushPauseMs,
   });

@@ -55,6 +55,8 @@ export interface SqliteStoreOptions {
   salvageLog?: boolean;
   /** Bytes kept back in `tsnode.reserve` for a full disk (see disk-reserve.ts); default 0 (none). */
   reserveBytes?: number;
+  /** The SQLite page cache, bytes (default 8 MiB: `serve --cache-size`). */
+  cacheBytes?: number;
   /** Most series ids kept in memory (default 65,536). */
   seriesCacheSize?: number;
   /** Waiting records that start a flush (default FLUSH_RECORDS). */
@@ -104,6 +106,7 @@ export class SqliteStore implements Store {
       shards: describeLayout(this.shardLayout),
       salvageLog: opts.salvageLog === true,
       reserveBytes: opts.reserveBytes ?? 0,
+      ...(opts.cacheBytes !== undefined ? { cacheBytes: opts.cacheBytes } : {}),
       onNotice,
     });
     const { db, log, reserve } = this.storage;

@@ -4,7 +4,7 @@
  * data, a node down leaves a partial receipt and a catch-up that completes it when run as printed,
  * and a bad query or a missing --yes sends nothing.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -148,5 +148,24 @@ describe('tsnode delete refusals send nothing', () => {
     const r = await runCli(['delete', 'and(host:web1)', '--yes', '--nodes', 'http://127.0.0.1:1']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--full .* or --before/);
+  });
+});
+
+describe('tsnode history show of a delete', () => {
+  it('a delete stopped before its receipt (the CLI killed): its round lines say what went', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tsnode-delete-')), 'journal.jsonl');
+    const at = '2026-11-26T06:00:00.000Z';
+    const round = (node: string, metric: string) => ({ at, kind: 'delete.round', run: 'r1', node, round: 1, deleted: [{ uuid: UUID, metric_name: metric }], total: 1 });
+    const lines = [
+      { at, kind: 'delete.start', run: 'r1', by: 'me@host', query: 'and(host:web1)', nodes: ['http://a:1', 'http://b:1'] },
+      round('http://a:1', 'cpu|ST[host:web1]'),
+      round('http://b:1', 'cpu|ST[host:web1]'),
+      { ...round('http://a:1', 'mem|ST[host:web1]'), round: 2, total: 2 },
+    ];
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const r = await runCli(['history', 'show', 'r1', '--journal', file]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('no outcome recorded: the delete was stopped before its receipt was written; its delete.round lines name 3 metric copies deleted on 2 node(s)');
+    expect(r.stdout).toContain('"kind":"delete.round"');
   });
 });

@@ -109,4 +109,31 @@ describe('retention apply on a replicating ring', () => {
     expect(await held(a, s)).toBe(false);
     expect(await held(b, s)).toBe(false);
   }, 120_000);
+
+  it('a late_data node catches up on every step, not only its last (a record only an earlier step deletes is gone)', async () => {
+    const [a, b] = [0, 1];
+    const s = seriesOwnedBy(a, b);
+    await pause(a, b, true);
+    expect((await putJson(`${ring.nodes[a]!.url}/write/nnt`, [{ id: s.id, metric: s.metric, offset: T, count: 1, value: 5 }])).status).toBe(200);
+    // Step 1 (newest cut-off) deletes numeric data older than 1 h: the record, 2 h old. Step 2 deletes
+    // text older than 3 h: not the record. A catch-up of the last step alone would keep it.
+    const apply = ['retention', 'apply', '--rule', 'nnt:*=1h', '--rule', 'text=3h', '--nodes', urls(), '--yes', '--journal', journal, '--allow-lag', '1h', ...FAST];
+    const late = await runCli([...apply, '-o', 'json'], { env });
+    expect(late.code, late.stderr).toBe(3);
+    const doc = JSON.parse(late.stdout) as ApplyJson;
+    expect(doc.catch_up!.nodes).toEqual([ring.nodes[b]!.url]);
+    expect(await held(a, s)).toBe(false);
+
+    await pause(a, b, false);
+    await eventually('b has the late record', () => held(b, s), 30_000);
+    const watched = await runCli(['status', '--nodes', urls(), '--watch', '200ms', '--until-caught-up'], { env, timeoutMs: 60_000 });
+    expect(watched.code, watched.stderr).toBe(0);
+
+    const caught = await runCli([...argsOf(doc.catch_up!.command), '-o', 'json', ...FAST], { env });
+    expect(caught.code, caught.stderr).toBe(0);
+    const after = JSON.parse(caught.stdout) as ApplyJson;
+    expect(after.nodes.every((n) => n.finished)).toBe(true);
+    expect(await held(b, s)).toBe(false);
+    expect(await held(a, s)).toBe(false);
+  }, 120_000);
 });

@@ -240,7 +240,9 @@ describe('tsnode retention apply', () => {
     const r = await runCli(['retention', 'apply', '--rule', 'nnt:120=30d', '--rule', 'text=90d', '--nodes', list, '--yes', ...FAST], { env });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`nnt span 120 of --rule "nnt:120=30d" is not configured on ${proxies[0]!.url} (its nnt spans: 60, 300, 1800, 10800, 86400)`);
+    // named once for the whole ring, not once per node (issue 25)
+    expect(r.stderr).toContain(`nnt span 120 of --rule "nnt:120=30d" is not configured on any of the ${proxies.length} nodes (their nnt spans: 60, 300, 1800, 10800, 86400)`);
+    expect(r.stderr.split('nnt span 120').length).toBe(2);
     expect(r.stderr).toContain('nothing was sent');
     for (const p of proxies) expect(deletes(p)).toEqual([]);
   });

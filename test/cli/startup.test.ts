@@ -25,8 +25,9 @@ function loadedBy(args: string[]): { modules: string[]; status: number | null } 
 
 // What `tsnode --help` may never pay for: the startup budget (bench/startup.bench.mjs) depends on it.
 // A command's declaration is its command.js and the flag table it shares with its action (options.js).
+// Of protocol/, only the import-free lists and grammars (constants.js, units.js) may load.
 const HEAVY =
-  /node_modules\/(undici|zod|better-sqlite3|ora|cli-table3|chalk)\/|\/dist\/(client|server|records|replay|protocol)\/|\/commands\/[^/]+\/(?!command\.js|options\.js)[^/]+\.js$/;
+  /node_modules\/(undici|zod|better-sqlite3|ora|cli-table3|chalk)\/|\/dist\/(client|server|records|replay)\/|\/dist\/protocol\/(?!units\.js$|constants\.js$)|\/commands\/[^/]+\/(?!command\.js|options\.js)[^/]+\.js$/;
 
 describe('startup stays light', () => {
   it('tsnode --help loads commander and the command declarations only', () => {

@@ -120,7 +120,7 @@ describe('a node list that misses a ring node', () => {
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toContain(`summary: 4 of 5 ring nodes finished every step; not swept (not in the node list): ${fifth.id} (${urls[4]})`);
     expect(r.stdout).toContain(`ring nodes not in the list, not swept (--allow-partial): ${fifth.id} (${urls[4]})`);
-    expect(r.stderr).toContain(`to apply the policy on the 1 ring node(s) not swept: tsnode retention apply --rule nnt:60=300d --nodes ${urls[4]} --allow-partial`);
+    expect(r.stderr).toContain(`to apply the policy on the 1 ring node(s) not swept: tsnode retention apply --rule nnt:60=300d --nodes ${urls[4]} --allow-partial --yes`);
     expect(await swept(urls[4]!)).toBe(false);
     const end = readFileSync(JOURNAL, 'utf8')
       .trim()
@@ -132,6 +132,13 @@ describe('a node list that misses a ring node', () => {
     const h = await runCli(['history', '-o', 'json'], { env });
     const run = (JSON.parse(h.stdout) as { runs: Array<{ run: string; pending: string[] }> }).runs.find((x) => x.run === end.run)!;
     expect(run.pending).toEqual([urls[4]]);
+
+    // The catch-up runs as printed (no terminal: --yes carried) and sweeps the node left out.
+    const printed = /not swept: (tsnode retention apply .*)$/m.exec(r.stderr)![1]!;
+    const caught = await runCli([...printed.replace(/^tsnode /, '').split(' '), '-o', 'json', '--poll-interval', '100ms'], { env });
+    expect(caught.stderr).not.toContain('not on a terminal');
+    expect((JSON.parse(caught.stdout) as { nodes: Array<{ node: string; finished: boolean }> }).nodes).toEqual([expect.objectContaining({ node: urls[4], finished: true })]);
+    expect(await swept(urls[4]!)).toBe(true);
   });
 
   it('--seed lists the whole ring: covered', async () => {

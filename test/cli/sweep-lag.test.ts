@@ -113,4 +113,31 @@ describe('sweep on a replicating ring', () => {
     expect(nodes[0]).toMatchObject({ state: 'late_data', lateRecords: 1, lag: { lagSeconds: 0, pending: 0 } });
     expect(nodes[0]!.reason).toContain('1 record below the cut-off arrived after the sweep began');
   }, 60_000);
+
+  it("a profile's allow_lag accepts the lag as --allow-lag does (the line says where it came from); --allow-lag on the line wins", async () => {
+    const [a, b] = [1, 2];
+    const s = seriesOwnedBy(a, b);
+    const env = { HOME: dir, XDG_CONFIG_HOME: join(dir, 'config') };
+    const set = await runCli(['profile', 'set', 'lagged', '--nodes', urls(), '--allow-lag', '1h'], { env });
+    expect(set.code, set.stderr).toBe(0);
+    const shown = await runCli(['profile', 'show', 'lagged', '-o', 'json'], { env });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ allow_lag: '1h' });
+    await pause(a, b, true);
+    try {
+      expect((await putJson(`${ring.nodes[a]!.url}/write/nnt`, [{ id: s.id, metric: s.metric, offset: T, count: 1, value: 5 }])).status).toBe(200);
+      // The flag wins over the profile: 1s is less than the lag once a second has passed.
+      await eventually('the lag passes 1 s', async () => {
+        const r = await runCli(['sweep', '--profile', 'lagged', '--before', BEFORE, '--yes', '--allow-lag', '1ms', '--journal', journal], { env });
+        return r.code === 2 && r.stderr.includes(`${ring.nodes[b]!.url}: replication is behind: `);
+      });
+      const late = await runCli(['sweep', '--profile', 'lagged', '--before', BEFORE, '--yes', '--journal', journal, '-o', 'json'], { env });
+      expect(late.code, late.stderr).toBe(3);
+      expect(late.stderr).toMatch(/\(going ahead: allow_lag from profiles\.lagged\.allow_lag \(.*config\.yaml:\d+\) 1h\)/);
+      const doc = JSON.parse(late.stdout) as { nodes: Array<{ node: string; state: string }> };
+      expect(doc.nodes.find((n) => n.node === ring.nodes[b]!.url)).toMatchObject({ state: 'late_data' });
+    } finally {
+      await pause(a, b, false);
+    }
+    await eventually('b has the late record', () => held(b, s), 30_000);
+  }, 60_000);
 });

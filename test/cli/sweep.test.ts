@@ -138,7 +138,7 @@ describe('tsnode sweep', () => {
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nnt-rollups', '120', '--nodes', `${a.url},${odd.url}`, '--yes', '--output', 'json', ...FAST]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`${a.url}: has no nnt span 120 (its nnt spans: 60, 300, 1800, 10800, 86400): its DELETE would be refused`);
+    expect(r.stderr).toContain(`nnt span 120 is not configured on ${a.url} (its nnt spans: 60, 300, 1800, 10800, 86400): its DELETE would be refused`);
     expect(r.stderr).toMatch(/refusing to sweep: nothing was sent/);
     expect(await points(a.url)).toEqual({ old: true, new: true });
     expect(await points(odd.url)).toEqual({ old: true, new: true });

@@ -20,7 +20,19 @@ export interface RecordingProxy {
   exchanges: ProxiedExchange[];
   /** Points the proxy at another node (a ring whose topology names the proxies starts its nodes after them). */
   retarget(url: string): void;
+  /**
+   * Holds the first request from now on that `match` accepts (its headers and body read, nothing
+   * forwarded) until `release()`: a test acts in between (kills the node, resumes replication).
+   * `arrived` resolves with the held exchange.
+   */
+  hold(match: (ex: ProxiedExchange) => boolean): { arrived: Promise<ProxiedExchange>; release(): void };
   close(): Promise<void>;
+}
+
+interface Hold {
+  match: (ex: ProxiedExchange) => boolean;
+  arrive: (ex: ProxiedExchange) => void;
+  released: Promise<void>;
 }
 
 /**
@@ -32,6 +44,7 @@ export interface RecordingProxy {
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
   let t = new URL(target);
   const exchanges: ProxiedExchange[] = [];
+  const holds: Hold[] = [];
   const server: Server = createServer((req, res) => {
     const ex: ProxiedExchange = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, start: performance.now() };
     exchanges.push(ex);
@@ -39,6 +52,16 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       ex.requestBody = Buffer.concat(chunks);
+      const held = holds.findIndex((h) => h.match(ex));
+      if (held === -1) {
+        forward();
+        return;
+      }
+      const [h] = holds.splice(held, 1);
+      h!.arrive(ex);
+      void h!.released.then(forward);
+    });
+    const forward = (): void => {
       const up = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
         const body: Buffer[] = [];
         upRes.on('data', (c: Buffer) => body.push(c));
@@ -55,7 +78,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         res.destroy();
       });
       up.end(Buffer.concat(chunks));
-    });
+    };
   });
   server.keepAliveTimeout = 100;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,6 +88,14 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     exchanges,
     retarget: (url) => {
       t = new URL(url);
+    },
+    hold: (match) => {
+      let arrive!: (ex: ProxiedExchange) => void;
+      let release!: () => void;
+      const arrived = new Promise<ProxiedExchange>((resolve) => (arrive = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      holds.push({ match, arrive, released });
+      return { arrived, release };
     },
     close: () =>
       new Promise<void>((resolve) => {

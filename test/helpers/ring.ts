@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { Ring, topologyFromJson, type Topology } from '../../src/ring/index.js';
 import { deadAddress, startNode, type NodeOptions, type TestNode } from './nodes.js';
+import { startRecordingProxy, type RecordingProxy } from './recording-proxy.js';
 
 export interface TestRing {
   nodes: TestNode[];
@@ -35,6 +36,31 @@ export async function startRing(count: number, writeCopies: number, opts: NodeOp
     ids.map((id, i) => startNode({ ...opts, port: ports[i]!, args: ['--topology', file, '--node-id', id, ...(opts.args ?? []), ...(opts.perNode?.[i] ?? [])] })),
   );
   return { nodes, ids, topology, ring: Ring.compile(topology), file, indexOf: (id) => (ids as string[]).indexOf(id.toLowerCase()) };
+}
+
+/**
+ * A replicating ring whose topology names a recording proxy in front of each node (the proxies
+ * first, then the nodes behind them): everything a client or a peer sends a node passes its proxy,
+ * which records it and can hold one request while the test acts (kill the node, resume
+ * replication). `nodes[i].url` is the node itself (for reads of its own copy), `proxies[i].url` its
+ * ring address; a node restarted on its port is still behind its proxy.
+ */
+export async function startProxiedRing(count: number, writeCopies: number, opts: NodeOptions = {}): Promise<TestRing & { proxies: RecordingProxy[] }> {
+  const proxies = await Promise.all(Array.from({ length: count }, () => startRecordingProxy('http://127.0.0.1:9')));
+  const ids = proxies.map(() => randomUUID());
+  const doc = {
+    write_copies: writeCopies,
+    nodes: ids.map((id, i) => {
+      const port = Number(new URL(proxies[i]!.url).port);
+      return { id, address: '127.0.0.1', port, apiport: port, weight: 32 };
+    }),
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'tsnode-ring-')), 'topology.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const topology = topologyFromJson(doc);
+  const nodes = await Promise.all(ids.map((id) => startNode({ ...opts, args: ['--topology', file, '--node-id', id, ...(opts.args ?? [])] })));
+  nodes.forEach((n, i) => proxies[i]!.retarget(n.url));
+  return { nodes, ids, topology, ring: Ring.compile(topology), file, indexOf: (id) => (ids as string[]).indexOf(id.toLowerCase()), proxies };
 }
 
 export async function getJson(

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { DB_FILE, LOCK_FILE, SqliteStore } from '../../src/server/sqlite-store.js';
 import { lockHolder } from '../../src/server/storage/data-dir-lock.js';
+import { closeStorage, openStorage } from '../../src/server/storage/open.js';
 import { shardLayout } from '../../src/server/shards.js';
 import type { NntRecord } from '../../src/protocol/index.js';
 
@@ -215,6 +216,39 @@ describe('files and memory', () => {
     expect(files).toEqual(expect.arrayContaining([DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, LOCK_FILE, 'tsnode.reserve']));
     expect(files.some((f) => /^nnt-\d+\.log$/.test(f))).toBe(true);
     for (const f of files) expect(statSync(join(dir, f)).mode & 0o077, f).toBe(0);
+  });
+
+  it("SQLite's page cache is 8 MiB unless --cache-size says otherwise (a fixed cost: memory per series stays low)", () => {
+    const cacheKiB = (cacheBytes?: number): number => {
+      const opened = openStorage({
+        dataDir: tempDir(),
+        rollups: [60],
+        shards: 'nnt:60=7620',
+        salvageLog: false,
+        reserveBytes: 0,
+        onNotice: () => {},
+        ...(cacheBytes ? { cacheBytes } : {}),
+      });
+      try {
+        return -(opened.db.pragma('cache_size', { simple: true }) as number);
+      } finally {
+        closeStorage(opened);
+      }
+    };
+    expect(cacheKiB()).toBe(8192);
+    expect(cacheKiB(64 * 1024 * 1024)).toBe(65536);
+  });
+
+  it('the series cache keeps the kinds each series has had (packed with its id, no object per series)', () => {
+    const s = new SqliteStore({ dataDir: null, rollups: [60], histogramRollups: [60] });
+    stores.push(s);
+    s.writeNnt([rec(0, 1, 'both')]);
+    s.writeText([{ metric: 'both', id: UUID, offset: 0, value: 'x' }]);
+    s.writeNnt([rec(60, 2, 'both')]);
+    const id = s.findSeries(UUID, 'both')!;
+    expect(s.listSeries(0, 10, 'nnt').map((r) => r.id)).toEqual([id]);
+    expect(s.listSeries(0, 10, 'text').map((r) => r.id)).toEqual([id]);
+    expect(s.rollupRows(id, 60, 0, 120).map((r) => r[3])).toEqual([1, 2]);
   });
 
   it('the series cache gives memory back: it never holds more than its bound', () => {

@@ -6,8 +6,8 @@ import type { NntRecord } from '../../src/protocol/index.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { deadAddress } from '../helpers/nodes.js';
 import { startStubNode, type StubNode } from '../helpers/stub-node.js';
-import { openNetwork } from '../../src/cli/network.js';
 import { testContext } from '../helpers/context.js';
+import { openNetworkFromArgs } from '../helpers/network.js';
 
 // Client-level faults: a node behind a fault-injecting TCP proxy. Every call must end within its
 // timeouts with the right error code, and retry exactly when the policy says so.
@@ -128,7 +128,9 @@ describe('openNetwork wires the flags every command gets', () => {
   it('--deadline bounds a command whose retries would outlast it; --request-timeout bounds each attempt', async () => {
     proxy.setMode({ kind: 'half-open' });
     const t = testContext({ verbose: true });
-    const net = openNetwork({ connectTimeout: '1s', requestTimeout: '300ms', retries: '20', deadline: '900ms' }, t.ctx, { retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+    const net = openNetworkFromArgs(['--nodes', proxy.url, '--connect-timeout', '1s', '--request-timeout', '300ms', '--retries', '20', '--deadline', '900ms'], t.ctx, {
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    });
     try {
       const { err, ms } = await failure(() => net.client(proxy.url).sweepStatus());
       expect(err.code).toBe('timeout');

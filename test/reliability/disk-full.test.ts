@@ -144,7 +144,12 @@ describe.skipIf(typeof disk === 'string')('disk full', () => {
     expect(freeAtRestart).toBeLessThan(64 * 1024);
     node = await node.restart();
     expect((await get(node.url, '/sweep_delete')).status).toBe(200);
-    expect((await post(node.url, batch(b + 2))).status).toBe(507);
+    const onFull = await post(node.url, batch(b + 2));
+    expect(onFull.status).toBe(507);
+    // The answer says what writes wait for: room for the reserve twice over, and how much is free now.
+    expect(onFull.json.needed_free_bytes).toBe(2 * RESERVE);
+    expect(onFull.json.free_bytes).toBeLessThan(2 * RESERVE);
+    expect(onFull.json.error).toMatch(/Writes resume once 8\.0 MiB must be free on its disk \(\d+(\.\d)? MiB free now\)/);
     // A sweep of the older half makes room; then writes are accepted again.
     await sweep(node.url, mid);
     // (the same batch each time: a refused one was never acknowledged)

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, proxyFromEnv } from '../../src/client/agent.js';
-import { openNetwork } from '../../src/cli/network.js';
 import { NodeClient } from '../../src/client/node-client.js';
 import { testContext } from '../helpers/context.js';
+import { openNetworkFromArgs } from '../helpers/network.js';
 import { startStubNode, type StubNode } from '../helpers/stub-node.js';
 
 // HTTP_PROXY / HTTPS_PROXY / NO_PROXY: a small CONNECT proxy records which targets it tunnelled.
@@ -53,7 +53,7 @@ describe('proxies from the environment', () => {
   it('HTTP_PROXY tunnels requests to the node through the proxy', async () => {
     const before = tunnels.length;
     const t = testContext({ env: { HTTP_PROXY: proxyUrl.replace('//', '//user:pw-hidden@') }, verbose: true });
-    const net = openNetwork({ connectTimeout: '2s', requestTimeout: '5s', retries: '0' }, t.ctx);
+    const net = openNetworkFromArgs(['--nodes', node.url, '--connect-timeout', '2s', '--request-timeout', '5s', '--retries', '0'], t.ctx);
     try {
       const status = await net.client(node.url).sweepStatus();
       expect(status.nnt.running).toBe(false);

@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/errors.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { openNetwork, type Network } from '../../src/cli/network.js';
-import type { NetworkFlags } from '../../src/cli/network-options.js';
+import type { Network } from '../../src/cli/network.js';
 import { reportError } from '../../src/cli/runtime.js';
 import { NodeRequestError } from '../../src/client/errors.js';
 import { runCli } from '../helpers/cli.js';
 import { testContext } from '../helpers/context.js';
+import { openNetworkFromArgs } from '../helpers/network.js';
 import { startStubNode, type StubNode } from '../helpers/stub-node.js';
 import { makePki, startTlsFrontend, type TestPki, type TlsFrontend } from '../helpers/tls.js';
 
-// https:// nodes through openNetwork, the way every command opens its network: a TLS-terminating
+// https:// nodes through the flag table, the target and openNetwork, the way every command opens its network: a TLS-terminating
 // proxy with a CA made at test time sits in front of a node and records the headers it receives.
 const hasOpenssl = (() => {
   try {
@@ -25,7 +25,26 @@ const hasOpenssl = (() => {
 })();
 
 const SECRET = 'Bearer s3cr3t-t0ken-value-9f8e7d';
-const BASE: NetworkFlags = { connectTimeout: '2s', requestTimeout: '5s', retries: '0' };
+const BASE = ['--nodes', 'http://127.0.0.1:1', '--connect-timeout', '2s', '--request-timeout', '5s', '--retries', '0'];
+
+/** The TLS and header flags of one test, as command-line arguments. */
+interface TlsFlags {
+  cacert?: string;
+  cert?: string;
+  key?: string;
+  insecure?: boolean;
+  header?: string[];
+  redact?: string[];
+}
+
+function toArgs(f: TlsFlags): string[] {
+  const args = [...BASE];
+  for (const k of ['cacert', 'cert', 'key'] as const) if (f[k] !== undefined) args.push(`--${k}`, f[k]);
+  if (f.insecure) args.push('--insecure');
+  for (const h of f.header ?? []) args.push('--header', h);
+  for (const r of f.redact ?? []) args.push('--redact', r);
+  return args;
+}
 
 let pki: TestPki;
 let node: StubNode;
@@ -47,13 +66,13 @@ afterAll(async () => {
 });
 
 /** Opens the network as a command would, runs `fn`, closes; returns what happened and what was printed. */
-async function run(flags: Partial<NetworkFlags>, fn: (net: Network) => Promise<unknown>, opts: { env?: NodeJS.ProcessEnv; verbose?: boolean } = {}) {
+async function run(flags: TlsFlags, fn: (net: Network) => Promise<unknown>, opts: { env?: NodeJS.ProcessEnv; verbose?: boolean } = {}) {
   const t = testContext({ ...(opts.env ? { env: opts.env } : {}), verbose: opts.verbose ?? false });
   let code: number = EXIT.ok;
   let value: unknown;
   let error: unknown;
   try {
-    const net = openNetwork({ ...BASE, ...flags }, t.ctx);
+    const net = openNetworkFromArgs(toArgs(flags), t.ctx);
     try {
       value = await fn(net);
     } finally {
@@ -163,7 +182,7 @@ describe('TLS and header flags: bad input is a usage error naming the flag and t
     const badKey = await run({ cert: notPem, key: notPem }, async () => undefined);
     expect(badKey.stderr).toMatch(/--cert: .*not-pem\.txt is not a PEM certificate/);
     const half = await run({ key: notPem }, async () => undefined);
-    expect(half.stderr).toMatch(/--key needs --cert/);
+    expect(half.stderr).toMatch(/--key needs a certificate too: mutual TLS takes both/);
     if (pki) {
       const certAsKey = await run({ cert: pki.clientCert, key: pki.clientCert }, async () => undefined);
       expect(certAsKey.stderr).toMatch(/--key: .*client\.pem is not a PEM key/);

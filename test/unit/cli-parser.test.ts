@@ -7,7 +7,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
-import { GLOBAL_FLAGS } from '../../src/cli/global-options.js';
 import { parseArgv } from '../helpers/parse.js';
 
 /** networkFlags(): the commands on the flag tables get typed values (ms, counts) and [] for the repeatable ones. */
@@ -62,6 +61,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     yes: false,
     skipUnreachable: false,
     allowPartial: false,
+    allowShortAge: false,
     fresh: false,
     maxClockSkew: 300_000,
     pollInterval: 2000,
@@ -116,9 +116,9 @@ const CONTRACT: Row[] = [
     { sweepPace: 50, histogramRollups: [60, 300], maxBuckets: 10, maxBody: 10_000_000 },
   ],
   [
-    ['serve', '--salvage-log', '--disk-reserve', '0', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
+    ['serve', '--salvage-log', '--disk-reserve', '0', '--cache-size', '64MiB', '--flush-records', '3000', '--flush-pause', '3', '--trace-flush'],
     'serve',
-    { salvageLog: true, diskReserve: 0, flushRecords: 3000, flushPause: 3, traceFlush: true },
+    { salvageLog: true, diskReserve: 0, cacheSize: 64 * 1024 ** 2, flushRecords: 3000, flushPause: 3, traceFlush: true },
   ],
   [
     ['serve', '--shards', '60=1d', '--histogram-shards', '60=7d', '--raw-shard', '1w', '--retention', 'nnt:60=52w', '--retention-interval', '30s', '--no-sweep-api'],
@@ -232,6 +232,7 @@ const CONTRACT: Row[] = [
       'http://db1:8112',
       '--allow-lag',
       '30s',
+      '--allow-short-age',
     ],
     'retention apply',
     {
@@ -245,6 +246,7 @@ const CONTRACT: Row[] = [
       journal: 'j.jsonl',
       seed: 'http://db1:8112',
       allowLag: 30_000,
+      allowShortAge: true,
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
@@ -420,14 +422,15 @@ describe('parser contract: argv -> command and options', () => {
 
   it('no command declares an option the program reads globally (the program would take it first)', () => {
     const clashes: string[] = [];
+    const program = buildProgram(async () => {});
+    // The program's own options, as main.ts declares them (and help, which commander adds).
+    const globalFlags = new Set([...program.options.flatMap((o) => [o.short, o.long]), '-h', '--help']);
+    expect(globalFlags).toContain('--profile');
     const visit = (cmd: Command, path: string): void => {
-      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && (GLOBAL_FLAGS as readonly string[]).includes(f)) clashes.push(`${path} ${f}`);
+      for (const o of cmd.options) for (const f of [o.short, o.long]) if (path && f && globalFlags.has(f)) clashes.push(`${path} ${f}`);
       for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
     };
-    visit(
-      buildProgram(async () => {}),
-      '',
-    );
+    visit(program, '');
     expect(clashes).toEqual([]);
   });
 });

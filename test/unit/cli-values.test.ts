@@ -64,7 +64,8 @@ describe('durations', () => {
     expect(failure(() => parseDuration('0s', '--t')).message).toBe('--t: "0s" must be longer than zero');
     expect(failure(() => parseDuration('30d', '--t', { max: 2 ** 31 - 1 })).message).toMatch(/is longer than/);
     expect(failure(() => parseDuration(`${'9'.repeat(400)}s`, '--t')).message).toMatch(/too long/);
-    expect(failure(() => parseDuration('5x', '--t')).message).toBe('--t: "5x" is not a duration');
+    expect(failure(() => parseDuration('5x', '--t')).message).toBe('--t: "5x" has an unknown unit "x"');
+    expect(failure(() => parseDuration('5 days', '--t')).message).toBe('--t: "5 days" is not a duration');
   });
 
   it('formats back to the largest whole unit', () => {

@@ -102,6 +102,11 @@ describe('parsing the config file', () => {
     expect(parse('profiles:\n  a:\n    seed: db1\n    write_to: owners\n').profiles.get('a')).toMatchObject({ writeTo: 'owners' });
   });
 
+  it("reads allow_lag with the flags' duration grammar", () => {
+    expect(parse('profiles:\n  a:\n    seed: db1\n    allow_lag: 5m\n').profiles.get('a')).toMatchObject({ allowLag: 300_000 });
+    expect(parse('profiles:\n  a:\n    seed: db1\n    allow_lag: 1.5h\n').profiles.get('a')).toMatchObject({ allowLag: 5_400_000 });
+  });
+
   it.each([
     ['unknown top-level key', 'curent: prod\n', '~/.config/tsnode/config.yaml:1: curent: is not a config key', 'expected one of current, profiles (did you mean current?)'],
     ['unknown profile key', 'profiles:\n  prod:\n    node: [db1]\n', ':3: profiles.prod.node: is not a profile key', '(did you mean nodes or nodes_file?)'],
@@ -114,6 +119,15 @@ describe('parsing the config file', () => {
       'expected http(s)://host:port',
     ],
     ['bad write_to', 'profiles:\n  p:\n    write_to: everywhere\n', ':3: profiles.p.write_to: "everywhere" is not a write target', 'expected one of primary, owners, any, all'],
+    ['bad allow_lag', 'profiles:\n  p:\n    allow_lag: soon\n', ':3: profiles.p.allow_lag: "soon" is not a duration', 'expected a number and a unit: 500ms, 2s, 30m, 6h, 1d, 1w'],
+    [
+      'allow_lag without a unit',
+      'profiles:\n  p:\n    allow_lag: 30\n',
+      ':3: profiles.p.allow_lag: "30" is not a duration (a bare number has no unit: 30s or 30ms?)',
+      'expected a number',
+    ],
+    ['allow_lag of zero', 'profiles:\n  p:\n    allow_lag: 0s\n', ':3: profiles.p.allow_lag: "0s" must be longer than zero', 'expected a number'],
+    ['allow_lag as a list', 'profiles:\n  p:\n    allow_lag: [5m]\n', ':3: profiles.p.allow_lag: a list is not a duration', 'expected a number'],
     ['bad prefix', 'profiles:\n  p:\n    header_prefix: X-Foo\n', ':3: profiles.p.header_prefix: "X-Foo" is not a header prefix', 'expected one of X-Service, X-Snowth'],
     ['two node sources', 'profiles:\n  p:\n    nodes: [db1]\n    seed: db2\n', ':4: profiles.p.seed: is given beside nodes', 'expected one of nodes, nodes_file, seed per profile'],
     ['cert without key', 'profiles:\n  p:\n    cert: a.pem\n', ':3: profiles.p.cert: is given without key', 'expected both cert and key'],

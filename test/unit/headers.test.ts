@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildHeaders, HeaderError, isSecretHeader, parseHeaderLine, redactHeaders, scrubSecrets, secretValues, splitHeaderList } from '../../src/client/headers.js';
-import { headersFromFlags, showProxy } from '../../src/cli/network.js';
+import { showProxy } from '../../src/cli/network.js';
+import { headersFor } from '../helpers/network.js';
 import { UsageError } from '../../src/cli/errors.js';
 
 describe('header parsing', () => {
@@ -60,8 +61,8 @@ describe('header parsing', () => {
       { field: '--header', lines: ['Authorization: flag'] },
     ]);
     expect(h).toEqual({ Authorization: 'flag', 'X-A': '1' });
-    expect(headersFromFlags({ header: ['X-B: 2'] }, { TSNODE_HEADERS: 'X-A: 1;X-B: 1' })).toEqual({ 'X-A': '1', 'X-B': '2' });
-    expect(() => headersFromFlags({ header: ['nope'] }, {})).toThrow(UsageError);
+    expect(headersFor(['X-B: 2'], { TSNODE_HEADERS: 'X-A: 1;X-B: 1' })).toEqual({ 'X-A': '1', 'X-B': '2' });
+    expect(() => headersFor(['nope'], {})).toThrow(UsageError);
   });
 });
 

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_HOST_CHARS, parseNodeEntry, parseNodeList, resolveNodes } from '../../src/cli/nodes.js';
+import { MAX_HOST_CHARS, parseNodeEntry, parseNodeList } from '../../src/cli/nodes.js';
+import { nodesFor } from '../helpers/network.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-node-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -10,11 +11,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('node lists are bounded', () => {
   it('a device or a huge file is refused after 1 MiB, not read for ever', () => {
     const started = Date.now();
-    expect(() => resolveNodes({ flag: '/dev/zero', env: {}, cwd: dir })).toThrow(/--nodes: \/dev\/zero is larger than 1 MiB: not a node list/);
+    expect(() => nodesFor({ flag: '/dev/zero', env: {}, cwd: dir })).toThrow(/--nodes: \/dev\/zero is larger than 1 MiB: not a node list/);
     expect(Date.now() - started).toBeLessThan(2000);
     const big = join(dir, 'big.txt');
     writeFileSync(big, 'http://127.0.0.1:8112\n'.repeat(60_000));
-    expect(() => resolveNodes({ flag: big, env: {}, cwd: dir })).toThrow(/is larger than 1 MiB/);
+    expect(() => nodesFor({ flag: big, env: {}, cwd: dir })).toThrow(/is larger than 1 MiB/);
   });
 
   it('host names are at most 253 characters; a 5 MB one is refused with a short message', () => {
@@ -25,7 +26,7 @@ describe('node lists are bounded', () => {
     const file = join(dir, 'huge-host.txt');
     writeFileSync(file, `${'h'.repeat(5_000_000)}\n`);
     // Larger than the file cap already; a line just under it is refused by its length.
-    expect(() => resolveNodes({ flag: file, env: {}, cwd: dir })).toThrow(/larger than 1 MiB/);
+    expect(() => nodesFor({ flag: file, env: {}, cwd: dir })).toThrow(/larger than 1 MiB/);
     let message = '';
     try {
       parseNodeList(`${'h'.repeat(900_000)}:8112`, 'nodes.txt', { separator: 'lines' });

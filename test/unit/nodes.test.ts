@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/errors.js';
-import { DEFAULT_NODE, parseNodeEntry, parseNodeList, resolveNodes, sameNodeKey } from '../../src/cli/nodes.js';
+import { DEFAULT_NODE, parseNodeEntry, parseNodeList, sameNodeKey } from '../../src/cli/nodes.js';
+import { nodesFor } from '../helpers/network.js';
 
 describe('parseNodeEntry: every line form', () => {
   it.each([
@@ -93,7 +94,7 @@ describe('parseNodeList', () => {
   });
 });
 
-describe('resolveNodes', () => {
+describe('the node list a read-only command resolves', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-nodes-'));
   writeFileSync(join(dir, 'cluster.txt'), 'x:1\ny:2\n');
   const withDefaultFile = join(dir, 'cwd');
@@ -102,16 +103,16 @@ describe('resolveNodes', () => {
 
   it('prefers --nodes (file), then TSNODE_NODES, then ./nodes.txt, then the default', () => {
     const env = { TSNODE_NODES: 'e:9' };
-    expect(resolveNodes({ flag: 'cluster.txt', env, cwd: dir }).nodes).toEqual(['http://x:1', 'http://y:2']);
-    expect(resolveNodes({ flag: 'a:1,b:2', env, cwd: dir }).nodes).toEqual(['http://a:1', 'http://b:2']);
-    expect(resolveNodes({ env, cwd: withDefaultFile }).nodes).toEqual(['http://e:9']);
-    expect(resolveNodes({ env: {}, cwd: withDefaultFile })).toMatchObject({ nodes: ['http://z:3'], source: 'nodes.txt' });
-    expect(resolveNodes({ env: { TSNODE_NODES: '  ' }, cwd: dir })).toMatchObject({ nodes: [DEFAULT_NODE], source: 'default' });
+    expect(nodesFor({ flag: 'cluster.txt', env, cwd: dir }).nodes).toEqual(['http://x:1', 'http://y:2']);
+    expect(nodesFor({ flag: 'a:1,b:2', env, cwd: dir }).nodes).toEqual(['http://a:1', 'http://b:2']);
+    expect(nodesFor({ env, cwd: withDefaultFile }).nodes).toEqual(['http://e:9']);
+    expect(nodesFor({ env: {}, cwd: withDefaultFile })).toMatchObject({ nodes: ['http://z:3'], source: './nodes.txt' });
+    expect(nodesFor({ env: { TSNODE_NODES: '  ' }, cwd: dir })).toMatchObject({ nodes: [DEFAULT_NODE], source: 'default' });
   });
 
   it('says so when a node list file does not exist', () => {
-    expect(() => resolveNodes({ flag: 'missing.txt', env: {}, cwd: dir })).toThrow(/node list file missing\.txt does not exist/);
-    expect(() => resolveNodes({ flag: 'conf/cluster', env: {}, cwd: dir })).toThrow(/does not exist/);
+    expect(() => nodesFor({ flag: 'missing.txt', env: {}, cwd: dir })).toThrow(/node list file missing\.txt does not exist/);
+    expect(() => nodesFor({ flag: 'conf/cluster', env: {}, cwd: dir })).toThrow(/does not exist/);
   });
 });
 

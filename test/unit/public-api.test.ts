@@ -180,6 +180,7 @@ const VALUES = [
   'rollupRowsSchema',
   'rulesOf',
   'runClusterSweep',
+  'runDelete',
   'RunInterruptedError',
   'RunLockedError',
   'runFingerprint',
@@ -430,6 +431,12 @@ const TYPES = [
   'RollupFs',
   'ShardList',
   'ShardRange',
+  'DeleteConfirmation',
+  'DeleteRun',
+  'DeleteRunOptions',
+  'DeleteSpec',
+  'DeleteStage',
+  'NodeOutcome',
 ];
 
 const source = readFileSync(new URL('../../src/index.ts', import.meta.url), 'utf8');

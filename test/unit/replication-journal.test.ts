@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PeerJournal } from '../../src/server/replication/journal.js';
-import type { JournalEntry } from '../../src/server/replication/payload.js';
+import type { EntryHead } from '../../src/server/replication/payload.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -16,15 +16,11 @@ function journalDir(): string {
   return join(d, 'peer');
 }
 
-const entry = (n: number, at = 1000 + n): JournalEntry => ({
-  kind: 'nnt',
-  journaledAt: at,
-  oldestOffset: 60 * n,
-  records: 1,
-  json: JSON.stringify({ id: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: `m${n}`, offset: 60 * n, count: 1, value: n }),
-});
+const head = (n: number, at = 1000 + n): EntryHead => ({ kind: 'nnt', journaledAt: at, oldestOffset: 60 * n, records: 1 });
+const record = (n: number): Buffer => Buffer.from(JSON.stringify({ id: '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', metric: `m${n}`, offset: 60 * n, count: 1, value: n }));
+const append = (j: PeerJournal, n: number): void => j.append(head(n), [record(n)]);
 
-const values = (j: PeerJournal): number[] => j.next(100, 1 << 20).map((d) => (JSON.parse(d.entry.json) as { value: number }).value);
+const values = (j: PeerJournal): number[] => j.next(100, 1 << 20).map((d) => (JSON.parse(d.entry.json.toString()) as { value: number }).value);
 const logFile = (dir: string): string =>
   join(
     dir,
@@ -36,20 +32,18 @@ describe('PeerJournal', () => {
     const dir = journalDir();
     const notices: string[] = [];
     let j = new PeerJournal(dir, (m) => notices.push(m));
-    for (let n = 1; n <= 3; n++) j.append(entry(n));
+    for (let n = 1; n <= 3; n++) append(j, n);
     expect(j.records).toBe(3);
     expect(j.oldest).toMatchObject({ journaledAt: 1001, oldestOffset: 60 });
     const first = j.next(1, 1 << 20);
     expect(first).toHaveLength(1);
     j.ack(first);
     expect(j.records).toBe(2);
-    j.append(entry(4));
+    append(j, 4);
     j.close();
     j = new PeerJournal(dir, (m) => notices.push(m));
     expect(j.records).toBe(3);
-    expect(values(j)).toEqual([2, 3]); // the ended generation first; entry 4 went to the next one
-    j.ack(j.next(100, 1 << 20));
-    expect(values(j)).toEqual([4]);
+    expect(values(j)).toEqual([2, 3, 4]); // read back from the file: entry 1 is behind the cursor
     j.ack(j.next(100, 1 << 20));
     expect(j.records).toBe(0);
     expect(j.oldest).toBeNull();
@@ -60,7 +54,7 @@ describe('PeerJournal', () => {
   it('a damaged frame is reported and skipped; the intact ones after it still replay', () => {
     const dir = journalDir();
     let j = new PeerJournal(dir, () => {});
-    for (let n = 1; n <= 3; n++) j.append(entry(n));
+    for (let n = 1; n <= 3; n++) append(j, n);
     j.close();
     const file = logFile(dir);
     const bytes = readFileSync(file);
@@ -77,7 +71,7 @@ describe('PeerJournal', () => {
   it('a torn last frame (a crash mid-append, never acknowledged) is dropped with a notice', () => {
     const dir = journalDir();
     let j = new PeerJournal(dir, () => {});
-    for (let n = 1; n <= 2; n++) j.append(entry(n));
+    for (let n = 1; n <= 2; n++) append(j, n);
     j.close();
     const file = logFile(dir);
     truncateSync(file, statSync(file).size - 5);
@@ -91,10 +85,10 @@ describe('PeerJournal', () => {
   it('dead letters keep the refused records with the answer, leave the journal, and are counted across restarts', () => {
     const dir = journalDir();
     let j = new PeerJournal(dir, () => {});
-    j.append(entry(1));
-    j.append(entry(2));
+    append(j, 1);
+    append(j, 2);
     const [d] = j.next(1, 1 << 20);
-    j.settle(d!, [{ record: JSON.parse(d!.entry.json), status: 400, answer: '{"error":"bad offset"}' }]);
+    j.settle(d!, [{ record: JSON.parse(d!.entry.json.toString()), status: 400, answer: '{"error":"bad offset"}' }]);
     expect(j.deadLetters).toBe(1);
     expect(j.records).toBe(1);
     const line = JSON.parse(readFileSync(join(dir, 'dead-letters.ndjson'), 'utf8').trim()) as Record<string, unknown>;
@@ -103,6 +97,50 @@ describe('PeerJournal', () => {
     j = new PeerJournal(dir, () => {});
     expect(j.deadLetters).toBe(1);
     expect(values(j)).toEqual([2]);
+    j.close();
+  });
+
+  it('delivers the newest entries from memory and older ones from their file, in order, whatever the mix', () => {
+    const dir = journalDir();
+    // Room in memory for about two entries: the third and later are read back from the file.
+    const j = new PeerJournal(dir, () => {}, { keepBytes: 2 * (22 + record(1).byteLength) + 4, cursorEveryBytes: 1 << 20 });
+    let last = 5;
+    for (let n = 1; n <= last; n++) append(j, n);
+    const got: number[] = [];
+    for (let batch = j.next(2, 1 << 20); batch.length > 0 && got.length < 12; batch = j.next(2, 1 << 20)) {
+      got.push(...batch.map((d) => (JSON.parse(d.entry.json.toString()) as { value: number }).value));
+      j.ack(batch);
+      if (last < 10) append(j, ++last); // appended while delivering: kept in memory again once there is room
+    }
+    expect(got).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(j.records).toBe(0);
+    j.close();
+  });
+
+  it('writes its cursor every so many delivered bytes and at close, not per batch: a crash sends at most that much again', () => {
+    const dir = journalDir();
+    const size = 22 + record(1).byteLength; // an entry's payload: its head and its record
+    let j = new PeerJournal(dir, () => {}, { keepBytes: 1 << 20, cursorEveryBytes: 3 * size });
+    for (let n = 1; n <= 5; n++) append(j, n);
+    /** What a process started after a kill -9 at this moment would send (on a copy of the directory). */
+    const afterCrash = (): number[] => {
+      const copy = `${dir}-crash`;
+      rmSync(copy, { recursive: true, force: true });
+      cpSync(dir, copy, { recursive: true });
+      const again = new PeerJournal(copy, () => {});
+      const v = values(again);
+      again.close();
+      return v;
+    };
+    j.ack(j.next(1, 1 << 20));
+    j.ack(j.next(1, 1 << 20));
+    expect(afterCrash()).toEqual([1, 2, 3, 4, 5]); // no cursor written yet: 1 and 2 go again
+    j.ack(j.next(1, 1 << 20)); // the third delivery reaches the threshold: the cursor is written
+    expect(afterCrash()).toEqual([4, 5]);
+    j.ack(j.next(1, 1 << 20));
+    j.close(); // and at close
+    j = new PeerJournal(dir, () => {});
+    expect(values(j)).toEqual([5]);
     j.close();
   });
 });

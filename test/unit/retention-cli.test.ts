@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assembleRuns, filterRuns } from '../../src/cli/commands/history/runs.js';
 import { resumeCommand, retentionExitCode } from '../../src/cli/commands/retention/apply-action.js';
-import { describeKept, describeRequest } from '../../src/cli/commands/retention/render.js';
+import { describeKept, describeRequest, resultTable } from '../../src/cli/commands/retention/render.js';
 import { findSavedRun, listRuns, lockRun, rawHasWorkLeft, readRunFile, runDir, runFilePath, writeRunFile } from '../../src/cli/commands/retention/run-files.js';
 import type { JournalEntry } from '../../src/cli/journal.js';
 import { markOutcome, markSending, newRun, parseRules, planRetention, runFingerprint, serializeRunState } from '../../src/retention/index.js';
@@ -281,5 +281,23 @@ describe('the resume command and exit codes', () => {
     expect(describeRequest({ before: 1, types: ['nnt', 'histogram', 'text'], nntRollups: [60] })).toBe('nnt spans 60; histogram every span; text');
     expect(describeRequest({ before: 1, types: ['nnt'] })).toBe('nnt every span (and the raw records)');
     expect(describeKept(plan.nodes[0]!.kept)).toBe('nnt spans 300 and the nnt raw records; all histogram (no rule)');
+  });
+});
+
+describe('retention apply: the result table on a terminal', () => {
+  it('wraps a long reason inside its cell so the table fits the width (issue 25)', () => {
+    let state = newRun(plan, { runId: 'r-20261122T043258Z-aa', at: NOW_MS });
+    state = markSending(state, A, 1, NOW_MS);
+    const reason = 'unreachable: connect ECONNREFUSED 127.0.0.1:8112 (the node did not answer within 3 s; its sweep may or may not have started)';
+    state = markOutcome(state, A, 1, 'failed', reason, NOW_MS + 1000);
+    const wide = resultTable(state, false);
+    expect(Math.max(...wide.split('\n').map((l) => l.length))).toBeGreaterThan(100);
+    const fitted = resultTable(state, false, 80);
+    const lines = fitted.trimEnd().split('\n');
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    // every word of the reason is still there, wrapped inside the last column
+    const reasonText = lines.map((l) => l.split('│').at(-2)?.trim() ?? '').join(' ');
+    for (const word of reason.split(' ')) expect(reasonText).toContain(word);
+    expect(fitted).toContain(A);
   });
 });

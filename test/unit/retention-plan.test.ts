@@ -184,9 +184,21 @@ describe('planRetention: spans are checked before anything is sent', () => {
       [B, 120],
     ]);
     expect(err.message).toBe(
-      `nnt span 120 of nnt:120=1y (p.yaml:3:3) is not configured on ${A} (its nnt spans: 60, 300, 1800, 10800, 86400); ` +
-        `nnt span 120 of nnt:120=1y (p.yaml:3:3) is not configured on ${B} (its nnt spans: 60, 300)`,
+      `nnt span 120 of nnt:120=1y (p.yaml:3:3) is not configured on any of the 2 nodes (their nnt spans: 60, 300, 1800, 10800, 86400 on ${A}; 60, 300 on ${B})`,
     );
+  });
+
+  it('names each distinct problem once, not once per node (issue 25)', () => {
+    const D = 'http://d:8112';
+    const policy = parsePolicyFile('nnt:\n  60: 7d\n  3600: 30d\n  "*": 2y\nhistogram:\n  120: 1y\n', 'retention.yaml');
+    const all = thrown(() => planRetention(policy, NOW_MS, [known(A), known(B), known(C), known(D)]), UnknownSpanError);
+    expect(all.problems).toHaveLength(8); // the data keeps every node's problem
+    expect(all.message).toBe(
+      'nnt span 3600 of nnt:3600=30d (retention.yaml:3:3) is not configured on any of the 4 nodes (their nnt spans: 60, 300, 1800, 10800, 86400); ' +
+        'histogram span 120 of histogram:120=1y (retention.yaml:6:3) is not configured on any of the 4 nodes (their histogram spans: 60, 300)',
+    );
+    const some = thrown(() => planRetention(parseRules(['nnt:3600=30d']), NOW_MS, [known(A), known(B, [60, 3600]), known(C), known(D)]), UnknownSpanError);
+    expect(some.message).toBe(`nnt span 3600 of --rule "nnt:3600=30d" is not configured on 3 of the 4 nodes (${A}, ${C}, ${D}) (their nnt spans: 60, 300, 1800, 10800, 86400)`);
   });
 
   it('checks against the profile when the node does not report, and says so', () => {

@@ -12,6 +12,7 @@ import {
   planRetention,
   resumeRun,
   RetentionError,
+  lateSteps,
   reviseLastStep,
   runFingerprint,
   serializeRunState,
@@ -213,6 +214,20 @@ describe('reviseLastStep: replication looked at after the last step', () => {
     expect(summariseRun(s).outcome).toBe('partial');
     expect(nextAction(s, A)).toMatchObject({ kind: 'stop', step: 1, state: 'late_data' });
     expect(nextAction(resumeRun(s), A)).toMatchObject({ kind: 'send', step: 1, retry: true });
+  });
+
+  it('late_data reopens the earlier done steps: the catch-up (a resume) sends every step again', () => {
+    const two = planRetention(parseRules(['nnt:*=30d', 'text=90d']), NOW_MS, [{ node: A, nnt: [60], histogram: [] }]);
+    let s = runStep(newRun(two, { runId: 'r-1', at: T0 }), A, 1, 'done', 'completed');
+    s = runStep(s, A, 2, 'done', 'completed');
+    s = reviseLastStep(s, A, 'late_data', 'a peer still held data for it', T0 + 900);
+    expect(s.nodes[0]!.steps.map((x) => x.state)).toEqual(['late_data', 'late_data']);
+    expect(s.nodes[0]!.steps[0]!.reason).toContain('a peer still held data for it');
+    expect(lateSteps(s, A)).toEqual([1, 2]);
+    expect(summariseRun(s).outcome).toBe('partial');
+    const resumed = resumeRun(s);
+    expect(nextAction(resumed, A)).toMatchObject({ kind: 'send', step: 1, retry: true });
+    expect(nextAction(runStep(resumed, A, 1, 'done', 'completed'), A)).toMatchObject({ kind: 'send', step: 2, retry: true });
   });
 
   it('done with a new reason stays finished', () => {

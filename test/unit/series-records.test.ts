@@ -23,6 +23,30 @@ describe('enqueue', () => {
     for (const q of queues.values()) expect(q.entries.length).toBe(ENTRY);
   });
 
+  it("keeps a series' first record as a view of the write, copied only when a second comes (no malloc per series)", () => {
+    const queues = new Map<number, SeriesRecords>();
+    const first = logged([
+      [1, 60],
+      [2, 60],
+    ]);
+    enqueue(queues, first, null);
+    expect(queues.get(1)!.entries.buffer).toBe(first.buffer);
+    expect(queues.get(2)!.entries.buffer).toBe(first.buffer);
+    enqueue(queues, logged([[1, 120]]), null);
+    const q = queues.get(1)!;
+    expect(q.entries.buffer).not.toBe(first.buffer);
+    expect([q.entries[0], q.entries[ENTRY]]).toEqual([60, 120]);
+    // The write's own entries are left as they were.
+    expect(Array.from(first)).toEqual(
+      Array.from(
+        logged([
+          [1, 60],
+          [2, 60],
+        ]),
+      ),
+    );
+  });
+
   it('grows a series queue by doubling and keeps every record in arrival order', () => {
     const queues = new Map<number, SeriesRecords>();
     enqueue(

@@ -99,8 +99,11 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
       topology: TOPOLOGY,
     };
     const r = judgeCluster(f, { spans: { nnt: [300, 1800] } });
-    expect(r.unknownSpans).toEqual([`${url(0)} has no nnt span 1800 (its nnt spans: 60, 300)`, `${url(2)} has no nnt span 1800 (its nnt spans: 60, 300)`]);
-    expect(r.problems.map((p) => p.node)).toEqual([url(0), url(2)]);
+    // one line for the span, naming both nodes that lack it (issue 25: not one line per node)
+    expect(r.unknownSpans).toEqual([`nnt span 1800 is not configured on 2 of the 3 nodes (${url(0)}, ${url(2)}) (their nnt spans: 60, 300)`]);
+    expect(r.problems.map((p) => p.message)).toEqual([
+      `nnt span 1800 is not configured on 2 of the 3 nodes (${url(0)}, ${url(2)}) (their nnt spans: 60, 300): their DELETEs would be refused`,
+    ]);
     expect(r.notes).toContain(`spans could not be checked on 1 node (they do not report them): ${url(1)}`);
     expect(judgeCluster(f, { spans: { nnt: [300] } }).problems).toEqual([]);
   });
@@ -117,7 +120,7 @@ describe('judgeCluster: identity, coverage and spans before a destructive run', 
     const declared = { nnt: { spans: [60, 300, 1800], from: 'profiles.prod.nnt_rollups (config.yaml:5)' } };
     // 1800 is declared, but node 0 reports its own spans without it
     const r = judgeCluster(f, { spans: { nnt: [1800] }, declared });
-    expect(r.problems).toEqual([{ node: url(0), message: `has no nnt span 1800 (its nnt spans: 60, 300): its DELETE would be refused` }]);
+    expect(r.problems).toEqual([{ message: `nnt span 1800 is not configured on ${url(0)} (its nnt spans: 60, 300): its DELETE would be refused` }]);
     expect(r.notes).toContain(`nnt spans checked against profiles.prod.nnt_rollups (config.yaml:5) for 2 nodes that do not report theirs`);
     // 120 is neither: refused for the two silent nodes, naming where the declaration is
     const bad = judgeCluster(f, { spans: { nnt: [120] }, declared });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/cli/config/file.js';
-import { resolveTarget, targetNodeList, type TargetFs, type TargetInputs } from '../../src/cli/config/target.js';
+import { resolveTarget, type TargetFs, type TargetInputs } from '../../src/cli/config/target.js';
 import { TsnodeError } from '../../src/cli/errors.js';
 
 const CONFIG_PATH = '/home/op/.config/tsnode/config.yaml';
@@ -86,7 +86,7 @@ describe('where the nodes come from (flag > environment > profile > default)', (
     expect(list.headerPrefix).toEqual({ value: 'X-Service', from: 'default' });
     const file = target({ flags: { nodes: 'mine.txt' } });
     expect(file.describe()).toBe('nodes: --nodes mine.txt, 2 nodes');
-    expect(targetNodeList(file)).toEqual({ nodes: ['http://a:1', 'http://b:2'], source: '--nodes mine.txt', warnings: [] });
+    expect(file.source).toEqual({ kind: 'list', nodes: ['http://a:1', 'http://b:2'] });
   });
 
   it('--seed is a node source of its own; --nodes and --seed together are refused', () => {
@@ -94,7 +94,6 @@ describe('where the nodes come from (flag > environment > profile > default)', (
     expect(t.source).toEqual({ kind: 'seed', seed: 'http://db1:8112' });
     expect(t.describe()).toBe('nodes: --seed db1:8112, ring not discovered yet');
     expect(t.describe(6)).toBe('nodes: --seed db1:8112, 6 nodes discovered');
-    expect(targetNodeList(t)).toBeUndefined();
     expect(refused({ flags: { seed: 'a', nodes: 'b' } }).message).toBe('--nodes and --seed both name the nodes');
     expect(refused({ flags: { seed: 'ftp://x' } }).message).toMatch(/^--seed: "ftp:\/\/x": only http and https/);
   });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
 import { UsageError } from '../../src/cli/errors.js';
-import { describeTime, isoTime, parseDuration, parseTime } from '../../src/cli/time.js';
+import { describeTime, isoTime, parseTime } from '../../src/cli/time.js';
+import { parseDuration } from '../../src/cli/values.js';
 
 const NOW = Date.UTC(2026, 7, 24, 12, 0, 0); // 2026-08-24T12:00:00Z
 

@@ -16,15 +16,16 @@
  *       nnt_rollups: [60, 300, 1800, 10800]
  *       histogram_rollups: [60, 300, 1800, 10800]
  *       write_to: primary            # tsnode write's default --to
+ *       allow_lag: 5m                # sweep / retention apply: the replication lag accepted (--allow-lag)
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { validateHeader, HeaderError } from '../../client/headers.js';
 import { HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
-import { UsageError } from '../errors.js';
+import { InvalidValueError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { NODE_LINE_FORMS, parseNodeEntry } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
-import { parseSpan, quote, SPAN_FORMS } from '../values.js';
+import { DURATION_FORMS, parseDuration, parseSpan, quote, SPAN_FORMS } from '../values.js';
 import { templateProblem } from './secrets.js';
 import { WRITE_TARGETS, type WriteTarget } from '../write-targets.js';
 
@@ -42,6 +43,7 @@ export const PROFILE_KEYS = [
   'nnt_rollups',
   'histogram_rollups',
   'write_to',
+  'allow_lag',
 ] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
@@ -80,6 +82,8 @@ export interface Profile {
   histogramRollups?: number[];
   /** `tsnode write`'s default `--to`. */
   writeTo?: WriteTarget;
+  /** The replication lag `sweep` and `retention apply` accept without `--allow-lag`, in ms. */
+  allowLag?: number;
   /** Line of each key present, for messages about it later (an unset ${VAR}, a missing file). */
   lines: Partial<Record<ProfileKey, number>>;
 }
@@ -299,6 +303,18 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
         const found = WRITE_TARGETS.find((t) => t === s);
         if (found === undefined) fail(vLine, field, `${describe(value)} is not a write target`, `one of ${WRITE_TARGETS.join(', ')}`);
         profile.writeTo = found!;
+        break;
+      }
+      case 'allow_lag': {
+        // The one duration grammar of the flags (values.ts), so `allow_lag: 5m` reads as `--allow-lag 5m`.
+        const raw = isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number') ? String(value.value) : undefined;
+        if (raw === undefined) fail(vLine, field, `${describe(value)} is not a duration`, DURATION_FORMS);
+        try {
+          profile.allowLag = parseDuration(raw!, field);
+        } catch (err) {
+          if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
+          throw err;
+        }
         break;
       }
       case 'nnt_rollups':

@@ -24,7 +24,7 @@ import { buildHeaders, HeaderError, splitHeaderList } from '../../client/headers
 import { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
 import { TsnodeError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText, type NodeList } from '../nodes.js';
+import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
 import { parseChoice } from '../values.js';
 import type { ConfigFile, Profile } from './file.js';
@@ -109,13 +109,10 @@ export interface Target {
   spans: { smallestSpan?: Sourced<number>; nntRollups?: Sourced<number[]>; histogramRollups?: Sourced<number[]> };
   /** The profile's default `--to` for `tsnode write` (`write_to`). */
   writeTo?: Sourced<WriteTarget>;
+  /** The profile's replication lag `sweep` and `retention apply` accept (`allow_lag`), in ms. */
+  allowLag?: Sourced<number>;
   /** Duplicate nodes dropped and the like, for stderr. */
   warnings: string[];
-}
-
-/** The node list as the existing commands take it (list sources only). */
-export function targetNodeList(target: Target): NodeList | undefined {
-  return target.source.kind === 'list' ? { nodes: target.source.nodes, source: target.origin, warnings: target.warnings } : undefined;
 }
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
@@ -220,6 +217,7 @@ export function resolveTarget(inputs: TargetInputs): Target {
     headers,
     spans,
     ...(profile?.writeTo !== undefined ? { writeTo: { value: profile.writeTo, from: at(profile, 'write_to') } } : {}),
+    ...(profile?.allowLag !== undefined ? { allowLag: { value: profile.allowLag, from: at(profile, 'allow_lag') } } : {}),
     warnings,
   };
 }

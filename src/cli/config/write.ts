@@ -14,6 +14,7 @@ import { pidState } from '../pid.js';
 import { PROFILE_KEYS, PROFILE_NAME_FORMS, PROFILE_NAME_RE, parseConfig, type ConfigFile, type ProfileKey } from './file.js';
 import { profileNotFound } from './load.js';
 import type { WriteTarget } from '../write-targets.js';
+import { formatDuration } from '../values.js';
 
 /** What `profile set` changes; absent fields stay as they are. */
 export interface ProfileChanges {
@@ -31,6 +32,8 @@ export interface ProfileChanges {
   nntRollups?: number[];
   histogramRollups?: number[];
   writeTo?: WriteTarget;
+  /** Milliseconds; written as a duration (`5m`). */
+  allowLag?: number;
   /** Keys to remove: `cacert`, `headers` (all), `headers.Authorization` (one). */
   unset?: readonly string[];
 }
@@ -100,6 +103,7 @@ export function setProfileText(config: ConfigFile, name: string, changes: Profil
   if (changes.nntRollups !== undefined) set('nnt_rollups', changes.nntRollups, true);
   if (changes.histogramRollups !== undefined) set('histogram_rollups', changes.histogramRollups, true);
   if (changes.writeTo !== undefined) set('write_to', changes.writeTo);
+  if (changes.allowLag !== undefined) set('allow_lag', formatDuration(changes.allowLag));
   return finish(config, doc);
 }
 

@@ -5,10 +5,16 @@
  * write survives a crash of this process, as the node's own ingest log does.
  *
  * Delivery is in order: the replayer takes a batch from the front (`next`), and only once the peer
- * acknowledged it calls `ack`, which moves the cursor (`cursor.json`: the last generation delivered
- * whole, and the offset reached in the one after it) and deletes generations delivered whole. A
- * crash between the peer's answer and the cursor write sends that batch again: delivery is
- * at-least-once, and the receiving node applies a record twice to the same effect.
+ * acknowledged it calls `ack`. The most recent entries' payloads also stay in memory (up to
+ * KEEP_BYTES), so a replayer that keeps up sends them without reading its file back; older ones, and
+ * everything a restarted node finds on disk, are read from their files.
+ *
+ * The cursor (`cursor.json`: the last generation delivered whole, and the offset reached in the one
+ * after it) says where a restarted node resumes. It is written when a generation is delivered whole
+ * (its file is then deleted), once CURSOR_EVERY_BYTES were delivered since it last was, and at close,
+ * not after every batch: a crash sends at most that much again. Delivery is at-least-once anyway
+ * (a crash between the peer's answer and the cursor write sends that batch again), and the
+ * receiving node applies a record twice to the same effect.
  *
  * Entries a peer refuses for good (4xx) go to `dead-letters.ndjson` beside the journal, with the answer.
  * Damaged frames are skipped (their intact neighbours still replay) and reported through onNotice.
@@ -16,13 +22,24 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IngestLog, readFrames } from '../storage/ingest-log.js';
-import { decodeEntry, encodeEntry, type JournalEntry } from './payload.js';
+import { decodeEntry, encodeEntry, type EntryHead, type JournalEntry } from './payload.js';
 
 const PREFIX = 'journal';
 const CURSOR = 'cursor.json';
 export const DEAD_LETTERS = 'dead-letters.ndjson';
 /** A generation is ended (and its file becomes replayable) once it holds this many bytes. */
 const ROTATE_BYTES = 4 * 1024 * 1024;
+/** Payload bytes of the newest entries kept in memory for delivery (beyond them, the replayer reads the files). */
+const KEEP_BYTES = 16 * 1024 * 1024;
+/** Bytes delivered before the cursor is written again: what a crash may send twice. */
+const CURSOR_EVERY_BYTES = 4 * 1024 * 1024;
+
+export interface JournalLimits {
+  keepBytes: number;
+  cursorEveryBytes: number;
+}
+/** Entries taken from memory at once for delivery. */
+const LOAD_ENTRIES = 1024;
 
 /** An entry waiting for delivery: where it is and what the counters need. */
 interface Pending {
@@ -32,6 +49,8 @@ interface Pending {
   bytes: number;
   journaledAt: number;
   oldestOffset: number;
+  /** The frame's payload while it is kept in memory (see KEEP_BYTES); null: read it from the file. */
+  payload: Buffer | null;
 }
 
 /** A frame read back for delivery. */
@@ -52,15 +71,19 @@ export class PeerJournal {
   private readonly pending: Pending[] = [];
   /** Frames read from the generation being delivered, not yet acknowledged. */
   private loaded: Deliverable[] = [];
-  private loadedGeneration = -1;
+  /** The cursor as last written. */
   private cursor: Cursor;
   private pendingBytes = 0;
   private pendingRecords = 0;
+  private keptBytes = 0;
+  /** Bytes delivered since the cursor was last written. */
+  private unsavedBytes = 0;
   deadLetters = 0;
 
   constructor(
     readonly dir: string,
     private readonly onNotice: (message: string) => void,
+    private readonly limits: JournalLimits = { keepBytes: KEEP_BYTES, cursorEveryBytes: CURSOR_EVERY_BYTES },
   ) {
     mkdirSync(dir, { recursive: true });
     this.cursor = readCursor(join(dir, CURSOR));
@@ -70,13 +93,13 @@ export class PeerJournal {
       onNotice(`replication journal ${s.file} is damaged: ${s.frames} intact frames replay, the damaged bytes are skipped (a copy is kept as ${s.copy})`);
     for (const f of this.log.pendingFrames) {
       if (f.generation === this.cursor.generation && f.offset < this.cursor.offset) continue;
-      this.track(f, decodeEntry(f.payload));
+      this.track(f, decodeEntry(f.payload), null);
     }
     this.log.pendingFrames.length = 0;
     this.deadLetters = countLines(join(dir, DEAD_LETTERS));
   }
 
-  private track(f: { generation: number; offset: number; payload: Buffer }, entry: JournalEntry | null): Pending | null {
+  private track(f: { generation: number; offset: number; payload: Buffer }, entry: EntryHead | null, keep: Buffer | null): Pending | null {
     if (!entry) {
       this.onNotice(`replication journal ${this.log.pathOf(f.generation)}: the frame at ${f.offset} is no journal entry (another version?); skipped`);
       return null;
@@ -88,19 +111,24 @@ export class PeerJournal {
       bytes: f.payload.byteLength,
       journaledAt: entry.journaledAt,
       oldestOffset: entry.oldestOffset,
+      payload: keep,
     };
+    if (keep) this.keptBytes += keep.byteLength;
     this.pending.push(p);
     this.pendingBytes += p.bytes;
     this.pendingRecords += p.records;
     return p;
   }
 
-  /** Journals one entry; when this returns it survives a crash of this process (throws ENOSPC and keeps nothing when the disk is full). */
-  append(entry: JournalEntry): void {
-    const payload = encodeEntry(entry);
+  /**
+   * Journals one entry, its records the JSON pieces `json` (joined by commas); when this returns it
+   * survives a crash of this process (throws ENOSPC and keeps nothing when the disk is full).
+   */
+  append(head: EntryHead, json: readonly Uint8Array[]): void {
+    const payload = encodeEntry(head, json);
     const at = this.log.position();
     this.log.append(payload);
-    this.track({ ...at, payload }, entry);
+    this.track({ ...at, payload }, head, this.keptBytes + payload.byteLength <= this.limits.keepBytes ? payload : null);
     if (at.offset + payload.byteLength > ROTATE_BYTES) this.log.rotate();
   }
 
@@ -135,11 +163,21 @@ export class PeerJournal {
     return out;
   }
 
-  /** Reads the generation of the oldest pending entry (ending it first if it is the one appended to). */
+  /** Takes the front entries for delivery: from memory while they are kept there, else from their file. */
   private load(): boolean {
     const first = this.pending[0];
     if (!first) return false;
-    const g = first.generation;
+    if (!first.payload) return this.loadGeneration(first.generation);
+    this.loaded = [];
+    for (const p of this.pending) {
+      if (!p.payload || this.loaded.length >= LOAD_ENTRIES) break;
+      this.loaded.push({ ...p, entry: decodeEntry(p.payload)! });
+    }
+    return true;
+  }
+
+  /** Reads generation g, the oldest pending entry's (ending it first if it is the one appended to). */
+  private loadGeneration(g: number): boolean {
     if (g === this.log.generation) this.log.rotate();
     const read = readFrames(this.log.pathOf(g), g);
     if (read.damage.length > 0)
@@ -166,9 +204,8 @@ export class PeerJournal {
     if (lost.length > 0) {
       this.onNotice(`replication journal ${this.log.pathOf(g)}: ${lost.length} entries (${lost.reduce((s, p) => s + p.records, 0)} records) are damaged and cannot be delivered`);
       this.drop(new Set(lost));
+      this.moveCursor();
     }
-    this.loadedGeneration = g;
-    if (this.loaded.length === 0) this.finishGeneration(g);
     return this.loaded.length > 0 || this.load();
   }
 
@@ -177,9 +214,15 @@ export class PeerJournal {
       const p = this.pending[i]!;
       if (!gone.has(p)) continue;
       this.pending.splice(i, 1);
-      this.pendingBytes -= p.bytes;
-      this.pendingRecords -= p.records;
+      this.forget(p);
     }
+  }
+
+  private forget(p: Pending): void {
+    this.pendingBytes -= p.bytes;
+    this.pendingRecords -= p.records;
+    this.unsavedBytes += p.bytes;
+    if (p.payload) this.keptBytes -= p.payload.byteLength;
   }
 
   /** The peer took these entries (the front of next()): they are delivered. */
@@ -187,14 +230,11 @@ export class PeerJournal {
     if (delivered.length === 0) return;
     for (const d of delivered) {
       const head = this.pending.shift()!;
-      this.pendingBytes -= head.bytes;
-      this.pendingRecords -= head.records;
+      this.forget(head);
       if (head.offset !== d.offset || head.generation !== d.generation) throw new Error('replication journal: acknowledged out of order');
     }
     this.loaded.splice(0, delivered.length);
-    const last = delivered[delivered.length - 1]!;
-    if (this.loaded.length === 0) this.finishGeneration(last.generation);
-    else this.saveCursor({ ...this.cursor, generation: last.generation, offset: last.offset + 1 });
+    this.moveCursor();
   }
 
   /**
@@ -210,21 +250,30 @@ export class PeerJournal {
     this.ack([d]);
   }
 
-  private finishGeneration(g: number): void {
-    this.loaded = [];
-    this.loadedGeneration = -1;
-    this.saveCursor({ applied: g, generation: g + 1, offset: 0 });
-    this.log.discardThrough(g);
+  /**
+   * The front moved: writes the cursor when a generation was delivered whole (and deletes its
+   * file), when enough was delivered since it last was written, or when `force`d.
+   */
+  private moveCursor(force = false): void {
+    const front = this.pending[0];
+    const at = front ?? this.log.position();
+    const c: Cursor = { applied: at.generation - 1, generation: at.generation, offset: at.offset };
+    const ended = c.applied > this.cursor.applied;
+    if (!ended && !force && this.unsavedBytes < this.limits.cursorEveryBytes) return;
+    this.saveCursor(c);
+    if (ended) this.log.discardThrough(c.applied);
   }
 
   private saveCursor(c: Cursor): void {
     this.cursor = c;
+    this.unsavedBytes = 0;
     const file = join(this.dir, CURSOR);
     writeFileSync(`${file}.tmp`, JSON.stringify(c), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
   }
 
   close(): void {
+    this.moveCursor(true);
     this.log.close();
   }
 }

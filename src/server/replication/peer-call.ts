@@ -3,7 +3,10 @@
  * does not use tsnode's client library (the layers keep them apart): this is the little it needs,
  * with a deadline and a cap on the answer's size.
  */
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+
+/** Connections to peers are kept open between calls (a replayer sends batch after batch). */
+const agent = new Agent({ keepAlive: true });
 
 export interface PeerAnswer {
   status: number;
@@ -26,7 +29,7 @@ export function callPeer(call: PeerCall): Promise<PeerAnswer> {
     const body = call.body === undefined ? undefined : Buffer.isBuffer(call.body) ? call.body : Buffer.from(call.body);
     const headers: Record<string, string> = { ...call.headers };
     if (body) headers['content-length'] = String(body.byteLength);
-    const req = request(call.url, { method: call.method, headers, timeout: call.timeoutMs }, (res) => {
+    const req = request(call.url, { method: call.method, headers, timeout: call.timeoutMs, agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Ring, RingNode } from '../../ring/index.js';
 import { Gossip } from './gossip.js';
 import { PeerJournal } from './journal.js';
-import type { JournalEntry } from './payload.js';
+import type { EntryHead } from './payload.js';
 import { Replayer, Slots } from './replayer.js';
 
 export interface ReplicationConfig {
@@ -55,16 +55,31 @@ export function nodeUrl(node: Pick<RingNode, 'address' | 'apiport'>): string {
   return `http://${node.address.includes(':') ? `[${node.address}]` : node.address}:${node.apiport}`;
 }
 
-/** Where the records of one write go: the indexes this node keeps, and those each peer gets. */
+/** Some of a write's records: all of them, or these indexes (ascending). */
+export type Selection = 'all' | number[];
+
+/** Where the records of one write go: those this node keeps, those each peer gets, and how many this node does not own. */
 export interface RecordRoutes {
-  local: number[];
-  peers: Map<string, number[]>;
+  local: Selection;
+  peers: Map<string, Selection>;
+  misdirected: number;
 }
+
+/** Where a metric's records go from this node. One object per distinct set of owners, so routes compare by identity. */
+interface Placement {
+  local: boolean;
+  peers: readonly string[];
+}
+
+/** Metrics whose placement is remembered (the oldest is forgotten first): placement hashes, and a write mostly repeats recent metrics. */
+const PLACEMENT_CACHE = 65_536;
 
 export class Replication {
   readonly peers = new Map<string, Peer>();
   readonly received = { clients: 0, peers: 0 };
   readonly gossip: Gossip;
+  private readonly placements = new Map<string, Placement>();
+  private readonly placementKinds = new Map<string, Placement>();
 
   constructor(private readonly cfg: ReplicationConfig) {
     const slots = new Slots(cfg.concurrency);
@@ -103,24 +118,44 @@ export class Replication {
     return this.cfg.ring.ownersOf(uuid, metric);
   }
 
+  /** Where a metric's records go from this node (remembered for the last PLACEMENT_CACHE metrics). */
+  placementOf(uuid: string, metric: string): Placement {
+    const key = `${uuid}\n${metric}`;
+    let p = this.placements.get(key);
+    if (p) return p;
+    // Sorted: the owners' order (which is primary) does not change where the records go.
+    const ids = this.owners(uuid, metric)
+      .map((n) => n.id.toLowerCase())
+      .sort();
+    const kind = ids.join(' ');
+    p = this.placementKinds.get(kind);
+    if (!p) this.placementKinds.set(kind, (p = { local: ids.includes(this.cfg.selfId), peers: ids.filter((id) => id !== this.cfg.selfId) }));
+    if (this.placements.size >= PLACEMENT_CACHE) this.placements.delete(this.placements.keys().next().value!);
+    this.placements.set(key, p);
+    return p;
+  }
+
   /**
-   * Sorts the records of one write by owner: `seriesOf(i)` names record i's series (records of one
-   * series must share its key, so owners are computed once per series).
+   * Sorts the records of one write by owner: record i is of series `seriesOf(i)`, an index into
+   * `series`. When every series goes to the same owners (mostly so: on a ring of W nodes and W
+   * copies always), every selection is 'all' and no record is looked at.
    */
-  routeRecords(count: number, seriesOf: (i: number) => { key: number | string; uuid: string; metric: string }): RecordRoutes {
-    const routes: RecordRoutes = { local: [], peers: new Map() };
-    const bySeries = new Map<number | string, { local: boolean; peers: string[] }>();
+  routeRecords(count: number, series: { id: readonly string[]; metric: readonly string[] }, seriesOf: (i: number) => number): RecordRoutes {
+    const places = series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
+    const first = places[0];
+    if (!first || places.every((p) => p === first)) {
+      const peers = new Map<string, Selection>();
+      for (const id of first?.peers ?? []) peers.set(id, 'all');
+      return { local: !first || first.local ? 'all' : [], peers, misdirected: first && !first.local ? count : 0 };
+    }
+    const routes: RecordRoutes = { local: [], peers: new Map(), misdirected: 0 };
+    const local = routes.local as number[];
     for (let i = 0; i < count; i++) {
-      const s = seriesOf(i);
-      let where = bySeries.get(s.key);
-      if (!where) {
-        const ids = this.owners(s.uuid, s.metric).map((n) => n.id.toLowerCase());
-        where = { local: ids.includes(this.cfg.selfId), peers: ids.filter((id) => id !== this.cfg.selfId) };
-        bySeries.set(s.key, where);
-      }
-      if (where.local) routes.local.push(i);
+      const where = places[seriesOf(i)]!;
+      if (where.local) local.push(i);
+      else routes.misdirected++;
       for (const id of where.peers) {
-        let list = routes.peers.get(id);
+        let list = routes.peers.get(id) as number[] | undefined;
         if (!list) routes.peers.set(id, (list = []));
         list.push(i);
       }
@@ -128,11 +163,11 @@ export class Replication {
     return routes;
   }
 
-  /** Journals an entry for a peer; returns once it survives a crash of this process. */
-  journal(peerId: string, entry: JournalEntry): void {
+  /** Journals an entry for a peer (its records the JSON pieces `json`); returns once it survives a crash of this process. */
+  journal(peerId: string, head: EntryHead, json: readonly Uint8Array[]): void {
     const peer = this.peers.get(peerId);
     if (!peer) throw new Error(`no peer ${peerId} in the topology`);
-    peer.replayer.journal.append(entry);
+    peer.replayer.journal.append(head, json);
     peer.replayer.wake();
   }
 

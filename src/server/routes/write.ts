@@ -16,7 +16,7 @@ import {
 import { parseJson, readBody, sendJson } from '../http.js';
 import { parseNntBody } from '../nnt-body.js';
 import { LOG_ENTRY } from '../packed-write.js';
-import { packedShape, replicateWrite, subsetPacked, type WriteShape } from '../replication/write-routing.js';
+import { packedShape, recordsShape, replicateWrite, selectPacked } from '../replication/write-routing.js';
 import { misdirectedPacked, misdirectedRecords, writeAnswer } from '../write-answer.js';
 import type { Handler, NodeContext } from './context.js';
 
@@ -55,13 +55,14 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
   // Plain records (also those whose parts say "no parts", as the production Go client sends them)
   // go straight from bytes to the store; anything else (real parts, extra fields, escapes, an
   // invalid record) takes the general path, which words the errors.
-  const packed = parseNntBody(bytes, smallestSpan);
+  // A replicating node asks where each record lies in the body: a peer's share is journaled as those bytes.
+  const packed = parseNntBody(bytes, smallestSpan, node.replication !== null);
   if (packed) {
-    const keep = replicateWrite(node, req, 'nnt', packedShape(packed));
-    const local = keep === null ? packed : subsetPacked(packed, keep);
+    const routed = replicateWrite(node, req, 'nnt', packedShape(packed, bytes));
+    const local = routed === null ? packed : selectPacked(packed, routed.local);
     node.store.writePacked(local);
     node.late.note('nnt', local.entries.length / LOG_ENTRY, (i) => local.entries[i * LOG_ENTRY + 1]!);
-    sendJson(res, 200, writeAnswer(packed.entries.length / LOG_ENTRY, misdirectedPacked(node.identity, packed)));
+    sendJson(res, 200, writeAnswer(packed.entries.length / LOG_ENTRY, routed?.misdirected ?? misdirectedPacked(node.identity, packed)));
   } else {
     const items = recordsOf(bytes);
     const records = validateAll(items, (item) => validateNntRecord(item, { smallestSpan }));
@@ -69,16 +70,6 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
     sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
   }
 };
-
-/** The shape of validated records for replication: each record sent on as the client spelled it. */
-function recordsShape(items: readonly unknown[], records: ReadonlyArray<{ id: string; metric: string; offset: number }>): WriteShape {
-  return {
-    count: records.length,
-    seriesOf: (i) => ({ key: `${records[i]!.id} ${records[i]!.metric}`, uuid: records[i]!.id, metric: records[i]!.metric }),
-    jsonOf: (i) => JSON.stringify(items[i]),
-    offsetOf: (i) => records[i]!.offset,
-  };
-}
 
 /** Journals the other owners' share, stores this node's, notes late data; returns the records accepted. */
 function storeReplicated<T extends { id: string; metric: string; offset: number }>(
@@ -89,8 +80,8 @@ function storeReplicated<T extends { id: string; metric: string; offset: number 
   records: readonly T[],
   store: (local: readonly T[]) => number,
 ): number {
-  const keep = replicateWrite(node, req, kind, recordsShape(items, records));
-  const local = keep === null ? records : keep.map((i) => records[i]!);
+  const routed = replicateWrite(node, req, kind, recordsShape(items, records));
+  const local = routed === null || routed.local === 'all' ? records : routed.local.map((i) => records[i]!);
   store(local);
   node.late.note(kind, local.length, (i) => local[i]!.offset);
   return records.length;

@@ -39,14 +39,36 @@ export class DiskSpace {
         this.enter(new Error(`${free} bytes free, below the ${this.reserve.bytes}-byte reserve plus twice the ${backlog} bytes of log still to apply`));
       }
     }
-    if (this.full || (failure !== null && isDiskFull(failure))) throw diskFullRefusal();
+    if (this.full || (failure !== null && isDiskFull(failure))) throw this.refusal();
+  }
+
+  /**
+   * What must happen before writes are accepted again (tick): the logged writes applied, and,
+   * with a reserve, room to write it back whole (twice its size free when it was given back,
+   * else its size). Read from the disk now, for the 507's message and details.
+   */
+  resumeNeeds(): { freeBytes: number | null; neededFreeBytes: number | null; unappliedBytes: number } {
+    const unappliedBytes = this.unappliedBytes();
+    if (this.reserve === null || this.reserve.bytes === 0) return { freeBytes: null, neededFreeBytes: null, unappliedBytes };
+    let freeBytes: number | null = null;
+    try {
+      freeBytes = this.reserve.freeBytes();
+    } catch {
+      // the file system cannot be asked: say what is needed without what is there
+    }
+    const whole = this.reserve.size() >= this.reserve.bytes;
+    return { freeBytes, neededFreeBytes: whole ? this.reserve.bytes + 2 * unappliedBytes : 2 * this.reserve.bytes, unappliedBytes };
+  }
+
+  private refusal(): ProtocolError {
+    return diskFullRefusal(this.resumeNeeds());
   }
 
   /** A disk-full error from storage becomes the 507 (and disk-full mode); others pass. */
   asStorageError(err: unknown): unknown {
     if (!isDiskFull(err)) return err;
     this.enter(err as Error);
-    return diskFullRefusal();
+    return this.refusal();
   }
 
   enter(err: Error): void {
@@ -104,10 +126,28 @@ export function isDiskFull(err: unknown): boolean {
   return /\b(ENOSPC|SQLITE_FULL)\b|disk is full|no space left/i.test(String((err as Error | null)?.message ?? ''));
 }
 
-function diskFullRefusal(): ProtocolError {
+/**
+ * The 507, saying what writes wait for: `free_bytes` (null: not known), `needed_free_bytes` (null:
+ * no reserve, so only the log), `unapplied_bytes` (logged writes still to apply).
+ */
+function diskFullRefusal(needs: { freeBytes: number | null; neededFreeBytes: number | null; unappliedBytes: number }): ProtocolError {
+  const waits: string[] = [];
+  if (needs.neededFreeBytes !== null) {
+    const now = needs.freeBytes !== null ? ` (${mib(needs.freeBytes)} free now)` : '';
+    waits.push(`${mib(needs.neededFreeBytes)} ${needs.freeBytes !== null && needs.freeBytes >= needs.neededFreeBytes ? 'are' : 'must be'} free on its disk${now}`);
+  }
+  if (needs.unappliedBytes > 0) waits.push(`its ${mib(needs.unappliedBytes)} of logged writes are applied`);
+  const resume = waits.length ? ` Writes resume once ${waits.join(' and ')}.` : ' Writes resume once its logged writes are applied.';
   return new ProtocolError(
     507,
     'disk_full',
-    'the node cannot store more data: its disk is full. Nothing was stored; reads and sweeps still work: sweep old data (or free space), then retry',
+    `the node cannot store more data: its disk is full. Nothing was stored; reads and sweeps still work: sweep old data (or free space), then retry.${resume}`,
+    { free_bytes: needs.freeBytes, needed_free_bytes: needs.neededFreeBytes, unapplied_bytes: needs.unappliedBytes },
   );
+}
+
+/** Bytes in MiB for a person: `12.5 MiB` (`0.1 MiB` at least, so a few bytes do not read as none). */
+function mib(bytes: number): string {
+  const m = bytes / (1024 * 1024);
+  return `${m >= 100 ? Math.round(m) : m > 0 && m < 0.1 ? '0.1' : m.toFixed(1)} MiB`;
 }

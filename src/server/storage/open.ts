@@ -27,6 +27,8 @@ export interface OpenOptions {
   salvageLog: boolean;
   /** Bytes kept back in the disk reserve (0: none). */
   reserveBytes: number;
+  /** The SQLite page cache, bytes (default DEFAULT_CACHE_BYTES). */
+  cacheBytes?: number;
   onNotice: (message: string) => void;
 }
 
@@ -47,7 +49,7 @@ export function openStorage(opts: OpenOptions): OpenedStorage {
   if (dataDir === null) {
     const db = openDatabase(':memory:', false);
     try {
-      configure(db, false, true);
+      configure(db, false, true, opts.cacheBytes);
       createSchema(db, rollups, shards, 'new');
     } catch (err) {
       db.close();
@@ -82,7 +84,7 @@ export function openStorage(opts: OpenOptions): OpenedStorage {
     const existing = fresh ? inspect(null) : withReadOnly(file, inspect);
     db = openDatabase(file, false);
     if (fresh) chmodSync(file, 0o600);
-    configure(db, true, fresh);
+    configure(db, true, fresh, opts.cacheBytes);
     createSchema(db, rollups, shards, existing);
     return { db, file, lock, log, reserve, startedFull };
   } catch (err) {

@@ -25,6 +25,9 @@ type Db = Database.Database;
 const SCHEMA_VERSION = '4';
 export const DB_FILE = 'tsnode.db';
 
+/** The SQLite page cache of the node's connection unless `serve --cache-size` says otherwise (8 MiB). */
+export const DEFAULT_CACHE_BYTES = 8 * 1024 * 1024;
+
 /** Bits of `series.kinds`: which data types a series has had written. */
 export const KIND_BIT: Readonly<Record<DataType, number>> = { nnt: 1, text: 2, histogram: 4 };
 
@@ -126,7 +129,7 @@ export function appliedGeneration(db: Db): number {
 }
 
 /** The connection's settings; only a new database takes the page size and auto-vacuum mode. */
-export function configure(db: Db, onDisk: boolean, fresh: boolean): void {
+export function configure(db: Db, onDisk: boolean, fresh: boolean, cacheBytes: number = DEFAULT_CACHE_BYTES): void {
   // Large pages hold large chunks inline (see CHUNK_ENTRIES). Pages sweeps free can be given
   // back to the file system (incremental_vacuum): what lets a full disk take writes again.
   if (fresh) {
@@ -135,7 +138,9 @@ export function configure(db: Db, onDisk: boolean, fresh: boolean): void {
   }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('cache_size = -65536');
+  // A negative cache_size is KiB. The page cache is a fixed cost, kept whole once filled: a small
+  // default keeps a node's memory per series low, `serve --cache-size` raises it.
+  db.pragma(`cache_size = -${Math.max(1, Math.floor(cacheBytes / 1024))}`);
   // On disk a Checkpointer thread checkpoints the WAL (see checkpointer.ts); in memory there
   // is none. The WAL file is cut back to 64 MiB after a checkpoint.
   if (onDisk) db.pragma('wal_autocheckpoint = 0');

@@ -2,6 +2,9 @@
  * Series ids by (uuid, metric), with the kinds of data each series has had, kept in memory for the
  * most recently used `capacity` series (a write names its series by strings; the tables key them
  * by id). Creates a series the first time something is written to it.
+ *
+ * Each cached series costs one map entry: its key string and one number packing the id and the
+ * kinds (`id * KINDS + kinds`), no object per series (docs/reference-node.md, "Memory").
  */
 import type { Statements } from './statements.js';
 
@@ -11,9 +14,15 @@ interface Known {
   kinds: number;
 }
 
+/** One more than the largest `kinds` (three bits: nnt, text, histogram). */
+const KINDS = 8;
+
+const pack = (id: number, kinds: number): number => id * KINDS + kinds;
+const unpack = (packed: number): Known => ({ id: Math.floor(packed / KINDS), kinds: packed % KINDS });
+
 export class SeriesIds {
-  /** `${uuid}${metric}` -> series; least recently used first. */
-  private readonly cache = new Map<string, Known>();
+  /** `${uuid}${metric}` -> id * KINDS + kinds; least recently used first. */
+  private readonly cache = new Map<string, number>();
 
   constructor(
     private readonly s: Statements,
@@ -28,7 +37,7 @@ export class SeriesIds {
   /** The id of a series held in memory that has had `kind` written, without a query (the write's fast path). */
   cachedId(uuid: string, metric: string, kind: number): number | undefined {
     const c = this.cache.get(uuid + metric);
-    return c !== undefined && (c.kinds & kind) !== 0 ? c.id : undefined;
+    return c !== undefined && ((c % KINDS) & kind) !== 0 ? Math.floor(c / KINDS) : undefined;
   }
 
   find(uuid: string, metric: string): Known | undefined {
@@ -39,10 +48,10 @@ export class SeriesIds {
       // Most recently used last.
       this.cache.delete(key);
       this.cache.set(key, cached);
-      return cached;
+      return unpack(cached);
     }
     const row = this.s.findSeries.get(uuid, metric);
-    if (row !== undefined) this.remember(key, row);
+    if (row !== undefined) this.remember(key, pack(row.id, row.kinds));
     return row;
   }
 
@@ -52,19 +61,20 @@ export class SeriesIds {
     if (found !== undefined) {
       if ((found.kinds & kind) === 0) {
         this.s.addKind.run(kind, found.id);
-        found.kinds |= kind;
+        this.cache.set(uuid + metric, pack(found.id, found.kinds | kind));
       }
       return found.id;
     }
     const id = Number(this.s.insertSeries.run(uuid, metric, kind).lastInsertRowid);
-    this.remember(uuid + metric, { id, kinds: kind });
+    this.remember(uuid + metric, pack(id, kind));
     return id;
   }
 
   /** Notes that the series lost all its data (a full delete): the next write of any kind records its kind again. */
   cleared(uuid: string, metric: string): void {
-    const c = this.cache.get(uuid + metric);
-    if (c !== undefined) c.kinds = 0;
+    const key = uuid + metric;
+    const c = this.cache.get(key);
+    if (c !== undefined) this.cache.set(key, pack(Math.floor(c / KINDS), 0));
   }
 
   /** Forgets every series: a rolled-back transaction may have created some of them. */
@@ -72,8 +82,8 @@ export class SeriesIds {
     this.cache.clear();
   }
 
-  private remember(key: string, entry: Known): void {
-    this.cache.set(key, entry);
+  private remember(key: string, packed: number): void {
+    this.cache.set(key, packed);
     if (this.cache.size > this.capacity) this.cache.delete(this.cache.keys().next().value!);
   }
 }

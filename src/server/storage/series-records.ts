@@ -16,7 +16,8 @@ export interface SeriesRecords {
 
 /**
  * Appends the records of one logged write to the per-series queues (those `keep` accepts);
- * returns how many. A queue's array grows by doubling: `n` says how much of it is records.
+ * returns how many. A queue's array grows by doubling: `n` says how much of it is records. A new
+ * queue's array is a view of `e`, which must not change afterwards.
  */
 export function enqueue(queues: Map<number, SeriesRecords>, e: Float64Array, parts: Map<number, StoredParts> | null, keep?: (sid: number, ts: number) => boolean): number {
   let added = 0;
@@ -27,10 +28,15 @@ export function enqueue(queues: Map<number, SeriesRecords>, e: Float64Array, par
     if (keep !== undefined && !keep(sid, e[o + 1]!)) continue;
     if (sid !== last) {
       q = queues.get(sid);
-      // One entry to start, doubled as records come: a write touching 200,000 series once each must
-      // not hold 200,000 arrays of 16 (230 MB the process kept long after the flush).
-      if (q === undefined) queues.set(sid, (q = { entries: new Float64Array(ENTRY), n: 0, parts: null }));
       last = sid;
+      if (q === undefined) {
+        // A series' first record is a view of the write's own entries, copied only when a second
+        // comes: a write touching 200,000 series once each must not make 200,000 small arrays (each
+        // its own malloc, whose holes the process kept long after the flush; docs/reference-node.md).
+        queues.set(sid, (q = { entries: e.subarray(o + 1, o + 1 + ENTRY), n: 1, parts: (e[o + 3]! & FLAGS.parts) !== 0 ? new Map([[0, parts!.get(i)!]]) : null }));
+        added++;
+        continue;
+      }
     }
     const s = q!;
     if ((s.n + 1) * ENTRY > s.entries.length) {

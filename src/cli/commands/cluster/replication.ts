@@ -8,7 +8,7 @@ import { readClusterState, type ClusterNode } from '../../local-cluster/state.js
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { openNetwork } from '../../network.js';
+import { plainNetwork } from '../../network.js';
 import { renderCsv, renderJson, renderTable, tableWidth } from '../../render/table.js';
 import { printable } from '../../render/printable.js';
 import type { ClusterReplicationFlags } from './options.js';
@@ -32,7 +32,7 @@ export async function clusterReplicationAction(flags: ClusterReplicationFlags & 
     );
   }
   const others = state.nodes.filter((n) => n !== target);
-  const net = openNetwork({ connectTimeout: '5s', requestTimeout: '30s', retries: '1' }, ctx);
+  const net = plainNetwork({ connectTimeoutMs: 5_000, requestTimeoutMs: 30_000, retries: 1 }, ctx);
   let results: Array<{ node: ClusterNode; ok: boolean; error: string | null; pending: number | null }>;
   try {
     results = await Promise.all(

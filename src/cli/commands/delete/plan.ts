@@ -1,5 +1,6 @@
 /** `tsnode delete`: from flags to what is asked of every node. Pure but for the clock it is given. */
 import type { TagDeleteRequest } from '../../../client/tag-delete.js';
+import type { DeleteSpec } from '../../../run/delete-outcome.js';
 import type { DataType } from '../../../protocol/index.js';
 import { UUID_RE } from '../../../protocol/index.js';
 import { UsageError } from '../../errors.js';
@@ -7,18 +8,7 @@ import { checkTagQuery } from '../../tag-query.js';
 import { describeTime, parseTime } from '../../time.js';
 import { DEFAULT_BATCH, DEFAULT_LIST_LIMIT, DEFAULT_MAX_ROUNDS, type DeleteOptions } from './options.js';
 
-export interface DeletePlan {
-  /** One request per data type for a time-bounded delete; one for a full delete. */
-  requests: TagDeleteRequest[];
-  /** `--metric`: the one exact metric (its full delete goes to /full/canonical). */
-  metric: { uuid: string; metric: string } | null;
-  /** The query as typed (with --metric: the one tsnode builds to look for it). */
-  query: string;
-  account: number;
-  batch: number;
-  maxRounds: number;
-  listLimit: number;
-  concurrency: number;
+export interface DeletePlan extends DeleteSpec {
   /** `all data` or `nnt,text data before 2026-...`: what goes, in words. */
   scope: string;
 }

@@ -2,25 +2,10 @@
 import { metricKey, type MetricKey, type NodeLook } from '../../../client/tag-delete.js';
 import type { CliContext } from '../../context.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
+import type { NodeOutcome } from '../../../run/delete-outcome.js';
 import type { DeletePlan } from './plan.js';
 
-/** One node's outcome, as the result and the journal's receipt carry it (snake_case in JSON). */
-export interface NodeOutcome {
-  node: string;
-  /** `deleted` (all proven gone), `nothing` (nothing to delete), `partial`, `failed`, `skipped`, `unconfirmed`. */
-  state: 'deleted' | 'nothing' | 'partial' | 'failed' | 'skipped' | 'unconfirmed';
-  reason: string;
-  /** Metrics the dry run found with data (per type for a time-bounded delete). */
-  found: number;
-  deleted: number;
-  rounds: number;
-  /** Deleted metrics the after-look shows gone. */
-  gone: number;
-  reappeared: MetricKey[];
-  remaining: MetricKey[];
-  /** Per metric: its status in the dry run and what the after-look shows. */
-  metrics: Array<{ type?: string; uuid: string; metric_name: string; before: string; after: string }>;
-}
+export type { NodeOutcome } from '../../../run/delete-outcome.js';
 
 /** Rows of a table shown on a terminal; the JSON and CSV always hold all of them. */
 const TABLE_ROWS = 50;

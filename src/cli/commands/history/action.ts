@@ -72,6 +72,9 @@ export const CSV_HEADERS = [
   'outcome',
   'left',
   'catch_up',
+  // Added later, appended so scripts reading columns by position keep working. Retention runs:
+  // each step's cut-off and what it deleted (`1 2026-11-19T05:57:33Z nnt 60 | 2 ... nnt all`).
+  'steps',
 ] as const;
 
 function csvRow(r: HistoryRun): CellValue[] {
@@ -92,7 +95,24 @@ function csvRow(r: HistoryRun): CellValue[] {
     outcome(r),
     r.pending.join(' '),
     r.catchUp?.command ?? '',
+    r.retention ? retentionSteps(r.retention) : '',
   ];
+}
+
+/**
+ * A retention run's steps in one CSV field: `<step> <cut-off ISO> <what it deleted>`, steps
+ * separated by ` | `; what a step deleted comes from its journaled DELETEs (their spans), else
+ * from its rules, and says `differs per node` with each request when nodes got different ones.
+ */
+function retentionSteps(ret: NonNullable<HistoryRun['retention']>): string {
+  return ret.steps
+    .map((s) => {
+      const scopes = ret.stepScopes[String(s.step)] ?? [];
+      const what = scopes.length === 0 ? s.rules.join(' ') : scopes.length === 1 ? scopes[0]! : `differs per node: ${scopes.join(' / ')}`;
+      const cutoff = s.cutoff !== null ? new Date(s.cutoff * 1000).toISOString().replace('.000Z', 'Z') : '?';
+      return `${s.step} ${cutoff} ${what}`;
+    })
+    .join(' | ');
 }
 
 /** An ISO time as the journal wrote it (`...T00:00:00.000Z`), shown without zero milliseconds; null when unreadable. */

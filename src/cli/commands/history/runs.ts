@@ -40,6 +40,8 @@ export interface HistoryRetention {
   outcome: string | null;
   /** Per node and step, the latest state journaled. */
   stepsByNode: Record<string, Record<string, { state: string; reason: string; attempt: number }>>;
+  /** Per step, what its DELETEs asked for (`nnt 60 300`, `nnt all`, `text`): one entry per distinct request. */
+  stepScopes: Record<string, string[]>;
 }
 
 export interface HistoryRun {
@@ -325,7 +327,7 @@ function newRetentionRun(e: Sweepish): HistoryRun {
     types: [],
     nntRollups: null,
     histogramRollups: null,
-    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {} },
+    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {}, stepScopes: {} },
   };
 }
 
@@ -361,6 +363,9 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
     const step = num(e.step);
     if (node === null || step === null) return;
     (ret.stepsByNode[node] ??= {})[String(step)] = { state: str(e.state) ?? '?', reason: str(e.reason) ?? '', attempt };
+    const scope = stepScope(e);
+    const scopes = (ret.stepScopes[String(step)] ??= []);
+    if (scope && !scopes.includes(scope)) scopes.push(scope);
   } else {
     if (attempt < ret.attempt) return;
     ret.attempt = attempt;
@@ -380,6 +385,16 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
     const c = e.catchUp && typeof e.catchUp === 'object' ? (e.catchUp as Record<string, unknown>) : null;
     r.catchUp = c && typeof c.command === 'string' ? { nodes: strings(c.nodes), command: c.command, addBack: strings(c.addBack) } : null;
   }
+}
+
+/** What one journaled step asked a node to delete: `nnt 60 300; histogram all; text` (null: nothing readable). */
+function stepScope(e: Sweepish): string | null {
+  const parts = strings(e.types).map((t) => {
+    if (t !== 'nnt' && t !== 'histogram') return t;
+    const list = spans(t === 'nnt' ? e.nntRollups : e.histogramRollups);
+    return list === null ? t : `${t} ${list === 'all' ? 'all' : list.join(' ')}`;
+  });
+  return parts.length ? parts.join('; ') : null;
 }
 
 /** Nodes without an end line get their progress from the step lines; what is left is what later runs did not finish. */

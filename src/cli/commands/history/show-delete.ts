@@ -28,8 +28,14 @@ export function showDeleteRun(opts: HistoryOptions & { run: string }, lines: Jou
   if (!receipt) {
     // Not a delete, or a delete without an outcome recorded: its lines as they are.
     for (const e of lines) ctx.stdout.write(`${printable(JSON.stringify(e))}\n`);
-    if (lines.some((e) => e.kind === 'delete.start'))
-      ctx.log.warn('no outcome recorded: the delete was stopped before its receipt was written (run its dry run again to see what is left)');
+    if (lines.some((e) => e.kind === 'delete.start')) {
+      // Each confirmed round was journaled as it ended: what they name went, whatever stopped the run.
+      const rounds = lines.filter((e) => e.kind === 'delete.round');
+      const copies = rounds.reduce((n, e) => n + (Array.isArray(e.deleted) ? e.deleted.length : 0), 0);
+      const nodes = new Set(rounds.map((e) => e.node)).size;
+      const said = rounds.length ? `; its delete.round lines name ${copies} metric copies deleted on ${nodes} node(s)` : '';
+      ctx.log.warn(`no outcome recorded: the delete was stopped before its receipt was written${said} (run its dry run again to see what is left)`);
+    }
     return EXIT.ok;
   }
   const nodes = (Array.isArray(receipt.nodes) ? receipt.nodes : []) as ReceiptNode[];

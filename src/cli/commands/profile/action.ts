@@ -11,6 +11,7 @@ import { configPath, resolveConfigRelative, showPath } from '../../config/paths.
 import { hasLiteralSecret, redactTemplate } from '../../config/secrets.js';
 import { removeProfileText, setProfileText, useProfileText, withConfigLock, writeConfigFile, type ProfileChanges } from '../../config/write.js';
 import { didYouMean } from '../../suggest.js';
+import { formatDuration } from '../../values.js';
 import { parseHeaderLine, HeaderError } from '../../../client/headers.js';
 import type { ProfileListFlags, ProfileSetFlags, ProfileShowFlags } from './options.js';
 
@@ -33,6 +34,7 @@ export function profileJson(p: Profile, config: ConfigFile, home: string): Recor
   if (p.nntRollups) out.nnt_rollups = p.nntRollups;
   if (p.histogramRollups) out.histogram_rollups = p.histogramRollups;
   if (p.writeTo) out.write_to = p.writeTo;
+  if (p.allowLag !== undefined) out.allow_lag = formatDuration(p.allowLag);
   // Paths as they will be read (relative ones from the config file's directory, ~ expanded).
   const resolved: Record<string, string> = {};
   if (p.nodesFile) resolved.nodes_file = resolveConfigRelative(p.nodesFile, config.path, home);
@@ -112,6 +114,7 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   if (p.nntRollups) rows.push(['nnt_rollups', p.nntRollups.join(', ')]);
   if (p.histogramRollups) rows.push(['histogram_rollups', p.histogramRollups.join(', ')]);
   if (p.writeTo) rows.push(['write_to', p.writeTo]);
+  if (p.allowLag !== undefined) rows.push(['allow_lag', formatDuration(p.allowLag)]);
   ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
   ctx.log.info(`config: ${config.shown}:${p.line}`);
   return EXIT.ok;
@@ -196,6 +199,7 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
   if (flags.nntRollups !== undefined) changes.nntRollups = flags.nntRollups;
   if (flags.histogramRollups !== undefined) changes.histogramRollups = flags.histogramRollups;
   if (flags.writeTo !== undefined) changes.writeTo = flags.writeTo;
+  if (flags.allowLag !== undefined) changes.allowLag = flags.allowLag;
   if (flags.unset.length) changes.unset = flags.unset;
   return changes;
 }

@@ -31,10 +31,11 @@ export const profileSetFlags = {
   nntRollups: flag.spanList('--nnt-rollups <spans>', 'the numeric spans the nodes keep, e.g. 60,300,1800,10800 (checks sweeps when nodes do not report them)'),
   histogramRollups: flag.spanList('--histogram-rollups <spans>', 'the histogram spans the nodes keep'),
   writeTo: flag.choice('--write-to <target>', "tsnode write's default --to: primary (the default on a ring), owners, any or all", WRITE_TARGETS),
+  allowLag: flag.duration('--allow-lag <duration>', 'the replication lag sweep and retention apply accept without their own --allow-lag (allow_lag)'),
   unset: flag.repeatable('--unset <key>', 'remove a setting: a key such as cacert or smallest_span, or headers.<Name>; repeatable', {
     complete: {
       kind: 'values',
-      values: ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups', 'write_to'],
+      values: ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups', 'write_to', 'allow_lag'],
     },
   }),
 };

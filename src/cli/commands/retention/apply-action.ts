@@ -16,7 +16,10 @@ import {
   policyToObject,
   resumeRun,
   runFingerprint,
+  shortRules,
+  shortRuleWarning,
   summariseRun,
+  type Policy,
   type RetentionEvent,
   type RunState,
 } from '../../../retention/index.js';
@@ -24,7 +27,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { silentNodesHint, lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
-import { logLag } from '../sweep/action.js';
+import { lagAllowance, logLag, replicationLagOption } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
   Journal,
@@ -36,8 +39,8 @@ import {
   type RetentionStartEntry,
   type RetentionStepEntry,
 } from '../../journal.js';
-import { askYesNo } from '../../prompt.js';
-import { renderJson } from '../../render/table.js';
+import { askTyped, askYesNo } from '../../prompt.js';
+import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { shellQuote } from '../sweep/catch-up.js';
 import type { RetentionApplyFlags } from './options.js';
@@ -61,12 +64,13 @@ export { retentionExitCode } from '../../../run/retention.js';
 /** The command that continues a run on the nodes that did not finish: its id, and the flags that reach them the same way (header values never shown). */
 export function resumeCommand(
   runId: string,
-  opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'> & { yes?: boolean },
+  opts: Pick<RetentionApplyFlags, 'cacert' | 'cert' | 'key' | 'insecure' | 'redact' | 'header' | 'journal'> & { yes?: boolean; allowShortAge?: boolean },
   ctx: Pick<CliContext, 'profile' | 'cwd' | 'env'>,
 ): { command: string; addBack: string[]; reach: string[] } {
   const args = ['tsnode', 'retention', 'apply', '--resume', runId];
   // A catch-up runs as printed: unattended when the run was.
   if (opts.yes) args.push('--yes');
+  if (opts.allowShortAge) args.push('--allow-short-age');
   const first = args.length;
   if (ctx.profile !== undefined) args.push('--profile', ctx.profile);
   if (opts.cacert !== undefined) args.push('--cacert', resolve(ctx.cwd, opts.cacert));
@@ -80,6 +84,27 @@ export function resumeCommand(
   if (ctx.env.TSNODE_HEADERS) addBack.push('TSNODE_HEADERS (read from the environment again when set)');
   if (ctx.profile === undefined && ctx.env.TSNODE_PROFILE) addBack.push(`TSNODE_PROFILE (${ctx.env.TSNODE_PROFILE}, read from the environment again when set)`);
   return { command: args.map(shellQuote).join(' '), addBack, reach: args.slice(first) };
+}
+
+/** Rules under an hour (SHORT_AGE_SECONDS) off a terminal: only --allow-short-age lets them run. */
+function refuseShortAgesOffTerminal(policy: Policy | undefined, opts: RetentionApplyFlags, ctx: CliContext): void {
+  const short = policy ? shortRules(policy) : [];
+  if (!short.length || opts.allowShortAge || (ctx.stdin.isTTY && ctx.stderr.isTTY)) return;
+  throw new UsageError(
+    `${shortRuleWarning(short[0]!)}; refused without --allow-short-age off a terminal (nothing was sent)`,
+    `if you mean it, add --allow-short-age; otherwise fix the age (${short.map((r) => formatRule(r)).join(', ')})`,
+  );
+}
+
+/** On a terminal, rules under an hour need the shortest one typed back (--allow-short-age skips it). */
+async function confirmShortAges(policy: Policy, opts: RetentionApplyFlags, ctx: CliContext): Promise<boolean> {
+  const short = shortRules(policy);
+  if (!short.length || opts.allowShortAge) return true;
+  const rule = formatRule(short[0]!);
+  const others = short.length > 1 ? ` (and ${short.length - 1} other rule(s) under 1h)` : '';
+  const answer = await askTyped(ctx, `${rule}${others} deletes nearly everything it covers. Type ${rule} to run it anyway (anything else stops here):`, rule);
+  if (answer === 'interrupted') throw new AbortedError('(cluster)', 'interrupted at the prompt');
+  return answer === 'yes';
 }
 
 function spansOf(list: number[] | undefined, swept: boolean): JournaledSpans {
@@ -126,6 +151,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
   const dir = runDir(ctx.env);
   let saved: RunState | undefined;
   if (resuming) saved = asUsage(() => findRun(dir, opts.resume!, ctx));
+  refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, ctx);
   if (saved && summariseRun(saved).outcome === 'complete') {
     ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
@@ -155,6 +181,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       resolved = { nodes: opened.nodes, origin: target.origin };
     }
     const network = net;
+    const allowed = lagAllowance(opts.allowLag, target);
     const clients = resolved.nodes.map((n) => network.client(n));
     const refusals = openJournal(ctx, opts.journal);
     const refuse = (err: unknown, report?: ClusterCheckReport): void => {
@@ -281,7 +308,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         const same = reqs.every((r) => JSON.stringify(r) === JSON.stringify(reqs[0]));
         return `step ${s.step}: ${same && reqs[0] ? describeRequest(reqs[0]) : s.types.join(', ')} before ${describeTime(s.cutoff * 1000)}`;
       });
-      logLag(ctx, lagRead, opts.allowLag);
+      logLag(ctx, lagRead, allowed);
       const where = `${p.send.length} node${p.send.length === 1 ? '' : 's'} (node list: ${nodeSource})`;
       const skippedNote = p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : '';
       if (!opts.yes) {
@@ -290,6 +317,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         if (answer === 'interrupted') throw new AbortedError('(cluster)', 'interrupted at the prompt');
         if (answer !== 'yes') return false;
       }
+      if (!(await confirmShortAges(plan.policy, opts, ctx))) return false;
       // A start line before any DELETE, so a run killed midway still leaves a trace.
       const start: RetentionStartEntry = {
         kind: 'retention.start',
@@ -341,10 +369,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         lostAfterMs: opts.lostAfter ?? Math.max(30_000, 3 * opts.pollInterval),
         stepTimeoutMs: opts.stepTimeout,
         signal,
-        replicationLag: {
-          ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
-          onReport: (r) => (lagRead = r),
-        },
+        replicationLag: replicationLagOption(allowed, (r) => (lagRead = r)),
       });
     } catch (err) {
       progress?.stop();
@@ -378,7 +403,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const notSwept = result.notSwept;
     const unfinished = [...final.nodes.map((n) => n.node).filter((n) => stoppedAt(final, n) !== null), ...notSwept.map((m) => m.url)];
     // Ring nodes left out are not in the run file: a resume would not reach them, a run of the policy there does.
-    const ringCatchUp = notSweptCatchUp(plan, notSwept, catchUpBase.reach);
+    // Runs as printed: unattended (--yes) when this run was, like the resume.
+    const ringCatchUp = notSweptCatchUp(plan, notSwept, [...(opts.yes ? ['--yes'] : []), ...catchUpBase.reach]);
     const onlyRing = unfinished.length === notSwept.length;
     const catchUp = unfinished.length ? { nodes: unfinished, command: onlyRing && ringCatchUp ? ringCatchUp : catchUpBase.command, addBack: catchUpBase.addBack } : null;
     const extras = {
@@ -393,7 +419,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     };
     if (opts.output === 'json') ctx.stdout.write(renderJson({ ...(resultJson(final, extras) as object), node_managed: nodeManagedJson(managedReport) }));
     else if (opts.output === 'csv') ctx.stdout.write(resultCsv(final, Boolean(ctx.stdout.isTTY)));
-    else ctx.stdout.write(resultTable(final, ctx.colour) + missingFooter(report));
+    else ctx.stdout.write(resultTable(final, ctx.colour, tableWidth(ctx)) + missingFooter(report));
     const end: RetentionEndEntry = {
       kind: 'retention.end',
       run: runId,

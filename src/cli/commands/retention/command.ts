@@ -66,7 +66,8 @@ The same plan as "retention plan", then every node's sweep status: a node alread
 refused (a policy never cancels a sweep, so there is no --force), an unreachable one too unless
 --skip-unreachable. When the nodes expose a topology, a list that misses ring nodes, nodes that
 disagree on the topology, or a rebalance in progress are refused unless --allow-partial. On a
-terminal you are asked to confirm; otherwise --yes is required. Then each node runs its steps: a
+terminal you are asked to confirm; otherwise --yes is required. A rule kept less than 1h
+(nnt:*=1s) must be typed back on a terminal, and needs --allow-short-age off one. Then each node runs its steps: a
 fresh status check, one DELETE, polls until idle, the next step. A node whose step ends in anything
 but done runs no further steps; the others carry on.
 

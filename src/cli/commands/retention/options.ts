@@ -47,6 +47,10 @@ export const retentionApplyFlags = {
   skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer the status check (reported as skipped)'),
   allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
   allowLag: allowLagFlag(),
+  allowShortAge: flag.boolean(
+    '--allow-short-age',
+    'run rules kept less than 1h (nnt:*=1s deletes nearly everything): required for them off a terminal; on one, you type the rule instead',
+  ),
   resume: resumeFlag,
   ...clockSkewFlags(),
   fresh: flag.boolean('--fresh', 'start a new run even when an interrupted run of the same policy and nodes could be continued'),

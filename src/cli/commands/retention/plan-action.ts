@@ -3,7 +3,7 @@ import { planRetention } from '../../../retention/index.js';
 import { describeLag, hasLag, readReplicationLag } from '../../../client/replication-lag.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { renderJson } from '../../render/table.js';
+import { renderJson, tableWidth } from '../../render/table.js';
 import type { RetentionPlanFlags } from './options.js';
 import { asUsage, nodeSpansOf, readPolicy } from './policy-input.js';
 import { planCsv, planJson, planText } from './render.js';
@@ -53,7 +53,7 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
     }
     if (opts.output === 'json') ctx.stdout.write(renderJson(planJson(plan, { nodeSource: origin, coverage: report.coverage, managed, lag })));
     else if (opts.output === 'csv') ctx.stdout.write(planCsv(plan, Boolean(ctx.stdout.isTTY)));
-    else ctx.stdout.write(planText(plan, ctx.colour));
+    else ctx.stdout.write(planText(plan, ctx.colour, tableWidth(ctx)));
     ctx.log.info(
       `planned ${plan.steps.length} step(s) on ${nodes.length} node(s) at ${new Date(plan.now * 1000).toISOString().replace('.000Z', 'Z')}; nothing was sent (tsnode retention apply runs it)`,
     );

@@ -72,7 +72,7 @@ const SOURCE: Record<string, string> = {
 };
 
 /** `retention plan` as a person reads it: the steps, what is kept forever, each step's exact request. */
-export function planText(plan: RetentionPlan, colour: boolean): string {
+export function planText(plan: RetentionPlan, colour: boolean, width?: number): string {
   const steps = renderTable(
     ['step', 'cut-off (deletes data before)', 'age', 'deletes'],
     plan.steps.map((s) => {
@@ -81,7 +81,7 @@ export function planText(plan: RetentionPlan, colour: boolean): string {
       const deletes = reqs.length === 0 ? 'nothing on any node' : same ? describeRequest(reqs[0]!) : `${s.types.join(', ')} (differs per node: see the requests)`;
       return [s.step, `${isoSeconds(s.cutoff)} (${s.cutoff})`, s.age, deletes];
     }),
-    { colour },
+    { colour, width },
   );
   const lines: string[] = [steps.trimEnd(), ''];
   if (plan.steps.length === 0) lines.push("no steps: every rule's cut-off is before 1970", '');
@@ -111,13 +111,15 @@ export function planText(plan: RetentionPlan, colour: boolean): string {
 
 export const PLAN_CSV_HEADERS = ['node', 'step', 'cutoff', 'cutoff_iso', 'age', 'types', 'nnt_spans', 'histogram_spans', 'spans_from', 'note'] as const;
 
+/** A request's spans of one type in CSV: space-separated numbers, `all` for every span, empty when the type is not swept. */
+function spans(r: SweepRequest | null, t: 'nnt' | 'histogram'): string {
+  if (!r || !r.types.includes(t)) return '';
+  const list = t === 'nnt' ? r.nntRollups : r.histogramRollups;
+  return list?.length ? list.join(' ') : 'all';
+}
+
 /** One row per node and step: spans as space-separated numbers, `all` for every span, empty when not swept. */
 export function planCsv(plan: RetentionPlan, terminal: boolean): string {
-  const spans = (r: SweepRequest | null, t: 'nnt' | 'histogram'): string => {
-    if (!r || !r.types.includes(t)) return '';
-    const list = t === 'nnt' ? r.nntRollups : r.histogramRollups;
-    return list?.length ? list.join(' ') : 'all';
-  };
   const rows = plan.nodes.flatMap((n) =>
     plan.steps.map((s) => {
       const ns = n.steps[s.step - 1]!;
@@ -177,8 +179,11 @@ export function stoppedAt(state: RunState, node: string): { step: number; state:
 const BAD = new Set(['failed', 'lost', 'timed out', 'replaced', 'cancelled', 'unconfirmed']);
 const MEH = new Set(['late data', 'skipped', 'interrupted', 'pending', 'in flight', 'started']);
 
-/** One row per node: each step's state and duration, then where it stopped and why. */
-export function resultTable(state: RunState, colour: boolean): string {
+/**
+ * One row per node: each step's state and duration, then where it stopped and why. With `width`
+ * (the terminal's: tableWidth(ctx)) the table fits it, the reason wrapping inside its cell.
+ */
+export function resultTable(state: RunState, colour: boolean, width?: number): string {
   const steps = state.plan.steps.map((s) => `step ${s.step}`);
   const anyStopped = state.nodes.some((n) => stoppedAt(state, n.node) !== null);
   const table = renderTable(
@@ -199,9 +204,10 @@ export function resultTable(state: RunState, colour: boolean): string {
     }),
     {
       colour,
+      width,
       paint: (cell, col, _row, p) => {
         if (col === 0 || col > steps.length) return cell;
-        const word = cell.replace(/ [\d.hms]+$/, '');
+        const word = cell.replace(/\s+/g, ' ').replace(/ [\d.hms]+$/, ''); // (a wrapped cell spans lines)
         return word === 'done' ? p.green(cell) : BAD.has(word) ? p.red(cell) : MEH.has(word) ? p.yellow(cell) : cell;
       },
     },
@@ -224,6 +230,9 @@ export const RESULT_CSV_HEADERS = [
   'finished_at',
   'finished_at_iso',
   'seconds',
+  // Added after the first release: appended, so scripts reading columns by position keep working.
+  'nnt_spans',
+  'histogram_spans',
 ] as const;
 
 export function resultCsv(state: RunState, terminal: boolean): string {
@@ -246,6 +255,8 @@ export function resultCsv(state: RunState, terminal: boolean): string {
         rec.finishedAt !== undefined ? rec.finishedAt / 1000 : '',
         rec.finishedAt !== undefined ? isoSeconds(rec.finishedAt / 1000) : '',
         seconds(rec) ?? '',
+        spans(req, 'nnt'),
+        spans(req, 'histogram'),
       ];
     }),
   );

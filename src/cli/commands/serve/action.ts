@@ -73,6 +73,7 @@ export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<
     if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
     if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
     if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+    if (opts.cacheSize !== undefined) config.cacheBytes = opts.cacheSize;
     if (opts.replayBatch !== undefined) config.replayBatchRecords = opts.replayBatch;
     if (opts.replayConcurrency !== undefined) config.replayConcurrency = opts.replayConcurrency;
     if (opts.account !== undefined) config.account = opts.account;

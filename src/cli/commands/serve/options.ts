@@ -41,6 +41,14 @@ export function serveFlags() {
       min: 0,
       complete: { kind: 'none' },
     }),
+    cacheSize: flag.size(
+      '--cache-size <size>',
+      "SQLite's page cache for the node's database, a fixed cost whatever the series count; more can speed up reads and flushes of a large data set (default: 8MiB)",
+      {
+        min: 64 * 1024,
+        complete: { kind: 'none' },
+      },
+    ),
     replication: flag.boolean(
       '--no-replication',
       "on a ring, keep only what this node is sent: no journals to the metric's other owners, no proxied reads (default: a ring node replicates)",

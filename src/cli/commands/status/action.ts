@@ -8,7 +8,7 @@ import { UsageError } from '../../errors.js';
 import { DATA_TYPES, type DataType, type SweepStatus, type TypeStatus } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { MAX_TIMEOUT_MS } from '../../network.js';
+import { MAX_TIMER_MS } from '../../values.js';
 import { openTarget } from '../../node-source.js';
 import { errorJson, spanFields, timeFields } from '../../render/json-values.js';
 import { lagText } from '../../render/lag.js';
@@ -272,7 +272,7 @@ export function watchClock(floorMs: number, base: Clock = systemClock): Clock {
     sleep: async (ms, signal) => {
       const until = base.now() + Math.max(ms, floorMs);
       for (let left = until - base.now(); left > 0 && !signal?.aborted; left = until - base.now()) {
-        await base.sleep(Math.min(left, MAX_TIMEOUT_MS), signal);
+        await base.sleep(Math.min(left, MAX_TIMER_MS), signal);
       }
     },
   };

@@ -21,6 +21,7 @@ import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
+import { formatDuration } from '../../values.js';
 import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
@@ -98,15 +99,26 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   return EXIT.ok;
 }
 
-/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag), or that it could not be checked. */
-export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowLagMs: number | undefined): void {
+/** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
+export function lagAllowance(flagMs: number | undefined, target: Pick<Target, 'allowLag'>): { ms: number; from: string } | undefined {
+  if (flagMs !== undefined) return { ms: flagMs, from: '--allow-lag' };
+  return target.allowLag ? { ms: target.allowLag.value, from: target.allowLag.from } : undefined;
+}
+
+/** The replication options of the run core for an allowance (lagAllowance), reporting what was read to `onReport`. */
+export function replicationLagOption(allowed: { ms: number } | undefined, onReport: (r: LagReport) => void): { allowLagSeconds?: number; onReport: (r: LagReport) => void } {
+  return { ...(allowed !== undefined ? { allowLagSeconds: allowed.ms / 1000 } : {}), onReport };
+}
+
+/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag or allow_lag), or that it could not be checked. */
+export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowed: { ms: number; from: string } | undefined): void {
   if (!report) return;
   if (!report.checked) {
-    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json): not checked');
+    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json, no lag in /gossip/json): not checked');
     return;
   }
-  for (const n of report.nodes.filter(hasLag))
-    ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: --allow-lag ${allowLagMs !== undefined ? allowLagMs / 1000 : 0}s)`);
+  const going = allowed ? `${allowed.from === '--allow-lag' ? '--allow-lag' : `allow_lag from ${allowed.from}`} ${formatDuration(allowed.ms)}` : '--allow-lag 0s';
+  for (const n of report.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: ${going})`);
 }
 
 /**
@@ -131,7 +143,7 @@ function coreOptions(
     stop();
     if (s.kind === 'checked') {
       logReport(ctx, s.report);
-      logLag(ctx, lag.report, opts.allowLag);
+      logLag(ctx, lag.report, allowed);
       if (opts.force) for (const b of s.preflight.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
       if (s.send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
       return;
@@ -140,6 +152,7 @@ function coreOptions(
     progress = new NodeProgress(ctx, [...s.send, ...s.skipped], { quiet: new Set<NodeSweepState>(['sending']) });
   };
   const req = plan.request;
+  const allowed = lagAllowance(opts.allowLag, run.target);
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
   const journal = openJournal(ctx, opts.journal);
@@ -151,12 +164,9 @@ function coreOptions(
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
       declared: declaredSpans(run.target),
     },
-    replicationLag: {
-      ...(opts.allowLag !== undefined ? { allowLagSeconds: opts.allowLag / 1000 } : {}),
-      onReport: (r) => {
-        lag.report = r;
-      },
-    },
+    replicationLag: replicationLagOption(allowed, (r) => {
+      lag.report = r;
+    }),
     // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
     checks: plan.relative
       ? [

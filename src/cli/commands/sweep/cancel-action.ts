@@ -7,6 +7,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { newRunId, whoAmI } from '../../journal.js';
+import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { connectTarget, resolveCommandTarget } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
@@ -18,6 +19,10 @@ const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 
 /** `tsnode sweep cancel`: GET /sweep_delete/cancel on every node, after the coverage check and confirmation (src/run/cancel.ts). */
 export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): Promise<ExitCode> {
+  return withMetricsFile(opts.metricsFile, 'sweep cancel', ctx, (metrics) => cancelRun(opts, ctx, metrics));
+}
+
+async function cancelRun(opts: CancelOptions, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   // Nothing is sent before the target resolves and the confirmation rule passes (a destructive command: no fallback node).
   const target = resolveCommandTarget(opts, ctx, { command: 'tsnode sweep cancel', destructive: true });
   if (!opts.dryRun && !opts.yes && !canAsk(ctx)) {
@@ -59,6 +64,12 @@ export async function sweepCancelAction(opts: CancelOptions, ctx: CliContext): P
       throw new UsageError('refusing to cancel: nothing was sent', coverageHint(report) || undefined);
     }
     const { rows, report: checked, exitCode } = result;
+    metrics.add({
+      name: 'tsnode_node_state',
+      help: 'The state each node ended the last run in, as a label (cancelling, idle, failed); value always 1.',
+      type: 'gauge',
+      samples: rows.map((r) => ({ labels: { command: 'sweep cancel', node: r.node, state: r.state }, value: 1 })),
+    });
     if (opts.output === 'json') ctx.stdout.write(renderJson(cancelJson(rows, { target: shown, coverage: checked.coverage, exitCode })));
     else if (opts.output === 'csv') ctx.stdout.write(cancelCsv(rows, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(cancelTable(rows, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(checked, 'not cancelled'));

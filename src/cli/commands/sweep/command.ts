@@ -69,7 +69,7 @@ ${EXIT_CODES_HELP}`,
 Options (declared on sweep, see tsnode sweep --help): the node source (--nodes, --seed,
 --profile; never ./nodes.txt or the default node), -y/--yes (required when not on a terminal),
 --dry-run (list the requests, send nothing), --allow-partial, -o/--output table|json|csv,
---journal <file>, --concurrency and the network options. The flags that only a sweep reads
+--journal <file>, --metrics-file <path>, --concurrency and the network options. The flags that only a sweep reads
 (--before, --types, --force, ...) are refused. The ring coverage check of sweep applies: a list
 that misses ring nodes is refused (exit 2, nothing sent) unless --allow-partial.
 

@@ -50,7 +50,7 @@ export function sweepFlags() {
 export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
 
 /** What `sweep cancel` reads of sweep's flags: the target, the network, and these. */
-export const CANCEL_FLAGS = ['yes', 'dryRun', 'allowPartial', 'journal', 'output', 'concurrency', 'headerPrefix'] as const;
+export const CANCEL_FLAGS = ['yes', 'dryRun', 'allowPartial', 'journal', 'output', 'concurrency', 'headerPrefix', 'metricsFile'] as const;
 export type CancelOptions = Pick<SweepOptions, (typeof CANCEL_FLAGS)[number] | keyof ReturnType<typeof networkFlags>>;
 
 /** `--allow-lag`: the replication-lag preflight's flag, the same for sweep and retention apply. */

@@ -6,7 +6,7 @@
  */
 import { buildSweepHeaders, type HeaderPrefix, type SweepRequest } from '../../../protocol/index.js';
 import { UsageError } from '../../errors.js';
-import { describeTime, parseTime } from '../../time.js';
+import { describeTime, isRelativeTime, parseTime } from '../../time.js';
 import type { SweepOptions } from './options.js';
 
 /** The flags a plan is made from. */
@@ -40,7 +40,7 @@ export function planSweep(flags: SweepFlags, now: number): SweepPlan {
   }
   const warnings: string[] = [];
   const before = Math.floor(beforeMs / 1000);
-  const relative = /^(now|\d+(\.\d+)?(ms|s|m|h|d|w))$/.test(flags.before.trim());
+  const relative = isRelativeTime(flags.before);
   if (beforeMs % 1000 !== 0 && !relative)
     warnings.push(`--before ${flags.before} rounded down to whole seconds: ${describeTime(before * 1000)} (nodes take integer seconds; nothing newer is deleted)`);
   const { types, nntRollups, histogramRollups } = flags;

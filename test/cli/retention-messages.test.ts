@@ -1,0 +1,104 @@
+/**
+ * Issue 25's messages about a retention run, on real reference nodes and the real CLI (in
+ * process): the result table fits the terminal, `retention apply -o csv` and `history -o csv` say
+ * which spans each step deleted, and a rule kept less than an hour (`nnt:*=1s`) is warned about and
+ * needs --allow-short-age off a terminal.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeClient } from '../../src/client/node-client.js';
+import { parseCsv } from '../../src/cli/render/csv.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { startNodes, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+
+let nodes: TestNode[];
+let list: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  nodes = await startNodes(2, { memory: true });
+  list = nodes.map((n) => n.url).join(',');
+  env = { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'tsnode-msgs-')), XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'tsnode-msgs-cfg-')) };
+}, 30_000);
+const agent = new Agent();
+afterAll(async () => {
+  await stopAllNodes();
+  await agent.close();
+});
+
+const client = (url: string): NodeClient => new NodeClient(url, { dispatcher: agent, retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0 } });
+const UUID = '00000000-0000-4000-8000-000000000025';
+/** One numeric point two hours old on `url`. */
+async function seedOld(url: string): Promise<number> {
+  const offset = Math.floor(Date.now() / 1000 / 60) * 60 - 7200;
+  await client(url).writeNnt([{ metric: 'short', id: UUID, offset, count: 1, value: 1, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }]);
+  return offset;
+}
+async function hasPoint(url: string, offset: number): Promise<boolean> {
+  const r = await client(url).readRollup({ uuid: UUID, metric: 'short', startMs: offset * 1000, endMs: (offset + 60) * 1000, spanMs: 60_000, engine: 'nnt' });
+  return r.points[0]?.value != null;
+}
+
+const POLICY = ['--rule', 'nnt:60=7d', '--rule', 'nnt:300=30d', '--rule', 'nnt:*=2y', '--rule', 'text=90d'];
+
+describe('retention apply: the result on a terminal and in CSV', () => {
+  it('the result table fits the terminal it is printed on', async () => {
+    const r = await runInProcess(['retention', 'apply', ...POLICY, '--nodes', list, '--yes'], { env, tty: { columns: 60, rows: 30 } });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(60);
+  });
+
+  it('-o csv carries the spans each step deleted; history -o csv carries every step with its spans', async () => {
+    const r = await runInProcess(['retention', 'apply', ...POLICY, '--nodes', list, '--yes', '-o', 'csv'], { env });
+    expect(r.code).toBe(0);
+    const [head, ...rows] = parseCsv(r.stdout);
+    const col = (name: string): number => head!.indexOf(name);
+    expect(col('nnt_spans')).toBeGreaterThan(0);
+    expect(col('histogram_spans')).toBeGreaterThan(0);
+    const first = rows.filter((row) => row[col('node')] === nodes[0]!.url);
+    expect(first.map((row) => [row[col('step')], row[col('types')], row[col('nnt_spans')], row[col('histogram_spans')]])).toEqual([
+      ['1', 'nnt', '60', ''],
+      ['2', 'nnt', '300', ''],
+      ['3', 'text', '', ''],
+      ['4', 'nnt', 'all', ''],
+    ]);
+    const runId = first[0]![col('run_id')]!;
+
+    const h = await runInProcess(['history', '-o', 'csv'], { env });
+    expect(h.code).toBe(0);
+    const [hHead, ...hRows] = parseCsv(h.stdout);
+    const row = hRows.find((x) => x[0] === runId)!;
+    const steps = row[hHead!.indexOf('steps')]!;
+    expect(steps.split(' | ').map((s) => s.replace(/ \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, ''))).toEqual(['1 nnt 60', '2 nnt 300', '3 text', '4 nnt all']);
+  });
+});
+
+describe('a rule kept less than an hour', () => {
+  it('plan warns, naming the rule and what it deletes', async () => {
+    const r = await runInProcess(['retention', 'plan', '--rule', 'nnt:*=1s', '--rule', 'text=59m', '--rule', 'nnt:60=1h', '--nodes', list], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('warning: --rule "nnt:*=1s" keeps only the last 1s of every nnt span, deleting nearly all of it (an age under 1h is almost always a mistake');
+    expect(r.stderr).toContain('warning: --rule "text=59m" keeps only the last 59m of text');
+    expect(r.stderr).not.toContain('"nnt:60=1h" keeps only');
+  });
+
+  it('apply off a terminal is refused without --allow-short-age (exit 2, nothing sent), and runs with it', async () => {
+    const offset = await seedOld(nodes[0]!.url);
+    const refused = await runInProcess(['retention', 'apply', '--rule', 'nnt:*=1s', '--nodes', nodes[0]!.url, '--yes'], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--rule "nnt:*=1s" keeps only the last 1s of every nnt span');
+    expect(refused.stderr).toContain('refused without --allow-short-age off a terminal (nothing was sent)');
+    expect(refused.stderr).toContain('hint: if you mean it, add --allow-short-age');
+    expect(await hasPoint(nodes[0]!.url, offset)).toBe(true);
+
+    const ran = await runInProcess(['retention', 'apply', '--rule', 'nnt:*=1s', '--nodes', nodes[0]!.url, '--yes', '--allow-short-age'], { env });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).toContain('keeps only the last 1s of every nnt span'); // still warned
+    expect(await hasPoint(nodes[0]!.url, offset)).toBe(false);
+  });
+});
