@@ -47,14 +47,15 @@ const home = join(root, 'home');
 const shim = join(root, 'bin', 'tsnode');
 const ringDir = join(root, 'ring');
 /** The printed paths, moved under the temporary directory. */
-const moved = (text: string): string => text.replaceAll('/etc/tsnode/', `${etc}/`).replaceAll('/tmp/tsnode-retention.lock', join(root, 'lock')).replaceAll('/usr/local/bin/tsnode', shim);
+const moved = (text: string): string =>
+  text.replaceAll('/etc/tsnode/', `${etc}/`).replaceAll('/tmp/tsnode-retention.lock', join(root, 'lock')).replaceAll('/usr/local/bin/tsnode', shim);
 const env: Record<string, string | undefined> = { ...NO_USER_CONFIG, HOME: home, TSNODE_CONFIG: join(etc, 'config.yaml'), XDG_STATE_HOME: join(root, 'state') };
 let urls: string[];
 
 function sh(line: string, extra: Record<string, string> = {}): Promise<number> {
   const full: Record<string, string | undefined> = { ...process.env, ...env, PATH: `${join(root, 'bin')}:${process.env.PATH ?? ''}`, NO_COLOR: '1', ...extra };
   for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];
-  return new Promise((resolve) => execFile('sh', ['-c', moved(line)], { env: full as NodeJS.ProcessEnv, timeout: 120_000 }, (err) => resolve(err ? ((err as { code?: number }).code ?? -1) : 0)));
+  return new Promise((resolve) => execFile('sh', ['-c', moved(line)], { env: full, timeout: 120_000 }, (err) => resolve(err ? ((err as { code?: number }).code ?? -1) : 0)));
 }
 
 interface HistoryRun {
@@ -107,7 +108,7 @@ describe('retention.md scheduling, as printed, with a node down', () => {
     expect(cronLines[1]).toBe(cronLines[0]!.replace('--yes', '--yes --skip-unreachable'));
     const units = blocks('ini').filter((b) => b.includes('ExecStart='));
     expect(units).toHaveLength(2);
-    expect(unit(units[1]!).exec).toBe(`${unit(units[0]!).exec.replace('--yes', '--yes --skip-unreachable')}`);
+    expect(unit(units[1]!).exec).toBe(unit(units[0]!).exec.replace('--yes', '--yes --skip-unreachable'));
   });
 
   it('cron: the plain line is refused and journaled; --skip-unreachable sweeps the others (exit 3, the node left); the next night catches it up', async () => {
