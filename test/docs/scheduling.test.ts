@@ -137,7 +137,7 @@ describe('retention.md scheduling, as printed, with a node down', () => {
     expect(readFileSync(join(home, 'tsnode-retention.json'), 'utf8')).toContain('"skipped"');
   }, 180_000);
 
-  it('systemd: the unit as printed fails the night (exit 2); with the drop-in it runs on the others (exit 3)', async () => {
+  it('systemd: the unit as printed fails the night (exit 2); with the drop-in, or skip_unreachable in the profile, it runs on the others (exit 3)', async () => {
     const ring = JSON.parse(readFileSync(join(ringDir, 'cluster.json'), 'utf8')) as ClusterState;
     await killNode(ring.nodes[2]!.pid);
     const [service, dropIn] = blocks('ini').filter((b) => b.includes('ExecStart='));
@@ -148,8 +148,16 @@ describe('retention.md scheduling, as printed, with a node down', () => {
     expect(withUnitEnv).toEqual({ XDG_STATE_HOME: state, TSNODE_CONFIG: join(etc, 'config.yaml') });
     expect(await sh(exec, withUnitEnv)).toBe(2);
     expect(await sh(unit(dropIn!).exec, withUnitEnv)).toBe(3);
+    // The choice in the profile instead: the unit as printed then runs on the others too, and says why.
+    const set = await runCli(['profile', 'set', 'prod', '--skip-unreachable'], { env });
+    expect(set.code, set.stderr).toBe(0);
+    expect(readFileSync(join(etc, 'config.yaml'), 'utf8')).toContain('skip_unreachable: true');
+    expect(await sh(`${exec} 2>${join(root, 'profile-night.log')}`, withUnitEnv)).toBe(3);
+    expect(readFileSync(join(root, 'profile-night.log'), 'utf8')).toMatch(
+      /skip_unreachable from profiles\.prod\.skip_unreachable \(.*config\.yaml:\d+\): nodes that do not answer are left out/,
+    );
     const runs = await history(state);
-    expect(runs.map((r) => r.exit_code)).toEqual([2, 3]);
+    expect(runs.map((r) => r.exit_code)).toEqual([2, 3, 3]);
     expect(runs[1]!.pending).toEqual([urls[2]]);
   }, 120_000);
 });

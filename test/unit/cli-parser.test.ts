@@ -93,7 +93,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   delete: { full: false, dryRun: false, yes: false, skipUnreachable: false, allowPartial: false, output: 'table', ...NETWORK_TYPED },
   'profile list': { output: 'table', names: false },
   'profile show': { output: 'table' },
-  'profile set': { header: [], unset: [] },
+  'profile set': { header: [], unset: [], skipUnreachable: false },
 };
 // `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand);
 // the sweep-only ones are refused when given (an ERRORS row below).

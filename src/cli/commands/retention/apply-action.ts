@@ -27,7 +27,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { silentNodesHint, lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
-import { lagAllowance, logLag, replicationLagOption } from '../sweep/action.js';
+import { lagAllowance, logLag, replicationLagOption, skipUnreachableOf } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
   Journal,
@@ -362,7 +362,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         report,
         persist: (s) => writeRunFile(runFile, s),
         onEvent,
-        skipUnreachable: opts.skipUnreachable,
+        skipUnreachable: skipUnreachableOf(opts.skipUnreachable, target, ctx),
         confirm,
         concurrency: opts.concurrency,
         intervalMs: opts.pollInterval,

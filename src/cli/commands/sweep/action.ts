@@ -99,6 +99,14 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   return EXIT.ok;
 }
 
+/** `--skip-unreachable`, else the profile's `skip_unreachable: true` (said on stderr, with where it is set). */
+export function skipUnreachableOf(flag: boolean, target: Pick<Target, 'skipUnreachable'>, ctx: Pick<CliContext, 'log'>): boolean {
+  if (flag) return true;
+  if (target.skipUnreachable?.value !== true) return false;
+  ctx.log.info(`skip_unreachable from ${target.skipUnreachable.from}: nodes that do not answer are left out (listed as skipped)`);
+  return true;
+}
+
 /** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
 export function lagAllowance(flagMs: number | undefined, target: Pick<Target, 'allowLag'>): { ms: number; from: string } | undefined {
   if (flagMs !== undefined) return { ms: flagMs, from: '--allow-lag' };
@@ -158,7 +166,7 @@ function coreOptions(
   const journal = openJournal(ctx, opts.journal);
   const options: ClusterSweepOptions = {
     force: opts.force,
-    skipUnreachable: opts.skipUnreachable,
+    skipUnreachable: skipUnreachableOf(opts.skipUnreachable, run.target, ctx),
     cluster: {
       allowPartial: opts.allowPartial,
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
