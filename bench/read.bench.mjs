@@ -70,6 +70,44 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+/** A separate plain Node process that GETs `url` with node:http and writes the answer to `file`: the floor for `read -o csv`. */
+const PLAIN_GET = `const http = require('node:http'); const fs = require('node:fs');
+http.get(process.argv[1], (res) => { if (res.statusCode !== 200) process.exit(1); res.pipe(fs.createWriteStream(process.argv[2])); }).on('error', () => process.exit(1));`;
+
+function plainGetToFile(url, file) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const [exe, argv] = /** @type {[string, string[]]} */ (
+      TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, '-e', PLAIN_GET, url, file]] : [process.execPath, ['-e', PLAIN_GET, url, file]]
+    );
+    const child = spawn(exe, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr?.on('data', (d) => (err += d));
+    child.on('exit', (code) => {
+      const ms = performance.now() - t0;
+      const cpu = /CPU ([\d.]+) ([\d.]+)/.exec(err);
+      if (code !== 0) reject(new Error(`plain GET exit ${code}: ${err}`));
+      else resolve({ ms, cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : NaN });
+    });
+  });
+}
+
+async function measurePlain(url) {
+  const file = join(dir, 'plain.json');
+  await plainGetToFile(url, file);
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await plainGetToFile(url, file));
+  const times = runs.map((r) => r.ms);
+  return {
+    label: 'plain node:http GET to a file (separate process)',
+    output: 'raw',
+    median: median(times),
+    min: Math.min(...times),
+    cpu: median(runs.map((r) => r.cpuMs)),
+    bytes: statSync(file).size,
+  };
+}
+
 async function measure(label, url, output) {
   const file = join(dir, `out.${output}`);
   const args = ['read', U, 'cpu', '--node', url, '--start', String(START), '--end', String(END), '--span', `${SPAN}s`, '--output', output, '--retries', '0'];
@@ -120,7 +158,16 @@ try {
   rows.push({ label: 'reference node answer only (fetch)', output: '-', median: median(serverTimes), min: Math.min(...serverTimes), cpu: NaN, bytes: canned.length });
   const replay = await startReplayNode(canned);
   try {
-    for (const output of ['csv', 'table', 'json']) rows.push(await measure('reference node', ref.url, output));
+    // Interleaved: the plain GET and the CSV read alternate, so load from other processes hits both alike.
+    const plainRuns = [];
+    const csvRuns = [];
+    for (let k = 0; k < 3; k++) {
+      plainRuns.push(await measurePlain(ref.url + path));
+      csvRuns.push(await measure('reference node', ref.url, 'csv'));
+    }
+    const mid = (xs) => xs.sort((a, b) => a.median - b.median)[1];
+    rows.push(mid(plainRuns), mid(csvRuns));
+    for (const output of ['table', 'json']) rows.push(await measure('reference node', ref.url, output));
     for (const output of ['csv', 'table']) rows.push(await measure('replay node', replay.url, output));
   } finally {
     replay.server.close();
@@ -143,3 +190,9 @@ console.log(
     .join(' ')}`,
 );
 console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);
+const plain = rows.find((r) => r.output === 'raw');
+if (!plain) throw new Error('no plain GET row');
+const ratio = csv.median / plain.median;
+console.log(
+  `read -o csv / plain node:http GET to a file: ${ratio.toFixed(2)}x wall (${csv.median.toFixed(0)} vs ${plain.median.toFixed(0)} ms; target <= 1.5x: ${ratio <= 1.5 ? 'met' : 'NOT met'})`,
+);

@@ -27,9 +27,15 @@
 // Env: RETENTION_BENCH_RUNS (default 5), RETENTION_BENCH_PACE_MS (uniform pace, default 20),
 // RETENTION_BENCH_SERIES (uniform series per type, default 50: 1 s per step), RETENTION_BENCH_SKEW_MIN_PACE_MS
 // (default 5), RETENTION_BENCH_HEAVY (default 50), RETENTION_BENCH_LIGHT (default 3), RETENTION_BENCH_ARGS
-// (extra `retention apply` flags, e.g. "--concurrency 64"), RETENTION_BENCH_ONLY=uniform|skewed.
+// (extra `retention apply` flags, e.g. "--concurrency 64"), RETENTION_BENCH_ONLY=uniform|skewed|receipts.
+//
+// receipts (run with RETENTION_BENCH_ONLY=receipts, or after the others): what the receipt costs a
+// 100-node apply (target: under 10%). Rounds alternate an apply with its receipt (two inventory
+// looks per node: before the first DELETE and after the last step) and one with the hidden
+// `--no-receipt`; each run's journal is checked to hold a receipt exactly when asked. The two
+// looks are also timed alone (the library's takeLook on the same 100 nodes, holding the data).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -87,19 +93,65 @@ async function seed(url, counts) {
   await post(url, '/histogram/write', JSON.stringify(ids(counts.histogram).map((id) => ({ metric: 'latency', id, offset, period: 60, histogram: 'AAA=' }))));
 }
 
-function cliApply(urls, stateDir) {
+function cliApply(urls, stateDir, args = []) {
   const start = performance.now();
   const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
-  const r = spawnSync(process.execPath, [BIN, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra], {
-    encoding: 'utf8',
-    env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const ms = performance.now() - start;
   if (r.status !== 0) throw new Error(`tsnode retention apply exited ${r.status}: ${r.stderr}`);
   const doc = JSON.parse(r.stdout);
   if (doc.outcome !== 'complete') throw new Error(`not complete: ${doc.outcome}`);
   return ms;
+}
+
+/** Whether the journal's last run holds a receipt (`receipt` lines name their run). */
+function lastRunHasReceipt(stateDir) {
+  const lines = readFileSync(join(stateDir, 'tsnode', 'sweeps.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const run = lines.filter((l) => l.kind === 'retention.start').at(-1).run;
+  return lines.some((l) => l.kind === 'receipt' && l.run === run);
+}
+
+/**
+ * The receipt's cost on 100 nodes: applies with and without it in alternating rounds (the first
+ * pair warms up), and the two looks alone, timed with the library on the same nodes.
+ */
+async function receiptsCost(urls, counts, stateDir, RUNS) {
+  const { createAgent, NodeClient, takeLook } = await import('../dist/index.js');
+  const on = [];
+  const off = [];
+  const looks = [];
+  const dispatcher = createAgent();
+  const clients = urls.map((u) => new NodeClient(u, { dispatcher }));
+  for (let r = 0; r <= RUNS; r++) {
+    for (const [times, args, want] of /** @type {Array<[number[], string[], boolean]>} */ ([
+      [on, [], true],
+      [off, ['--no-receipt'], false],
+    ])) {
+      await Promise.all(urls.map((u) => seed(u, counts)));
+      if (times === on) {
+        // Two looks, as the run takes them, on the data the run will remove.
+        const t = performance.now();
+        for (let k = 0; k < 2; k++) await takeLook(clients, { concurrency: 16, now: () => Date.now() });
+        if (r > 0) looks.push(performance.now() - t);
+      }
+      const ms = cliApply(urls, stateDir, args);
+      if (lastRunHasReceipt(stateDir) !== want) throw new Error(`a run ${want ? 'without' : 'with'} a receipt: ${args.join(' ') || 'default'}`);
+      if (r > 0) times.push(ms);
+    }
+  }
+  await dispatcher.close();
+  return { on: median(on), off: median(off), looks: median(looks), onAll: on, offAll: off };
 }
 
 /** The barrier: every node's DELETE for step k, then poll every node until all are idle, then step k+1. */
@@ -177,7 +229,7 @@ async function main() {
   let u1 = NaN;
   let u100 = NaN;
   let b100u = NaN;
-  if (only !== 'skewed') {
+  if (only !== 'skewed' && only !== 'receipts') {
     u1 = await measure(
       'apply, 1 node (uniform)',
       uniform.urls.slice(0, 1),
@@ -203,8 +255,10 @@ async function main() {
       () => barrierProcess(uniform.urls),
     );
   }
+  let receipts = null;
+  if (only === undefined || only === 'receipts') receipts = await receiptsCost(uniform.urls, uniformCounts, stateDir, RUNS);
   const skew = [];
-  if (only !== 'uniform') {
+  if (only !== 'uniform' && only !== 'receipts') {
     // 10 nodes across the pace range, and all 100
     const s10 = skewPaces.map((_, i) => i).filter((i) => i % 11 === 0);
     const s10urls = s10.map((i) => skewed.urls[i]);
@@ -231,7 +285,15 @@ async function main() {
   console.log('|---|---:|---:|');
   for (const r of results) console.log(`| ${r.what} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} |`);
   console.log('');
-  if (only !== 'skewed') {
+  if (receipts) {
+    const cost = receipts.on / receipts.off - 1;
+    console.log(
+      `receipts, 100 nodes (uniform): apply ${receipts.on.toFixed(0)} ms with, ${receipts.off.toFixed(0)} ms without (--no-receipt): +${(cost * 100).toFixed(1)}% (target < 10%) ${cost < 0.1 ? 'OK' : 'MISSED'}; ` +
+        `the two looks alone ${receipts.looks.toFixed(0)} ms (${((receipts.looks / receipts.off) * 100).toFixed(1)}% of an apply without them); ` +
+        `runs with: ${receipts.onAll.map((x) => x.toFixed(0)).join(', ')}; without: ${receipts.offAll.map((x) => x.toFixed(0)).join(', ')}`,
+    );
+  }
+  if (only !== 'skewed' && only !== 'receipts') {
     const scale = u100 / u1;
     console.log(`apply 100 nodes / 1 node (uniform): ${scale.toFixed(2)}x (target <= 1.25x) ${scale <= 1.25 ? 'OK' : 'MISSED'}`);
     console.log(`barrier / apply, 100 nodes, uniform: ${(b100u / u100).toFixed(2)}x (same data everywhere: expected to tie, ~1x)`);

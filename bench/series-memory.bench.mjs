@@ -5,10 +5,12 @@
 // to its maximum, the SQLite page cache (--cache-size, 8 MiB unless BENCH_NODE_ARGS says otherwise),
 // and what malloc keeps; not the ~75 MiB a started, empty node holds), and its parts: the V8 heap
 // used after a forced GC, the heap V8 keeps, memory outside the heap (ArrayBuffers, Buffers).
+// Also the node's CPU seconds from the first write to the last flush (the many-series ingest cost).
 // BENCH_BASELINE_BIN=/path/to/bin/tsnode.js measures another build the same way in the same run;
-// BENCH_NODE_ARGS (e.g. "--cache-size 64MiB") adds serve flags to this build's node only.
+// BENCH_NODE_ARGS adds serve flags to this build's node, variants split by ';' each measured in
+// turn (e.g. ";--cache-size 64MiB": the default, then a 64 MiB page cache).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -48,6 +50,15 @@ async function startNode(bin, args) {
   });
   return {
     url,
+    /** CPU seconds the node process has used so far (Linux /proc; NaN elsewhere). */
+    cpuSeconds() {
+      try {
+        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        return (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        return NaN;
+      }
+    },
     async memory() {
       const n = mems.length;
       child.kill('SIGUSR2');
@@ -75,6 +86,7 @@ async function measure(bin, args) {
   const node = await startNode(bin, args);
   const dispatcher = new Agent({ connections: 2 });
   const before = await node.memory();
+  const cpu0 = node.cpuSeconds();
   for (let i = 0; i < SERIES; i += BATCH) {
     const recs = [];
     for (let j = i; j < Math.min(SERIES, i + BATCH); j++) recs.push({ metric: `m${Math.floor(j / 1000)}.series`, id: uuid(j), offset: T, count: 1, value: j });
@@ -83,6 +95,7 @@ async function measure(bin, args) {
     if (res.statusCode !== 200) throw new Error(`write failed: ${res.statusCode}`);
   }
   await node.flushed();
+  const cpu = node.cpuSeconds() - cpu0;
   const after = await node.memory();
   await dispatcher.close();
   await node.stop();
@@ -92,18 +105,21 @@ async function measure(bin, args) {
     external: (after.external + after.arrayBuffers - before.external - before.arrayBuffers) / SERIES,
     rss: (after.rss - before.rss) / SERIES,
     rssMiB: (after.rss - before.rss) / 2 ** 20,
+    cpu,
   };
 }
 
-const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
+const variants = (process.env.BENCH_NODE_ARGS ?? '').split(';').map((v) => v.split(' ').filter(Boolean));
 const builds = [
-  [`this build${nodeArgs.length ? ` (${nodeArgs.join(' ')})` : ''}`, BIN, nodeArgs],
+  ...variants.map((args) => [`this build${args.length ? ` (${args.join(' ')})` : ''}`, BIN, args]),
   ...(process.env.BENCH_BASELINE_BIN ? [['baseline', process.env.BENCH_BASELINE_BIN, []]] : []),
 ];
 console.log(`series: ${SERIES.toLocaleString('en')}, one record each, every flush done; growth per series from a started node (budget: RSS under 512 B)`);
-console.log('| build | RSS B/series | RSS growth | heap used B/series | heap kept B/series | outside the heap B/series |');
-console.log('|---|---:|---:|---:|---:|---:|');
+console.log('| build | RSS B/series | RSS growth | heap used B/series | heap kept B/series | outside the heap B/series | node CPU s, writes + flushes |');
+console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const [name, bin, args] of builds) {
   const m = await measure(bin, args);
-  console.log(`| ${name} | ${Math.round(m.rss)} | ${m.rssMiB.toFixed(0)} MiB | ${Math.round(m.heap)} | ${Math.round(m.heapTotal)} | ${Math.round(m.external)} |`);
+  console.log(
+    `| ${name} | ${Math.round(m.rss)} | ${m.rssMiB.toFixed(0)} MiB | ${Math.round(m.heap)} | ${Math.round(m.heapTotal)} | ${Math.round(m.external)} | ${m.cpu.toFixed(1)} |`,
+  );
 }

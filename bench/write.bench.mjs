@@ -284,3 +284,11 @@ for (const r of rows) {
     `| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${curl ? `${(curl.seconds / r.seconds).toFixed(2)}x` : '-'} | ${cpu} | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`,
   );
 }
+const tw = rows.find((r) => r.method.startsWith('tsnode write (NDJSON'));
+const ceil = rows.find((r) => r.method.startsWith('node ingest ceiling'));
+if (tw && ceil) {
+  const ratio = ceil.seconds / tw.seconds;
+  console.log(
+    `\ntsnode write end to end: ${Math.round(N / tw.seconds).toLocaleString('en-US')} records/s; the node's ingest ceiling: ${Math.round(N / ceil.seconds).toLocaleString('en-US')} records/s; ratio ${ratio.toFixed(2)}x (target >= 0.9x: ${ratio >= 0.9 ? 'met' : 'NOT met'})`,
+  );
+}

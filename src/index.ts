@@ -332,3 +332,7 @@ export {
   type ReceiptSpanKey,
 } from './client/receipt.js';
 export type { ManagedBy, NodeInventory, NodeRetentionConfig, RollupFs, ShardList, ShardRange } from './protocol/shards.js';
+
+// Every error class, one namespace: `errors.TsnodeError` is the base of all (docs/architecture.md, Errors).
+import * as errors from './errors.js';
+export { errors };

@@ -1,3 +1,4 @@
+import { TsnodeError } from '../tsnode-error.js';
 import type { ExitCode } from './exit-codes.js';
 import { EXIT } from './exit-codes.js';
 
@@ -5,7 +6,7 @@ import { EXIT } from './exit-codes.js';
  * Stable, machine-readable error codes of the CLI (snake_case, as the node's own error codes).
  * A script may match on them; a new code may be added, an existing one never changes meaning.
  */
-export type TsnodeErrorCode =
+export type CliErrorCode =
   /** A flag, argument or input value is not what the command takes. */
   | 'usage'
   /** A flag value has the wrong form (duration, size, count, choice). */
@@ -27,22 +28,79 @@ export type TsnodeErrorCode =
   /** Writing the config file failed. */
   | 'config_write_failed'
   /** Another command holds the config file's lock too long. */
-  | 'config_locked';
+  | 'config_locked'
+  /** The local cluster (cluster up/down, the demo): local-cluster/state.ts ClusterError. */
+  | 'port_in_use'
+  | 'node_start_failed'
+  | 'already_running'
+  | 'bad_cluster_file'
+  | 'interrupted'
+  | 'bad_ring';
 
 /**
- * The base of every error the CLI raises on purpose: a stable `code`, a message that names the
- * bad value, an optional hint saying what would be valid, and the exit code it means.
- * Only cli/ maps it to an exit (runtime.ts reportError, main.ts for parse errors).
+ * The library's codes that mean "the input or the target is not usable, nothing was sent": exit 2.
+ * Every other library code is exit 1 (a failure), `run_interrupted` is 130. This table is the one
+ * place a library error becomes an exit code; a new code that means exit 2 goes here.
  */
-export class TsnodeError extends Error {
-  readonly code: TsnodeErrorCode;
-  readonly hint: string | undefined;
+const USAGE_CODES: ReadonlySet<string> = new Set([
+  // protocol/ codecs, client/ headers and discovery, ring/, records/, replay/
+  'invalid_value',
+  'invalid_header',
+  'no_cluster_endpoints',
+  'no_topology',
+  'topology_unavailable',
+  'invalid_topology',
+  'invalid_tag_query',
+  'source',
+  'record_syntax',
+  'unsafe_file',
+  'state',
+  'usage',
+  // server/: a start that contradicts the data directory or the topology given
+  'invalid_config',
+  'identity_mismatch',
+  'not_in_topology',
+  // retention/ and run/: refused before anything was sent
+  'invalid_age',
+  'invalid_policy',
+  'unknown_span',
+  'unsafe_wildcard',
+  'invalid_run_state',
+  'edited_run_state',
+  'run_locked',
+  'sweep_refused',
+  'sweep_not_confirmed',
+  'delete_selects_others',
+]);
+
+/** The exit code an error means: a CLI error says it; a library error's code decides. */
+export function exitCodeOf(err: TsnodeError): ExitCode {
+  if (err instanceof CliError) return err.exitCode;
+  if (err.code === 'run_interrupted') return EXIT.interrupted;
+  return USAGE_CODES.has(err.code) ? EXIT.usage : EXIT.failed;
+}
+
+/** A hint for a library error that carries none, where the CLI knows what to say (its flags). */
+const HINTS: Readonly<Record<string, string>> = {
+  invalid_header: 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"',
+};
+
+export function hintOf(err: TsnodeError): string | undefined {
+  return err.hint ?? HINTS[err.code];
+}
+
+export { TsnodeError };
+
+/**
+ * An error the CLI raises on purpose: a TsnodeError that knows its exit code, because deciding
+ * exit codes is cli/'s job. A library error carries none: exitCodeOf maps its code.
+ */
+export class CliError extends TsnodeError {
+  declare readonly code: CliErrorCode;
   readonly exitCode: ExitCode;
-  constructor(code: TsnodeErrorCode, message: string, opts: { hint?: string | undefined; exitCode?: ExitCode; cause?: unknown } = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = 'TsnodeError';
-    this.code = code;
-    this.hint = opts.hint;
+  constructor(code: CliErrorCode, message: string, opts: { hint?: string | undefined; exitCode?: ExitCode; cause?: unknown } = {}) {
+    super(code, message, opts);
+    this.name = 'CliError';
     this.exitCode = opts.exitCode ?? EXIT.failed;
   }
 }
@@ -52,8 +110,8 @@ export class TsnodeError extends Error {
  * The message names the field and the value; the hint says what would be valid.
  * (Constructor kept as it always was: `new UsageError(message, hint?, exitCode?)`.)
  */
-export class UsageError extends TsnodeError {
-  constructor(message: string, hint?: string, exitCode: ExitCode = EXIT.usage, code: TsnodeErrorCode = 'usage') {
+export class UsageError extends CliError {
+  constructor(message: string, hint?: string, exitCode: ExitCode = EXIT.usage, code: CliErrorCode = 'usage') {
     super(code, message, { hint, exitCode });
     this.name = 'UsageError';
   }

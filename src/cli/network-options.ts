@@ -5,9 +5,9 @@ const MAX_TIMEOUT = 24 * 86_400_000;
 /** Strings over this many UTF-16 units cannot be made in V8 (~512 MiB): a larger answer cannot be read as text. */
 const MAX_ANSWER = 512 * 1024 ** 2;
 
-// Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
-// test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
-export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+import { HEADER_PREFIXES } from '../protocol/constants.js';
+
+export { HEADER_PREFIXES };
 
 /** How the commands that send sweep DELETEs (sweep, sweep cancel, retention apply) send them. */
 export function sweepSendFlags() {

@@ -4,7 +4,7 @@
  * every other usage error. Pure: no printing here.
  */
 import type { Command, CommanderError, Option } from 'commander';
-import { TsnodeError, UsageError, type TsnodeErrorCode } from './errors.js';
+import { CliError, UsageError, type CliErrorCode } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { didYouMean } from './suggest.js';
 import { parseChoice } from './values.js';
@@ -28,7 +28,7 @@ function usageOf(cmd: Command): string {
   return `usage: ${cmd.createHelp().commandUsage(cmd)}`;
 }
 
-function usage(code: TsnodeErrorCode, message: string, hint: string): TsnodeError {
+function usage(code: CliErrorCode, message: string, hint: string): CliError {
   return new UsageError(message, hint, EXIT.usage, code);
 }
 
@@ -37,7 +37,7 @@ function optionByFlags(cmd: Command, flags: string): Option | undefined {
   return acceptedOptions(cmd).find((o) => o.flags === flags);
 }
 
-export function parseError(err: CommanderError, cmd: Command): TsnodeError {
+export function parseError(err: CommanderError, cmd: Command): CliError {
   const text = err.message.replace(/^error: /, '');
   const where = commandPath(cmd);
   const help = `${where} --help`;
@@ -75,7 +75,7 @@ export function parseError(err: CommanderError, cmd: Command): TsnodeError {
           try {
             parseChoice(opt[2]!, field, option.argChoices);
           } catch (e) {
-            if (e instanceof TsnodeError) return e;
+            if (e instanceof CliError) return e;
           }
         }
         return usage('invalid_value', `${field}: ${JSON.stringify(opt[2])} is not valid`, `${help} says what it takes`);

@@ -1,10 +1,9 @@
 import { resolve } from 'node:path';
 import { painter } from './render/painter.js';
 import { z } from 'zod';
-import { CodecError, formatIssues } from '../protocol/index.js';
-import { NodeRequestError } from '../client/errors.js';
+import { formatIssues } from '../protocol/index.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
-import { TsnodeError } from './errors.js';
+import { CliError, exitCodeOf, hintOf, TsnodeError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { GlobalOptions } from './global-options.js';
 import type { CliIo } from './io.js';
@@ -53,31 +52,27 @@ function debugStack(ctx: CliContext, stack: string): void {
   for (const line of stack.split('\n')) ctx.log.debug(line);
 }
 
-/** Maps an error escaping a command to a message on stderr and an exit code. */
+/**
+ * Maps an error escaping a command to a message on stderr and an exit code, once for every
+ * command: a TsnodeError (the library's or the CLI's) by its code (errors.ts exitCodeOf, hintOf).
+ */
 export function reportError(err: unknown, ctx: CliContext): ExitCode {
   if (err instanceof TsnodeError) {
     // Our own words, sometimes several lines (a node's start-up log quoted under them): one log line each.
     const [first, ...more] = err.message.split('\n');
     ctx.log.error(first!);
     for (const line of more) ctx.log.info(line);
-    if (err.hint) ctx.log.hint(err.hint);
+    const hint = hintOf(err);
+    if (hint) ctx.log.hint(hint);
     ctx.log.debug(`error code: ${err.code}`);
-    return err.exitCode;
-  }
-  if (err instanceof CodecError) {
-    ctx.log.error(err.message);
-    ctx.log.info(`  expected: ${err.expected}`);
-    return EXIT.usage;
+    // A library failure (not a refusal): where it came from helps a report.
+    const exit = exitCodeOf(err);
+    if (ctx.verbose && exit === EXIT.failed && !(err instanceof CliError) && err.stack) debugStack(ctx, err.stack);
+    return exit;
   }
   if (err instanceof z.ZodError) {
     ctx.log.error(formatIssues(err.issues));
     return EXIT.usage;
-  }
-  if (err instanceof NodeRequestError) {
-    ctx.log.error(err.message);
-    if (err.hint) ctx.log.hint(err.hint);
-    if (ctx.verbose && err.stack) debugStack(ctx, err.stack);
-    return EXIT.failed;
   }
   if (ctx.signal.aborted) return EXIT.interrupted;
   const e = err instanceof Error ? err : new Error(String(err));

@@ -7,6 +7,7 @@
  * Nodes without these endpoints (older store versions, plain lists of reference nodes started
  * without --topology) are reported as such, never guessed at: a DiscoveryError says which.
  */
+import { TsnodeError } from '../tsnode-error.js';
 import { NO_TOPOLOGY, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
 import { nodeApiUrl, Ring, topologyHash, type RingNode, type Topology } from '../ring/index.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
@@ -37,16 +38,14 @@ export interface NodeSelf {
 export type DiscoveryErrorCode = 'no_cluster_endpoints' | 'no_topology' | 'topology_unavailable';
 
 /** The node answered, but not with what discovery needs; the message says what, the hint what to do. */
-export class DiscoveryError extends Error {
-  readonly code: DiscoveryErrorCode;
+export class DiscoveryError extends TsnodeError {
+  declare readonly code: DiscoveryErrorCode;
+  declare readonly hint: string;
   readonly node: string;
-  readonly hint: string;
   constructor(node: string, code: DiscoveryErrorCode, message: string, hint: string) {
-    super(`${node}: ${message}`);
+    super(code, `${node}: ${message}`, { hint });
     this.name = 'DiscoveryError';
-    this.code = code;
     this.node = node;
-    this.hint = hint;
   }
 }
 

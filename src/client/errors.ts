@@ -5,21 +5,19 @@
  * `no_sweep_api` (a 404 on /sweep_delete: the store removed that API in version 0.19.23) or
  * `too_large` (more bytes than any legitimate answer to that request holds; reading stopped at the cap).
  */
+import { TsnodeError } from '../tsnode-error.js';
 export type NodeErrorCode = 'unreachable' | 'timeout' | 'http' | 'bad_answer' | 'no_sweep_api' | 'too_large' | 'tls' | 'aborted';
 
 /** Base of every client failure: which node, what happened, whether trying again can help. */
-export class NodeRequestError extends Error {
+export class NodeRequestError extends TsnodeError {
   readonly node: string;
-  readonly code: NodeErrorCode;
+  declare readonly code: NodeErrorCode;
   readonly retryable: boolean;
-  readonly hint: string | undefined;
   constructor(node: string, code: NodeErrorCode, message: string, opts: { retryable: boolean; hint?: string; cause?: unknown }) {
-    super(`${node}: ${message}`, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(code, `${node}: ${message}`, opts);
     this.name = 'NodeRequestError';
     this.node = node;
-    this.code = code;
     this.retryable = opts.retryable;
-    this.hint = opts.hint;
   }
   /** The message without the node prefix, for per-node tables. */
   get detail(): string {

@@ -2,6 +2,7 @@
  * Extra request headers (auth, routing) and keeping their secrets out of logs, error messages
  * and JSON output. Pure functions: no I/O, no undici.
  */
+import { TsnodeError } from '../tsnode-error.js';
 
 /** RFC 9110 token characters: what a header name may consist of. */
 const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -18,12 +19,13 @@ export const MANAGED_HEADERS = ['connection', 'content-length', 'transfer-encodi
 export const REDACTED = '[redacted]';
 
 /** Why a header given by the user cannot be sent. `field` names where it came from (`--header`, `TSNODE_HEADERS`). */
-export class HeaderError extends Error {
+export class HeaderError extends TsnodeError {
+  declare readonly code: 'invalid_header';
   readonly field: string;
   readonly value: string;
   constructor(field: string, value: string, reason: string) {
     // The value may be a secret: show only the part before the colon (the name).
-    super(`${field}: ${reason}`);
+    super('invalid_header', `${field}: ${reason}`);
     this.name = 'HeaderError';
     this.field = field;
     this.value = value;

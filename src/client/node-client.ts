@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { parseHttpDate } from './clock-skew.js';
 import {
   ADVISORY_LIMIT_HEADER,
+  DEFAULT_ROLLUP_TYPE,
   DEFAULT_HEADER_PREFIX,
   RESULTS_LIMITED_HEADER,
   buildSweepHeaders,
@@ -44,6 +45,7 @@ import {
   nodeStateSchema,
   nodeStatsSchema,
   replicationStatusSchema,
+  isReplicationStatus,
   gossipSchema,
   type ReplicationStatus,
   type WireGossip,
@@ -239,7 +241,7 @@ export class NodeClient {
       end_ts: formatTimestamp(q.endMs),
       rollup_span: formatSpan(q.spanMs),
       get_engine: q.engine ?? 'dispatch',
-      type: q.type ?? 'average',
+      type: q.type ?? DEFAULT_ROLLUP_TYPE,
     });
     return `/rollup/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}?${params.toString()}`;
   }
@@ -411,7 +413,9 @@ export class NodeClient {
   /** `GET /replication/json` (tsnode's own): what this node's journals still hold per peer, and what it received. */
   async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
     const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}');
+    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}', {
+      matches: isReplicationStatus,
+    });
   }
 
   /** `GET /gossip/json`: each node's gossip entry, the answering node's own first (its `latency` says how far each peer is behind it). */

@@ -2,6 +2,7 @@
  * A sweep's preflight: `GET /sweep_delete` on every node before anything is sent, and the rules
  * that refuse a run (a node already sweeping, a node without a status, extra checks).
  */
+import { TsnodeError } from '../tsnode-error.js';
 import { DATA_TYPES, type DataType, type SweepStatus } from '../protocol/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { fanOut } from './fan-out.js';
@@ -94,8 +95,8 @@ export async function runPreflightChecks(pre: Preflight, checks: readonly Prefli
 }
 
 /** The preflight found nodes the sweep must not touch without an explicit override. */
-export class SweepRefusedError extends Error {
-  readonly code = 'sweep_refused';
+export class SweepRefusedError extends TsnodeError {
+  declare readonly code: 'sweep_refused';
   constructor(
     readonly busy: readonly PreflightNode[],
     readonly unreachable: readonly PreflightNode[],
@@ -115,7 +116,7 @@ export class SweepRefusedError extends Error {
     if (unreachable.length) {
       parts.push(`${unreachable.length} node(s) without a status: ${unreachable.map((n) => `${n.node} (${preflightProblem(n.error)})`).join('; ')}`);
     }
-    super(`refusing to sweep: ${parts.join('; ')}`);
+    super('sweep_refused', `refusing to sweep: ${parts.join('; ')}`);
     this.name = 'SweepRefusedError';
   }
 }

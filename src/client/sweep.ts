@@ -10,6 +10,7 @@
  * - a node already sweeping is refused unless `force` (a new DELETE would cancel what it runs);
  * - an unreachable node is refused unless `skipUnreachable`, and then reported as `skipped`.
  */
+import { TsnodeError } from '../tsnode-error.js';
 import type { SweepRequest, SweepStatus } from '../protocol/index.js';
 import { systemClock } from './clock.js';
 import { limiter } from './concurrency.js';
@@ -99,10 +100,10 @@ export async function startAndWait(
 }
 
 /** Thrown when `confirm` declined: nothing was sent. */
-export class SweepNotConfirmedError extends Error {
-  readonly code = 'sweep_not_confirmed';
+export class SweepNotConfirmedError extends TsnodeError {
+  declare readonly code: 'sweep_not_confirmed';
   constructor() {
-    super('sweep not confirmed: nothing was sent');
+    super('sweep_not_confirmed', 'sweep not confirmed: nothing was sent');
     this.name = 'SweepNotConfirmedError';
   }
 }

@@ -65,6 +65,26 @@ export const replicationStatusSchema = z.looseObject({
 });
 export type ReplicationStatus = z.infer<typeof replicationStatusSchema>;
 
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const isAmount = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The same check as replicationStatusSchema, by hand: a sweep's lag checks read this answer from
+ * every node of the ring, each listing every peer (n² entries), twice per run.
+ */
+export function isReplicationStatus(json: unknown): json is ReplicationStatus {
+  if (!isObject(json) || !Array.isArray(json.peers) || !isObject(json.received)) return false;
+  if (typeof json.received.clients !== 'number' || typeof json.received.peers !== 'number') return false;
+  for (const p of json.peers as unknown[]) {
+    if (!isObject(p) || typeof p.id !== 'string' || typeof p.url !== 'string' || typeof p.paused !== 'boolean') return false;
+    if (!isCount(p.pending) || !isAmount(p.bytes) || !isAmount(p.lag_seconds) || !isCount(p.dead_letters)) return false;
+    if (p.oldest_offset !== null && (typeof p.oldest_offset !== 'number' || Number.isNaN(p.oldest_offset))) return false;
+    if (p.last_error !== null && typeof p.last_error !== 'string') return false;
+  }
+  return true;
+}
+
 /**
  * `GET /gossip/json` (circonus/irondb-docs api/gossip-json): one entry per node, the answering
  * node's own first. `latency` maps a peer's id to how many seconds that peer is behind this node

@@ -2,13 +2,15 @@
  * Wire codecs for times and spans. Internally every time and span is an integer number of
  * milliseconds, so nothing is ever rounded through a float on its way to the wire.
  */
+import { TsnodeError } from '../tsnode-error.js';
 
 /** Thrown by the codecs; `value` is the offending input and `expected` says what would have been valid. */
-export class CodecError extends Error {
+export class CodecError extends TsnodeError {
+  declare readonly code: 'invalid_value';
   readonly value: string;
   readonly expected: string;
   constructor(message: string, value: string, expected: string) {
-    super(message);
+    super('invalid_value', message, { hint: `expected ${expected}` });
     this.name = 'CodecError';
     this.value = value;
     this.expected = expected;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TsnodeError } from '../tsnode-error.js';
 
 /** Stable error codes the node puts in `code` (spec part B). */
 export type ProtocolErrorCode =
@@ -24,15 +25,14 @@ export type ProtocolErrorCode =
  * A request the contract rejects. The server turns it into an error body; the client
  * raises it when it validates its own input against the same rules.
  */
-export class ProtocolError extends Error {
+export class ProtocolError extends TsnodeError {
   readonly status: number;
-  readonly code: ProtocolErrorCode;
+  declare readonly code: ProtocolErrorCode;
   readonly details: Record<string, unknown>;
   constructor(status: number, code: ProtocolErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
+    super(code, message);
     this.name = 'ProtocolError';
     this.status = status;
-    this.code = code;
     this.details = details;
   }
 

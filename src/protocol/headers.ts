@@ -1,10 +1,9 @@
 import { CodecError, parseSecondsList } from './codecs.js';
 import { DATA_TYPES, isDataType, type DataType } from './types.js';
 
-/** Header prefixes: ours, and the production store's, which nodes accept too. */
-export const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
-export type HeaderPrefix = (typeof HEADER_PREFIXES)[number];
-export const DEFAULT_HEADER_PREFIX: HeaderPrefix = 'X-Service';
+import { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from './constants.js';
+
+export { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from './constants.js';
 
 /** Sweep header names without their prefix. */
 export const SWEEP_HEADER = {

@@ -44,6 +44,8 @@ export interface NodeRetentionConfig {
   nnt: Readonly<Record<string, number>>;
   histogram: Readonly<Record<string, number>>;
   raw: number | null;
+  /** The raw histograms' retention (`histogram_raw`); null or absent when they are kept or the node does not say. */
+  histogramRaw?: number | null;
 }
 
 const seconds = z.number().int().nonnegative();
@@ -114,7 +116,10 @@ const spanSeconds = z.record(z.string().regex(/^\d+$/), seconds);
 /** The `/state` members read for retention: the rollups' file systems and the configured retention. */
 export const stateStorageSchema = z.looseObject({
   nntbs: z.record(z.string(), z.unknown()).optional(),
-  retention: z.looseObject({ nnt: spanSeconds.optional(), histogram: spanSeconds.optional(), raw: seconds.nullable().optional() }).nullable().optional(),
+  retention: z
+    .looseObject({ nnt: spanSeconds.optional(), histogram: spanSeconds.optional(), raw: seconds.nullable().optional(), histogram_raw: seconds.nullable().optional() })
+    .nullable()
+    .optional(),
 });
 
 /** A rollup's file system as `/state` reports it (`nntbs.rollup_<period>.fs`). */
@@ -140,5 +145,5 @@ export function rollupFsOf(nntbs: Record<string, unknown> | undefined): Map<numb
 export function retentionConfigOf(state: z.infer<typeof stateStorageSchema>): NodeRetentionConfig | null {
   const r = state.retention;
   if (!r) return null;
-  return { nnt: r.nnt ?? {}, histogram: r.histogram ?? {}, raw: r.raw ?? null };
+  return { nnt: r.nnt ?? {}, histogram: r.histogram ?? {}, raw: r.raw ?? null, ...(r.histogram_raw !== undefined ? { histogramRaw: r.histogram_raw } : {}) };
 }

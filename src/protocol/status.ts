@@ -65,6 +65,13 @@ export interface TypeStatus {
   instance?: string;
   /** Reference-node extension: the last sweep of this type, while idle. */
   last?: LastSweep;
+  /**
+   * Reference-node extension (nnt), `swept_before` (`60:1795067853,300:1793080653`): per span, the
+   * latest delete time a sweep of it had; that span's rollup holds nothing before it.
+   */
+  sweptBefore?: Record<number, number>;
+  /** Reference-node extension (nnt), `raw_swept_before`: the latest sweep of every span; no raw record is older. */
+  rawSweptBefore?: number;
 }
 export type SweepStatus = Record<DataType, TypeStatus>;
 
@@ -85,6 +92,12 @@ function lastOf(w: Record<string, string>): LastSweep | undefined {
   return Object.keys(last).length ? last : undefined;
 }
 
+/** `60:1795067853,300:1793080653` into {60: ..., 300: ...}; undefined when absent or not of that form. */
+function sweptBeforeOf(v: string | undefined): Record<number, number> | undefined {
+  if (v === undefined || !/^\d{1,9}:\d{1,12}(,\d{1,9}:\d{1,12}){0,63}$/.test(v)) return undefined;
+  return Object.fromEntries(v.split(',').map((p) => p.split(':').map(Number) as [number, number]));
+}
+
 /** Normalises a validated wire status into typed values. */
 export function normaliseStatus(wire: z.infer<typeof wireSweepStatusSchema>): SweepStatus {
   const out = {} as SweepStatus;
@@ -100,6 +113,9 @@ export function normaliseStatus(wire: z.infer<typeof wireSweepStatusSchema>): Sw
     if (w.instance !== undefined && w.instance !== '') s.instance = w.instance;
     const last = lastOf(w);
     if (last) s.last = last;
+    const swept = sweptBeforeOf(w.swept_before);
+    if (swept) s.sweptBefore = swept;
+    if (w.raw_swept_before !== undefined && EPOCH_SECONDS.test(w.raw_swept_before)) s.rawSweptBefore = Number(w.raw_swept_before);
     out[type] = s;
   }
   return out;
@@ -138,6 +154,11 @@ export function wireStatus(status: SweepStatus): Record<DataType, Record<string,
       if (l.lateOldest !== undefined) w.last_late_oldest = String(l.lateOldest);
     }
     if (s.instance !== undefined) w.instance = s.instance;
+    if (s.sweptBefore !== undefined)
+      w.swept_before = Object.entries(s.sweptBefore)
+        .map(([span, t]) => `${span}:${t}`)
+        .join(',');
+    if (s.rawSweptBefore !== undefined) w.raw_swept_before = String(s.rawSweptBefore);
     if (s.cancelling !== undefined) w.cancelling = String(s.cancelling);
     out[type] = w;
   }

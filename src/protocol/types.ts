@@ -1,41 +1,10 @@
-/** Data types a sweep can delete. `text` has no rollups. */
-export const DATA_TYPES = ['nnt', 'text', 'histogram'] as const;
-export type DataType = (typeof DATA_TYPES)[number];
+import { DATA_TYPES, ROLLUP_TYPE_ALIASES, ROLLUP_TYPES, type DataType, type RollupType } from './constants.js';
+
+export { DATA_TYPES, DEFAULT_ENGINE, DEFAULT_ROLLUP_TYPE, ENGINES, ROLLUP_TYPE_ALIASES, ROLLUP_TYPES, type DataType, type Engine, type RollupType } from './constants.js';
 
 export function isDataType(value: string): value is DataType {
   return (DATA_TYPES as readonly string[]).includes(value);
 }
-
-/** Where a rollup read takes its data from. */
-export const ENGINES = ['dispatch', 'nnt', 'recalc'] as const;
-export type Engine = (typeof ENGINES)[number];
-export const DEFAULT_ENGINE: Engine = 'dispatch';
-
-/** Canonical rollup read `type` values (what the client sends). */
-export const ROLLUP_TYPES = [
-  'count',
-  'average',
-  'derive',
-  'counter',
-  'average_stddev',
-  'derive_stddev',
-  'counter_stddev',
-  'derive2',
-  'counter2',
-  'derive2_stddev',
-  'counter2_stddev',
-  'all',
-] as const;
-export type RollupType = (typeof ROLLUP_TYPES)[number];
-export const DEFAULT_ROLLUP_TYPE: RollupType = 'average';
-
-/** Accepted aliases (spec part B) and the canonical name they stand for. */
-export const ROLLUP_TYPE_ALIASES: Readonly<Record<string, RollupType>> = {
-  derivative: 'derive',
-  derivative_stddev: 'derive_stddev',
-  derivative2: 'derive2',
-  derivative2_stddev: 'derive2_stddev',
-};
 
 /** Resolves a type name or alias to its canonical name; undefined when unknown. */
 export function canonicalRollupType(name: string): RollupType | undefined {

@@ -1,3 +1,4 @@
+import { TsnodeError } from '../tsnode-error.js';
 import { createReadStream, promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -20,13 +21,13 @@ export interface SourceInfo {
 }
 
 /** A problem opening or reading an input (missing, unreadable, bad gzip). */
-export class SourceError extends Error {
-  readonly code = 'source';
+export class SourceError extends TsnodeError {
+  declare readonly code: 'source';
   constructor(
     readonly file: string,
     message: string,
   ) {
-    super(`${file}: ${message}`);
+    super('source', `${file}: ${message}`);
     this.name = 'SourceError';
   }
 }

@@ -4,6 +4,7 @@
  * bytes (structural characters are ASCII, so a multi-byte UTF-8 character split across chunks
  * is simply carried over and decoded whole).
  */
+import { TsnodeError } from '../tsnode-error.js';
 
 /** One record's text and where it sits in its input. */
 export interface RawRecord {
@@ -42,15 +43,15 @@ export interface SplitterStart {
 }
 
 /** Truncated or malformed input, with the position that gives it away. */
-export class RecordSyntaxError extends Error {
-  readonly code = 'record_syntax';
+export class RecordSyntaxError extends TsnodeError {
+  declare readonly code: 'record_syntax';
   constructor(
     readonly file: string,
     readonly byte: number,
     readonly line: number,
     readonly reason: string,
   ) {
-    super(`${file}: line ${line}, byte ${byte}: ${reason}`);
+    super('record_syntax', `${file}: line ${line}, byte ${byte}: ${reason}`);
     this.name = 'RecordSyntaxError';
   }
 }

@@ -1,14 +1,12 @@
 /** The replay's own errors: a run that cannot start, and an acknowledgement that does not add up. */
 import { NodeRequestError } from '../client/errors.js';
+import { TsnodeError } from '../tsnode-error.js';
 
 /** A replay that cannot start: bad options, or an input or state that does not allow it. */
-export class ReplayUsageError extends Error {
-  readonly code = 'usage';
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
-    super(message);
+export class ReplayUsageError extends TsnodeError {
+  declare readonly code: 'usage';
+  constructor(message: string, hint?: string) {
+    super('usage', message, { hint });
     this.name = 'ReplayUsageError';
   }
 }

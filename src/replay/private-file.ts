@@ -4,19 +4,20 @@
  * planted at the path (a rejects file next to an input in a shared directory would otherwise
  * overwrite whatever the link points to).
  */
+import { TsnodeError } from '../tsnode-error.js';
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 
 export const PRIVATE_MODE = 0o600;
 
 /** A replay file that cannot be opened safely; the message names the path and why. */
-export class UnsafeFileError extends Error {
-  readonly code = 'unsafe_file';
+export class UnsafeFileError extends TsnodeError {
+  declare readonly code: 'unsafe_file';
   constructor(
     readonly path: string,
     message: string,
   ) {
-    super(message);
+    super('unsafe_file', message);
     this.name = 'UnsafeFileError';
   }
 }

@@ -1,3 +1,4 @@
+import { TsnodeError } from '../tsnode-error.js';
 import { readFileSync, rmSync } from 'node:fs';
 import type { Position } from '../records/batch.js';
 import { RECORD_KINDS, type RecordKind } from '../records/kinds.js';
@@ -55,13 +56,10 @@ export interface ReplayState {
 }
 
 /** A resume that cannot go ahead safely (missing or changed input, unreadable state). */
-export class ReplayStateError extends Error {
-  readonly code = 'state';
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
-    super(message);
+export class ReplayStateError extends TsnodeError {
+  declare readonly code: 'state';
+  constructor(message: string, hint?: string) {
+    super('state', message, { hint });
     this.name = 'ReplayStateError';
   }
 }

@@ -5,17 +5,15 @@
  */
 import { describeMissingSpan, groupMissingSpans } from '../client/spans.js';
 import type { DataType } from '../protocol/index.js';
+import { TsnodeError } from '../tsnode-error.js';
 
 export type RetentionErrorCode = 'invalid_age' | 'invalid_policy' | 'unknown_span' | 'unsafe_wildcard' | 'invalid_run_state' | 'edited_run_state';
 
-export class RetentionError extends Error {
-  readonly code: RetentionErrorCode;
-  readonly hint: string | undefined;
+export class RetentionError extends TsnodeError {
+  declare readonly code: RetentionErrorCode;
   constructor(code: RetentionErrorCode, message: string, hint?: string) {
-    super(message);
+    super(code, message, { hint });
     this.name = 'RetentionError';
-    this.code = code;
-    this.hint = hint;
   }
 }
 

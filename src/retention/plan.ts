@@ -144,7 +144,7 @@ export function planRetention(policy: Policy, nowMs: number, nodes: readonly Nod
     throw new UnsafeWildcardError(type, describeRule(shape.wildcard!), shape.outliving.map(describeRule), who);
   }
 
-  return { nowMs, now, headerPrefix, policy, steps, nodes: nodePlans, inert, warnings: planWarnings(policy, nodePlans, inert, shapes) };
+  return { nowMs, now, headerPrefix, policy, steps, nodes: nodePlans, inert, warnings: planWarnings(policy, steps, nodePlans, inert, shapes) };
 }
 
 /** How one span type's rules combine, independent of any node. */
@@ -263,7 +263,7 @@ function keptForever(policy: Policy, shapes: Record<SpanType, TypeShape>, spans:
   return out;
 }
 
-function planWarnings(policy: Policy, nodes: readonly NodePlan[], inert: readonly PolicyRule[], shapes: Record<SpanType, TypeShape>): string[] {
+function planWarnings(policy: Policy, steps: readonly PlanStep[], nodes: readonly NodePlan[], inert: readonly PolicyRule[], shapes: Record<SpanType, TypeShape>): string[] {
   const w: string[] = [];
   for (const t of SPAN_TYPES) {
     if (shapes[t].listed.length === 0) continue;
@@ -282,11 +282,67 @@ function planWarnings(policy: Policy, nodes: readonly NodePlan[], inert: readonl
         'a dispatch read fills old buckets of swept spans from them; add "*" to nnt to delete them at its age',
     );
   }
+  // Raw-readable spans (only where a later step deletes the raw records: without one, the
+  // raw-kept warning above says it). One warning per distinct text, naming its nodes.
+  const readable = new Map<string, string[]>();
+  for (const n of nodes) {
+    const list = rawReadable(n, steps).filter((r) => r.until !== null);
+    if (list.length) readable.set(describeRawReadable(list), [...(readable.get(describeRawReadable(list)) ?? []), n.node]);
+  }
+  for (const [text, who] of readable) {
+    const where = who.length === nodes.length ? '' : ` on ${who.length} node(s) (${listSome(who)})`;
+    w.push(`${text}${where}: a plain read (engine dispatch, the default) fills those buckets from the raw records; --engine nnt reads only what the rollups keep`);
+  }
   for (const r of shortRules(policy)) w.push(shortRuleWarning(r));
   for (const r of inert) w.push(`${describeRule(r)} makes no step: its cut-off is before 1970, so nothing is that old yet`);
   const noop = nodes.flatMap((n) => n.steps.filter((s) => s.request === null).map((s) => `${n.node} step ${s.step}`));
   if (noop.length) w.push(`nothing to send at ${listSome(noop)}`);
   return w;
+}
+
+/** An nnt span a node's step sweeps while the raw records behind it stay (see rawReadable). */
+export interface RawReadable {
+  span: number;
+  /** The step that sweeps the span, and its age: the span's own rollup keeps nothing older. */
+  step: number;
+  age: string;
+  /** The first later step that deletes every nnt span, and so the raw records; null: none does. */
+  until: { step: number; age: string } | null;
+}
+
+/**
+ * The nnt spans a node's steps sweep while the raw records stay. A sweep of some spans removes
+ * only their rollups (of the smallest span, it only hides them: the reference node keeps that
+ * span inside the raw records); only a sweep of every span deletes the raw records. Until then,
+ * a `dispatch` read (the default) fills the swept buckets back from the raw records: with
+ * `nnt:60=7d` and `"*": 2y`, every 1-minute bucket older than 7 days stays readable for 2 years.
+ */
+export function rawReadable(node: NodePlan, steps: readonly PlanStep[]): RawReadable[] {
+  const everySpan = (r: SweepRequest | null): boolean => {
+    if (!r?.types.includes('nnt')) return false;
+    const known = node.spans.nnt;
+    return r.nntRollups === undefined || (known !== null && known.every((s) => r.nntRollups!.includes(s)));
+  };
+  const out: RawReadable[] = [];
+  for (const [i, ns] of node.steps.entries()) {
+    if (everySpan(ns.request)) break;
+    for (const span of ns.request?.types.includes('nnt') ? (ns.request.nntRollups ?? []) : []) {
+      if (out.some((r) => r.span === span)) continue;
+      const later = node.steps.slice(i + 1).find((x) => everySpan(x.request));
+      const until = later ? { step: later.step, age: steps[later.step - 1]!.age } : null;
+      out.push({ span, step: ns.step, age: steps[ns.step - 1]!.age, until });
+    }
+  }
+  return out;
+}
+
+/** `nnt span 60 (older than 7d) stays readable from the raw records until step 3 (2y) deletes them`. */
+export function describeRawReadable(list: readonly RawReadable[]): string {
+  if (!list.length) return '';
+  const spans = list.map((r) => `${r.span} (older than ${r.age})`).join(', ');
+  const until = list[0]!.until;
+  const when = until ? `until step ${until.step} (${until.age}) deletes them` : 'for as long as they are kept (no step deletes every nnt span)';
+  return `nnt span${list.length > 1 ? 's' : ''} ${spans} ${list.length > 1 ? 'stay' : 'stays'} readable from the raw records ${when}`;
 }
 
 /**

@@ -122,7 +122,7 @@ function listFor(inv: NodeInventory, type: DataType, span: CheckSpan): ShardList
 
 function configuredFor(cfg: NodeRetentionConfig, type: DataType, span: CheckSpan): number | null {
   if (type === 'text') return null;
-  if (span === 'raw') return type === 'nnt' ? cfg.raw : null;
+  if (span === 'raw') return type === 'nnt' ? cfg.raw : (cfg.histogramRaw ?? null);
   return cfg[type][String(span)] ?? null;
 }
 

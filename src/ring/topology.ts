@@ -5,6 +5,7 @@
  *
  * Depends on nothing else in src/: the client and the reference node share it.
  */
+import { TsnodeError } from '../tsnode-error.js';
 
 /** `a` / `b`: the node serves one side of a two-sided ring. Absent: both sides (the usual case). */
 export type RingSide = 'a' | 'b';
@@ -30,11 +31,12 @@ export interface Topology {
 }
 
 /** A topology that does not hold together; names the field, the value and what was expected. */
-export class TopologyError extends Error {
+export class TopologyError extends TsnodeError {
+  declare readonly code: 'invalid_topology';
   readonly field: string;
   readonly expected: string;
   constructor(field: string, message: string, expected: string) {
-    super(field ? `${field}: ${message}` : message);
+    super('invalid_topology', field ? `${field}: ${message}` : message, { hint: `expected ${expected}` });
     this.name = 'TopologyError';
     this.field = field;
     this.expected = expected;

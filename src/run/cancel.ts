@@ -17,8 +17,8 @@ import { guardRun, type RunRecordHooks } from './refusal.js';
 
 export interface CancelRow {
   node: string;
-  /** `cancelling` (a sweep was running), `idle` (none was), `failed` (no usable answer). */
-  state: 'cancelling' | 'idle' | 'failed';
+  /** `cancelling` (a sweep was running), `idle` (none was), `no_sweep_api` (404: a store without it), `failed` (no usable answer). */
+  state: 'cancelling' | 'idle' | 'no_sweep_api' | 'failed';
   /** The types that were sweeping. */
   cancelled: string[];
   /** Why it failed: the client's error code and message. */
@@ -66,11 +66,14 @@ export async function runSweepCancel(clients: readonly NodeClient[], opts: Sweep
     }
     const outcomes = await fanOut(clients, (c) => c.cancelSweep(call), { concurrency: opts.concurrency ?? 32 });
     const rows: CancelRow[] = outcomes.map((o) => {
-      if (!o.ok) return { node: o.node, state: 'failed', cancelled: [], error: { code: o.error.code, message: o.error.detail } };
+      if (!o.ok) {
+        const state = o.error.code === 'no_sweep_api' ? 'no_sweep_api' : 'failed';
+        return { node: o.node, state, cancelled: [], error: { code: o.error.code, message: o.error.detail } };
+      }
       const cancelled = runningTypes(o.value);
       return { node: o.node, state: cancelled.length ? 'cancelling' : 'idle', cancelled, error: null };
     });
-    const good = rows.filter((r) => r.state !== 'failed').length;
+    const good = rows.filter((r) => r.state === 'cancelling' || r.state === 'idle').length;
     const exitCode = runExitCode({ good, total: rows.length, notSwept: 0, interrupted: Boolean(opts.signal?.aborted) });
     const c = checked.coverage;
     // The journal keeps its own shape (a file format): the error as its message.

@@ -5,11 +5,9 @@
  * proven done.
  */
 import { metricKey, proveGone, type MetricKey, type NodeDeletion, type NodeLook, type TagDeleteRequest } from '../client/tag-delete.js';
+import { DEFAULT_TAG_ADVISORY_LIMIT } from '../protocol/index.js';
 import { catchUpIsPartial, shellQuote, type CarriedFlags, type CatchUp, type RunCoverage } from './catch-up.js';
 import { runExitCode, type RunExitCode } from './outcome.js';
-
-/** Metrics one confirmed call handles when the run names no batch (the store's default advisory limit). */
-export const DEFAULT_DELETE_BATCH = 10_000;
 
 /** What a delete run asks of every node (the CLI's plan, or a script's). */
 export interface DeleteSpec {
@@ -164,7 +162,8 @@ export function deleteCatchUp(
   if (first.kind === 'full') args.push('--full');
   else args.push('--before', String(first.before), '--types', spec.requests.map((r) => typeOf(r)).join(','));
   if (spec.account !== 1) args.push('--account', String(spec.account));
-  if (spec.batch !== DEFAULT_DELETE_BATCH) args.push('--batch', String(spec.batch));
+  // The store's default advisory limit is what a catch-up without --batch sends.
+  if (spec.batch !== DEFAULT_TAG_ADVISORY_LIMIT) args.push('--batch', String(spec.batch));
   args.push('--nodes', nodes.join(','));
   if (catchUpIsPartial(coverage, nodes.length, runNodes)) args.push('--allow-partial');
   args.push(...flags.carry);

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AbortedError, NodeRequestError } from '../client/errors.js';
+import { TsnodeError } from '../tsnode-error.js';
 import type { NodeClient } from '../client/node-client.js';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport, type CoverageOutcome } from '../client/sweep-checks.js';
 import { SweepRefusedError, type PreflightNode } from '../client/sweep-preflight.js';
@@ -129,15 +130,15 @@ async function look(clients: readonly NodeClient[], spec: DeleteSpec, signal: Ab
 }
 
 /** `metric` with --before: its query (a time-bounded delete has no exact form) also selects other metrics; nothing was deleted. */
-export class DeleteSelectsOthersError extends Error {
-  readonly code = 'delete_selects_others';
+export class DeleteSelectsOthersError extends TsnodeError {
+  declare readonly code: 'delete_selects_others';
   constructor(
     readonly metric: string,
     readonly node: string,
     readonly others: number,
     readonly example: string,
   ) {
-    super(`the query for ${metric} also selects ${others} other metric(s) on ${node} (e.g. ${example}); nothing was deleted`);
+    super('delete_selects_others', `the query for ${metric} also selects ${others} other metric(s) on ${node} (e.g. ${example}); nothing was deleted`);
     this.name = 'DeleteSelectsOthersError';
   }
 }

@@ -13,4 +13,4 @@ export * from './sweep.js';
 export * from './journal-query.js';
 export * from './cancel.js';
 export * from './delete.js';
-export { DEFAULT_DELETE_BATCH, deleteCatchUp, deleteExitCode, judgeNodes } from './delete-outcome.js';
+export { deleteCatchUp, deleteExitCode, judgeNodes } from './delete-outcome.js';

@@ -109,6 +109,13 @@ export interface RetentionStartEntry extends JournalEntry {
   nodes: string[];
   runFile: string;
   coverage: JournaledCoverage | null;
+  /** The profile the run used (absent in older journals). */
+  profile?: string | null;
+  /**
+   * The command that continues this run with the flags that reached its nodes (header values never
+   * written), for `history` to show when the run was killed before its end line.
+   */
+  resume?: { command: string; addBack: string[] };
 }
 
 export interface RetentionStepEntry extends JournalEntry {

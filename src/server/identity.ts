@@ -7,6 +7,7 @@
  * rather than silently taking the data over. An in-memory node has no dir: it gets a fresh
  * identity per process unless `--node-id` names one.
  */
+import { TsnodeError } from '../tsnode-error.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,12 +34,11 @@ export interface NodeIdentity {
 }
 
 /** Why the node cannot take on an identity or a topology: a startup error with a stable code. */
-export class IdentityError extends Error {
-  readonly code: 'bad_identity_file' | 'identity_mismatch' | 'not_in_topology';
+export class IdentityError extends TsnodeError {
+  declare readonly code: 'bad_identity_file' | 'identity_mismatch' | 'not_in_topology';
   constructor(code: IdentityError['code'], message: string) {
-    super(message);
+    super(code, message);
     this.name = 'IdentityError';
-    this.code = code;
   }
 }
 

@@ -38,9 +38,17 @@ function rulesOf(retention: RetentionConfig): Array<{ kind: ShardKind; period: n
   ];
 }
 
-/** `{nnt: {"60": 31449600}, histogram: {}, raw: null}`: the configured retention as /state reports it (seconds). */
-export function retentionJson(retention: RetentionConfig): { nnt: Record<string, number>; histogram: Record<string, number>; raw: number | null } {
-  return { nnt: Object.fromEntries(retention.nnt), histogram: Object.fromEntries(retention.histogram), raw: retention.raw };
+/**
+ * `{nnt: {"60": 31449600}, histogram: {}, raw: null, histogram_raw: null}`: the configured retention as
+ * /state reports it (seconds). The raw histograms are the smallest histogram period's rows, so
+ * their retention is that period's rule.
+ */
+export function retentionJson(
+  retention: RetentionConfig,
+  smallestHistogram: number | undefined,
+): { nnt: Record<string, number>; histogram: Record<string, number>; raw: number | null; histogram_raw: number | null } {
+  const histogramRaw = smallestHistogram === undefined ? null : (retention.histogram.get(smallestHistogram) ?? null);
+  return { nnt: Object.fromEntries(retention.nnt), histogram: Object.fromEntries(retention.histogram), raw: retention.raw, histogram_raw: histogramRaw };
 }
 
 export class RetentionKeeper {

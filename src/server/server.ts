@@ -3,6 +3,7 @@
  * its address and a `close()` that stops accepting, lets in-flight requests finish, stops the
  * sweeper and closes the database. Usable in-process (tests, scripts) and by `tsnode serve`.
  */
+import { TsnodeError } from '../tsnode-error.js';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -45,13 +46,14 @@ export interface RunningNode {
   retention: RetentionKeeper | null;
 }
 
+export type StartErrorCode = 'bad_config' | 'bad_journal' | 'port_in_use' | 'port_denied' | 'bad_host' | IdentityError['code'];
+
 /** Thrown when the node cannot start (port in use, bad data dir). */
-export class StartError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
+export class StartError extends TsnodeError {
+  declare readonly code: StartErrorCode;
+  constructor(code: StartErrorCode, message: string) {
+    super(code, message);
     this.name = 'StartError';
-    this.code = code;
   }
 }
 

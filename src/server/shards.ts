@@ -5,7 +5,8 @@
  * store's `block_floor`s are). Numeric rollup shards are sized as the store's nntbs sizes them
  * (`size` rounded up to a whole multiple of 127 x period), histogram rollup shards as its
  * histogram rollups (`granularity` rounded up to a whole multiple of the period), raw shards by
- * `--raw-shard` (default 1w) as given.
+ * `--raw-shard` (default 1w) as given: raw numeric shards and raw histogram shards alike (the
+ * store's `raw_database` and `histogram_ingest` granularities, both 1w by default).
  *
  * The storage keeps every chunk of numeric data inside one shard of each grid that applies to
  * its span (`ChunkGrid`): a chunk never straddles a shard boundary, so a shard is exactly the
@@ -13,7 +14,8 @@
  */
 import { CHUNK_ENTRIES } from './chunks.js';
 
-export type ShardKind = 'nnt' | 'histogram' | 'raw';
+/** `histogram_raw`: the histograms of the smallest histogram period, which the node keeps as received (its raw histograms). */
+export type ShardKind = 'nnt' | 'histogram' | 'raw' | 'histogram_raw';
 
 /** Shard sizes in seconds: per numeric period, per histogram period, and the raw shard. */
 export interface ShardLayout {

@@ -90,6 +90,8 @@ export class SqliteStore implements Store {
   private hiddenBefore = 0;
   /** Per larger span, the latest delete time a sweep of it had (a missing bucket before it was swept). */
   private readonly sweptBefore = new Map<number, number>();
+  /** The latest delete time of a sweep that deleted the raw records too (every span; 0: never). */
+  private rawSweptBefore = 0;
   private readonly onError: (err: unknown) => void;
   private closed: Promise<void> | undefined;
 
@@ -119,8 +121,9 @@ export class SqliteStore implements Store {
         if (t !== undefined) this.sweptBefore.set(span, Number(t));
       }
       this.hiddenBefore = Number(this.s.getMeta.get('hidden_before') ?? 0);
+      this.rawSweptBefore = Number(this.s.getMeta.get('raw_swept_before') ?? 0);
       const grid = new ChunkGrid(this.shardLayout, this.smallest);
-      this.shards = new ShardIndex(this.s, this.shardLayout, this.smallest, () => this.hiddenBefore);
+      this.shards = new ShardIndex(this.s, this.shardLayout, this.smallest, this.histogramRollups[0], () => this.hiddenBefore);
       this.seriesIds = new SeriesIds(this.s, opts.seriesCacheSize ?? SERIES_CACHE_SIZE);
       this.chunks = new ChunkTable(this.s, grid);
       this.writer = new RollupWriter(this.chunks, this.rollups, this.sweptBefore, grid);
@@ -315,6 +318,10 @@ export class SqliteStore implements Store {
         if (raw) {
           n += this.chunks.dropBefore(seriesId, this.smallest, before);
           this.chunks.dropPartsBefore(seriesId, before);
+          if (before > this.rawSweptBefore) {
+            this.rawSweptBefore = before;
+            this.s.putMeta.run('raw_swept_before', String(before));
+          }
         } else if (spans.includes(this.smallest)) {
           // The smallest span shares its entries with the raw records: hide them.
           n += this.chunks.hideBefore(seriesId, this.smallest, before);
@@ -330,6 +337,12 @@ export class SqliteStore implements Store {
       .immediate();
     if (waiting !== null) this.flusher.dropWaiting(seriesId, raw ? before : Infinity);
     return n;
+  }
+
+  sweepCutoffs(): { spans: ReadonlyMap<number, number>; raw: number } {
+    const spans = new Map(this.sweptBefore);
+    if (this.hiddenBefore > 0) spans.set(this.smallest, this.hiddenBefore);
+    return { spans, raw: this.rawSweptBefore };
   }
 
   sweepText(seriesId: number, before: number): number {
@@ -380,7 +393,7 @@ export class SqliteStore implements Store {
   listShards(kind: ShardKind, period: number): ShardSpan[] {
     const listed = this.shards.list(kind, period);
     const size = this.shards.sizeOf(kind, period);
-    if (kind === 'histogram' || size === undefined) return listed;
+    if (kind === 'histogram' || kind === 'histogram_raw' || size === undefined) return listed;
     const starts = new Set(listed.map((s) => s.start));
     this.flusher.waitingTimes((ts) => starts.add(shardStart(ts, size)));
     if (starts.size === listed.length) return listed;
@@ -389,7 +402,7 @@ export class SqliteStore implements Store {
 
   removeShard(kind: ShardKind, period: number, shard: ShardSpan): number {
     // Records waiting for the shard are applied first, so none of them brings it back afterwards.
-    if (kind !== 'histogram') {
+    if (kind === 'nnt' || kind === 'raw') {
       let waiting = false;
       this.flusher.waitingTimes((ts) => (waiting ||= ts >= shard.start && ts < shard.end));
       if (waiting) this.flusher.flushAll();

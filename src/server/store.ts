@@ -68,6 +68,12 @@ export interface Store {
   listSeries(afterId: number, limit: number, type: DataType): SeriesRef[];
   /** Deletes numeric rollups of the given spans with ts < before; raw records too when `raw`. */
   sweepNnt(seriesId: number, before: number, spans: readonly number[], raw: boolean): number;
+  /**
+   * What sweeps left of the numeric data: per span, the latest delete time a sweep of it had (its
+   * rollup holds nothing before it; of the smallest span, entries are hidden, not gone), and the
+   * latest delete time of a sweep of every span (the raw records before it are gone too; 0: none).
+   */
+  sweepCutoffs(): { spans: ReadonlyMap<number, number>; raw: number };
   sweepText(seriesId: number, before: number): number;
   sweepHistogram(seriesId: number, before: number, periods: readonly number[]): number;
 

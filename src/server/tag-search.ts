@@ -3,13 +3,13 @@
  * order a page at a time (the index is never read whole), and the per-metric delete steps of the
  * tag-query deletes. Every metric this node stores belongs to its one account (`--account`).
  */
-import type { DataType } from '../protocol/index.js';
+import { DATA_TYPES, type DataType } from '../protocol/index.js';
 import { matchesQuery, type ActivityRange, type TagQuery } from '../tags/index.js';
 import { KIND_BIT } from './storage/schema.js';
 import type { IndexedSeries, Store } from './store.js';
 
 const PAGE = 1024;
-const TYPES: readonly DataType[] = ['nnt', 'text', 'histogram'];
+const TYPES: readonly DataType[] = DATA_TYPES;
 /** Time bounds standing for the beginning and the end of time in store queries (whole seconds). */
 const EARLIEST = -Number.MAX_SAFE_INTEGER;
 const LATEST = Number.MAX_SAFE_INTEGER;

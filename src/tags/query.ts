@@ -10,6 +10,7 @@
  * where it went wrong, so the client can refuse it before anything is sent and the node can answer
  * 400 with the same words.
  */
+import { TsnodeError } from '../tsnode-error.js';
 import { parseActivity, type ActivityRange } from './activity.js';
 import { compileRegex } from './regex.js';
 
@@ -25,11 +26,12 @@ export type TagQuery =
   /** `__activity:<start>-<end>`: the metric has data in the range (both ends inclusive). */
   | { kind: 'activity'; range: ActivityRange };
 
-export class TagQueryError extends Error {
+export class TagQueryError extends TsnodeError {
+  declare readonly code: 'invalid_tag_query';
   /** 1-based column of the query where the error is. */
   readonly column: number;
   constructor(message: string, column: number) {
-    super(`${message} at column ${column}`);
+    super('invalid_tag_query', `${message} at column ${column}`);
     this.name = 'TagQueryError';
     this.column = column;
   }

@@ -3,7 +3,7 @@
  * the lag column of `tsnode nodes`: a paused node builds a backlog on its peers, shows a lag, and
  * gets everything once resumed.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +51,9 @@ describe('cluster pause / resume', () => {
     const peer = async (): Promise<{ pending: number; paused: boolean }> =>
       ((await getJson(`${urls[primary]}/replication/json`)).body as { peers: Array<{ id: string; pending: number; paused: boolean }> }).peers.find((p) => p.id === ids[second])!;
     expect(await peer()).toMatchObject({ pending: 1, paused: true });
+    // Recorded beside each other node's journal for it, so a restart keeps it (ring-pause-restart.test.ts).
+    const markers = [0, 1, 2].filter((i) => i !== second).map((i) => join(dir, `node-${i + 1}`, 'replication', ids[second]!, 'paused.json'));
+    expect(markers.map((m) => existsSync(m))).toEqual([true, true]);
 
     await eventually('`nodes` shows the paused node behind', async () => {
       const r = await runCli(['nodes', '--seed', urls[0]!, '-o', 'json']);
@@ -63,6 +66,7 @@ describe('cluster pause / resume', () => {
     const resumed = await runCli(['cluster', 'resume', ids[second]!, '--dir', dir]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain(`resumed replication towards ${urls[second]}`);
+    expect(markers.map((m) => existsSync(m))).toEqual([false, false]);
     await eventually('the backlog is delivered', async () => (await peer()).pending === 0);
     const got = await getJson(`${urls[second]}/rollup/${id}/${metric}?start_ts=${T}.000&end_ts=${T + 60}.000&rollup_span=60s&type=average`, { 'X-Snowth-Proxied': '1' });
     expect(got.body).toEqual([[T, 11]]);

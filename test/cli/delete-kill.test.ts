@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { printedArgs, runCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
 import { eventually, startProxiedRing } from '../helpers/ring.js';
 import { call, UUID, write } from '../integration/server-helpers.js';
@@ -107,8 +107,7 @@ it('a node killed between batches leaves a partial receipt (exit 3) and a catch-
   ring.nodes[v] = await victim.restart();
   const left = await own(v);
   expect(left).toEqual([...mine.filter((m) => m !== vRounds[0]!.deleted![0]!.metric_name), ...KEEP.filter((m) => ownersOf(m).includes(v))].sort());
-  const words = out.catch_up.match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'|'$/g, ''));
-  const again = await runCli([...words.slice(1), '-o', 'json']);
+  const again = await runCli([...printedArgs(out.catch_up), '-o', 'json']);
   expect(again.code, again.stderr).toBe(0);
   for (const [i] of ring.nodes.entries()) expect(await own(i)).toEqual(KEEP.filter((m) => ownersOf(m).includes(i)).sort());
 }, 60_000);

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { printedArgs, runCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
 import { eventually, startProxiedRing } from '../helpers/ring.js';
 import { call, UUID, write } from '../integration/server-helpers.js';
@@ -170,8 +170,7 @@ it('a metric a late replay brings back is reported, with a catch-up that complet
   expect(r.stderr).toContain(`to catch up: ${out.catch_up}`);
   expect(out.catch_up).toBe(`tsnode delete 'and(host:late1)' --full --nodes ${ring.proxies[b]!.url} --allow-partial --journal ${journal} --yes`);
 
-  const words = out.catch_up.match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'|'$/g, ''));
-  const again = await runCli([...words.slice(1), '-o', 'json']);
+  const again = await runCli([...printedArgs(out.catch_up), '-o', 'json']);
   expect(again.code, again.stderr).toBe(0);
   expect((JSON.parse(again.stdout) as { nodes: Array<{ state: string }> }).nodes.map((n) => n.state)).toEqual(['deleted']);
   for (const held of await everyNode()) expect(held.filter((m) => m.includes('host:late1'))).toEqual([]);

@@ -104,7 +104,14 @@ describe('a node without the sweep API', () => {
       expect(sweep.code).toBe(2);
       expect(sweep.stderr).toMatch(new RegExp(`${stub.url} has no sweep API: GET /sweep_delete answered 404`));
       expect(sweep.stderr).not.toMatch(/is unreachable|: unreachable/);
-      expect(sweep.stderr).toMatch(/version 0\.11\.6 to 0\.19\.22 of the store/);
+      expect(sweep.stderr).toMatch(/a store with \/sweep_delete \(versions 0\.11\.6 to 0\.19\.22, or a tsnode reference node; 0\.19\.23 removed it\)/);
+      expect(sweep.stderr).toMatch(/tsnode retention verify to check what it keeps/);
+      // sweep cancel: the node's state is "no sweep API" too, not "failed", with the same hint
+      const cancel = await runCli(['sweep', 'cancel', '--nodes', stub.url, '--yes', '--retries', '0'], env);
+      expect(cancel.code).toBe(1);
+      expect(cancel.stdout).toMatch(new RegExp(`${stub.url}\\s+│ no sweep API │`));
+      expect(cancel.stdout).not.toMatch(/failed/);
+      expect(cancel.stderr).toMatch(/hint: for a node with no sweep API, use a store with \/sweep_delete/);
       // retention apply sends such a node nothing and verifies it instead; this stub lists no
       // inventories, so the verdict cannot be reached: exit 3, never "done".
       const apply = await runCli(['retention', 'apply', '--rule', 'text=30d', '--nodes', stub.url, '--yes', '--retries', '0'], env);

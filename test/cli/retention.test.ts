@@ -235,6 +235,23 @@ describe('tsnode retention apply', () => {
     expect(lines.at(-1)).toMatchObject({ kind: 'retention.end', outcome: 'complete', exit: 0, catchUp: null });
   });
 
+  it('--no-receipt (a benchmark knob) takes no inventory looks and journals no receipt', async () => {
+    await Promise.all(nodes.map((n) => seed(n.url, 2)));
+    const looks = (): number => proxies.reduce((n, p) => n + p.exchanges.filter((e) => /list_nntbs_shards|list_shards/.test(e.url)).length, 0);
+    for (const p of proxies) p.exchanges.length = 0;
+    const r = await runCli(['retention', 'apply', POLICY, '--nodes', list, '--yes', '-o', 'json', '--no-receipt', ...FAST], { env, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(looks()).toBe(0);
+    const kinds = readFileSync(JOURNAL, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.run === doc(r).run_id)
+      .map((e) => e.kind);
+    expect(kinds).not.toContain('receipt');
+    expect(kinds.at(-1)).toBe('retention.end');
+  });
+
   it('an unknown span is refused before anything is sent (exit 2)', async () => {
     for (const p of proxies) p.exchanges.length = 0;
     const r = await runCli(['retention', 'apply', '--rule', 'nnt:120=30d', '--rule', 'text=90d', '--nodes', list, '--yes', ...FAST], { env });

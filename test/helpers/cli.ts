@@ -106,3 +106,10 @@ export function startCli(args: string[], opts: { env?: Record<string, string | u
     });
   return { child, waitForStderr, done };
 }
+
+/** The arguments of a command line tsnode printed (a catch-up), split as a POSIX shell would its single quotes, without the leading `tsnode`. */
+export function printedArgs(command: string): string[] {
+  const words = command.match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'|'$/g, ''));
+  if (words[0] !== 'tsnode') throw new Error(`not a tsnode command line: ${command}`);
+  return words.slice(1);
+}

@@ -5,12 +5,12 @@
  */
 import { CommanderError, type Command } from 'commander';
 import type { Runner } from '../../src/cli/action.js';
-import { TsnodeError } from '../../src/cli/errors.js';
+import { CliError } from '../../src/cli/errors.js';
 import { buildProgram, prepareForParsing } from '../../src/cli/main.js';
 import { commandPath, parseError } from '../../src/cli/parse-errors.js';
 
 export type ParseResult =
-  { ok: true; command: string; options: Record<string, unknown>; globals: Record<string, unknown> } | { ok: false; error: TsnodeError } | { ok: false; help: true };
+  { ok: true; command: string; options: Record<string, unknown>; globals: Record<string, unknown> } | { ok: false; error: CliError } | { ok: false; help: true };
 
 export async function parseArgv(argv: readonly string[]): Promise<ParseResult> {
   let options: Record<string, unknown> | undefined;
@@ -33,7 +33,7 @@ export async function parseArgv(argv: readonly string[]): Promise<ParseResult> {
   } catch (err) {
     if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed')) return { ok: false, help: true };
     const usage = err instanceof CommanderError ? parseError(err, parsing.failedIn() ?? program) : err;
-    if (usage instanceof TsnodeError) return { ok: false, error: usage };
+    if (usage instanceof CliError) return { ok: false, error: usage };
     throw err;
   }
   if (!ran || !options) throw new Error(`argv ${JSON.stringify(argv)} ran no action`);

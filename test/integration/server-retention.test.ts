@@ -108,7 +108,7 @@ describe('node-managed retention', () => {
 
     // /state reports the rules in seconds; the raw rows share nnt:60's rule (one copy).
     const state = (await call(node.url, 'GET', '/state')).json;
-    expect(state.retention).toEqual({ nnt: { '60': DAY, '300': 3 * DAY }, histogram: { '60': 2 * DAY }, raw: DAY });
+    expect(state.retention).toEqual({ nnt: { '60': DAY, '300': 3 * DAY }, histogram: { '60': 2 * DAY }, raw: DAY, histogram_raw: 2 * DAY });
 
     // A day later, after a restart: the check at start removes what has aged past since.
     await node.close();
@@ -131,7 +131,7 @@ describe('node-managed retention', () => {
     const after = await inventory(node.url);
     expect(after).toEqual(kept(before, { 'histogram:60': DAY }, T0));
     expect(after['histogram:60']!.length).toBeLessThan(before['histogram:60']!.length);
-    expect((await call(node.url, 'GET', '/state')).json.retention).toEqual({ nnt: {}, histogram: { '60': DAY }, raw: null });
+    expect((await call(node.url, 'GET', '/state')).json.retention).toEqual({ nnt: {}, histogram: { '60': DAY }, raw: null, histogram_raw: DAY });
   });
 
   it('--no-sweep-api: /sweep_delete is a 404, which the client reports as no_sweep_api', async () => {

@@ -45,16 +45,41 @@ describe('shard inventories', () => {
       { start: 1_699_488_000, end: 1_700_092_800 },
       { start: 1_700_092_800, end: 1_700_697_600 },
     ]);
-    // Histograms: 7d shards for 60 s; nothing in 300 s; no raw histogram database.
+    // Histograms: 7d shards for 60 s; nothing in 300 s; the raw histograms (the 60 s ones, kept as received) in week shards.
     expect((await call(node.url, 'GET', '/histogram/60/list_shards')).json).toEqual([
       { start: 1_699_488_000, end: 1_700_092_800 },
       { start: 1_700_092_800, end: 1_700_697_600 },
     ]);
     expect((await call(node.url, 'GET', '/histogram/300/list_shards')).json).toEqual([]);
-    expect((await call(node.url, 'GET', '/histogram_raw/list_shards')).json).toEqual([]);
+    expect((await call(node.url, 'GET', '/histogram_raw/list_shards')).json).toEqual([
+      { start: 1_699_488_000, end: 1_700_092_800 },
+      { start: 1_700_092_800, end: 1_700_697_600 },
+    ]);
     const bad = await call(node.url, 'GET', '/histogram/61/list_shards');
     expect(bad.status).toBe(404);
     expect(bad.json.error).toMatch(/61.*not a histogram period.*60, 300/);
+  });
+
+  it('lists raw histogram shards (--raw-shard sized) over the smallest period only; removing one removes those rows', async () => {
+    const WEEK = 604_800;
+    node = await memoryNode({ histogramRollups: [60, 300], shards: { histogram: new Map([[60, 86_400]]), raw: WEEK } });
+    const weekOf = (t: number): number => t - (t % WEEK);
+    const at60 = [T1, T1 + 3600, T1 + 8 * 86_400];
+    const h = (offset: number, period: number) => ({ metric: 'lat', id: UUID, offset, period, histogram: 'AAEX/QAB' });
+    // 300 s histograms three weeks earlier: a rollup period, not raw.
+    expect((await write(node.url, [...at60.map((t) => h(t, 60)), h(T1 - 21 * 86_400, 300)], '/histogram/write')).status).toBe(200);
+    const raw = (await call(node.url, 'GET', '/histogram_raw/list_shards')).json as Array<{ start: number; end: number }>;
+    expect(raw).toEqual([...new Set(at60.map(weekOf))].map((start) => ({ start, end: start + WEEK })));
+    // Not the 60 s period's own (daily) shards: a grid of its own over the same rows.
+    const dayOf = (t: number): number => t - (t % 86_400);
+    expect((await call(node.url, 'GET', '/histogram/60/list_shards')).json).toEqual([...new Set(at60.map(dayOf))].map((start) => ({ start, end: start + 86_400 })));
+
+    const store = node.node.store;
+    expect(store.removeShard('histogram_raw', 0, raw[0]!)).toBe(2);
+    expect((await call(node.url, 'GET', '/histogram_raw/list_shards')).json).toEqual(raw.slice(1));
+    const sid = store.findSeries(UUID, 'lat')!;
+    expect(store.histogramRows(sid, 60, 0, 2e9).map((r) => r[0])).toEqual([T1 + 8 * 86_400]);
+    expect(store.histogramRows(sid, 300, 0, 2e9).map((r) => r[0])).toEqual([T1 - 21 * 86_400]);
   });
 
   it('takes --shards sizes, rounded up to whole multiples of 127 periods', async () => {

@@ -5,6 +5,9 @@ import { NodeClient } from '../../src/client/node-client.js';
 import { NO_RETRY } from '../../src/client/retry.js';
 import { deleteOnNode, deleteOnNodes, lookOnNodes, proveGone, type TagDeleteRequest } from '../../src/client/tag-delete.js';
 import type { RunningNode } from '../../src/server/server.js';
+import { SweepRefusedError } from '../../src/client/sweep-preflight.js';
+import { SweepNotConfirmedError } from '../../src/client/sweep.js';
+import { runDelete, type DeleteConfirmation } from '../../src/run/delete.js';
 import { startRecordingNode } from '../helpers/recording-node.js';
 import { call, memoryNode, UUID, write } from './server-helpers.js';
 
@@ -106,5 +109,49 @@ describe('tag delete node steps', () => {
     } finally {
       await stuck.close();
     }
+  });
+});
+
+describe('runDelete: the library run a script gets (the same as tsnode delete)', () => {
+  const spec = { requests: [FULL], metric: null, query: FULL.query, account: 1, batch: 2, maxRounds: 100, listLimit: 1000, concurrency: 8 };
+
+  it('asks the confirm hook with the counts, looks again, journals start, rounds and end, and proves every metric gone', async () => {
+    const journal: Array<{ kind: string; [k: string]: unknown }> = [];
+    const stages: string[] = [];
+    let asked: DeleteConfirmation | undefined;
+    const run = await runDelete(clients, spec, {
+      journal: { append: (e) => journal.push(e) > 0 },
+      confirm: (c) => ((asked = c), true),
+      onStage: (s) => stages.push(s.kind === 'looked' ? `looked${s.again ? ' again' : ''}` : s.kind),
+    });
+    expect(asked?.totals).toEqual({ metrics: 5, copies: 10, targets: 2, nodes: 3, skipped: 0, truncated: false });
+    expect(stages).toEqual(['checked', 'looked', 'looked again', 'deleting', 'looking-after']);
+    expect(run.exitCode).toBe(0);
+    expect(run.outcomes.map((o) => [o.state, o.deleted, o.rounds])).toEqual([
+      ['deleted', 5, 3],
+      ['deleted', 5, 3],
+      ['nothing', 0, 0],
+    ]);
+    expect(journal.map((e) => e.kind)).toEqual(['delete.start', ...Array<string>(6).fill('delete.round'), 'delete.end']);
+    expect(journal.filter((e) => e.kind === 'delete.round').reduce((n, e) => n + (e.deleted as unknown[]).length, 0)).toBe(10);
+    expect(await countOn(nodes[0]!, 'and(host:web1)')).toBe(0);
+  });
+
+  it('a no from the confirm hook deletes nothing and journals nothing', async () => {
+    const journal: unknown[] = [];
+    await expect(runDelete(clients, spec, { journal: { append: (e) => journal.push(e) > 0 }, confirm: () => false })).rejects.toBeInstanceOf(SweepNotConfirmedError);
+    expect(journal).toEqual([]);
+    expect(await countOn(nodes[0]!, 'and(host:web1)')).toBe(5);
+  });
+
+  it('an unreachable node refuses the run with a run.refused record, unless skipUnreachable', async () => {
+    const dead = new NodeClient('http://127.0.0.1:1', { dispatcher: agent, retry: NO_RETRY });
+    const journal: Array<{ kind: string; codes?: string[] }> = [];
+    await expect(runDelete([...clients, dead], spec, { journal: { append: (e) => journal.push(e) > 0 } })).rejects.toBeInstanceOf(SweepRefusedError);
+    expect(journal).toMatchObject([{ kind: 'run.refused', codes: ['unreachable'] }]);
+    const run = await runDelete([...clients, dead], spec, { skipUnreachable: true });
+    expect(run.exitCode).toBe(3);
+    expect(run.outcomes.at(-1)).toMatchObject({ node: 'http://127.0.0.1:1', state: 'skipped' });
+    expect(run.catchUp?.command).toBe("tsnode delete 'and(host:web1)' --full --batch 2 --nodes http://127.0.0.1:1");
   });
 });

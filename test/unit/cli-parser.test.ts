@@ -67,6 +67,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     pollInterval: 2000,
     stepTimeout: 21_600_000,
     settle: 0,
+    receipt: true,
   },
   status: { lostAfter: 30_000, untilCaughtUp: false, perType: false, output: 'table', ...NETWORK_TYPED },
   history: { output: 'table' },
@@ -250,6 +251,7 @@ const CONTRACT: Row[] = [
     },
   ],
   [['retention', 'apply', '--resume'], 'retention apply', { resume: true }],
+  [['retention', 'apply', 'p.yaml', '--no-receipt'], 'retention apply', { policy: 'p.yaml', receipt: false }],
   [['retention', 'verify', 'p.yaml', '-o', 'json', '--nodes', 'a:1'], 'retention verify', { policy: 'p.yaml', output: 'json', nodes: 'a:1' }],
   [
     ['retention', 'apply', '--resume', 'r-20261122T043258Z-3f2a', '--lost-after', '1m', '-o', 'csv', '--profile', 'prod'],

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { NodeDeletion, NodeLook } from '../../src/client/tag-delete.js';
+import { DEFAULT_BATCH } from '../../src/cli/commands/delete/options.js';
+import { DEFAULT_TAG_ADVISORY_LIMIT } from '../../src/protocol/index.js';
 import { deleteCatchUp, deleteExitCode, judgeNodes, type DeleteSpec, type NodeOutcome } from '../../src/run/delete-outcome.js';
 
 const U = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
@@ -96,5 +98,9 @@ describe('deleteCatchUp', () => {
     expect(c?.addBack).toEqual(['--header (1 given; values not shown)']);
     expect(deleteCatchUp(spec, [N2], 3, { hash: null, allowed: false })?.command).toBe(`tsnode delete 'and(host:web1)' --full --nodes ${N2}`);
     expect(deleteCatchUp(spec, [], 3, null)).toBeUndefined();
+  });
+
+  it("--batch's default is the store's default advisory limit, which a catch-up leaves out", () => {
+    expect(DEFAULT_BATCH).toBe(DEFAULT_TAG_ADVISORY_LIMIT);
   });
 });

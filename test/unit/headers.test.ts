@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildHeaders, HeaderError, isSecretHeader, parseHeaderLine, redactHeaders, scrubSecrets, secretValues, splitHeaderList } from '../../src/client/headers.js';
 import { showProxy } from '../../src/cli/network.js';
 import { headersFor } from '../helpers/network.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { exitCodeOf, hintOf } from '../../src/cli/errors.js';
 
 describe('header parsing', () => {
   it.each([
@@ -62,7 +62,17 @@ describe('header parsing', () => {
     ]);
     expect(h).toEqual({ Authorization: 'flag', 'X-A': '1' });
     expect(headersFor(['X-B: 2'], { TSNODE_HEADERS: 'X-A: 1;X-B: 1' })).toEqual({ 'X-A': '1', 'X-B': '2' });
-    expect(() => headersFor(['nope'], {})).toThrow(UsageError);
+    // A HeaderError (the library's), which the CLI's reporter maps to exit 2 with how to write one.
+    const err = (() => {
+      try {
+        headersFor(['nope'], {});
+      } catch (e) {
+        return e as HeaderError;
+      }
+      throw new Error('expected a HeaderError');
+    })();
+    expect(err).toBeInstanceOf(HeaderError);
+    expect([exitCodeOf(err), hintOf(err)]).toEqual([2, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"']);
   });
 });
 

@@ -101,6 +101,7 @@ const VALUES = [
   'encodeHistogram',
   'duplicateIdentities',
   'errorBodySchema',
+  'errors',
   'fanOut',
   'fetchTopology',
   'formatAge',

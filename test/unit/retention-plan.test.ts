@@ -6,6 +6,7 @@ import {
   parseRules,
   planFromJson,
   planRetention,
+  rawReadable,
   planToJson,
   RetentionError,
   UnknownSpanError,
@@ -388,5 +389,25 @@ describe('plan JSON', () => {
     expect(err.code).toBe('invalid_run_state');
     expect(err.message).toContain('run.json: ');
     expect(err.message).toContain(message);
+  });
+});
+
+describe('rawReadable: spans swept while the raw records stay (issue 25)', () => {
+  it('lists each span a step sweeps before the every-span step, with that step', () => {
+    const plan = planRetention(parseRules(['nnt:60=7d', 'nnt:300=30d', 'nnt:*=2y']), NOW_MS, [known(A)]);
+    expect(rawReadable(plan.nodes[0]!, plan.steps)).toEqual([
+      { span: 60, step: 1, age: '7d', until: { step: 3, age: '2y' } },
+      { span: 300, step: 2, age: '30d', until: { step: 3, age: '2y' } },
+    ]);
+  });
+
+  it('without an every-span step the raw records stay: until is null', () => {
+    const plan = planRetention(parseRules(['nnt:60=7d']), NOW_MS, [known(A)]);
+    expect(rawReadable(plan.nodes[0]!, plan.steps)).toEqual([{ span: 60, step: 1, age: '7d', until: null }]);
+  });
+
+  it('nothing when the first nnt step deletes every span', () => {
+    const plan = planRetention(parseRules(['nnt:*=30d', 'nnt:60=30d']), NOW_MS, [known(A)]);
+    expect(rawReadable(plan.nodes[0]!, plan.steps)).toEqual([]);
   });
 });

@@ -171,4 +171,17 @@ describe('verifyRetention: raw data on a node-managed node', () => {
     expect(c.verdict).toBe('compliant');
     expect(c.reason).toMatch(/not compared/);
   });
+
+  it("compares the raw histograms' configured retention (histogram_raw) with a histogram:* policy", () => {
+    const inv = inventory({ 60: [] }, { histogramRaw: { shards: shards(7 * DAY, 7 * DAY) }, histogram: new Map([[60, { shards: [] }]]) });
+    const p = parseRules(['histogram:*=30d']);
+    const raw = (histogramRaw: number | undefined) =>
+      verifyRetention(p, NOW_MS, [
+        { node: A, managedBy: 'node', inventory: inv, retention: { nnt: {}, histogram: { 60: 30 * DAY }, raw: null, ...(histogramRaw ? { histogramRaw } : {}) } },
+      ]).nodes[0]!.checks.find((x) => x.type === 'histogram' && x.span === 'raw')!;
+    expect(raw(30 * DAY).verdict).toBe('compliant');
+    expect(raw(7 * DAY)).toMatchObject({ verdict: 'drift', dangerous: true });
+    // A node that does not say keeps them forever, as far as verify can tell.
+    expect(raw(undefined)).toMatchObject({ verdict: 'drift', dangerous: false });
+  });
 });

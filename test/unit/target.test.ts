@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/cli/config/file.js';
 import { resolveTarget, type TargetFs, type TargetInputs } from '../../src/cli/config/target.js';
-import { TsnodeError } from '../../src/cli/errors.js';
+import { CliError } from '../../src/cli/errors.js';
 
 const CONFIG_PATH = '/home/op/.config/tsnode/config.yaml';
 const CONFIG = parseConfig(
@@ -58,12 +58,12 @@ function target(over: Partial<TargetInputs> = {}) {
   });
 }
 
-function refused(over: Partial<TargetInputs>): TsnodeError {
+function refused(over: Partial<TargetInputs>): CliError {
   try {
     target(over);
   } catch (err) {
-    expect(err).toBeInstanceOf(TsnodeError);
-    return err as TsnodeError;
+    expect(err).toBeInstanceOf(CliError);
+    return err as CliError;
   }
   throw new Error('expected resolution to fail');
 }

@@ -19,7 +19,9 @@
  *       allow_lag: 5m                # sweep / retention apply: the replication lag accepted (--allow-lag)
  *       skip_unreachable: true       # sweep / retention apply: leave out nodes that do not answer (--skip-unreachable)
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { Alias, Document, Node, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml';
 import { validateHeader, HeaderError } from '../../client/headers.js';
 import { HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
 import { InvalidValueError, UsageError } from '../errors.js';
@@ -29,6 +31,17 @@ import { didYouMean } from '../suggest.js';
 import { DURATION_FORMS, parseDuration, parseSpan, quote, SPAN_FORMS } from '../values.js';
 import { templateProblem } from './secrets.js';
 import { WRITE_TARGETS, type WriteTarget } from '../write-targets.js';
+
+/**
+ * The YAML parser, loaded on the first config file read: most runs have no config file (or no
+ * profile in use) and a command's start-up should not pay for a parser it never calls.
+ */
+let yamlLib: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlLib ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+const isAlias = (n: unknown): n is Alias => yaml().isAlias(n);
+const isMap = (n: unknown): n is YAMLMap => yaml().isMap(n);
+const isScalar = (n: unknown): n is Scalar => yaml().isScalar(n);
+const isSeq = (n: unknown): n is YAMLSeq => yaml().isSeq(n);
 
 export const TOP_KEYS = ['current', 'profiles'] as const;
 export const PROFILE_KEYS = [
@@ -126,8 +139,8 @@ export function emptyConfig(path: string, shown = path): ConfigFile {
 
 /** Parses and validates the text of a config file. Throws ConfigFileError on the first problem. */
 export function parseConfig(text: string, path: string, shown = path): ConfigFile {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const lines = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number | undefined => (node?.range ? lines.linePos(node.range[0]!).line : undefined);
   const fail = (line: number | undefined, key: string, problem: string, expected: string): never => {
     throw new ConfigFileError(shown, line, key, problem, expected);

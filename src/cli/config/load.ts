@@ -4,7 +4,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { TsnodeError } from '../errors.js';
+import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { emptyConfig, parseConfig, ConfigFileError, type ConfigFile } from './file.js';
 import { configPath, showPath } from './paths.js';
@@ -66,10 +66,10 @@ export function permissionWarnings(config: ConfigFile, mode: number): string[] {
 }
 
 /** A profile name that is not in the file: names the file and the profiles there are. */
-export function profileNotFound(config: ConfigFile, name: string, via: string, suggestion?: string): TsnodeError {
+export function profileNotFound(config: ConfigFile, name: string, via: string, suggestion?: string): CliError {
   const names = [...config.profiles.keys()];
   const where = config.exists ? config.shown : `${config.shown} (which does not exist)`;
   const hint =
     names.length === 0 ? `create it: tsnode profile set ${name} --nodes <file|list>` : `${suggestion ? `${suggestion} ` : ''}profiles in ${config.shown}: ${names.join(', ')}`;
-  return new TsnodeError('profile_not_found', `${via}: no profile named ${JSON.stringify(name)} in ${where}`, { hint, exitCode: EXIT.usage });
+  return new CliError('profile_not_found', `${via}: no profile named ${JSON.stringify(name)} in ${where}`, { hint, exitCode: EXIT.usage });
 }

@@ -20,9 +20,9 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildHeaders, HeaderError, splitHeaderList } from '../../client/headers.js';
+import { buildHeaders, splitHeaderList } from '../../client/headers.js';
 import { DEFAULT_HEADER_PREFIX, HEADER_PREFIXES, type HeaderPrefix } from '../../protocol/headers.js';
-import { TsnodeError, UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { DEFAULT_NODE, MAX_NODE_LIST_BYTES, NODE_LINE_FORMS, parseNodeEntry, parseNodeList, readBoundedText } from '../nodes.js';
 import { didYouMean } from '../suggest.js';
@@ -288,7 +288,7 @@ function mergeHeaders(profile: Profile | undefined, config: ConfigFile, env: Nod
   for (const h of profile?.headers ?? []) {
     const expanded = expandTemplate(h.template, env);
     if (!expanded.ok) {
-      throw new TsnodeError('config_variable_unset', `profiles.${profile!.name}.headers.${h.name} (${config.shown}:${h.line}) uses \${${expanded.missing}}, which is not set`, {
+      throw new CliError('config_variable_unset', `profiles.${profile!.name}.headers.${h.name} (${config.shown}:${h.line}) uses \${${expanded.missing}}, which is not set`, {
         hint: `set it in the environment (export ${expanded.missing}=...), or change the header: tsnode profile set ${profile!.name} --header '${h.name}: ...'`,
         exitCode: EXIT.usage,
       });
@@ -296,16 +296,11 @@ function mergeHeaders(profile: Profile | undefined, config: ConfigFile, env: Nod
     fromProfile.push(`${h.name}: ${expanded.value}`);
   }
   const envText = env.TSNODE_HEADERS;
-  try {
-    return buildHeaders([
-      { field: profile ? `profiles.${profile.name}.headers` : 'profile', lines: fromProfile },
-      { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
-      { field: '--header', lines: flagLines },
-    ]);
-  } catch (err) {
-    if (err instanceof HeaderError) throw new UsageError(err.message, 'write a header as "Name: value", e.g. --header "Authorization: Bearer $TOKEN"');
-    throw err;
-  }
+  return buildHeaders([
+    { field: profile ? `profiles.${profile.name}.headers` : 'profile', lines: fromProfile },
+    { field: 'TSNODE_HEADERS', lines: envText ? splitHeaderList(envText) : [] },
+    { field: '--header', lines: flagLines },
+  ]);
 }
 
 function noTarget(command: string, cwd: string, fs: TargetFs, profile: Profile | undefined): UsageError {

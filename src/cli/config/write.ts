@@ -8,7 +8,7 @@ import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rea
 import { dirname } from 'node:path';
 import { Document, isMap, type YAMLMap } from 'yaml';
 import type { HeaderPrefix } from '../../protocol/headers.js';
-import { TsnodeError, UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { pidState } from '../pid.js';
 import { PROFILE_KEYS, PROFILE_NAME_FORMS, PROFILE_NAME_RE, parseConfig, type ConfigFile, type ProfileKey } from './file.js';
@@ -192,7 +192,7 @@ export function writeConfigFile(path: string, text: string): void {
     } catch {
       // The temp file was never created (its directory is not one): nothing to clean.
     }
-    throw new TsnodeError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
+    throw new CliError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
       hint: "check the directory's permissions, or set TSNODE_CONFIG to a writable file",
       exitCode: EXIT.failed,
     });
@@ -215,8 +215,8 @@ export function withConfigLock<T>(path: string, fn: () => T): T {
     // not there yet
   }
   const lock = `${target}.lock`;
-  const cannot = (err: unknown): TsnodeError =>
-    new TsnodeError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
+  const cannot = (err: unknown): CliError =>
+    new CliError('config_write_failed', `cannot write ${path}: ${(err as Error).message}`, {
       hint: "check the directory's permissions, or set TSNODE_CONFIG to a writable file",
       exitCode: EXIT.failed,
     });
@@ -233,8 +233,7 @@ export function withConfigLock<T>(path: string, fn: () => T): T {
       closeSync(fd);
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
-        throw new TsnodeError('config_write_failed', `cannot lock ${path}: ${(err as Error).message}`, { exitCode: EXIT.failed });
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new CliError('config_write_failed', `cannot lock ${path}: ${(err as Error).message}`, { exitCode: EXIT.failed });
     }
     let holder: number;
     try {
@@ -247,7 +246,7 @@ export function withConfigLock<T>(path: string, fn: () => T): T {
       continue;
     }
     if (Date.now() > deadline) {
-      throw new TsnodeError('config_locked', `${path} is being changed by process ${Number.isInteger(holder) ? holder : '?'} (lock ${lock})`, {
+      throw new CliError('config_locked', `${path} is being changed by process ${Number.isInteger(holder) ? holder : '?'} (lock ${lock})`, {
         hint: 'try again in a moment; remove the lock file if that process is gone',
         exitCode: EXIT.failed,
       });

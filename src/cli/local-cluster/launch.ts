@@ -16,7 +16,8 @@ export const TSNODE_BIN = fileURLToPath(new URL('../../../bin/tsnode.js', import
 export interface LaunchOptions {
   /** Leave the node running when this process exits (not waited for). */
   detached: boolean;
-  env?: NodeJS.ProcessEnv;
+  /** The node's environment: the command's ctx.env (nothing below main.ts reads process.env). */
+  env: NodeJS.ProcessEnv;
   startTimeoutMs?: number;
   signal?: AbortSignal;
   /** Keep the log's earlier lines (a restart: the crash that came before stays readable). */
@@ -41,7 +42,7 @@ export async function launchNode(node: ClusterNode, opts: LaunchOptions): Promis
     // under it and looking like crashes). If the manager itself is killed, cluster.json still
     // lets `tsnode cluster down` find them.
     detached: true,
-    env: { ...(opts.env ?? process.env), FORCE_COLOR: '0' },
+    env: { ...opts.env, FORCE_COLOR: '0' },
   });
   closeSync(logFd);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

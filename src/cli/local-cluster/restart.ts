@@ -27,7 +27,8 @@ export interface RestartOptions {
   onlyStopped: boolean;
   graceMs?: number;
   startTimeoutMs?: number;
-  env?: NodeJS.ProcessEnv;
+  /** The nodes' environment (the command's ctx.env). */
+  env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   /** Who asks, for the lock file (`user@host`). */
   by: string;
@@ -116,7 +117,7 @@ export async function restartNodes(dirArg: string, opts: RestartOptions): Promis
         await launchNode(node, {
           detached: true,
           appendLog: true,
-          ...(opts.env ? { env: opts.env } : {}),
+          env: opts.env,
           ...(opts.startTimeoutMs !== undefined ? { startTimeoutMs: opts.startTimeoutMs } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         });

@@ -60,7 +60,8 @@ export interface StartOptions {
   ring?: { writeCopies: number; weight?: number };
   /** Told as each node comes up (for progress). */
   onNodeReady?: (node: ClusterNode) => void;
-  env?: NodeJS.ProcessEnv;
+  /** The nodes' environment (the command's ctx.env). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface RunningCluster {
@@ -178,7 +179,7 @@ export async function startCluster(opts: StartOptions): Promise<RunningCluster> 
       const node: ClusterNode = { index, url: '', port, pid: 0, dataDir, logFile, ...(id ? { id } : {}), args };
       const url = await launchNode(node, {
         detached,
-        ...(opts.env ? { env: opts.env } : {}),
+        env: opts.env,
         ...(opts.startTimeoutMs !== undefined ? { startTimeoutMs: opts.startTimeoutMs } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
         onSpawn: (child, exited) => {

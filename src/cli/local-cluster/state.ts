@@ -5,6 +5,8 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
 
 export const CLUSTER_FILE = 'cluster.json';
 export const NODES_FILE = 'nodes.txt';
@@ -53,14 +55,24 @@ export interface StopResult {
   outcome: 'stopped' | 'killed' | 'gone';
 }
 
-export class ClusterError extends Error {
-  readonly hint: string | undefined;
-  readonly code: 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted' | 'bad_ring';
-  constructor(code: ClusterError['code'], message: string, hint?: string) {
-    super(message);
+type ClusterErrorCode = 'port_in_use' | 'node_start_failed' | 'already_running' | 'bad_cluster_file' | 'interrupted' | 'bad_ring';
+
+/** What a cluster refusal or failure means for the exit: the cluster's own setup is a usage error (2). */
+const CLUSTER_EXIT: Readonly<Record<ClusterErrorCode, ExitCode>> = {
+  port_in_use: EXIT.usage,
+  already_running: EXIT.usage,
+  bad_cluster_file: EXIT.usage,
+  bad_ring: EXIT.usage,
+  interrupted: EXIT.interrupted,
+  node_start_failed: EXIT.failed,
+};
+
+/** The local cluster's refusals and failures (cluster up/down, the demo), with their exit codes. */
+export class ClusterError extends UsageError {
+  declare readonly code: ClusterErrorCode;
+  constructor(code: ClusterErrorCode, message: string, hint?: string) {
+    super(message, hint, CLUSTER_EXIT[code], code);
     this.name = 'ClusterError';
-    this.code = code;
-    this.hint = hint;
   }
 }
 

@@ -10,19 +10,21 @@
  * everything a restarted node finds on disk, are read from their files.
  *
  * The cursor (`cursor.json`: the last generation delivered whole, and the offset reached in the one
- * after it) says where a restarted node resumes. It is written when a generation is delivered whole
- * (its file is then deleted), once CURSOR_EVERY_BYTES were delivered since it last was, and at close,
- * not after every batch: a crash sends at most that much again. Delivery is at-least-once anyway
- * (a crash between the peer's answer and the cursor write sends that batch again), and the
- * receiving node applies a record twice to the same effect.
+ * after it) says where a restarted node resumes. It is written once CURSOR_EVERY_BYTES were
+ * delivered since it last was, and at close, not after every batch: a crash sends at most about
+ * that much again. A generation delivered whole has its file deleted at once (a restart cannot
+ * send what is gone). Delivery is at-least-once anyway (a crash between the peer's answer and the
+ * cursor write sends that batch again), and the receiving node applies a record twice to the same
+ * effect.
  *
  * Entries a peer refuses for good (4xx) go to `dead-letters.ndjson` beside the journal, with the answer.
  * Damaged frames are skipped (their intact neighbours still replay) and reported through onNotice.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IngestLog, readFrames } from '../storage/ingest-log.js';
-import { decodeEntry, encodeEntry, type EntryHead, type JournalEntry } from './payload.js';
+import type { DataType } from '../../protocol/index.js';
+import { IngestLog, readFrames, type LogPosition } from '../storage/ingest-log.js';
+import { decodeEntry, entryParts, type EntryHead, type JournalEntry } from './payload.js';
 
 const PREFIX = 'journal';
 const CURSOR = 'cursor.json';
@@ -31,8 +33,8 @@ export const DEAD_LETTERS = 'dead-letters.ndjson';
 const ROTATE_BYTES = 4 * 1024 * 1024;
 /** Payload bytes of the newest entries kept in memory for delivery (beyond them, the replayer reads the files). */
 const KEEP_BYTES = 16 * 1024 * 1024;
-/** Bytes delivered before the cursor is written again: what a crash may send twice. */
-const CURSOR_EVERY_BYTES = 4 * 1024 * 1024;
+/** Bytes delivered before the cursor is written again: about what a crash may send twice. */
+const CURSOR_EVERY_BYTES = 16 * 1024 * 1024;
 
 export interface JournalLimits {
   keepBytes: number;
@@ -40,17 +42,33 @@ export interface JournalLimits {
 }
 /** Entries taken from memory at once for delivery. */
 const LOAD_ENTRIES = 1024;
+const COMMA = Buffer.from(',');
+
+/** The memory views hold on to: each distinct buffer they are views of, whole. */
+function heldBytes(views: readonly Uint8Array[]): number {
+  let n = 0;
+  const seen = new Set<ArrayBufferLike>();
+  for (const v of views) {
+    if (seen.has(v.buffer)) continue;
+    seen.add(v.buffer);
+    n += v.buffer.byteLength;
+  }
+  return n;
+}
 
 /** An entry waiting for delivery: where it is and what the counters need. */
 interface Pending {
+  kind: DataType;
   generation: number;
   offset: number;
   records: number;
   bytes: number;
   journaledAt: number;
   oldestOffset: number;
-  /** The frame's payload while it is kept in memory (see KEEP_BYTES); null: read it from the file. */
-  payload: Buffer | null;
+  /** The records while they are kept in memory (see KEEP_BYTES); null: read them from the file. */
+  json: readonly Uint8Array[] | null;
+  /** Memory the kept records hold on to (the buffers they are views of). */
+  keptBytes: number;
 }
 
 /** A frame read back for delivery. */
@@ -71,8 +89,8 @@ export class PeerJournal {
   private readonly pending: Pending[] = [];
   /** Frames read from the generation being delivered, not yet acknowledged. */
   private loaded: Deliverable[] = [];
-  /** The cursor as last written. */
-  private cursor: Cursor;
+  /** The last generation delivered whole (its file deleted). */
+  private delivered: number;
   private pendingBytes = 0;
   private pendingRecords = 0;
   private keptBytes = 0;
@@ -86,34 +104,40 @@ export class PeerJournal {
     private readonly limits: JournalLimits = { keepBytes: KEEP_BYTES, cursorEveryBytes: CURSOR_EVERY_BYTES },
   ) {
     mkdirSync(dir, { recursive: true });
-    this.cursor = readCursor(join(dir, CURSOR));
-    this.log = new IngestLog(dir, this.cursor.applied, { salvage: true, prefix: PREFIX });
+    const cursor = readCursor(join(dir, CURSOR));
+    this.delivered = cursor.applied;
+    this.log = new IngestLog(dir, cursor.applied, { salvage: true, prefix: PREFIX });
     for (const t of this.log.findings.tornTails) onNotice(`replication journal ${t.file}: dropped ${t.bytes} bytes of an append a crash cut off (never acknowledged)`);
     for (const s of this.log.findings.salvaged)
       onNotice(`replication journal ${s.file} is damaged: ${s.frames} intact frames replay, the damaged bytes are skipped (a copy is kept as ${s.copy})`);
     for (const f of this.log.pendingFrames) {
-      if (f.generation === this.cursor.generation && f.offset < this.cursor.offset) continue;
-      this.track(f, decodeEntry(f.payload), null);
+      if (f.generation === cursor.generation && f.offset < cursor.offset) continue;
+      this.track(f, f.payload.byteLength, decodeEntry(f.payload), null);
     }
     this.log.pendingFrames.length = 0;
     this.deadLetters = countLines(join(dir, DEAD_LETTERS));
+    // The cursor on disk may be older than the files (it is written now and then): written afresh
+    // now, it never names a generation this process appends to with offsets it would skip.
+    this.moveCursor(true);
   }
 
-  private track(f: { generation: number; offset: number; payload: Buffer }, entry: EntryHead | null, keep: Buffer | null): Pending | null {
+  private track(at: LogPosition, bytes: number, entry: EntryHead | null, keep: readonly Uint8Array[] | null): Pending | null {
     if (!entry) {
-      this.onNotice(`replication journal ${this.log.pathOf(f.generation)}: the frame at ${f.offset} is no journal entry (another version?); skipped`);
+      this.onNotice(`replication journal ${this.log.pathOf(at.generation)}: the frame at ${at.offset} is no journal entry (another version?); skipped`);
       return null;
     }
     const p: Pending = {
-      generation: f.generation,
-      offset: f.offset,
+      kind: entry.kind,
+      generation: at.generation,
+      offset: at.offset,
       records: entry.records,
-      bytes: f.payload.byteLength,
+      bytes,
       journaledAt: entry.journaledAt,
       oldestOffset: entry.oldestOffset,
-      payload: keep,
+      json: keep,
+      keptBytes: keep ? heldBytes(keep) : 0,
     };
-    if (keep) this.keptBytes += keep.byteLength;
+    this.keptBytes += p.keptBytes;
     this.pending.push(p);
     this.pendingBytes += p.bytes;
     this.pendingRecords += p.records;
@@ -125,11 +149,16 @@ export class PeerJournal {
    * survives a crash of this process (throws ENOSPC and keeps nothing when the disk is full).
    */
   append(head: EntryHead, json: readonly Uint8Array[]): void {
-    const payload = encodeEntry(head, json);
+    // Many small pieces (records scattered through a write) are joined: one copy beats many tiny writes.
+    const pieces = json.length > 64 ? [Buffer.concat(json.flatMap((p, i) => (i > 0 ? [COMMA, p] : [p])))] : json;
+    const parts = entryParts(head, pieces);
     const at = this.log.position();
-    this.log.append(payload);
-    this.track({ ...at, payload }, head, this.keptBytes + payload.byteLength <= this.limits.keepBytes ? payload : null);
-    if (at.offset + payload.byteLength > ROTATE_BYTES) this.log.rotate();
+    this.log.appendParts(parts);
+    let bytes = 0;
+    for (const p of parts) bytes += p.byteLength;
+    const keep = this.keptBytes + heldBytes(pieces) <= this.limits.keepBytes ? pieces : null;
+    this.track(at, bytes, head, keep);
+    if (at.offset + bytes > ROTATE_BYTES) this.log.rotate();
   }
 
   get records(): number {
@@ -167,11 +196,11 @@ export class PeerJournal {
   private load(): boolean {
     const first = this.pending[0];
     if (!first) return false;
-    if (!first.payload) return this.loadGeneration(first.generation);
+    if (!first.json) return this.loadGeneration(first.generation);
     this.loaded = [];
     for (const p of this.pending) {
-      if (!p.payload || this.loaded.length >= LOAD_ENTRIES) break;
-      this.loaded.push({ ...p, entry: decodeEntry(p.payload)! });
+      if (!p.json || this.loaded.length >= LOAD_ENTRIES) break;
+      this.loaded.push({ ...p, entry: { kind: p.kind, journaledAt: p.journaledAt, oldestOffset: p.oldestOffset, records: p.records, json: p.json } });
     }
     return true;
   }
@@ -222,7 +251,7 @@ export class PeerJournal {
     this.pendingBytes -= p.bytes;
     this.pendingRecords -= p.records;
     this.unsavedBytes += p.bytes;
-    if (p.payload) this.keptBytes -= p.payload.byteLength;
+    this.keptBytes -= p.keptBytes;
   }
 
   /** The peer took these entries (the front of next()): they are delivered. */
@@ -251,21 +280,21 @@ export class PeerJournal {
   }
 
   /**
-   * The front moved: writes the cursor when a generation was delivered whole (and deletes its
-   * file), when enough was delivered since it last was written, or when `force`d.
+   * The front moved: deletes the files of generations delivered whole, and writes the cursor when
+   * enough was delivered since it last was, or when `force`d.
    */
   private moveCursor(force = false): void {
     const front = this.pending[0];
     const at = front ?? this.log.position();
     const c: Cursor = { applied: at.generation - 1, generation: at.generation, offset: at.offset };
-    const ended = c.applied > this.cursor.applied;
-    if (!ended && !force && this.unsavedBytes < this.limits.cursorEveryBytes) return;
-    this.saveCursor(c);
-    if (ended) this.log.discardThrough(c.applied);
+    if (c.applied > this.delivered) {
+      this.log.discardThrough(c.applied);
+      this.delivered = c.applied;
+    }
+    if (force || this.unsavedBytes >= this.limits.cursorEveryBytes) this.saveCursor(c);
   }
 
   private saveCursor(c: Cursor): void {
-    this.cursor = c;
     this.unsavedBytes = 0;
     const file = join(this.dir, CURSOR);
     writeFileSync(`${file}.tmp`, JSON.stringify(c), { mode: 0o600 });

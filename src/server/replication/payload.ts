@@ -3,12 +3,13 @@
  * the ingest log's: storage/ingest-log.ts). One frame holds the records of one client write that
  * one peer owns, as the JSON the peer's write endpoint takes, without the enclosing brackets, so
  * the replayer can send several frames as one body by joining them with commas (the records are
- * the bytes the client sent, copied once, not encoded again):
+ * the bytes the client sent, not encoded again: the frame is written from the request's body):
  *
  * `[u8 kind][u8 version][f64 journaled at, epoch ms][f64 oldest record offset, epoch s][u32 records][JSON records]`
  */
 import type { DataType } from '../../protocol/index.js';
 
+// The kind byte of a frame on disk and on the wire: its own list, so DATA_TYPES may grow or reorder.
 const KINDS: readonly DataType[] = ['nnt', 'text', 'histogram'];
 const VERSION = 1;
 const HEAD = 22;
@@ -24,27 +25,28 @@ export interface EntryHead {
 }
 
 export interface JournalEntry extends EntryHead {
-  /** The records, JSON objects joined by commas (a view into the frame's payload). */
-  json: Buffer;
+  /** The records: JSON pieces (one record or a run of them each) to be joined by commas. */
+  json: readonly Uint8Array[];
 }
 
-/** One frame's payload: the head, then the JSON pieces joined by commas (each piece one record or a run of them). */
-export function encodeEntry(head: EntryHead, json: readonly Uint8Array[]): Buffer {
-  let size = HEAD + Math.max(0, json.length - 1);
-  for (const piece of json) size += piece.byteLength;
-  const out = Buffer.allocUnsafe(size);
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
+
+/** A frame's payload in parts: the head, then the JSON pieces with commas between them. */
+export function entryParts(head: EntryHead, json: readonly Uint8Array[]): Uint8Array[] {
+  const out = Buffer.allocUnsafe(HEAD);
   out.writeUInt8(KINDS.indexOf(head.kind), 0);
   out.writeUInt8(VERSION, 1);
   out.writeDoubleLE(head.journaledAt, 2);
   out.writeDoubleLE(head.oldestOffset, 10);
   out.writeUInt32LE(head.records, 18);
-  let at = HEAD;
+  const parts: Uint8Array[] = [out];
   for (let i = 0; i < json.length; i++) {
-    if (i > 0) out[at++] = 0x2c; // ,
-    out.set(json[i]!, at);
-    at += json[i]!.byteLength;
+    if (i > 0) parts.push(COMMA);
+    parts.push(json[i]!);
   }
-  return out;
+  return parts;
 }
 
 /** The entry of a frame; null when the payload is not one (another version, a bad kind). */
@@ -57,6 +59,19 @@ export function decodeEntry(payload: Buffer): JournalEntry | null {
     journaledAt: payload.readDoubleLE(2),
     oldestOffset: payload.readDoubleLE(10),
     records: payload.readUInt32LE(18),
-    json: payload.subarray(HEAD),
+    json: [payload.subarray(HEAD)],
   };
+}
+
+/** A JSON array of the records of these entries, in pieces (nothing copied): a replayed batch's body. */
+export function recordsArray(entries: readonly JournalEntry[]): Uint8Array[] {
+  const out: Uint8Array[] = [OPEN];
+  for (const e of entries) {
+    for (const piece of e.json) {
+      if (out.length > 1) out.push(COMMA);
+      out.push(piece);
+    }
+  }
+  out.push(CLOSE);
+  return out;
 }

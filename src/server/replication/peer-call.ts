@@ -18,7 +18,8 @@ export interface PeerCall {
   method: 'GET' | 'PUT' | 'POST';
   url: string;
   headers?: Record<string, string>;
-  body?: Buffer | string;
+  /** A body in pieces is sent as they are, without joining them. */
+  body?: Buffer | string | readonly Uint8Array[];
   timeoutMs: number;
   /** Answers longer than this fail the call (the peer is not believed). */
   maxAnswerBytes: number;
@@ -26,9 +27,9 @@ export interface PeerCall {
 
 export function callPeer(call: PeerCall): Promise<PeerAnswer> {
   return new Promise((resolve, reject) => {
-    const body = call.body === undefined ? undefined : Buffer.isBuffer(call.body) ? call.body : Buffer.from(call.body);
+    const body = call.body === undefined ? [] : typeof call.body === 'string' ? [Buffer.from(call.body)] : Buffer.isBuffer(call.body) ? [call.body] : call.body;
     const headers: Record<string, string> = { ...call.headers };
-    if (body) headers['content-length'] = String(body.byteLength);
+    if (call.body !== undefined) headers['content-length'] = String(body.reduce((n, b) => n + b.byteLength, 0));
     const req = request(call.url, { method: call.method, headers, timeout: call.timeoutMs, agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -45,6 +46,7 @@ export function callPeer(call: PeerCall): Promise<PeerAnswer> {
     });
     req.on('timeout', () => req.destroy(new Error(`no answer from ${call.url} within ${call.timeoutMs} ms`)));
     req.on('error', reject);
-    req.end(body);
+    for (const piece of body) req.write(piece);
+    req.end();
   });
 }

@@ -7,27 +7,13 @@
  */
 import { REPLAYED_FROM_HEADER, type DataType } from '../../protocol/index.js';
 import { DEAD_LETTERS, type Deliverable, type PeerJournal } from './journal.js';
+import { recordsArray } from './payload.js';
 import { callPeer } from './peer-call.js';
 
 const WRITE_PATH: Record<DataType, string> = { nnt: '/write/nnt', text: '/write/text', histogram: '/histogram/write' };
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 3_000;
 const TIMEOUT_MS = 30_000;
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
-
-/** The body of one batch: its entries' records as one JSON array (one copy of their bytes). */
-function batchBody(batch: readonly Deliverable[]): Buffer {
-  const pieces: Buffer[] = [OPEN];
-  for (const d of batch) {
-    if (pieces.length > 1) pieces.push(COMMA);
-    pieces.push(d.entry.json);
-  }
-  pieces.push(CLOSE);
-  return Buffer.concat(pieces);
-}
-
 /** Limits every replayer shares: batches in flight at once across all peers. */
 export class Slots {
   private free: number;
@@ -138,7 +124,7 @@ export class Replayer {
   private async send(batch: Deliverable[]): Promise<boolean> {
     const kind = batch[0]!.entry.kind;
     try {
-      const answer = await this.put(kind, batchBody(batch));
+      const answer = await this.put(kind, recordsArray(batch.map((d) => d.entry)));
       if (answer.ok) {
         this.journal.ack(batch);
         this.delivered += batch.reduce((s, d) => s + d.records, 0);
@@ -164,7 +150,7 @@ export class Replayer {
 
   /** One refused entry: each record alone, so only the ones the peer refuses become dead letters. */
   private async sendRecordByRecord(d: Deliverable): Promise<boolean> {
-    const records = JSON.parse(batchBody([d]).toString('utf8')) as unknown[];
+    const records = JSON.parse(Buffer.concat(recordsArray([d.entry])).toString('utf8')) as unknown[];
     const refused: Array<{ record: unknown; status: number; answer: string }> = [];
     for (const record of records) {
       const answer = await this.put(d.entry.kind, `[${JSON.stringify(record)}]`);
@@ -187,7 +173,7 @@ export class Replayer {
     return true;
   }
 
-  private async put(kind: DataType, body: Buffer | string): Promise<{ ok: boolean; forGood: boolean; status: number; text: string }> {
+  private async put(kind: DataType, body: readonly Uint8Array[] | string): Promise<{ ok: boolean; forGood: boolean; status: number; text: string }> {
     const answer = await callPeer({
       method: 'PUT',
       url: `${this.opts.peerUrl}${WRITE_PATH[kind]}`,

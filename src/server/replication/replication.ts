@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Ring, RingNode } from '../../ring/index.js';
 import { Gossip } from './gossip.js';
 import { PeerJournal } from './journal.js';
+import { PAUSED_FILE, readPaused, writePaused } from './pause-state.js';
 import type { EntryHead } from './payload.js';
 import { Replayer, Slots } from './replayer.js';
 
@@ -78,8 +79,12 @@ export class Replication {
   readonly peers = new Map<string, Peer>();
   readonly received = { clients: 0, peers: 0 };
   readonly gossip: Gossip;
-  private readonly placements = new Map<string, Placement>();
+  /** Placements by check UUID, then metric name (no key to build per lookup); `placed` counts them. */
+  private readonly placements = new Map<string, Map<string, Placement>>();
+  private placed = 0;
   private readonly placementKinds = new Map<string, Placement>();
+  /** When every node owns every metric (write_copies >= nodes), the one placement there is. */
+  private readonly everywhere: Placement | null;
 
   constructor(private readonly cfg: ReplicationConfig) {
     const slots = new Slots(cfg.concurrency);
@@ -89,8 +94,16 @@ export class Replication {
       const url = nodeUrl(node);
       const journal = new PeerJournal(join(cfg.journalDir, id), cfg.onNotice);
       const replayer = new Replayer(journal, { selfId: cfg.selfId, peerUrl: url, batchRecords: cfg.batchRecords, maxBatchBytes: cfg.maxBatchBytes, slots, onNotice: cfg.onNotice });
+      const pause = readPaused(journal.dir);
+      if (pause) {
+        replayer.paused = true;
+        cfg.onNotice(
+          `replication to ${url} (${id}) stays paused${pause.since ? ` since ${pause.since}` : ''}, as recorded in ${join(journal.dir, PAUSED_FILE)}: \`tsnode cluster resume\` resumes it`,
+        );
+      }
       this.peers.set(id, { node, url, replayer });
     }
+    this.everywhere = cfg.ring.topology.writeCopies >= cfg.ring.topology.nodes.length ? { local: true, peers: [...this.peers.keys()] } : null;
     this.gossip = new Gossip(
       [...this.peers.entries()].map(([id, p]) => ({ id, url: p.url })),
       cfg.gossipIntervalMs,
@@ -118,10 +131,11 @@ export class Replication {
     return this.cfg.ring.ownersOf(uuid, metric);
   }
 
-  /** Where a metric's records go from this node (remembered for the last PLACEMENT_CACHE metrics). */
+  /** Where a metric's records go from this node (remembered for the last PLACEMENT_CACHE metrics or so). */
   placementOf(uuid: string, metric: string): Placement {
-    const key = `${uuid}\n${metric}`;
-    let p = this.placements.get(key);
+    if (this.everywhere) return this.everywhere;
+    let byMetric = this.placements.get(uuid);
+    let p = byMetric?.get(metric);
     if (p) return p;
     // Sorted: the owners' order (which is primary) does not change where the records go.
     const ids = this.owners(uuid, metric)
@@ -130,8 +144,16 @@ export class Replication {
     const kind = ids.join(' ');
     p = this.placementKinds.get(kind);
     if (!p) this.placementKinds.set(kind, (p = { local: ids.includes(this.cfg.selfId), peers: ids.filter((id) => id !== this.cfg.selfId) }));
-    if (this.placements.size >= PLACEMENT_CACHE) this.placements.delete(this.placements.keys().next().value!);
-    this.placements.set(key, p);
+    if (this.placed >= PLACEMENT_CACHE) {
+      // Forget the check placed first (all its metrics at once: it is bounded, not exact).
+      const [oldest, its] = this.placements.entries().next().value!;
+      this.placements.delete(oldest);
+      this.placed -= its.size;
+      if (oldest === uuid) byMetric = undefined;
+    }
+    if (!byMetric) this.placements.set(uuid, (byMetric = new Map<string, Placement>()));
+    byMetric.set(metric, p);
+    this.placed++;
     return p;
   }
 
@@ -141,7 +163,7 @@ export class Replication {
    * copies always), every selection is 'all' and no record is looked at.
    */
   routeRecords(count: number, series: { id: readonly string[]; metric: readonly string[] }, seriesOf: (i: number) => number): RecordRoutes {
-    const places = series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
+    const places = this.everywhere ? [this.everywhere] : series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
     const first = places[0];
     if (!first || places.every((p) => p === first)) {
       const peers = new Map<string, Selection>();
@@ -171,10 +193,14 @@ export class Replication {
     peer.replayer.wake();
   }
 
-  /** Pauses or resumes replay towards a peer; false when it is no peer of this node. */
+  /**
+   * Pauses or resumes replay towards a peer, recorded durably first (a restart keeps it); false
+   * when it is no peer of this node. Throws, changing nothing, when it cannot be recorded.
+   */
   setPaused(peerId: string, paused: boolean): boolean {
     const peer = this.peers.get(peerId.toLowerCase());
     if (!peer) return false;
+    writePaused(peer.replayer.journal.dir, paused, new Date(this.cfg.now()));
     peer.replayer.paused = paused;
     if (!paused) peer.replayer.wake();
     return true;

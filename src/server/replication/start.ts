@@ -20,7 +20,7 @@ export function startReplication(config: ServerConfig, identity: NodeIdentity, o
     selfId: identity.id,
     ring,
     journalDir,
-    batchRecords: config.replayBatchRecords ?? 5000,
+    batchRecords: config.replayBatchRecords ?? 20_000,
     concurrency: config.replayConcurrency ?? 4,
     maxBatchBytes: Math.min(config.maxBodyBytes, 8 * 1024 * 1024),
     gossipIntervalMs: config.gossipIntervalMs ?? 1000,

@@ -56,7 +56,7 @@ export const nodeState: Handler = (_req, res, _target, node) => {
     text: fs ? { fs } : {},
     histogram: { rollups: histogramRollups, ...perRollup(histogramRollups, fs) },
     // tsnode extension: the node-managed retention (`serve --retention`), in seconds.
-    ...(node.config.retention ? { retention: retentionJson(node.config.retention) } : {}),
+    ...(node.config.retention ? { retention: retentionJson(node.config.retention, histogramRollups[0]) } : {}),
     features: FEATURES,
     version: `${APPLICATION} ${NODE_VERSION}`,
     application: APPLICATION,

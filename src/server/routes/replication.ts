@@ -4,10 +4,12 @@
  * - `GET /replication/json`: per peer, what this node's journal still holds for it, and what the
  *   node received from clients and from its peers' replay.
  * - `POST|PUT /replication/pause/<peer id>`, `/replication/resume/<peer id>`: stop and restart
- *   replay towards a peer (the journal keeps growing while paused; kept in memory: a restart resumes).
+ *   replay towards a peer (the journal keeps growing while paused). The pause is kept in the peer's
+ *   journal directory, so a restarted node stays paused until resumed.
  */
 import { ProtocolError } from '../../protocol/index.js';
 import { decodePathPart, sendJson } from '../http.js';
+import { isDiskFull } from '../storage/disk-full.js';
 import type { Handler, NodeContext } from './context.js';
 
 function replicationOf(node: NodeContext): NonNullable<NodeContext['replication']> {
@@ -28,7 +30,18 @@ function setPaused(paused: boolean): Handler {
   return (_req, res, target, node) => {
     const repl = replicationOf(node);
     const id = decodePathPart(target.segments[2]!, 'peer').toLowerCase();
-    if (!repl.setPaused(id, paused)) {
+    let known: boolean;
+    try {
+      known = repl.setPaused(id, paused);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new ProtocolError(
+        isDiskFull(err) ? 507 : 500,
+        isDiskFull(err) ? 'disk_full' : 'internal',
+        `cannot record the ${paused ? 'pause' : 'resume'} in the journal directory (${why}); replication towards ${id.slice(0, 80)} is unchanged`,
+      );
+    }
+    if (!known) {
       throw new ProtocolError(404, 'not_found', `no peer ${JSON.stringify(id.slice(0, 80))} on this node; its peers are ${[...repl.peers.keys()].join(', ')}`, {
         field: 'peer',
         peers: [...repl.peers.keys()],

@@ -1,6 +1,7 @@
 /** `GET /rollup/<uuid>/<metric>`: numeric reads in buckets of any span. */
 import {
   ADVISORY_LIMIT_HEADER,
+  DEFAULT_ROLLUP_TYPE,
   CodecError,
   DEFAULT_ENGINE,
   ENGINES,
@@ -122,7 +123,7 @@ export const rollupRead: Handler = (req, res, target, node) => {
     throw new ProtocolError(400, 'invalid_query', `end_ts ${q.get('end_ts')} must be after start_ts ${q.get('start_ts')}`, { field: 'end_ts' });
   }
   const engine = engineParam(q.get('get_engine') ?? DEFAULT_ENGINE);
-  const typeText = q.get('type') ?? 'average';
+  const typeText = q.get('type') ?? DEFAULT_ROLLUP_TYPE;
   const type: RollupType | undefined = canonicalRollupType(typeText);
   if (type === undefined) {
     const allowed = [...ROLLUP_TYPES, ...Object.keys(ROLLUP_TYPE_ALIASES)];

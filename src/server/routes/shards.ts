@@ -25,9 +25,12 @@ export const listRawShards: Handler = (_req, res, _target, node) => {
   sendJson(res, 200, JSON.stringify(startEnd(node.store.listShards('raw', 0))));
 };
 
-/** `[]`: histograms are written into their period's rollup shards; the node keeps no raw histogram database. */
-export const listHistogramRawShards: Handler = (_req, res) => {
-  sendJson(res, 200, '[]');
+/**
+ * `[{start, end}]`: the raw histogram shards, `--raw-shard` sized (the store's histogram_ingest
+ * granularity) over the histograms of the smallest histogram period, which are kept as received.
+ */
+export const listHistogramRawShards: Handler = (_req, res, _target, node) => {
+  sendJson(res, 200, JSON.stringify(startEnd(node.store.listShards('histogram_raw', 0))));
 };
 
 /** `[{start, end}]`: the histogram shards of one period. */

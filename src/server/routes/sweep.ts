@@ -80,6 +80,11 @@ export const sweepStatus: Handler = (_req, res, _target, node) => {
   const status = wireStatus(node.sweeper.status());
   // Late data since each type's last sweep (replication/late-data.ts): `last_late_records`, `last_late_oldest`.
   for (const type of Object.keys(status) as Array<keyof typeof status>) Object.assign(status[type], node.late.attributes(type));
+  // What sweeps left of each numeric span (`swept_before`, `raw_swept_before`): a dispatch read fills
+  // a swept span's buckets between the two from the raw records (client: read's warning).
+  const swept = node.store.sweepCutoffs();
+  if (swept.spans.size) status.nnt.swept_before = [...swept.spans].map(([span, t]) => `${span}:${t}`).join(',');
+  if (swept.raw > 0) status.nnt.raw_swept_before = String(swept.raw);
   sendJson(res, 200, JSON.stringify(status));
 };
 

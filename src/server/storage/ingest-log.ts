@@ -22,9 +22,10 @@
  *
  * A frame's payload is opaque here (see log-payload.ts).
  */
-import { closeSync, copyFileSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { TsnodeError } from '../../tsnode-error.js';
 
 const FILE_MAGIC = 0x4c4e5354; // "TSNL"
 const FRAME_MAGIC = 0x46524d31;
@@ -55,14 +56,15 @@ export interface LogDamage {
  * A log file with damage in front of intact frames: a torn write only ever leaves damage at the
  * end, so this is corruption, and intact acknowledged writes follow it. The file is left as it is.
  */
-export class LogDamageError extends Error {
+export class LogDamageError extends TsnodeError {
+  declare readonly code: 'log_damaged';
   constructor(
     readonly file: string,
     readonly damage: LogDamage[],
     /** The intact frames after the first damage (acknowledged writes a silent start would drop). */
     readonly framesAfter: LoggedFrame[],
   ) {
-    super(`${file} is damaged`);
+    super('log_damaged', `${file} is damaged`);
     this.name = 'LogDamageError';
   }
 }
@@ -178,6 +180,32 @@ export class IngestLog {
       throw err;
     }
     this.size = before + FRAME_HEADER + payload.byteLength;
+  }
+
+  /**
+   * Appends one frame whose payload is `parts` joined, without joining them first (one system
+   * call; the checksum runs over the parts in turn). Same promise as append.
+   */
+  appendParts(parts: readonly Uint8Array[]): void {
+    let bytes = 0;
+    let crc = 0;
+    for (const part of parts) {
+      bytes += part.byteLength;
+      crc = crc32(part, crc);
+    }
+    const frame = Buffer.allocUnsafe(FRAME_HEADER);
+    frame.writeUInt32LE(FRAME_MAGIC, 0);
+    frame.writeUInt32LE(bytes, 4);
+    frame.writeUInt32LE(crc, 8);
+    const before = this.size;
+    try {
+      const n = writevSync(this.fd, [frame, ...parts], before);
+      if (n !== FRAME_HEADER + bytes) throw Object.assign(new Error(`ingest log: wrote ${n} of ${FRAME_HEADER + bytes} bytes (disk full?)`), { code: 'ENOSPC' });
+    } catch (err) {
+      ftruncateSync(this.fd, before); // as in append: no half frame in front of the next one
+      throw err;
+    }
+    this.size = before + FRAME_HEADER + bytes;
   }
 
   /** Starts the next generation; returns the one that ends (everything logged so far). */

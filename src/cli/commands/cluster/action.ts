@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
-import { CLUSTER_FILE, ClusterError, type StopResult } from '../../local-cluster/state.js';
+import { CLUSTER_FILE, type StopResult } from '../../local-cluster/state.js';
 import { parseNodeFlags, shardServeArgs } from '../../local-cluster/shard-args.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
 import { homeOf, loadConfig } from '../../config/load.js';
@@ -14,18 +14,6 @@ import { whoAmI } from '../../journal.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './options.js';
-
-/** Turns the manager's typed errors into the CLI's: a message, a hint, and an exit code. */
-export function clusterErrorToUsage(err: unknown): unknown {
-  if (!(err instanceof ClusterError)) return err;
-  const code =
-    err.code === 'port_in_use' || err.code === 'already_running' || err.code === 'bad_cluster_file' || err.code === 'bad_ring'
-      ? EXIT.usage
-      : err.code === 'interrupted'
-        ? EXIT.interrupted
-        : EXIT.failed;
-  return new UsageError(err.message, err.hint, code);
-}
 
 /** `--write-copies`: 1 to the node count; by default 2 (1 for a single node). */
 export function writeCopiesFor(requested: number | undefined, count: number): number {
@@ -159,26 +147,23 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
     ctx.log.info(`starting ${count} node${count > 1 ? 's' : ''} in ${flags.dir}${basePort ? ` on ports ${basePort}-${basePort + count - 1}` : ' on free ports'}...`);
-    let cluster;
-    try {
-      cluster = await startCluster({
-        count,
-        basePort,
-        dir: flags.dir,
-        host: flags.host,
-        detached: flags.detach,
-        signal: stop.signal,
-        ring: { writeCopies },
-        ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
-        ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
-        ...(!flags.replication ? { noReplication: true } : {}),
-        ...shardArgs,
-        serveArgs: [...shardArgs.serveArgs, ...spanServeArgs(flags), ...accessServeArgs(flags, ctx.cwd)],
-        onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
-      });
-    } catch (err) {
-      throw clusterErrorToUsage(err);
-    }
+    // A ClusterError carries its exit code (2 for the cluster's own setup): reportError says it.
+    const cluster = await startCluster({
+      count,
+      basePort,
+      dir: flags.dir,
+      host: flags.host,
+      detached: flags.detach,
+      signal: stop.signal,
+      env: ctx.env,
+      ring: { writeCopies },
+      ...(flags.sweepPace !== undefined ? { sweepPaceMs: flags.sweepPace } : {}),
+      ...(flags.lenientTimestamps ? { lenientTimestamps: true } : {}),
+      ...(!flags.replication ? { noReplication: true } : {}),
+      ...shardArgs,
+      serveArgs: [...shardArgs.serveArgs, ...spanServeArgs(flags), ...accessServeArgs(flags, ctx.cwd)],
+      onNodeReady: (n) => ctx.log.info(`  node ${n.index} ready: ${n.url}  (pid ${n.pid}, data ${n.dataDir})`),
+    });
     const nodesFile = cluster.nodesFile;
     if (profile) {
       try {
@@ -231,12 +216,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
 }
 
 export async function clusterDownAction(flags: ClusterDownFlags, ctx: CliContext): Promise<ExitCode> {
-  let result;
-  try {
-    result = await stopClusterDir(flags.dir, { graceMs: flags.grace, by: whoAmI(ctx.env) });
-  } catch (err) {
-    throw clusterErrorToUsage(err);
-  }
+  const result = await stopClusterDir(flags.dir, { graceMs: flags.grace, by: whoAmI(ctx.env) });
   const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].text]);
   if (flags.output === 'json') {
     ctx.stdout.write(

@@ -86,7 +86,7 @@ nodes that do not run.)`,
         .command(verb)
         .description(
           paused
-            ? 'stop replication towards one node of a local ring from every other node (their journals keep its records until resumed)'
+            ? 'stop replication towards one node of a local ring from every other node until resumed, across restarts (their journals keep its records)'
             : 'restart replication towards one node of a local ring from every other node (it receives the backlog)',
         )
         .argument('<node>', 'the node: its id, its URL, or its number in `cluster up` order'),

@@ -12,7 +12,6 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { whoAmI } from '../../journal.js';
 import { renderCsv, renderJson, renderTable, tableWidth } from '../../render/table.js';
-import { clusterErrorToUsage } from './action.js';
 import type { ClusterRestartFlags, ClusterUpFlags } from './options.js';
 import { findClusterNode } from './replication.js';
 
@@ -51,18 +50,14 @@ async function restartAndReport(
   output: ClusterRestartFlags['output'],
   opts: { only?: number[]; onlyStopped: boolean; graceMs?: number },
 ): Promise<RestartResult[]> {
-  let results: RestartResult[];
-  try {
-    results = await restartNodes(dir, {
-      ...opts,
-      env: ctx.env,
-      signal: ctx.signal,
-      by: whoAmI(ctx.env),
-      onNode: (r) => ctx.log.info(`  node ${r.node.index} ${r.outcome}: ${r.node.url}  (pid ${r.node.pid}${r.oldPid && r.outcome === 'restarted' ? `, was ${r.oldPid}` : ''})`),
-    });
-  } catch (err) {
-    throw clusterErrorToUsage(err);
-  }
+  // A ClusterError carries its exit code (cli/local-cluster/state.ts): it escapes to reportError as it is.
+  const results = await restartNodes(dir, {
+    ...opts,
+    env: ctx.env,
+    signal: ctx.signal,
+    by: whoAmI(ctx.env),
+    onNode: (r) => ctx.log.info(`  node ${r.node.index} ${r.outcome}: ${r.node.url}  (pid ${r.node.pid}${r.oldPid && r.outcome === 'restarted' ? `, was ${r.oldPid}` : ''})`),
+  });
   printResults(ctx, dir, output, results);
   return results;
 }
@@ -75,21 +70,12 @@ async function restartAndReport(
 export async function upRecordedCluster(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode | undefined> {
   const dir = resolve(ctx.cwd, flags.dir);
   if (!existsSync(join(dir, CLUSTER_FILE))) return undefined;
-  let state;
-  try {
-    state = readClusterState(dir);
-  } catch (err) {
-    throw clusterErrorToUsage(err);
-  }
+  const state = readClusterState(dir);
   if (!state) return undefined;
   const stopped = state.nodes.filter((n) => !isOurNode(n.pid, n.dataDir));
   // Every node runs: startCluster refuses a second cluster there, naming them.
   if (stopped.length === 0) return undefined;
-  try {
-    recordedCluster(dir);
-  } catch (err) {
-    throw clusterErrorToUsage(err);
-  }
+  recordedCluster(dir);
   const count = flags.count ?? flags.nodes;
   if (count !== undefined && count !== state.nodes.length) {
     throw new UsageError(
@@ -113,12 +99,7 @@ export async function clusterRestartAction(flags: ClusterRestartFlags & { node: 
   const dir = resolve(ctx.cwd, flags.dir);
   let only: number[] | undefined;
   if (flags.node !== undefined) {
-    let state;
-    try {
-      state = recordedCluster(dir);
-    } catch (err) {
-      throw clusterErrorToUsage(err);
-    }
+    const state = recordedCluster(dir);
     const target = findClusterNode(state.nodes, flags.node);
     if (!target) {
       throw new UsageError(

@@ -4,7 +4,7 @@ import { destructiveNodesFlag, networkFlags } from '../../network-options.js';
 import { accountFlag } from '../find/options.js';
 import { DATA_TYPES } from '../sweep/options.js';
 
-/** Metrics one confirmed call handles by default (the store's default advisory limit). */
+/** Metrics one confirmed call handles by default: the store's default advisory limit (DEFAULT_TAG_ADVISORY_LIMIT, not imported here: the declaration loads only commander). */
 export const DEFAULT_BATCH = 10_000;
 /** Metrics one node may list in the dry run and the after-look by default. */
 export const DEFAULT_LIST_LIMIT = 100_000;

@@ -13,7 +13,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
-import { clusterErrorToUsage, describeStop, nodeCount, writeCopiesFor } from '../cluster/action.js';
+import { describeStop, nodeCount, writeCopiesFor } from '../cluster/action.js';
 import { DEMO_DEFAULT_NODES, type DemoFlags } from './options.js';
 import {
   DEMO_CHECKS,
@@ -133,8 +133,7 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
         onNodeReady: (n) => ctx.log.info(`  node ${n.index}  ${n.url}  pid ${n.pid}`),
       });
     } catch (err) {
-      const e = clusterErrorToUsage(err);
-      throw new StepFailed(step, (e as Error).message);
+      throw new StepFailed(step, (err as Error).message);
     }
     void cluster.unexpectedExit.then(({ node, code, signal }) => {
       if (!ctx.signal.aborted) ctx.log.error(`node ${node.index} (${node.url}) exited unexpectedly (${code ?? signal}); see ${node.logFile}`);

@@ -40,6 +40,8 @@ export interface HistoryRetention {
   outcome: string | null;
   /** Per node and step, the latest state journaled. */
   stepsByNode: Record<string, Record<string, { state: string; reason: string; attempt: number }>>;
+  /** The command that continues the run, as its start line recorded it (null: an older journal). */
+  resume: { command: string; addBack: string[] } | null;
   /** Per step, what its DELETEs asked for (`nnt 60 300`, `nnt all`, `text`): one entry per distinct request. */
   stepScopes: Record<string, string[]>;
 }
@@ -327,7 +329,7 @@ function newRetentionRun(e: Sweepish): HistoryRun {
     types: [],
     nntRollups: null,
     histogramRollups: null,
-    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {}, stepScopes: {} },
+    retention: { policySource: null, fingerprint: null, now: null, steps: [], attempt: 0, runFile: null, outcome: null, stepsByNode: {}, stepScopes: {}, resume: null },
   };
 }
 
@@ -343,6 +345,9 @@ function retentionLine(r: HistoryRun, e: Sweepish, at: string | null): void {
     ret.fingerprint = str(e.fingerprint) ?? ret.fingerprint;
     ret.now = num(e.now) ?? ret.now;
     ret.runFile = str(e.runFile) ?? ret.runFile;
+    r.profile = str(e.profile) ?? r.profile;
+    const resume = e.resume && typeof e.resume === 'object' ? (e.resume as Record<string, unknown>) : null;
+    if (resume && typeof resume.command === 'string') ret.resume = { command: resume.command, addBack: strings(resume.addBack) };
     if (Array.isArray(e.steps)) {
       ret.steps = e.steps
         .filter((s): s is Record<string, unknown> => Boolean(s) && typeof s === 'object')
@@ -428,7 +433,9 @@ function settleRetention(runs: HistoryRun[]): void {
     if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
     else if (!r.outcome && r.pending.length) {
       // Killed before its end line: a re-run of the same command continues it; --resume names it.
-      r.catchUp = { nodes: r.pending, command: `tsnode retention apply --resume ${r.run}`, addBack: [] };
+      // (as its start line recorded it: with the profile and the flags that reached its nodes)
+      const resume = r.retention?.resume;
+      r.catchUp = { nodes: r.pending, command: resume?.command ?? `tsnode retention apply --resume ${r.run}`, addBack: resume ? [...resume.addBack] : [] };
     } else r.catchUp = null;
   }
 }

@@ -1,8 +1,7 @@
 /** `tsnode profile`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
 import { WRITE_TARGETS } from '../../write-targets.js';
-
-const HEADER_PREFIXES = ['X-Service', 'X-Snowth'] as const;
+import { HEADER_PREFIXES } from '../../../protocol/constants.js';
 
 export const profileListFlags = {
   output: flag.output(['table', 'json'] as const),

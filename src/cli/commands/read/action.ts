@@ -1,8 +1,9 @@
 import { fanOut } from '../../../client/fan-out.js';
-import { DiscoveryError, type NodeSelf } from '../../../client/discovery.js';
+import { type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
 import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
+import { NO_RETRY } from '../../../client/retry.js';
 import { metricKey } from '../../../ring/index.js';
 import type { Target } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
@@ -30,6 +31,7 @@ import {
 } from '../../render/rollup.js';
 import { tableWidth } from '../../render/table.js';
 import type { DiscoveredRing } from '../../../client/discovery.js';
+import { sweptFillWarning, type FilledRows } from './swept-fill.js';
 import type { ReadOptions } from './options.js';
 import { renderHistogramRows, renderTextRows, write } from './records.js';
 import { describePlan, planRead, readMeta, type ReadPlan } from './plan.js';
@@ -147,18 +149,26 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
   }
   const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
   ctx.log.debug(`GET ${node}${NodeClient.rollupPath(q)}`);
+  // Alongside the read: how far the node's sweeps went per span (a dispatch read fills swept buckets from raw records).
+  const swept = q.engine === 'dispatch' ? client.sweepStatus({ signal: ctx.signal, retry: NO_RETRY }).catch(() => null) : Promise.resolve(null);
+  const warnFilled = async (rows: FilledRows): Promise<void> => {
+    const w = sweptFillWarning(await swept, q.spanMs / 1000, rows, node);
+    if (w) ctx.log.warn(w);
+  };
   if (q.type !== 'all' && plan.output !== 'chart') {
     // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
     const cols = await client.readRollupColumns(q, call);
     const rows = cols.timestampsMs.length;
     logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
     warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
+    await warnFilled({ count: rows, timestampMs: (i) => cols.timestampsMs[i]!, hasValue: (i) => !Number.isNaN(cols.values[i]!) });
     await renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited });
     return EXIT.ok;
   }
   const res = (await client.readRollup(q, call)) as RollupResult<BucketValue>;
   const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
   warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
+  await warnFilled({ count: res.points.length, timestampMs: (i) => res.points[i]!.timestampMs, hasValue: (i) => res.points[i]!.value !== null });
   await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0), { ...readMeta(plan, node), limited: res.limited });
   return EXIT.ok;
 }
@@ -169,22 +179,16 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
  * nodes to read said about themselves when asked (for the histogram period check).
  */
 async function readFromOwners(plan: ReadPlan, ctx: CliContext, net: Network, seeded: DiscoveredRing | undefined): Promise<{ owners: boolean; selves: NodeSelf[] }> {
-  let survey;
-  try {
-    survey = await surveyNodes(
-      plan.nodes.map((n) => net.client(n)),
-      {
-        clientFor: net.client,
-        call: { signal: net.signal },
-        askUnlisted: false,
-        // A histogram read checks its period against what the owners keep: ask them.
-        ...(seeded ? { seeded, probe: plan.kind === 'histogram' } : {}),
-      },
-    );
-  } catch (err) {
-    if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
-    throw err;
-  }
+  const survey = await surveyNodes(
+    plan.nodes.map((n) => net.client(n)),
+    {
+      clientFor: net.client,
+      call: { signal: net.signal },
+      askUnlisted: false,
+      // A histogram read checks its period against what the owners keep: ask them.
+      ...(seeded ? { seeded, probe: plan.kind === 'histogram' } : {}),
+    },
+  );
   if (!survey.targets) {
     // Plain nodes: the list as it is (one line only when the list mixes rings, which deserves a look).
     if (survey.noRingKind === 'mixed') ctx.log.warn(`reading the listed nodes in order: ${survey.noRing}`);

@@ -1,37 +1,16 @@
 /** `tsnode read`: its flags and their types, for the declaration (command.ts) and the action alike. */
+import { DATA_TYPES, ENGINES, ROLLUP_TYPE_ALIASES, ROLLUP_TYPES, type RollupType } from '../../../protocol/constants.js';
 import { InvalidValueError } from '../../errors.js';
 import { flag, type FlagValues } from '../../flags.js';
 import { networkFlags } from '../../network-options.js';
 import { didYouMean } from '../../suggest.js';
 import { quote } from '../../values.js';
 
-/*
- * The protocol's lists (protocol/types.ts), spelled here: declaring a command may load nothing
- * beyond commander and the flag rules (test/cli/startup.test.ts). A unit test keeps them equal.
- */
-export const READ_KINDS = ['nnt', 'text', 'histogram'] as const;
-export const READ_ENGINES = ['dispatch', 'nnt', 'recalc'] as const;
-export const READ_TYPES = [
-  'count',
-  'average',
-  'derive',
-  'counter',
-  'average_stddev',
-  'derive_stddev',
-  'counter_stddev',
-  'derive2',
-  'counter2',
-  'derive2_stddev',
-  'counter2_stddev',
-  'all',
-] as const;
-export type ReadType = (typeof READ_TYPES)[number];
-export const READ_TYPE_ALIASES: Readonly<Record<string, ReadType>> = {
-  derivative: 'derive',
-  derivative_stddev: 'derive_stddev',
-  derivative2: 'derive2',
-  derivative2_stddev: 'derive2_stddev',
-};
+export const READ_KINDS = DATA_TYPES;
+export const READ_ENGINES = ENGINES;
+export const READ_TYPES = ROLLUP_TYPES;
+export type ReadType = RollupType;
+export const READ_TYPE_ALIASES = ROLLUP_TYPE_ALIASES;
 export const READ_OUTPUTS = ['table', 'json', 'csv', 'chart'] as const;
 
 /** `--type`: a rollup type or one of its aliases (`derivative` = `derive`), any letter case. */

@@ -1,5 +1,5 @@
 /** `tsnode read`: flags in, a checked plan out, before anything is sent. */
-import { formatSpan, UUID_RE, type DataType, type Engine, type RollupQuery, type RollupType } from '../../../protocol/index.js';
+import { DEFAULT_ROLLUP_TYPE, formatSpan, UUID_RE, type DataType, type Engine, type RollupQuery, type RollupType } from '../../../protocol/index.js';
 import { UsageError } from '../../errors.js';
 import { timeFields } from '../../render/json-values.js';
 import { describeTime, parseTime } from '../../time.js';
@@ -59,7 +59,7 @@ export function planRead(flags: ReadOptions & { uuid: string; metric: string }, 
   if (kind !== 'histogram' && flags.period !== undefined)
     throw new UsageError(`--period applies to histogram reads (--kind histogram), not to ${kind}`, 'drop --period, or add --kind histogram');
   const engine = flags.engine ?? 'dispatch';
-  const type = flags.type ?? 'average';
+  const type = flags.type ?? DEFAULT_ROLLUP_TYPE;
   const output = flags.output;
 
   const endMs = parseTime(flags.end ?? 'now', '--end', now);

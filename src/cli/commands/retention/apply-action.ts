@@ -213,7 +213,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     for (const n of nodeManaged) ctx.log.info(`${n}: no sweep API, its retention is its own config: node_managed (nothing is sent to it; it is verified instead)`);
     const sweepNodes = resolved.nodes.filter((n) => managed.get(n) !== 'node');
     const sweepClients = clients.filter((c) => managed.get(c.url) !== 'node');
-    const receipts = new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now });
+    const receipts = opts.receipt ? new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now }) : null;
     const verifyManaged = async (): Promise<VerifyReport | null> => {
       if (!nodeManaged.length || !policy) return null;
       const r = await verifyNodeManaged(
@@ -334,9 +334,11 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         nodes: plan.nodes.map((n) => n.node),
         runFile,
         coverage: journaledCoverage(report),
+        profile: ctx.profile ?? null,
+        resume: { command: catchUpBase.command, addBack: catchUpBase.addBack },
       };
       log.append(start);
-      await receipts.before();
+      await receipts?.before();
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
       startProgress();
       return true;
@@ -394,7 +396,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       throw usageOf(err);
     }
     progress?.stop();
-    const receipt = await receipts.after(log, runId, result.state.attempt);
+    const receipt = (await receipts?.after(log, runId, result.state.attempt)) ?? null;
 
     // The result, the catch-up, the journal's end line.
     const final = result.state;

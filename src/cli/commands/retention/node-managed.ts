@@ -40,6 +40,25 @@ export function nodeManagedLines(report: VerifyReport): string[] {
   return report.nodes.map((n) => {
     const bad = n.checks.filter((c) => c.verdict !== 'compliant');
     if (bad.length === 0) return `${n.node}: node_managed (nothing sent): compliant on all ${n.checks.length} check(s)`;
-    return `${n.node}: node_managed (nothing sent): ${bad.map((c) => `${c.type} ${c.span ?? ''} ${c.verdict}${c.dangerous ? ' (DANGEROUS)' : ''}: ${c.reason}`).join('; ')}`;
+    // Each distinct verdict and reason once, with the spans it holds for (not once per span).
+    const groups = new Map<string, string[]>();
+    for (const c of bad) {
+      const key = `${c.verdict}${c.dangerous ? ' (DANGEROUS)' : ''}: ${c.reason}`;
+      groups.set(key, [...(groups.get(key) ?? []), `${c.type}${c.span !== null && c.span !== undefined ? ` ${c.span}` : ''}`]);
+    }
+    return `${n.node}: node_managed (nothing sent): ${[...groups].map(([why, what]) => `${joinSpans(what)} ${why}`).join('; ')}`;
   });
+}
+
+/** `nnt 60, 300, histogram 60`: consecutive entries of one type share its name. */
+function joinSpans(items: readonly string[]): string {
+  let type = '';
+  return items
+    .map((item) => {
+      const [t, span] = item.split(' ');
+      if (t === type && span !== undefined) return span;
+      type = t!;
+      return item;
+    })
+    .join(', ');
 }

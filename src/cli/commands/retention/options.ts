@@ -60,5 +60,7 @@ export const retentionApplyFlags = {
   journal: flag.string('--journal <file>', 'append this run to this journal (default sweeps.jsonl in the state dir, see --state-dir)', { complete: { kind: 'files' } }),
   settle: settleFlag(),
   metricsFile: metricsFileFlag(),
+  // A benchmark knob (bench/receipts.bench.mjs measures what the receipt's two looks cost a run).
+  receipt: flag.boolean('--no-receipt', 'take no inventory looks and journal no receipt', { hidden: true }),
 };
 export type RetentionApplyFlags = FlagValues<typeof retentionApplyFlags> & { policy?: string | undefined };

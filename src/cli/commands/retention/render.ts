@@ -6,8 +6,10 @@
 import type { LagReport } from '../../../client/replication-lag.js';
 import type { SweepRequest } from '../../../protocol/index.js';
 import {
+  describeRawReadable,
   isoSeconds,
   nextAction,
+  rawReadable,
   planToJson,
   runStateToJson,
   type KeptForever,
@@ -95,6 +97,8 @@ export function planText(plan: RetentionPlan, colour: boolean, width?: number): 
     lines.push(`  spans: ${spanFrom.join('; ')}`);
     const kept = describeKept(first.kept);
     lines.push(`  kept forever: ${kept || 'nothing (every span of every type has a rule)'}`);
+    const readable = describeRawReadable(rawReadable(first, plan.steps));
+    if (readable) lines.push(`  ${readable}: a plain read (engine dispatch) still shows them; --engine nnt does not`);
     for (const s of first.steps) {
       if (!s.http) {
         lines.push(`  step ${s.step}  nothing to send${s.note ? ` (${s.note})` : ''}`);
@@ -153,8 +157,10 @@ export function planJson(
   const doc = planToJson(plan);
   // `retention`: who removes the node's old data: `sweep` (apply sends it the steps), `node` (its own config: apply sends nothing and verifies it), null (not known).
   // `lag_seconds`: how far its replication is behind (null: the node reports none).
-  const nodes = doc.nodes.map((n) => ({
+  const nodes = doc.nodes.map((n, i) => ({
     ...n,
+    // nnt spans swept while the raw records stay: a dispatch read still shows them (until: the step that deletes the raw records, null: none).
+    raw_readable: rawReadable(plan.nodes[i]!, plan.steps).map((r) => ({ span: r.span, step: r.step, age: r.age, until: r.until })),
     retention: extra.managed?.get(n.node) ?? null,
     lag_seconds: extra.lag?.nodes.find((l) => l.node === n.node)?.lagSeconds ?? null,
   }));

@@ -1,17 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError, isLoopback, parseRequiredHeader, parseServeFlags, type ServerConfig } from '../../../server/config.js';
+import { isLoopback, parseRequiredHeader, parseServeFlags, type ServerConfig } from '../../../server/config.js';
 import type { NodeIdentity } from '../../../server/identity.js';
-import { startServer, StartError, type RunningNode } from '../../../server/server.js';
+import { startServer, type RunningNode } from '../../../server/server.js';
 import { loadTopologyFile } from '../../../server/topology-file.js';
-import { StoreOpenError } from '../../../server/sqlite-store.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { ServeOptions } from './options.js';
-
-/** Start failures that are a mismatch of flags and files (exit 2), not a runtime failure. */
-const CONFIG_MISMATCH = new Set(['identity_mismatch', 'not_in_topology']);
 
 /** One stderr line about the node's ring, and a warning when the topology sends clients elsewhere. */
 function describeRing(node: RunningNode, ctx: CliContext): void {
@@ -45,69 +41,53 @@ function accessSettings(opts: ServeOptions, ctx: CliContext): Pick<ServerConfig,
 }
 
 export async function serveAction(opts: ServeOptions, ctx: CliContext): Promise<ExitCode> {
-  let config;
-  try {
-    // The node's own rules (a data dir or memory, spans that are multiples of the smallest, a node id)
-    // stay with the server; the values the flag table parsed (port, sizes, durations) go straight in.
-    config = parseServeFlags(
-      {
-        host: opts.host,
-        ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
-        memory: opts.memory,
-        ...(opts.rollups !== undefined ? { rollups: opts.rollups.join(',') } : {}),
-        ...(opts.histogramRollups !== undefined ? { histogramRollups: opts.histogramRollups.join(',') } : {}),
-        ...(opts.nodeId !== undefined ? { nodeId: opts.nodeId } : {}),
-        lenientTimestamps: opts.lenientTimestamps,
-        salvageLog: opts.salvageLog,
-        replication: opts.replication,
-        ...(opts.journalDir !== undefined ? { journalDir: opts.journalDir } : {}),
-        ...(opts.shards !== undefined ? { shards: opts.shards } : {}),
-        ...(opts.histogramShards !== undefined ? { histogramShards: opts.histogramShards } : {}),
-        ...(opts.rawShard !== undefined ? { rawShard: opts.rawShard } : {}),
-        ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
-      },
-      ctx.cwd,
-    );
-    if (opts.port !== undefined) config.port = opts.port;
-    if (opts.sweepPace !== undefined) config.sweepPaceMs = opts.sweepPace;
-    if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
-    if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
-    if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
-    if (opts.cacheSize !== undefined) config.cacheBytes = opts.cacheSize;
-    if (opts.replayBatch !== undefined) config.replayBatchRecords = opts.replayBatch;
-    if (opts.replayConcurrency !== undefined) config.replayConcurrency = opts.replayConcurrency;
-    if (opts.account !== undefined) config.account = opts.account;
-    if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
-    if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
-    if (opts.retentionInterval !== undefined) config.retentionIntervalMs = opts.retentionInterval;
-    if (!opts.sweepApi) config.noSweepApi = true;
-    if (opts.topology !== undefined) {
-      config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
-      config.topologySource = opts.topology;
-    }
-    Object.assign(config, accessSettings(opts, ctx));
-  } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(err.message, `expected ${err.expected}`);
-    throw err;
+  // The node's own rules (a data dir or memory, spans that are multiples of the smallest, a node id)
+  // stay with the server; the values the flag table parsed (port, sizes, durations) go straight in.
+  const config = parseServeFlags(
+    {
+      host: opts.host,
+      ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
+      memory: opts.memory,
+      ...(opts.rollups !== undefined ? { rollups: opts.rollups.join(',') } : {}),
+      ...(opts.histogramRollups !== undefined ? { histogramRollups: opts.histogramRollups.join(',') } : {}),
+      ...(opts.nodeId !== undefined ? { nodeId: opts.nodeId } : {}),
+      lenientTimestamps: opts.lenientTimestamps,
+      salvageLog: opts.salvageLog,
+      replication: opts.replication,
+      ...(opts.journalDir !== undefined ? { journalDir: opts.journalDir } : {}),
+      ...(opts.shards !== undefined ? { shards: opts.shards } : {}),
+      ...(opts.histogramShards !== undefined ? { histogramShards: opts.histogramShards } : {}),
+      ...(opts.rawShard !== undefined ? { rawShard: opts.rawShard } : {}),
+      ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
+    },
+    ctx.cwd,
+  );
+  if (opts.port !== undefined) config.port = opts.port;
+  if (opts.sweepPace !== undefined) config.sweepPaceMs = opts.sweepPace;
+  if (opts.maxBody !== undefined) config.maxBodyBytes = opts.maxBody;
+  if (opts.maxBuckets !== undefined) config.maxBuckets = opts.maxBuckets;
+  if (opts.diskReserve !== undefined) config.diskReserveBytes = opts.diskReserve;
+  if (opts.cacheSize !== undefined) config.cacheBytes = opts.cacheSize;
+  if (opts.replayBatch !== undefined) config.replayBatchRecords = opts.replayBatch;
+  if (opts.replayConcurrency !== undefined) config.replayConcurrency = opts.replayConcurrency;
+  if (opts.account !== undefined) config.account = opts.account;
+  if (opts.flushRecords !== undefined) config.flushRecords = opts.flushRecords;
+  if (opts.flushPause !== undefined) config.flushPauseMs = opts.flushPause;
+  if (opts.retentionInterval !== undefined) config.retentionIntervalMs = opts.retentionInterval;
+  if (!opts.sweepApi) config.noSweepApi = true;
+  if (opts.topology !== undefined) {
+    config.topology = loadTopologyFile(resolve(ctx.cwd, opts.topology), opts.topology);
+    config.topologySource = opts.topology;
   }
+  Object.assign(config, accessSettings(opts, ctx));
   if (!isLoopback(config.host) && !config.requireHeaders?.length) {
     ctx.log.warn(`listening on ${config.host}, reachable from other machines: this node has no authentication, anyone who can reach it can write and delete data`);
   }
-  let node;
-  try {
-    node = await startServer(config, {
-      onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`),
-      onNotice: (message) => ctx.log.warn(message),
-      onFlush: opts.traceFlush ? (e) => ctx.log.info(`flush ${JSON.stringify(e)}`) : undefined,
-    });
-  } catch (err) {
-    if (err instanceof StartError && CONFIG_MISMATCH.has(err.code)) throw new UsageError(err.message);
-    if (err instanceof StartError || err instanceof StoreOpenError) {
-      ctx.log.error(err.message);
-      return EXIT.failed;
-    }
-    throw err;
-  }
+  const node = await startServer(config, {
+    onInternalError: (err) => ctx.log.error(`internal: ${err instanceof Error ? (ctx.verbose ? err.stack : err.message) : String(err)}`),
+    onNotice: (message) => ctx.log.warn(message),
+    onFlush: opts.traceFlush ? (e) => ctx.log.info(`flush ${JSON.stringify(e)}`) : undefined,
+  });
   // Handlers go in before the ready line: whoever reads that line may signal us at once.
   const stopped = new Promise<void>((resolve) => {
     // SIGINT and SIGTERM both abort ctx.signal (main.ts).

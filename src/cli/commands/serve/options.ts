@@ -54,7 +54,7 @@ export function serveFlags() {
       "on a ring, keep only what this node is sent: no journals to the metric's other owners, no proxied reads (default: a ring node replicates)",
     ),
     journalDir: flag.string('--journal-dir <dir>', 'where the per-peer replication journals live (default: <data dir>/replication)', { complete: { kind: 'files' } }),
-    replayBatch: flag.count('--replay-batch <n>', 'records per batch a replayer sends to a peer (default: 5000)', { min: 1, complete: { kind: 'none' } }),
+    replayBatch: flag.count('--replay-batch <n>', 'records per batch a replayer sends to a peer (default: 20000; at most 8 MiB)', { min: 1, complete: { kind: 'none' } }),
     replayConcurrency: flag.count('--replay-concurrency <n>', 'replayed batches in flight at once, across all peers (default: 4)', { min: 1, complete: { kind: 'none' } }),
     shards: flag.string(
       '--shards <sizes>',
@@ -66,7 +66,7 @@ export function serveFlags() {
     histogramShards: flag.string('--histogram-shards <sizes>', 'histogram shard sizes, <period>=<size> (default: 60=7d,300=30d,1800=12w,10800=52w,86400=260w)', {
       complete: { kind: 'none' },
     }),
-    rawShard: flag.string('--raw-shard <size>', 'raw numeric shard size (default: 1w)', { complete: { kind: 'none' } }),
+    rawShard: flag.string('--raw-shard <size>', 'raw shard size, numeric and histogram (default: 1w)', { complete: { kind: 'none' } }),
     retention: flag.string(
       '--retention <rules>',
       'node-managed retention: remove every shard lying entirely past its age, e.g. nnt:60=52w,nnt:300=104w,histogram:60=4w,raw=52w (default: none, the node removes nothing by itself)',

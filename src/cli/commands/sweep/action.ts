@@ -1,5 +1,4 @@
 import { clockSkewCheck } from '../../../client/clock-skew.js';
-import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { runningTypes, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { RunInterruptedError } from '../../../run/errors.js';
@@ -235,7 +234,6 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
   }
-  if (err instanceof SweepNotConfirmedError) throw new UsageError('sweep not confirmed: nothing was sent');
   if (err instanceof RunLockedError) throw new UsageError(`refusing to sweep: ${err.message}`, err.hint);
   if (!(err instanceof SweepRefusedError)) throw err;
   if (err.phase === 'recheck') {

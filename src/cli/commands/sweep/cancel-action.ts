@@ -13,7 +13,7 @@ import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import type { CancelOptions } from './options.js';
 import { cancelCsv, cancelJson, cancelTable, dryRunCsv, dryRunJson, dryRunText } from './render.js';
-import { canAsk, coverageHint, logReport, missingFooter, openJournal, runTarget } from './run-text.js';
+import { canAsk, coverageHint, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, runTarget } from './run-text.js';
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 
@@ -66,13 +66,14 @@ async function cancelRun(opts: CancelOptions, ctx: CliContext, metrics: MetricsR
     const { rows, report: checked, exitCode } = result;
     metrics.add({
       name: 'tsnode_node_state',
-      help: 'The state each node ended the last run in, as a label (cancelling, idle, failed); value always 1.',
+      help: 'The state each node ended the last run in, as a label (cancelling, idle, no_sweep_api, failed); value always 1.',
       type: 'gauge',
       samples: rows.map((r) => ({ labels: { command: 'sweep cancel', node: r.node, state: r.state }, value: 1 })),
     });
     if (opts.output === 'json') ctx.stdout.write(renderJson(cancelJson(rows, { target: shown, coverage: checked.coverage, exitCode })));
     else if (opts.output === 'csv') ctx.stdout.write(cancelCsv(rows, Boolean(ctx.stdout.isTTY)));
     else ctx.stdout.write(cancelTable(rows, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(checked, 'not cancelled'));
+    if (rows.some((r) => r.state === 'no_sweep_api')) ctx.log.hint(`for a node with no sweep API, use ${NO_SWEEP_API_HINT}`);
     return exitCode;
   } finally {
     await run.network.close();

@@ -5,9 +5,9 @@ import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
 
 export { HEADER_PREFIXES } from '../../network-options.js';
-// Kept here rather than imported from protocol/: declarations load at startup (bench/startup,
-// test/cli/startup.test.ts); test/unit/sweep-headers.test.ts checks they match the protocol's.
-export const DATA_TYPES = ['nnt', 'text', 'histogram'] as const;
+import { DATA_TYPES } from '../../../protocol/constants.js';
+
+export { DATA_TYPES };
 
 /**
  * The flags of `tsnode sweep`, which `sweep cancel` shares: commander reads a parent's options

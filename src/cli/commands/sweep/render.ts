@@ -209,7 +209,11 @@ export function cancelCsv(rows: readonly CancelRow[], terminal: boolean): string
 export function cancelTable(rows: readonly CancelRow[], opts: { colour: boolean; width?: number | undefined }): string {
   return renderTable(
     ['node', 'state', 'detail'],
-    rows.map((r) => [r.node, r.state, r.error?.message ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running')]),
+    rows.map((r) => [
+      r.node,
+      r.state.replace(/_/g, ' ').replace('api', 'API'),
+      r.error?.message ?? (r.cancelled.length ? `was sweeping ${r.cancelled.join(',')}` : 'nothing was running'),
+    ]),
     { colour: opts.colour, ...(opts.width !== undefined ? { width: opts.width } : {}) },
   );
 }

@@ -45,7 +45,7 @@ export function missingFooter(report: ClusterCheckReport | undefined, what = 'no
 
 /** The hint for a node without the sweep API: which stores have it, and what checks such a node instead. */
 export const NO_SWEEP_API_HINT =
-  'a tsnode reference node, or version 0.11.6 to 0.19.22 of the store, where a node has no sweep API (tsnode retention verify checks what such a node keeps)';
+  'a store with /sweep_delete (versions 0.11.6 to 0.19.22, or a tsnode reference node; 0.19.23 removed it), or, where a node keeps its data by its own retention config, tsnode retention verify to check what it keeps';
 
 /**
  * The hint for nodes that gave no status, fitting their silence: a node that accepts connections

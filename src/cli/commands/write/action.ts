@@ -1,9 +1,8 @@
 import { resolve } from 'node:path';
 import type { Ora } from 'ora';
-import { DiscoveryError } from '../../../client/discovery.js';
 import { DEFAULT_RETRY } from '../../../client/retry.js';
-import { SourceError, RecordSyntaxError, type RejectEntry } from '../../../records/index.js';
-import { writeRecords, ReplayUsageError, ReplayStateError, UnsafeFileError, type ReplayEvent, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
+import { type RejectEntry } from '../../../records/index.js';
+import { writeRecords, type ReplayEvent, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExitCode } from '../../exit-codes.js';
@@ -73,7 +72,6 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
     route = await planWriteRoute({ kind: opts.kind, to, toFrom, spans: run.target.spans }, run.nodes, ctx, net, run.ring);
   } catch (err) {
     await net.close();
-    if (err instanceof DiscoveryError) throw new UsageError(err.message, err.hint);
     throw err;
   }
   let spinner: Ora | undefined;
@@ -173,9 +171,6 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
     });
   } catch (err) {
     spinner?.stop();
-    if (err instanceof ReplayUsageError || err instanceof ReplayStateError) throw new UsageError(err.message, err.hint);
-    if (err instanceof UnsafeFileError) throw new UsageError(err.message);
-    if (err instanceof SourceError || err instanceof RecordSyntaxError) throw new UsageError(err.message);
     throw err;
   } finally {
     clearInterval(timer);

@@ -1,4 +1,5 @@
 /** `tsnode write`: its flags and their types, for the declaration (command.ts) and the action alike. */
+import { DATA_TYPES } from '../../../protocol/constants.js';
 import { flag, type FlagValues } from '../../flags.js';
 import { networkFlags } from '../../network-options.js';
 import { parseOutput, type OutputFormat } from '../../values.js';
@@ -12,8 +13,8 @@ export function parseWriteOutput(text: string, field: string): OutputFormat | 't
   return text.trim() === 'text' ? 'text' : parseOutput(text, field);
 }
 
-/** The kinds of records, as `--kind` takes them (protocol DATA_TYPES; spelled here so declaring stays cheap). */
-export const WRITE_KINDS = ['nnt', 'text', 'histogram'] as const;
+/** The kinds of records, as `--kind` takes them. */
+export const WRITE_KINDS = DATA_TYPES;
 
 /** The largest request body a batch may make: a node's default limit is 64 MiB; larger is refused before anything is sent. */
 export const MAX_BATCH_BYTES = 1024 ** 3;
