@@ -54,16 +54,19 @@ export class AbortedError extends NodeRequestError {
  * The reason of a signal a named time limit aborted: what the limit bounds and, when a flag sets
  * it, the flag, so the error can say which limit passed ("the overall deadline of the command
  * (--deadline 30s)") instead of guessing. Named `TimeoutError`, like AbortSignal.timeout's reason.
+ * An abort reason, never thrown to a caller (the client turns it into a NodeRequestError `timeout`),
+ * so no Error subclass.
  */
-export class TimeLimitReached extends Error {
+export class TimeLimitReached {
+  readonly name = 'TimeoutError';
+  readonly message: string;
   constructor(
     readonly ms: number,
     /** What the limit bounds: `the overall deadline of the command`. */
     readonly what: string,
     readonly flag?: string,
   ) {
-    super(`${what} (${flag ? `${flag} ` : ''}${ms / 1000}s) passed`);
-    this.name = 'TimeoutError';
+    this.message = `${what} (${flag ? `${flag} ` : ''}${ms / 1000}s) passed`;
   }
 }
 
