@@ -65,7 +65,7 @@ import {
   tagAnswerBytes,
 } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
-import { DEFAULT_TIMEOUTS, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
+import { DEFAULT_TIMEOUTS, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import { fillAll, NumericRowStream, numericPoints, type RollupPoint } from './rollup-rows.js';
 
@@ -83,6 +83,8 @@ export interface NodeClientOptions {
    * --verbose log. The client never prints by itself.
    */
   onRequest?: (entry: RequestLogEntry) => void;
+  /** Told while a request waits for its answer (see SendOptions.onWaiting), e.g. for "waiting for <node>" lines. */
+  onWaiting?: (w: WaitingNotice) => void;
   /**
    * The run's signal (Ctrl-C, an overall deadline): bounds every call and its retries in addition
    * to each call's own signal. A deadline made with AbortSignal.timeout surfaces as code `timeout`.
@@ -105,6 +107,8 @@ export interface CallOptions {
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
   /** This call's retry policy instead of the client's (a quick probe of many nodes should not wait out a dead one's backoff). */
   retry?: RetryPolicy;
+  /** A probe of a run's phase: a timeout is not retried (a frozen node is asked once per phase). */
+  probe?: boolean;
 }
 
 export interface RollupResult<V> {
@@ -158,10 +162,11 @@ export class NodeClient {
   private async call(
     req: HttpRequest,
     call: CallOptions,
-    retry: RetryPolicy = call.retry ?? this.opts.retry ?? DEFAULT_RETRY,
+    policy: RetryPolicy = call.retry ?? this.opts.retry ?? DEFAULT_RETRY,
     maxBytes?: number,
     sink?: BodySink,
   ): Promise<HttpResponse> {
+    const retry = call.probe ? { ...policy, retryTimeouts: false } : policy;
     const cap = this.opts.maxAnswerBytes ?? maxBytes;
     const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
@@ -185,6 +190,7 @@ export class NodeClient {
           ...(o.redact ? { redact: o.redact } : {}),
           ...(o.onRequest ? { onRequest: o.onRequest } : {}),
           ...(sink ? { sink } : {}),
+          ...(o.onWaiting ? { onWaiting: o.onWaiting } : {}),
         }),
       retry,
       { ...(signal ? { signal } : {}), ...(onRetry ? { onRetry } : {}) },
