@@ -384,7 +384,7 @@ class ApplyRun {
     if (!idle) {
       this.emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
       try {
-        idle = await this.gate(() => client.sweepStatus(opts.signal ? { signal: opts.signal } : {}));
+        idle = await this.gate(() => client.sweepStatus({ probe: true, ...(opts.signal ? { signal: opts.signal } : {}) }));
       } catch (err) {
         if (opts.signal?.aborted) {
           await this.end(node, a.step, 'interrupted', 'not sent: interrupted before this step');

@@ -17,6 +17,7 @@
  *       histogram_rollups: [60, 300, 1800, 10800]
  *       write_to: primary            # tsnode write's default --to
  *       allow_lag: 5m                # sweep / retention apply: the replication lag accepted (--allow-lag)
+ *       skip_unreachable: true       # sweep / retention apply: leave out nodes that do not answer (--skip-unreachable)
  */
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
@@ -57,6 +58,7 @@ export const PROFILE_KEYS = [
   'histogram_rollups',
   'write_to',
   'allow_lag',
+  'skip_unreachable',
 ] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
@@ -97,6 +99,8 @@ export interface Profile {
   writeTo?: WriteTarget;
   /** The replication lag `sweep` and `retention apply` accept without `--allow-lag`, in ms. */
   allowLag?: number;
+  /** `sweep` and `retention apply` leave out nodes that do not answer, as with `--skip-unreachable`. */
+  skipUnreachable?: boolean;
   /** Line of each key present, for messages about it later (an unset ${VAR}, a missing file). */
   lines: Partial<Record<ProfileKey, number>>;
 }
@@ -272,6 +276,11 @@ function parseProfile(name: string, line: number, node: Node | null, h: Helpers)
       }
       case 'allow_lag':
         profile.allowLag = durationValue(value, field, vLine, fail);
+        break;
+      case 'skip_unreachable':
+        // A YAML boolean only: `yes` or "true" in quotes is a string here, and refused rather than guessed.
+        if (!isScalar(value) || typeof value.value !== 'boolean') fail(vLine, field, `${describe(value)} is not true or false`, 'true or false');
+        profile.skipUnreachable = (value as { value: boolean }).value;
         break;
       case 'nnt_rollups':
         profile.nntRollups = spansValue(value, field, vLine, h);

@@ -87,7 +87,7 @@ class Demo {
     const childEnv: NodeJS.ProcessEnv = { ...ctx.env, ...(ctx.colourErr ? {} : { NO_COLOR: '1' }) };
     // The steps name their nodes with --nodes; the user's target settings (a profile's headers and
     // TLS, extra headers) are for their own cluster, never for these throw-away local nodes.
-    for (const k of ['TSNODE_NODES', 'TSNODE_PROFILE', 'TSNODE_HEADERS']) delete childEnv[k];
+    for (const k of ['TSNODE_NODES', 'TSNODE_PROFILE', 'TSNODE_HEADERS', 'TSNODE_STATE_DIR']) delete childEnv[k];
     // The steps' state (the run core's target locks) stays with the demo's throw-away nodes, like its
     // journal: the operator's state dir is left as it was.
     childEnv.XDG_STATE_HOME = join(this.dir, 'state');

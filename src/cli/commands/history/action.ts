@@ -14,6 +14,12 @@ export type { HistoryOptions } from './options.js';
 
 function what(r: HistoryRun): string {
   if (r.kind === 'cancel') return 'cancel running sweeps';
+  if (r.kind === 'delete') {
+    const d = r.delete!;
+    const target = d.metric !== null ? `--metric ${d.metric}` : (d.query ?? '(query not journaled)');
+    const scope = d.scope === null ? '' : `: ${d.scope}${r.before !== null ? ` ${describeTime(r.before * 1000)}` : ''}`;
+    return `delete ${target}${scope}`;
+  }
   if (r.kind === 'retention') {
     const ret = r.retention!;
     const cutoffs = ret.steps.map((s) => s.cutoff).filter((c): c is number => c !== null);

@@ -27,8 +27,8 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
-import { lagAllowance, logLag, replicationLagOption } from '../sweep/action.js';
+import { silentNodesHint, lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
+import { lagAllowance, logLag, replicationLagOption, skipUnreachableOf } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
   Journal,
@@ -159,6 +159,8 @@ interface ApplyContext {
   resolved: Resolved;
   /** --allow-lag, or the profile's allow_lag. */
   allowed: ReturnType<typeof lagAllowance>;
+  /** --skip-unreachable, or the profile's skip_unreachable. */
+  skipUnreachable: boolean;
   /** The replication lag the preflight read (shown once the preflight passed: a refusal names it itself). */
   lagRead?: LagReport;
 }
@@ -221,6 +223,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       receipts,
       resolved,
       allowed,
+      skipUnreachable: skipUnreachableOf(opts.skipUnreachable, target, ctx),
       catchUpBase: resumeCommand(runId, opts, ctx),
     };
 
@@ -488,7 +491,7 @@ async function runOrRefuse(run: ApplyContext, sweepClients: readonly NodeClient[
       report,
       persist: (s) => writeRunFile(run.runFile, s),
       onEvent: stepEvents(run),
-      skipUnreachable: opts.skipUnreachable,
+      skipUnreachable: run.skipUnreachable,
       confirm: confirmHook(run),
       concurrency: opts.concurrency,
       intervalMs: opts.pollInterval,
@@ -504,7 +507,7 @@ async function runOrRefuse(run: ApplyContext, sweepClients: readonly NodeClient[
       const hints = [
         err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
         err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
-        err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
+        silentNodesHint(err, run.resolved.nodes.length, 'to run on the others (the skipped nodes are listed in the result)'),
         report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
         err.problems.some((p) => p.message.startsWith('replication is behind'))
           ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to apply anyway (a node data reaches after its last step ends late_data)'
