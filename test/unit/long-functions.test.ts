@@ -18,7 +18,6 @@ const PENDING = [
   'src/cli/commands/write/summary.ts summaryTable',
   'src/cli/config/target.ts resolveTarget',
   'src/cli/local-cluster/start.ts startCluster',
-  'src/cli/render/chart.ts renderChart',
 ];
 const SRC = join(import.meta.dirname, '../../src');
 

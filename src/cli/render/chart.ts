@@ -151,30 +151,39 @@ export function renderChart(points: readonly ChartPoint[], opts: ChartOptions): 
     out.push(`${axis(`${(label ?? '').padStart(labelWidth)} ${tick}`)}${line(glyphs.replace(/\s+$/, ''))}`);
   }
   out.push(axis(`${' '.repeat(labelWidth)} ${opts.ascii ? '+' : '└'}${(opts.ascii ? '-' : '─').repeat(plotCols)}`));
-  // Time labels: first at the left, last at the right, and a middle one when there is room.
+  const indent = labelWidth + 2;
+  out.push(axis(timeAxisLine(points, opts.spanMs, indent, plotCols)));
+  out.push(axis(legendLine(points.length, dotCols, min, max, indent, opts)));
+  return out;
+}
+
+/** Time labels under the axis: first at the left, last at the right, and a middle one when there is room. */
+function timeAxisLine(points: readonly ChartPoint[], spanMs: number, indent: number, plotCols: number): string {
   const first = points[0]!.timestampMs;
   const last = points[points.length - 1]!.timestampMs;
   const range = last - first;
-  const left = axisTime(first, opts.spanMs, range);
-  const right = axisTime(last, opts.spanMs, range);
-  const indent = labelWidth + 2;
+  const left = axisTime(first, spanMs, range);
+  const right = axisTime(last, spanMs, range);
   let timeLine = ' '.repeat(indent) + left;
-  const midText = axisTime(first + Math.round(range / 2 / opts.spanMs) * opts.spanMs, opts.spanMs, range);
+  const midText = axisTime(first + Math.round(range / 2 / spanMs) * spanMs, spanMs, range);
   const midAt = indent + Math.floor(plotCols / 2) - Math.floor(midText.length / 2);
   if (points.length > 2 && midAt > timeLine.length + 2 && midAt + midText.length + 2 < indent + plotCols - right.length) {
     timeLine += ' '.repeat(midAt - timeLine.length) + midText;
   }
   const rightAt = Math.max(timeLine.length + 1, indent + plotCols - right.length);
   if (points.length > 1) timeLine += ' '.repeat(rightAt - timeLine.length) + right;
-  out.push(axis(timeLine));
-  const perColumn = points.length / dotCols;
-  const parts = ['UTC', `${points.length} buckets`, `min ${formatCompact(min)}`, `max ${formatCompact(max)}`];
+  return timeLine;
+}
+
+/** The legend line, dropping trailing parts until it fits the width. */
+function legendLine(buckets: number, dotCols: number, min: number, max: number, indent: number, opts: ChartOptions): string {
+  const perColumn = buckets / dotCols;
+  const parts = ['UTC', `${buckets} buckets`, `min ${formatCompact(min)}`, `max ${formatCompact(max)}`];
   if (perColumn > 1) parts.push(`${Math.ceil(perColumn)} per ${opts.ascii ? 'column' : 'dot column'} (min..max)`);
   let legend = ' '.repeat(indent) + parts.join(' · ');
   while (legend.length > opts.width && parts.length > 1) {
     parts.pop();
     legend = ' '.repeat(indent) + parts.join(' · ');
   }
-  out.push(axis(legend));
-  return out;
+  return legend;
 }
