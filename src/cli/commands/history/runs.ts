@@ -237,28 +237,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
       const sweep = e.sweep && typeof e.sweep === 'object' ? (e.sweep as JournalEntry) : null;
       if (sweep) carry.set(e.run, { carry: strings(sweep.carry), addBack: strings(c?.addBack ?? sweep.addBack) });
     } else if (e.kind === 'sweep.cancel') {
-      const c = e as unknown as Partial<SweepCancelEntry> & JournalEntry;
-      runs.set(e.run, {
-        ...newSweepRun(e),
-        kind: 'cancel',
-        started: at,
-        finished: at,
-        by: str(c.by),
-        nodeSource: str(c.nodeSource),
-        profile: str(c.profile),
-        before: null,
-        types: [],
-        outcome: true,
-        nodes: Array.isArray(c.nodes)
-          ? c.nodes
-              .filter((n) => n && typeof n.node === 'string')
-              .map((n) => ({
-                node: n.node,
-                state: typeof n.state === 'string' ? n.state : null,
-                reason: n.error ?? (n.cancelled?.length ? `was sweeping ${n.cancelled.join(',')}` : 'nothing was running'),
-              }))
-          : [],
-      });
+      runs.set(e.run, cancelRun(e, at));
     }
   }
   const list = [...runs.values()];
@@ -270,6 +249,38 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
   markCaughtUpDeletes(list.filter((r) => r.kind === 'delete' && !r.refused));
   const sweeps = list.filter((r) => r.kind === 'sweep');
   markCaughtUpSweeps(sweeps);
+  settleSweeps(sweeps, coverage, carry);
+  return list;
+}
+
+/** A `sweep.cancel` journal line as a run: one line, started and finished at once. */
+function cancelRun(e: JournalEntry & { run: string }, at: string | null): HistoryRun {
+  const c = e as unknown as Partial<SweepCancelEntry> & JournalEntry;
+  return {
+    ...newSweepRun(e),
+    kind: 'cancel',
+    started: at,
+    finished: at,
+    by: str(c.by),
+    nodeSource: str(c.nodeSource),
+    profile: str(c.profile),
+    before: null,
+    types: [],
+    outcome: true,
+    nodes: Array.isArray(c.nodes)
+      ? c.nodes
+          .filter((n) => n && typeof n.node === 'string')
+          .map((n) => ({
+            node: n.node,
+            state: typeof n.state === 'string' ? n.state : null,
+            reason: n.error ?? (n.cancelled?.length ? `was sweeping ${n.cancelled.join(',')}` : 'nothing was running'),
+          }))
+      : [],
+  };
+}
+
+/** Each sweep's pending nodes and, when it has a before and types, the command that catches them up. */
+function settleSweeps(sweeps: readonly HistoryRun[], coverage: ReadonlyMap<string, RunCoverage>, carry: ReadonlyMap<string, { carry: string[]; addBack: string[] }>): void {
   for (const r of sweeps) {
     r.pending = r.nodes.filter((n) => n.state !== 'done' && !n.caughtUpBy).map((n) => n.node);
     if (r.before !== null && r.types.length) {
@@ -283,7 +294,6 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
       r.catchUp = catchUpFor(request, r.headerPrefix ?? 'X-Service', r.pending, carry.get(r.run), partial) ?? null;
     }
   }
-  return list;
 }
 
 /** `--node` and `--since` filters. A run matches `node` when it lists a node of the same key. */
