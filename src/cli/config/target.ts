@@ -178,29 +178,11 @@ export function resolveTarget(inputs: TargetInputs): Target {
   if (flags.headerPrefix !== undefined)
     headerPrefix = { value: parseChoice(flags.headerPrefix, '--header-prefix', HEADER_PREFIXES, { ignoreCase: true }), from: '--header-prefix' };
 
-  const tls: Target['tls'] = {};
-  for (const k of ['cacert', 'cert', 'key'] as const) {
-    const flagValue = nonEmpty(flags[k]);
-    if (flagValue !== undefined) tls[k] = { value: resolve(cwd, flagValue), from: `--${k}` };
-    else if (profile?.[k] !== undefined) tls[k] = { value: resolveConfigRelative(profile[k], config.path, home), from: at(profile, k) };
-  }
-  if ((tls.cert === undefined) !== (tls.key === undefined)) {
-    const [given, missing] = tls.cert !== undefined ? [tls.cert.from, 'key'] : [tls.key!.from, 'cert'];
-    throw new UsageError(
-      `${given} needs a ${missing === 'key' ? 'private key' : 'certificate'} too: mutual TLS takes both`,
-      `pass --cert client.pem --key client-key.pem (or set both cert and key in the profile)`,
-    );
-  }
+  const tls = tlsFiles(flags, profile, config, cwd, home, at);
 
   const headers = mergeHeaders(profile, config, env, flags.header ?? []);
 
-  const spans: Target['spans'] = {};
-  if (flags.smallestSpan !== undefined) spans.smallestSpan = { value: flags.smallestSpan, from: '--smallest-span' };
-  else if (profile?.smallestSpan !== undefined) spans.smallestSpan = { value: profile.smallestSpan, from: at(profile, 'smallest_span') };
-  if (flags.nntRollups !== undefined) spans.nntRollups = { value: [...flags.nntRollups], from: '--nnt-rollups' };
-  else if (profile?.nntRollups !== undefined) spans.nntRollups = { value: profile.nntRollups, from: at(profile, 'nnt_rollups') };
-  if (flags.histogramRollups !== undefined) spans.histogramRollups = { value: [...flags.histogramRollups], from: '--histogram-rollups' };
-  else if (profile?.histogramRollups !== undefined) spans.histogramRollups = { value: profile.histogramRollups, from: at(profile, 'histogram_rollups') };
+  const spans = declaredSpans(flags, profile, at);
 
   const { source, layer, origin, warnings } = resolved;
   const describe = (count?: number, detail?: string): string => {
@@ -223,6 +205,38 @@ export function resolveTarget(inputs: TargetInputs): Target {
     ...(profile?.skipUnreachable !== undefined ? { skipUnreachable: { value: profile.skipUnreachable, from: at(profile, 'skip_unreachable') } } : {}),
     warnings,
   };
+}
+
+type ProfileAt = (p: Profile, key: keyof Profile['lines']) => string;
+
+/** The TLS files: a flag wins over the profile; a client certificate and its key come together or not at all. */
+function tlsFiles(flags: TargetFlags, profile: Profile | undefined, config: ConfigFile, cwd: string, home: string, at: ProfileAt): Target['tls'] {
+  const tls: Target['tls'] = {};
+  for (const k of ['cacert', 'cert', 'key'] as const) {
+    const flagValue = nonEmpty(flags[k]);
+    if (flagValue !== undefined) tls[k] = { value: resolve(cwd, flagValue), from: `--${k}` };
+    else if (profile?.[k] !== undefined) tls[k] = { value: resolveConfigRelative(profile[k], config.path, home), from: at(profile, k) };
+  }
+  if ((tls.cert === undefined) !== (tls.key === undefined)) {
+    const [given, missing] = tls.cert !== undefined ? [tls.cert.from, 'key'] : [tls.key!.from, 'cert'];
+    throw new UsageError(
+      `${given} needs a ${missing === 'key' ? 'private key' : 'certificate'} too: mutual TLS takes both`,
+      `pass --cert client.pem --key client-key.pem (or set both cert and key in the profile)`,
+    );
+  }
+  return tls;
+}
+
+/** The spans the flags or the profile declare (a flag wins). */
+function declaredSpans(flags: TargetFlags, profile: Profile | undefined, at: ProfileAt): Target['spans'] {
+  const spans: Target['spans'] = {};
+  if (flags.smallestSpan !== undefined) spans.smallestSpan = { value: flags.smallestSpan, from: '--smallest-span' };
+  else if (profile?.smallestSpan !== undefined) spans.smallestSpan = { value: profile.smallestSpan, from: at(profile, 'smallest_span') };
+  if (flags.nntRollups !== undefined) spans.nntRollups = { value: [...flags.nntRollups], from: '--nnt-rollups' };
+  else if (profile?.nntRollups !== undefined) spans.nntRollups = { value: profile.nntRollups, from: at(profile, 'nnt_rollups') };
+  if (flags.histogramRollups !== undefined) spans.histogramRollups = { value: [...flags.histogramRollups], from: '--histogram-rollups' };
+  else if (profile?.histogramRollups !== undefined) spans.histogramRollups = { value: profile.histogramRollups, from: at(profile, 'histogram_rollups') };
+  return spans;
 }
 
 function nonEmpty(v: string | undefined): string | undefined {
