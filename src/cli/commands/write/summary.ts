@@ -316,19 +316,59 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
   const { r, route } = f;
   const paint = painter(ctx.colour);
   const to = route.to;
-  const nodeCount = route.clients.length;
-  const copies = route.ring?.writeCopies;
-  const invalid = f.invalid;
   const n = (x: number): string => x.toLocaleString('en-US');
   // The summary quotes nodes and inputs (a node's error text among them): every line is escaped
   // before it is painted, as in a table.
   const out: string[] = [];
-  const say = (text: string, colour?: (s: string) => string): void => {
+  const say: Say = (text, colour) => {
     out.push(colour ? colour(escapeText(text)) : escapeText(text));
   };
   const kind = f.opts.kind === 'nnt' ? '' : ` ${f.opts.kind}`;
   const inputs = `${n(r.read)}${kind} records from ${r.inputs.length} input${r.inputs.length === 1 ? '' : 's'}`;
   const batches = `${n(r.batches)} batch${r.batches === 1 ? '' : 'es'}`;
+  sayHeadline(f, say, paint, inputs, batches);
+  for (const i of r.inputs) if (i.skipped > 0) say(`  ${i.name}: resumed after record ${n(i.skipped)}`);
+  sayRejected(f, say, paint, kind);
+  if (!r.dryRun && r.acknowledged.byCount + r.acknowledged.bare > 0) {
+    say(`acknowledged: ${n(r.acknowledged.byCount)} records by the node's count, ${n(r.acknowledged.bare)} by a 2xx that carried no count`);
+  }
+  say(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(f.rate)} records/s`);
+  if (ctx.verbose) say(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
+  if (r.stopped === 'max-errors') say(`stopped: more than ${f.opts.maxErrors} records rejected`, paint.red);
+  if (r.stopped === 'nodes-down' && to === 'owners')
+    say(
+      `stopped: every owner a batch went to failed it (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`,
+      paint.red,
+    );
+  else if (r.stopped === 'nodes-down')
+    say(
+      `stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`,
+      paint.red,
+    );
+  if (r.stopped === 'interrupted')
+    say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
+  if (r.inputError) say(`stopped: ${r.inputError.message}`, paint.red);
+  if (f.resume) {
+    say(`to continue: ${f.resume.command} (state: ${r.statePath})`);
+    if (f.resume.headers.length) say(`  (header values are not repeated: put back the value of ${[...new Set(f.resume.headers)].join(', ')} where it says <... value>)`);
+  }
+  let text = `${out.join('\n')}\n`;
+  if (showsNodes(f)) text += nodeTable(f, ctx);
+  return text;
+}
+
+/** Says what a line of the summary says: escaped, then painted. */
+type Say = (text: string, colour?: (s: string) => string) => void;
+type Paint = ReturnType<typeof painter>;
+
+/** The first line: what was read and where it went, per `--to` (yellow when not every record got there). */
+function sayHeadline(f: Facts, say: Say, paint: Paint, inputs: string, batches: string): void {
+  const { r, route } = f;
+  const to = route.to;
+  const nodeCount = route.clients.length;
+  const copies = route.ring?.writeCopies;
+  const invalid = f.invalid;
+  const n = (x: number): string => x.toLocaleString('en-US');
   if (r.dryRun) {
     say(`dry run: read ${inputs}, would write ${n(r.read - r.rejected)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to ${to})`);
   } else if (to === 'owners') {
@@ -369,7 +409,14 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
   } else {
     say(`read ${inputs}, wrote ${n(r.written)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to any)`);
   }
-  for (const i of r.inputs) if (i.skipped > 0) say(`  ${i.name}: resumed after record ${n(i.skipped)}`);
+}
+
+/** What was rejected, in this run and in the earlier runs it resumed, and how to replay it. */
+function sayRejected(f: Facts, say: Say, paint: Paint, kind: string): void {
+  const { r } = f;
+  const to = f.route.to;
+  const invalid = f.invalid;
+  const n = (x: number): string => x.toLocaleString('en-US');
   if (r.rejected > 0) {
     const parts = [
       invalid > 0 ? `${n(invalid)} invalid` : '',
@@ -399,32 +446,6 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
     if (before && r.stopped === 'done')
       say(`  fix them, then replay the rejects file: tsnode write ${r.rejectsPath ?? '<rejects file>'}${kind ? ` --kind${kind}` : ''} (with the same node flags)`);
   }
-  if (!r.dryRun && r.acknowledged.byCount + r.acknowledged.bare > 0) {
-    say(`acknowledged: ${n(r.acknowledged.byCount)} records by the node's count, ${n(r.acknowledged.bare)} by a 2xx that carried no count`);
-  }
-  say(`retries ${n(r.retries)}, ${humanBytes(r.bytes)} read, ${r.seconds.toFixed(1)}s, ${n(f.rate)} records/s`);
-  if (ctx.verbose) say(`peak RSS ${humanBytes(process.resourceUsage().maxRSS * 1024)}`);
-  if (r.stopped === 'max-errors') say(`stopped: more than ${f.opts.maxErrors} records rejected`, paint.red);
-  if (r.stopped === 'nodes-down' && to === 'owners')
-    say(
-      `stopped: every owner a batch went to failed it (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`,
-      paint.red,
-    );
-  else if (r.stopped === 'nodes-down')
-    say(
-      `stopped: a batch failed on every node after retries (${r.nodes.find((x) => x.lastError)?.lastError ?? ''}); its records are in the rejects file, the rest of the input was not read`,
-      paint.red,
-    );
-  if (r.stopped === 'interrupted')
-    say(r.statePath ? 'interrupted: acknowledged records are saved' : 'interrupted before any batch was acknowledged: run it again to start over', paint.yellow);
-  if (r.inputError) say(`stopped: ${r.inputError.message}`, paint.red);
-  if (f.resume) {
-    say(`to continue: ${f.resume.command} (state: ${r.statePath})`);
-    if (f.resume.headers.length) say(`  (header values are not repeated: put back the value of ${[...new Set(f.resume.headers)].join(', ')} where it says <... value>)`);
-  }
-  let text = `${out.join('\n')}\n`;
-  if (showsNodes(f)) text += nodeTable(f, ctx);
-  return text;
 }
 
 /** One row per node: what it took, and what it did not (its records are in the rejects file, naming it). */
