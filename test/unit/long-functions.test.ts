@@ -13,7 +13,7 @@ const MAX_LINES = 80;
 
 // Still to split (issue 24): long before this test, not yet cut into named steps. The list only
 // shrinks: a function not named here fails, and so does a name here that is no longer long.
-const PENDING = ['src/cli/local-cluster/start.ts startCluster'];
+const PENDING: string[] = [];
 const SRC = join(import.meta.dirname, '../../src');
 
 interface LongFunction {
