@@ -132,7 +132,7 @@ export type { DeleteProgress, LoopEnd, MetricKey, NodeDeletion, NodeProof, TagDe
 
 // Writing and reading records.
 export { writeRecords } from './replay/replay.js';
-export type { InputReport, ReplayEvent, ReplayOptions, ReplayProgress, ReplayResult, StopReason, Target as WriteTarget, NodeReport as WriteNodeReport } from './replay/types.js';
+export type { InputReport, ReplayEvent, ReplayOptions, ReplayProgress, ReplayResult, StopReason, WriteTarget, NodeReport as WriteNodeReport } from './replay/types.js';
 export type { Position, RejectEntry } from './records/batch.js';
 export { openRecords, statSource, type FormatChoice, type ReadHandle, type ReadOptions, type RecordFormat, type SourceInfo } from './records/reader.js';
 export { recordIssue, type KindCheck, type RecordKind } from './records/kinds.js';

@@ -8,7 +8,7 @@ import type { RequestLogEntry, WaitingNotice } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import type { HeaderPrefix } from '../protocol/index.js';
-import type { Target } from './config/target.js';
+import type { ResolvedTarget } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
 import type { NetworkValues } from './network-options.js';
@@ -105,7 +105,7 @@ interface NetworkSettings {
  * TLS from a resolved target: its files are absolute paths, each named by the flag or config key
  * it came from (`--cacert`, `profiles.prod.cacert (~/.config/tsnode/config.yaml:7)`) in errors.
  */
-export function tlsFromTarget(target: Pick<Target, 'tls'>, insecure: boolean, ctx: Pick<CliContext, 'cwd' | 'log'>): TlsOptions | undefined {
+export function tlsFromTarget(target: Pick<ResolvedTarget, 'tls'>, insecure: boolean, ctx: Pick<CliContext, 'cwd' | 'log'>): TlsOptions | undefined {
   const tls: TlsOptions = {};
   const { cacert, cert, key } = target.tls;
   // The target holds absolute paths; a file under the working directory is shown as typed there.
@@ -123,7 +123,7 @@ export function tlsFromTarget(target: Pick<Target, 'tls'>, insecure: boolean, ct
 }
 
 /** The typed flags of networkFlags() and the target they resolved to (headers, TLS, header prefix). */
-function settingsFromTarget(values: NetworkValues, target: Target, ctx: CliContext): NetworkSettings {
+function settingsFromTarget(values: NetworkValues, target: ResolvedTarget, ctx: CliContext): NetworkSettings {
   return {
     connectTimeoutMs: values.connectTimeout,
     totalMs: values.requestTimeout,
@@ -141,7 +141,7 @@ function settingsFromTarget(values: NetworkValues, target: Target, ctx: CliConte
 /** A command on the flag tables: its network values and the target resolveTarget made of them. */
 export interface TargetNetwork {
   values: NetworkValues;
-  target: Target;
+  target: ResolvedTarget;
 }
 
 export interface NetworkOptions {

@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import { loadConfig } from './config/load.js';
-import { realFs, resolveTarget, type Target, type TargetFlags } from './config/target.js';
+import { realFs, resolveTarget, type ResolvedTarget, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
 import type { NetworkValues } from './network-options.js';
@@ -27,7 +27,7 @@ import { NODE_LINE_FORMS, parseNodeEntry } from './nodes.js';
 export type TargetValues = NetworkValues & Pick<TargetFlags, 'headerPrefix' | 'smallestSpan' | 'nntRollups' | 'histogramRollups'>;
 
 export interface TargetRun {
-  target: Target;
+  target: ResolvedTarget;
   /** The nodes to act on: the list, or every node of the ring discovered from the seed. */
   nodes: string[];
   /** The ring, when the nodes came from a seed. */
@@ -60,7 +60,7 @@ export async function openTarget(values: TargetValues, ctx: CliContext, opts: Op
  * target (warnings on stderr). A command that must refuse before anything is sent, knowing where
  * its nodes would come from (sweep without --yes off a terminal), calls this, then connectTarget.
  */
-export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts: Pick<OpenTargetOptions, 'command' | 'destructive' | 'node'>): Target {
+export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts: Pick<OpenTargetOptions, 'command' | 'destructive' | 'node'>): ResolvedTarget {
   const node = opts.node === undefined ? undefined : singleNode(opts.node, values);
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
   for (const w of loaded.warnings) ctx.log.warn(w);
@@ -88,13 +88,13 @@ export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts
     ...(opts.destructive ? { destructive: true } : {}),
     ...(node !== undefined ? { fs: { ...realFs, exists: (p: string) => p !== resolve(ctx.cwd, node) && realFs.exists(p) } } : {}),
   });
-  const target: Target = node === undefined ? resolved : { ...resolved, origin: `--node ${node}`, describe: () => `nodes: --node ${node}, 1 node` };
+  const target: ResolvedTarget = node === undefined ? resolved : { ...resolved, origin: `--node ${node}`, describe: () => `nodes: --node ${node}, 1 node` };
   for (const w of target.warnings) ctx.log.warn(w);
   return target;
 }
 
 /** The second half of openTarget: opens the network with the target's settings, discovers a seed's ring, says where the nodes came from. */
-export async function connectTarget(target: Target, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
+export async function connectTarget(target: ResolvedTarget, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
   const network = openNetwork({ values, target }, ctx, opts);
   if (target.source.kind === 'list') {
     const described = target.describe();
@@ -126,7 +126,7 @@ function singleNode(text: string, values: Pick<TargetValues, 'nodes' | 'seed'>):
 }
 
 /** How a seed is named in errors: `--seed`, or `profile lab (seed http://...)`. */
-function seedLabel(target: Target): string {
+function seedLabel(target: ResolvedTarget): string {
   return target.layer === 'flag' ? '--seed' : target.origin;
 }
 

@@ -11,7 +11,7 @@ import type { Ring } from '../ring/index.js';
 import type { NodeClient } from '../client/node-client.js';
 import type { SettledCounts } from './state.js';
 
-export type Target = 'any' | 'all' | 'owners' | 'primary';
+export type WriteTarget = 'any' | 'all' | 'owners' | 'primary';
 
 export interface ReplayOptions {
   /** One client per node (sharing the run's dispatcher). */
@@ -24,7 +24,7 @@ export interface ReplayOptions {
    * the others); when that owner fails, its records go to the next owner in placement order, and
    * only a record no owner took goes to the rejects file (naming the owners tried).
    */
-  to?: Target;
+  to?: WriteTarget;
   /** With `to: 'owners'` or `'primary'`: the ring; `clients[k]` must reach the ring's node k (topology order). */
   ring?: Ring;
   /**

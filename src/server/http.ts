@@ -6,14 +6,14 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolError, withoutTrailingCommas } from '../protocol/index.js';
 
-export interface Target {
+export interface RequestTarget {
   /** Raw (still percent-encoded) path segments after the leading slash. */
   segments: string[];
   query: URLSearchParams;
 }
 
 /** Splits a request target into raw path segments and the query; nothing is decoded yet. */
-export function parseTarget(url: string): Target {
+export function parseTarget(url: string): RequestTarget {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));

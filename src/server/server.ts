@@ -10,7 +10,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ProtocolError } from '../protocol/index.js';
 import { serverConfig, type ServerConfig } from './config.js';
-import { methodNotAllowed, notFound, parseTarget, sendError, type Target } from './http.js';
+import { methodNotAllowed, notFound, parseTarget, sendError, type RequestTarget } from './http.js';
 import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
 import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
@@ -265,7 +265,7 @@ function requestHandler(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { config } = node;
   return async (req, res) => {
-    let target: Target | undefined;
+    let target: RequestTarget | undefined;
     try {
       if (config.requireHeaders?.length) requireHeaders(req, config.requireHeaders);
       target = parseTarget(req.url ?? '/');

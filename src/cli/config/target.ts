@@ -87,7 +87,7 @@ export interface Sourced<T> {
   from: string;
 }
 
-export interface Target {
+export interface ResolvedTarget {
   source: NodeSource;
   /** Which precedence layer gave the nodes. */
   layer: 'flag' | 'profile' | 'env' | 'fallback' | 'default';
@@ -121,12 +121,12 @@ const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 
 interface Resolved {
   source: NodeSource;
-  layer: Target['layer'];
+  layer: ResolvedTarget['layer'];
   origin: string;
   warnings: string[];
 }
 
-export function resolveTarget(inputs: TargetInputs): Target {
+export function resolveTarget(inputs: TargetInputs): ResolvedTarget {
   const { flags, env, config, cwd, home } = inputs;
   const fs = inputs.fs ?? realFs;
   const command = inputs.command ?? 'this command';
@@ -210,8 +210,8 @@ export function resolveTarget(inputs: TargetInputs): Target {
 type ProfileAt = (p: Profile, key: keyof Profile['lines']) => string;
 
 /** The TLS files: a flag wins over the profile; a client certificate and its key come together or not at all. */
-function tlsFiles(flags: TargetFlags, profile: Profile | undefined, config: ConfigFile, cwd: string, home: string, at: ProfileAt): Target['tls'] {
-  const tls: Target['tls'] = {};
+function tlsFiles(flags: TargetFlags, profile: Profile | undefined, config: ConfigFile, cwd: string, home: string, at: ProfileAt): ResolvedTarget['tls'] {
+  const tls: ResolvedTarget['tls'] = {};
   for (const k of ['cacert', 'cert', 'key'] as const) {
     const flagValue = nonEmpty(flags[k]);
     if (flagValue !== undefined) tls[k] = { value: resolve(cwd, flagValue), from: `--${k}` };
@@ -228,8 +228,8 @@ function tlsFiles(flags: TargetFlags, profile: Profile | undefined, config: Conf
 }
 
 /** The spans the flags or the profile declare (a flag wins). */
-function declaredSpans(flags: TargetFlags, profile: Profile | undefined, at: ProfileAt): Target['spans'] {
-  const spans: Target['spans'] = {};
+function declaredSpans(flags: TargetFlags, profile: Profile | undefined, at: ProfileAt): ResolvedTarget['spans'] {
+  const spans: ResolvedTarget['spans'] = {};
   if (flags.smallestSpan !== undefined) spans.smallestSpan = { value: flags.smallestSpan, from: '--smallest-span' };
   else if (profile?.smallestSpan !== undefined) spans.smallestSpan = { value: profile.smallestSpan, from: at(profile, 'smallest_span') };
   if (flags.nntRollups !== undefined) spans.nntRollups = { value: [...flags.nntRollups], from: '--nnt-rollups' };

@@ -5,7 +5,7 @@ import type { Store } from '../store.js';
 import type { Sweeper } from '../sweeper.js';
 import type { LateData } from '../replication/late-data.js';
 import type { Replication } from '../replication/replication.js';
-import type { Target } from '../http.js';
+import type { RequestTarget } from '../http.js';
 
 /** What every route handler gets: the node's parts and the parsed request target. */
 export interface NodeContext {
@@ -20,4 +20,4 @@ export interface NodeContext {
   late: LateData;
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, target: Target, node: NodeContext) => void | Promise<void>;
+export type Handler = (req: IncomingMessage, res: ServerResponse, target: RequestTarget, node: NodeContext) => void | Promise<void>;

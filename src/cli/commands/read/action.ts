@@ -5,7 +5,7 @@ import { NodeClient, type RollupColumns, type RollupResult } from '../../../clie
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
 import { NO_RETRY } from '../../../client/retry.js';
 import { metricKey } from '../../../ring/index.js';
-import type { Target } from '../../config/target.js';
+import type { ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -213,7 +213,7 @@ async function readFromOwners(plan: ReadPlan, ctx: CliContext, net: Network, see
  * A histogram period the nodes to read do not keep is refused before the read (exit 2): the
  * periods they report, else the profile's histogram_rollups; unchecked when neither says.
  */
-function checkPeriod(plan: ReadPlan, selves: readonly NodeSelf[], spans: Target['spans']): void {
+function checkPeriod(plan: ReadPlan, selves: readonly NodeSelf[], spans: ResolvedTarget['spans']): void {
   const period = plan.period!;
   const off = selves.filter((s) => s.histogramRollups !== null && !s.histogramRollups.includes(period));
   if (off.length > 0) {

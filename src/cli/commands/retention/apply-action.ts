@@ -52,7 +52,7 @@ import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir
 import { openNetwork, type Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
 import { resolveSettings } from './target.js';
-import type { Target } from '../../config/target.js';
+import type { ResolvedTarget } from '../../config/target.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
 import type { MetricFamily } from '../../render/prometheus.js';
@@ -326,7 +326,7 @@ function checkApplyFlags(opts: RetentionApplyFlags, ctx: CliContext): Policy | u
 }
 
 /** The nodes and the network: a saved run's own nodes (only the settings come from flags and profile), else the target's. */
-async function openApplyTarget(opts: RetentionApplyFlags, ctx: CliContext, saved: RunState | undefined, held: Held): Promise<{ target: Target; resolved: Resolved }> {
+async function openApplyTarget(opts: RetentionApplyFlags, ctx: CliContext, saved: RunState | undefined, held: Held): Promise<{ target: ResolvedTarget; resolved: Resolved }> {
   if (saved) {
     const target = resolveSettings(opts, ctx, 'tsnode retention apply');
     held.net = openNetwork({ values: opts, target }, ctx);
@@ -361,7 +361,7 @@ async function planNewRun(x: {
   ctx: CliContext;
   clients: readonly NodeClient[];
   policy: Policy;
-  target: Target;
+  target: ResolvedTarget;
   facts: ClusterFacts;
   sweepNodes: string[];
   report: ClusterCheckReport;

@@ -4,11 +4,11 @@
  * for every command (config/target.ts). A new run resolves its nodes with openTarget (node-source.ts).
  */
 import { loadConfig } from '../../config/load.js';
-import { resolveTarget, type Target } from '../../config/target.js';
+import { resolveTarget, type ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import type { TargetFlagValues } from './options.js';
 
-export function resolveSettings(flags: TargetFlagValues, ctx: CliContext, command: string): Target {
+export function resolveSettings(flags: TargetFlagValues, ctx: CliContext, command: string): ResolvedTarget {
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
   for (const w of loaded.warnings) ctx.log.warn(w);
   const target = resolveTarget({

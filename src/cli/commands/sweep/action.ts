@@ -7,7 +7,7 @@ import { sweptByEarlierRuns } from '../../../run/journal-query.js';
 import { ringShare } from '../../../run/outcome.js';
 import { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type SweepStage } from '../../../run/sweep.js';
 import { describeLag, hasLag, type LagReport } from '../../../client/replication-lag.js';
-import type { Target } from '../../config/target.js';
+import type { ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
@@ -49,7 +49,7 @@ function nodesHint(nodes: readonly string[], target: RunTarget): string {
 }
 
 /** The declared spans of the target (a profile's nnt_rollups, histogram_rollups), for nodes that do not report theirs. */
-function declaredSpans(target: Target): { nnt?: { spans: number[]; from: string }; histogram?: { spans: number[]; from: string } } {
+function declaredSpans(target: ResolvedTarget): { nnt?: { spans: number[]; from: string }; histogram?: { spans: number[]; from: string } } {
   const { nntRollups, histogramRollups } = target.spans;
   return {
     ...(nntRollups ? { nnt: { spans: nntRollups.value, from: nntRollups.from } } : {}),
@@ -99,7 +99,7 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
 }
 
 /** `--skip-unreachable`, else the profile's `skip_unreachable: true` (said on stderr, with where it is set). */
-export function skipUnreachableOf(flag: boolean, target: Pick<Target, 'skipUnreachable'>, ctx: Pick<CliContext, 'log'>): boolean {
+export function skipUnreachableOf(flag: boolean, target: Pick<ResolvedTarget, 'skipUnreachable'>, ctx: Pick<CliContext, 'log'>): boolean {
   if (flag) return true;
   if (target.skipUnreachable?.value !== true) return false;
   ctx.log.info(`skip_unreachable from ${target.skipUnreachable.from}: nodes that do not answer are left out (listed as skipped)`);
@@ -107,7 +107,7 @@ export function skipUnreachableOf(flag: boolean, target: Pick<Target, 'skipUnrea
 }
 
 /** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
-export function lagAllowance(flagMs: number | undefined, target: Pick<Target, 'allowLag'>): { ms: number; from: string } | undefined {
+export function lagAllowance(flagMs: number | undefined, target: Pick<ResolvedTarget, 'allowLag'>): { ms: number; from: string } | undefined {
   if (flagMs !== undefined) return { ms: flagMs, from: '--allow-lag' };
   return target.allowLag ? { ms: target.allowLag.value, from: target.allowLag.from } : undefined;
 }

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { ClusterCheckReport, CoverageOutcome } from '../../../client/sweep-checks.js';
 import { preflightProblem, type SweepRefusedError } from '../../../client/sweep-preflight.js';
-import type { Target } from '../../config/target.js';
+import type { ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { Journal, journalPath, readJournal, stateDir, type JournalEntry, type JournaledCoverage } from '../../journal.js';
 import { describeTime } from '../../time.js';
@@ -18,7 +18,7 @@ export function journaledCoverage(c: CoverageOutcome | undefined): JournaledCove
 }
 
 /** The target as results and documents name it. */
-export function runTarget(target: Target): RunTarget {
+export function runTarget(target: ResolvedTarget): RunTarget {
   return { origin: target.origin, profile: target.profile?.name ?? null, headerPrefix: target.headerPrefix.value };
 }
 

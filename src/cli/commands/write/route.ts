@@ -13,9 +13,9 @@ import type { DiscoveredRing, NodeSelf } from '../../../client/discovery.js';
 import type { NodeClient } from '../../../client/node-client.js';
 import { surveyNodes, writeSpan, type NodeSurvey, type RingTargets } from '../../../client/routing.js';
 import type { RecordKind } from '../../../records/kinds.js';
-import type { Target } from '../../../replay/index.js';
+import type { WriteTarget } from '../../../replay/index.js';
 import type { Ring } from '../../../ring/index.js';
-import type { Target as NodeTarget } from '../../config/target.js';
+import type { ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { Network } from '../../network.js';
@@ -24,7 +24,7 @@ import type { Network } from '../../network.js';
 export const DEFAULT_SMALLEST_SPAN = 60;
 
 export interface WriteRoute {
-  to: Target;
+  to: WriteTarget;
   /** The clients the replay writes through: the ring's nodes in topology order for `owners`, else the list. */
   clients: NodeClient[];
   /** With `owners`: the ring. */
@@ -39,11 +39,11 @@ export interface WriteRoute {
 export interface RouteRequest {
   kind: RecordKind;
   /** `--to` (or the profile's `write_to`); absent: primary on a ring, else any. */
-  to?: Target | undefined;
+  to?: WriteTarget | undefined;
   /** Where `to` came from (`--to`, or the profile key), for messages. */
   toFrom?: string | undefined;
   /** The target's spans: `--smallest-span` or the profile's `smallest_span`, the profile's `histogram_rollups`. */
-  spans: NodeTarget['spans'];
+  spans: ResolvedTarget['spans'];
 }
 
 const short = (hash: string): string => hash.slice(0, 12);
@@ -74,7 +74,7 @@ export async function planWriteRoute(request: RouteRequest, nodes: readonly stri
       'run the nodes with a topology (tsnode cluster up; tsnode serve --topology) and point --seed at one, or write with --to any or --to all',
     );
   }
-  const to: Target = explicitTo ?? (targets ? 'primary' : 'any');
+  const to: WriteTarget = explicitTo ?? (targets ? 'primary' : 'any');
   const onRing = to === 'owners' || to === 'primary';
   const parts: string[] = [];
   const from = request.toFrom && request.toFrom !== '--to' ? ` (from ${request.toFrom})` : '';
@@ -116,7 +116,7 @@ type Destination = { url: string; self: NodeSelf | null };
 /** Numeric records: `--smallest-span`, else the nodes' base_rollup, else the profile's smallest_span, else 60. */
 function decideSpan(
   spanFlag: number | undefined,
-  spans: NodeTarget['spans'],
+  spans: ResolvedTarget['spans'],
   dest: readonly Destination[],
   ctx: CliContext,
   parts: string[],
@@ -158,7 +158,7 @@ function decideSpan(
  * profile's histogram_rollups, else none (a node refuses a period it does not keep: the record
  * goes to the rejects file with its answer).
  */
-function decidePeriods(spans: NodeTarget['spans'], dest: readonly Destination[], ctx: CliContext, parts: string[]): NonNullable<WriteRoute['histogramPeriods']> {
+function decidePeriods(spans: ResolvedTarget['spans'], dest: readonly Destination[], ctx: CliContext, parts: string[]): NonNullable<WriteRoute['histogramPeriods']> {
   const reported = dest.filter((d) => d.self?.histogramRollups != null);
   if (reported.length > 0) {
     const lists = reported.map((d) => d.self!.histogramRollups!);
@@ -191,7 +191,7 @@ function decidePeriods(spans: NodeTarget['spans'], dest: readonly Destination[],
 }
 
 /** The nodes a write goes to, with what each said about itself (null: not asked, or no answer). */
-function destinations(to: Target, survey: NodeSurvey | undefined, listed: readonly NodeClient[]): Destination[] {
+function destinations(to: WriteTarget, survey: NodeSurvey | undefined, listed: readonly NodeClient[]): Destination[] {
   if (!survey) return listed.map((c) => ({ url: c.url, self: null }));
   if ((to === 'owners' || to === 'primary') && survey.targets) return survey.targets.clients.map((c, k) => ({ url: c.url, self: survey.targets!.selves[k] ?? null }));
   if (survey.listed.length === listed.length) return survey.listed.map((p) => ({ url: p.url, self: p.self }));
