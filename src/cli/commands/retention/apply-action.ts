@@ -53,6 +53,8 @@ import { openTarget } from '../../node-source.js';
 import { resolveSettings } from './target.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import { lookScopeOf } from '../../../client/receipt.js';
+import type { WireNodeState } from '../../../protocol/index.js';
 import type { MetricFamily } from '../../render/prometheus.js';
 import type { ManagedBy } from '../../../protocol/index.js';
 import type { VerifyReport } from '../../../retention/index.js';
@@ -200,7 +202,9 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     }
 
     // What the nodes say about themselves: their spans (for the plan), identities and ring (the checks).
-    const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
+    // Their `/state` answers are kept: the receipt's before-look reads free space from them rather than asking again.
+    const states = new Map<string, WireNodeState>();
+    const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal }, states });
     if (signal.aborted) {
       ctx.log.warn('interrupted before anything was sent');
       return EXIT.interrupted;
@@ -338,7 +342,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         resume: { command: catchUpBase.command, addBack: catchUpBase.addBack },
       };
       log.append(start);
-      await receipts?.before();
+      // The receipt looks only at the lists this run's DELETEs can change.
+      await receipts?.before(states, lookScopeOf(plan.nodes.flatMap((n) => n.steps.flatMap((st) => (st.request ? [st.request] : [])))));
       ctx.log.info(`run ${runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${runFile}`);
       startProgress();
       return true;

@@ -14,6 +14,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { newRunId, whoAmI } from '../../journal.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import { lookScopeOf } from '../../../client/receipt.js';
 import type { Receipt } from '../../../client/receipt.js';
 import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
@@ -255,7 +256,7 @@ async function sweepNodes(
         clients.filter((c) => send.includes(c.url)),
         { settleMs: opts.settle, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now },
       );
-      await hook.before();
+      await hook.before(undefined, lookScopeOf([plan.request]));
     },
     after: async (runId, r) => {
       if (hook && !r.interrupted) receipt = await hook.after(options.journal, runId);
