@@ -18,6 +18,8 @@ export interface ReceiptHookOptions {
   concurrency: number;
   signal: AbortSignal;
   now: () => number;
+  /** `/state` answers the preflight just read, by node URL: the before-look does not ask again. */
+  states?: ReadonlyMap<string, WireNodeState>;
 }
 
 export class ReceiptHook {
@@ -40,13 +42,13 @@ export class ReceiptHook {
   }
 
   /**
-   * The look before anything is sent. `states`: the `/state` answers the preflight just read (not
-   * asked again); `scope`: the lists the run's DELETEs can change (lookScopeOf its requests), the
-   * only ones both looks read; every list when absent.
+   * The look before anything is sent (with the preflight's `/state` answers when given). `scope`:
+   * the lists the run's DELETEs can change (lookScopeOf its requests), the only ones both looks
+   * read; every list when absent.
    */
-  async before(states?: ReadonlyMap<string, WireNodeState>, scope?: LookScope): Promise<void> {
+  async before(scope?: LookScope): Promise<void> {
     this.scope = scope;
-    this.beforeLook = await this.look(states);
+    this.beforeLook = await this.look(this.opts.states);
   }
 
   /** Settles, looks again, diffs; journals the receipt under `run` when a journal is given. Null when before() never ran. */

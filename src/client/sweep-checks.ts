@@ -42,12 +42,15 @@ export interface ClusterFacts {
 }
 
 /** Asks every listed node who it is, and reads the topology the first one with a topology runs. */
+/** `states`, when given, gets each node's `/state` answer (receipts read free space from it). */
 export async function gatherClusterFacts(
   clients: readonly NodeClient[],
   opts: { concurrency?: number; call?: CallOptions; states?: Map<string, WireNodeState> } = {},
 ): Promise<ClusterFacts> {
-  const call = opts.call ?? {};
-  const outcomes = await fanOut(clients, (c) => probeNode(c, call, opts.states ? (s) => opts.states!.set(c.url, s) : undefined), { concurrency: opts.concurrency ?? 32 });
+  // A phase's probe: a node silent past its headers timeout is asked once, not four times.
+  const call: CallOptions = { ...opts.call, probe: true };
+  const keep = opts.states;
+  const outcomes = await fanOut(clients, (c) => probeNode(c, call, keep ? (s) => keep.set(c.url, s) : undefined), { concurrency: opts.concurrency ?? 32 });
   const nodes: ListedFacts[] = outcomes.map((o) => {
     if (o.ok) return { url: o.node, self: o.value };
     // (fanOut wraps what is not a NodeRequestError, keeping it as the cause)
