@@ -133,7 +133,7 @@ async function receiptsCost(urls, counts, stateDir, RUNS) {
   const { createAgent, NodeClient, takeLook } = lib;
   // What the run's looks read: only the lists its steps can change, where the build knows how (lookScopeOf).
   const scopeOf = /** @type {any} */ (await import('../dist/client/receipt.js')).lookScopeOf;
-  const scope = scopeOf ? scopeOf([{ types: ['nnt'] }, { types: ['text'] }, { types: ['histogram'], histogramRollups: [60] }]) : undefined;
+  const scope = scopeOf ? scopeOf([{ types: ['nnt'], nntRollups: [60] }, { types: ['text'] }, { types: ['histogram'], histogramRollups: [60] }]) : undefined;
   const on = [];
   const off = [];
   const base = [];

@@ -16,9 +16,11 @@ import type { CallOptions, NodeClient } from './node-client.js';
 export interface LookScope {
   /** `GET /list_nntbs_shards` (every numeric span in one answer). */
   nnt: boolean;
-  /** `GET /raw/list_shards`. */
+  /** `GET /raw/list_shards`: always; else when a numeric step's spans cover every span the node reports (or it reports none). */
   raw: boolean;
-  /** `GET /histogram_raw/list_shards`. */
+  /** The span lists of the numeric steps that name spans. */
+  nntSpanLists?: readonly (readonly number[])[];
+  /** `GET /histogram_raw/list_shards`: always; else when a step names the node's smallest histogram period (or it reports none). */
   histogramRaw: boolean;
   /** `GET /histogram/{period}/list_shards` for these periods... */
   histogramPeriods: readonly number[];
@@ -30,17 +32,19 @@ export interface LookScope {
 export const FULL_LOOK: LookScope = { nnt: true, raw: true, histogramRaw: true, histogramPeriods: [], histogramOwn: true };
 
 /**
- * What a run's DELETEs can change: numeric steps the nntbs and raw shards (a sweep of every span
- * takes raw data too), histogram steps the histogram shards of the periods they name (all the
- * node's when they name none) and the raw histogram shards; text has no shard inventory.
+ * What a run's DELETEs can change: numeric steps the nntbs shards, and the raw shards when a step
+ * sweeps every span (raw data goes with them); histogram steps the histogram shards of the periods
+ * they name (all the node's when they name none), and the raw histograms when that includes the
+ * smallest period; text has no shard inventory. Span-dependent parts are settled per node (lookAtNode).
  */
-export function lookScopeOf(requests: readonly Pick<SweepRequest, 'types' | 'histogramRollups'>[]): LookScope {
-  const nnt = requests.some((r) => r.types.includes('nnt'));
+export function lookScopeOf(requests: readonly Pick<SweepRequest, 'types' | 'nntRollups' | 'histogramRollups'>[]): LookScope {
+  const nntReqs = requests.filter((r) => r.types.includes('nnt'));
   const hist = requests.filter((r) => r.types.includes('histogram'));
   return {
-    nnt,
-    raw: nnt,
-    histogramRaw: hist.length > 0,
+    nnt: nntReqs.length > 0,
+    raw: nntReqs.some((r) => !r.nntRollups?.length),
+    nntSpanLists: nntReqs.flatMap((r) => (r.nntRollups?.length ? [r.nntRollups] : [])),
+    histogramRaw: hist.some((r) => !r.histogramRollups?.length),
     histogramPeriods: [...new Set(hist.flatMap((r) => r.histogramRollups ?? []))].sort((a, b) => a - b),
     histogramOwn: hist.some((r) => !r.histogramRollups?.length),
   };
@@ -95,6 +99,20 @@ export interface Receipt {
   nodes: NodeReceipt[];
 }
 
+/** Raw numeric records go only with a sweep of every numeric span: a list naming them all, or none. */
+function rawTouched(scope: LookScope, state: WireNodeState): boolean {
+  if (scope.raw) return true;
+  const spans = state.nnt?.rollups ?? state.rollups ?? [];
+  return (scope.nntSpanLists ?? []).some((l) => spans.length === 0 || spans.every((s) => l.includes(s)));
+}
+
+/** The raw histograms are the smallest histogram period's. */
+function histogramRawTouched(scope: LookScope, own: readonly number[]): boolean {
+  if (scope.histogramRaw) return true;
+  if (scope.histogramPeriods.length === 0) return false;
+  return own.length === 0 || scope.histogramPeriods.includes(Math.min(...own));
+}
+
 /**
  * One node's look: `/state` (free space, the node's histogram periods) unless `state` is the one
  * the run's preflight just read, then the lists of `scope`. Never throws for the node's sake.
@@ -105,8 +123,9 @@ export async function lookAtNode(client: NodeClient, scope: LookScope, opts: { c
   try {
     const state = opts.state ?? (await client.nodeState(call));
     const storage = stateStorageSchema.safeParse(state);
-    const periods = [...scope.histogramPeriods, ...(scope.histogramOwn ? (state.histogram?.rollups ?? []) : [])];
-    const inventory = await fetchListed(client, { nnt: scope.nnt, raw: scope.raw, histogramRaw: scope.histogramRaw, histogramPeriods: periods }, call);
+    const own = state.histogram?.rollups ?? [];
+    const periods = [...scope.histogramPeriods, ...(scope.histogramOwn ? own : [])];
+    const inventory = await fetchListed(client, { nnt: scope.nnt, raw: rawTouched(scope, state), histogramRaw: histogramRawTouched(scope, own), histogramPeriods: periods }, call);
     return { node: client.url, at: now(), inventory, fs: storage.success ? rollupFsOf(storage.data.nntbs) : new Map() };
   } catch (err) {
     if (!(err instanceof NodeRequestError)) throw err;
