@@ -22,6 +22,8 @@ import {
   type Policy,
   type RetentionEvent,
   type RunState,
+  newRun,
+  type RunOrigin,
 } from '../../../retention/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -84,6 +86,26 @@ export function resumeCommand(
   if (ctx.env.TSNODE_HEADERS) addBack.push('TSNODE_HEADERS (read from the environment again when set)');
   if (ctx.profile === undefined && ctx.env.TSNODE_PROFILE) addBack.push(`TSNODE_PROFILE (${ctx.env.TSNODE_PROFILE}, read from the environment again when set)`);
   return { command: args.map(shellQuote).join(' '), addBack, reach: args.slice(first) };
+}
+
+/**
+ * A resume reaches the run's nodes as the run did: without --profile (or TSNODE_PROFILE) it takes
+ * the profile its run file records; flags that differ from the recorded ones are named (the
+ * resume goes on with the ones given).
+ */
+function withRecordedProfile(saved: RunState, opts: RetentionApplyFlags, ctx: CliContext): CliContext {
+  const origin = saved.origin;
+  if (!origin) return ctx;
+  const recorded = origin.profile;
+  const run = recorded !== null && ctx.profile === undefined && !ctx.env.TSNODE_PROFILE ? { ...ctx, profile: recorded } : ctx;
+  if (run !== ctx) ctx.log.info(`profile ${recorded}: the one run ${saved.runId} was started with (its run file); --profile chooses another`);
+  const now = resumeCommand(saved.runId, opts, run).reach;
+  if (now.join('\0') !== origin.flags.join('\0')) {
+    const shown = (f: readonly string[]): string => (f.length ? f.map(shellQuote).join(' ') : '(none)');
+    ctx.log.warn(`run ${saved.runId} was started with ${shown(origin.flags)}; this resume reaches its nodes with ${shown(now)}`);
+  }
+  if (origin.addBack.length) ctx.log.info(`run ${saved.runId} also had: ${origin.addBack.join('; ')}`);
+  return run;
 }
 
 /** Rules under an hour (SHORT_AGE_SECONDS) off a terminal: only --allow-short-age lets them run. */
@@ -159,7 +181,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
   // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
   // DELETE, the run recorded as interrupted.
   const signal = ctx.signal;
-  const runCtx: CliContext = ctx;
+  const runCtx: CliContext = saved ? withRecordedProfile(saved, opts, ctx) : ctx;
   let net: Network | undefined;
   let progress: RetentionProgress | undefined;
   let lock: { release(): void } | undefined;
@@ -272,7 +294,10 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
     const log = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, true);
     journal = log;
     const by = whoAmI(ctx.env);
-    const catchUpBase = resumeCommand(runId, opts, ctx);
+    const catchUpBase = resumeCommand(runId, opts, runCtx);
+    // The run file records how the run reached its nodes (a run file of version 1 gets this attempt's).
+    const origin: RunOrigin = state?.origin ?? { profile: runCtx.profile ?? null, flags: catchUpBase.reach, addBack: catchUpBase.addBack };
+    state = state ? { ...state, origin } : newRun(plan, { runId, at: ctx.now(), origin });
     const nodeSource = saved ? `run file ${runFile}` : resolved.origin;
     // Made once the run is confirmed: a live display must not draw over the prompt.
     const startProgress = (): RetentionProgress => (progress ??= new RetentionProgress(ctx, resolved.nodes, plan.steps.length));
@@ -334,7 +359,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         nodes: plan.nodes.map((n) => n.node),
         runFile,
         coverage: journaledCoverage(report),
-        profile: ctx.profile ?? null,
+        profile: runCtx.profile ?? null,
         resume: { command: catchUpBase.command, addBack: catchUpBase.addBack },
       };
       log.append(start);
@@ -355,7 +380,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
           by,
           nodes: resolved.nodes,
           nodeSource,
-          profile: ctx.profile ?? null,
+          profile: runCtx.profile ?? null,
           policySource: plan.policy.source,
           fingerprint: runFingerprint(plan),
           catchUp: null,
