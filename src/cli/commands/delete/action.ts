@@ -18,7 +18,7 @@ import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-
 import { askYesNo } from '../../prompt.js';
 import { printable } from '../../render/printable.js';
 import { carriedFlags, type CarriedFlags } from '../sweep/catch-up.js';
-import { canAsk, coverageHint, lockDir, logReport, openJournal } from '../sweep/run-text.js';
+import { canAsk, coverageHint, lockDir, logReport, openJournal, skipUnreachableHint } from '../sweep/run-text.js';
 import type { DeleteOptions } from './options.js';
 import { planDelete, type DeletePlan } from './plan.js';
 import { printLooks, printResult } from './render.js';
@@ -48,7 +48,7 @@ export async function deleteAction(opts: Opts, ctx: CliContext): Promise<ExitCod
     });
     return renderRun(result, plan, opts, ctx);
   } catch (err) {
-    return refused(err, report, opts, ctx);
+    return refused(err, report, run.nodes.length, opts, ctx);
   } finally {
     await run.network.close();
   }
@@ -130,7 +130,7 @@ function renderRun(r: DeleteRun, plan: DeletePlan, opts: Opts, ctx: CliContext):
 }
 
 /** What stopped the run before anything was deleted, as the CLI says it (exit 2, or 130). */
-function refused(err: unknown, report: ClusterCheckReport | undefined, opts: Opts, ctx: CliContext): ExitCode {
+function refused(err: unknown, report: ClusterCheckReport | undefined, listed: number, opts: Opts, ctx: CliContext): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn('interrupted: nothing was deleted');
     return EXIT.interrupted;
@@ -151,7 +151,7 @@ function refused(err: unknown, report: ClusterCheckReport | undefined, opts: Opt
     else ctx.log.error(`${u.node}: ${printable(e?.detail ?? 'no answer')}${err.phase === 'recheck' ? ' (the second look after your answer)' : ''}`);
   }
   const hints = [
-    err.unreachable.length && !opts.skipUnreachable ? '--skip-unreachable to delete on the others (the skipped nodes are listed)' : '',
+    opts.skipUnreachable ? '' : skipUnreachableHint(err, listed, 'to delete on the others (the skipped nodes are listed)'),
     coverageHint(report).replace('sweep', 'delete on'),
   ].filter(Boolean);
   throw new UsageError('refusing to delete: nothing was deleted', hints.length ? `use ${hints.join('; ')}` : undefined);

@@ -28,7 +28,7 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
+import { lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal, skipUnreachableHint } from '../sweep/run-text.js';
 import { lagAllowance, logLag, replicationLagOption } from '../sweep/action.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
@@ -405,7 +405,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
         const hints = [
           err.busy.length ? 'wait until the running sweeps end (tsnode status --watch), then run again' : '',
           err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
-          err.unreachable.length ? '--skip-unreachable to run on the others (the skipped nodes are listed in the result)' : '',
+          skipUnreachableHint(err, sweepClients.length, 'to run on the others (the skipped nodes are listed in the result)'),
           report.coverage.problems.length && !report.coverage.allowed ? '--allow-partial to run on the listed nodes anyway (the missing ones keep their data)' : '',
           err.problems.some((p) => p.message.startsWith('replication is behind'))
             ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to apply anyway (a node data reaches after its last step ends late_data)'

@@ -25,7 +25,20 @@ import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
-import { busyText, canAsk, coverageHint, lockDir, logRefusal, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, pastSweepEnds, runTarget } from './run-text.js';
+import {
+  busyText,
+  canAsk,
+  coverageHint,
+  lockDir,
+  logRefusal,
+  logReport,
+  missingFooter,
+  NO_SWEEP_API_HINT,
+  openJournal,
+  pastSweepEnds,
+  runTarget,
+  skipUnreachableHint,
+} from './run-text.js';
 
 export type { SweepOptions } from './options.js';
 export { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './run-text.js';
@@ -208,7 +221,7 @@ async function confirmSweep(ctx: CliContext, question: string, would: string): P
 }
 
 /** What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). */
-function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext): ExitCode {
+function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, listed: number, ctx: CliContext): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
@@ -224,7 +237,7 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
   const hints = [
     err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
     err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
-    err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
+    skipUnreachableHint(err, listed, 'to sweep the others (the skipped nodes are listed in the result)'),
     coverageHint(report),
     lag?.nodes.some(hasLag)
       ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
@@ -268,7 +281,7 @@ async function sweepNodes(
     result = await runClusterSweep(clients, plan.request, options);
   } catch (err) {
     stop();
-    return refused(err, report, lag.report, ctx);
+    return refused(err, report, lag.report, clients.length, ctx);
   } finally {
     stop();
   }

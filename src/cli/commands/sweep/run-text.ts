@@ -59,6 +59,15 @@ export function logRefusal(ctx: CliContext, err: SweepRefusedError, busyLine: (b
   for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
 }
 
+/**
+ * `--skip-unreachable <to what>`, when some of the `listed` nodes did not answer and others did:
+ * with every node unreachable, skipping them leaves nothing to run on.
+ */
+export function skipUnreachableHint(err: SweepRefusedError, listed: number, toWhat: string): string {
+  const n = err.unreachable.length;
+  return n > 0 && n < listed ? `--skip-unreachable ${toWhat}` : '';
+}
+
 /** What a busy node runs, with its delete times. */
 export function busyText(b: SweepRefusedError['busy'][number]): string {
   return b.running.map((t) => `${t}${b.status?.[t].timestamp !== undefined ? ` before ${describeTime(b.status[t].timestamp * 1000)}` : ''}`).join(', ');
