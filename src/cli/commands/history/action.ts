@@ -155,7 +155,13 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
     catch_up: r.catchUp ? { nodes: [...r.catchUp.nodes], command: r.catchUp.command, add_back: [...r.catchUp.addBack] } : null,
     receipt: r.receipt ?? null,
     receipt_summary: receiptSummary(r.receipt) || null,
-    refused: r.refused ? { codes: [...r.refused.codes], reason: r.refused.reason } : null,
+    refused: r.refused
+      ? {
+          codes: [...r.refused.codes],
+          reason: r.refused.reason,
+          run_again: r.refused.runAgain ? { command: r.refused.runAgain.command, add_back: [...r.refused.runAgain.addBack] } : null,
+        }
+      : null,
   };
   const ret = r.retention;
   if (ret) {
@@ -242,7 +248,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
         what(r),
         `${r.nodes.length}${r.nodeSource ? ` (${r.nodeSource})` : ''}`,
         outcome(r, nodeKey),
-        r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : 'none',
+        r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : r.refused ? 'none (refused)' : 'none',
         receiptSummary(r.receipt),
       ]),
       {
@@ -252,6 +258,18 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
       },
     ),
   );
+  const again = runs.filter((r) => r.refused?.runAgain);
+  if (again.length) {
+    ctx.stdout.write(
+      `\nrefused (nothing was sent); to run again:\n${again
+        .map((r) => {
+          const a = r.refused!.runAgain!;
+          const addBack = a.addBack.length ? `\n    add back: ${escapeText(a.addBack.join('; '))}` : '';
+          return `  run ${escapeText(r.run)}: ${escapeText(a.command)}${addBack}`;
+        })
+        .join('\n')}\n`,
+    );
+  }
   const open = runs.filter((r) => r.catchUp);
   if (open.length) {
     ctx.stdout.write(
