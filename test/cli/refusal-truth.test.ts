@@ -3,13 +3,16 @@
  * leaves nodes to run on; a refused run in `history` is `refused` with its reason, no node "left".
  * Real reference nodes; a stopped node stands for an unreachable one.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeClient } from '../../src/client/node-client.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { startNode, startNodes, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
+const agent = new Agent();
 let live: TestNode;
 let dead: string[];
 const env = (): Record<string, string> => {
@@ -23,7 +26,10 @@ beforeAll(async () => {
   dead = stopped.map((n) => n.url);
   await Promise.all(stopped.map((n) => n.stop()));
 }, 30_000);
-afterAll(stopAllNodes);
+afterAll(async () => {
+  await stopAllNodes();
+  await agent.close();
+});
 
 describe('the --skip-unreachable hint', () => {
   const sweep = (nodes: string[]): Promise<CliResult> => runCli(['sweep', '--nodes', nodes.join(','), '--before', '30d', '--yes', '--retries', '0'], { env: env() });
@@ -43,5 +49,39 @@ describe('the --skip-unreachable hint', () => {
       expect(r.stderr).toContain('nothing was sent');
       expect(r.stderr).not.toContain('--skip-unreachable');
     }
+  });
+});
+
+describe('sweep --before less than an hour ago', () => {
+  const journal = (e: Record<string, string>): Array<Record<string, unknown>> =>
+    readFileSync(join(e.XDG_STATE_HOME!, 'tsnode', 'sweeps.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it('is refused off a terminal without --allow-short-age: exit 2, nothing sent, the refusal journaled', async () => {
+    const e = env();
+    const r = await runCli(['sweep', '--nodes', live.url, '--before', '30m', '--yes'], { env: e });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--before 30m is .*, less than 1h ago/);
+    expect(r.stderr).toContain('--allow-short-age');
+    expect(r.stderr).toContain('nothing was sent');
+    const kinds = journal(e).map((x) => x.kind);
+    expect(kinds).toEqual(['run.refused']);
+    expect(journal(e)[0]).toMatchObject({ command: 'sweep', codes: ['check'] });
+    // no sweep ran on the node
+    const status = await new NodeClient(live.url, { dispatcher: agent }).sweepStatus();
+    expect(status.nnt.running).toBe(false);
+    expect(status.nnt.last).toBeUndefined();
+  });
+
+  it('runs with --allow-short-age, and the catch-up carries the flag', async () => {
+    const e = env();
+    const r = await runCli(['sweep', '--nodes', `${live.url},${dead[0]}`, '--before', '30m', '--yes', '--allow-short-age', '--skip-unreachable', '--poll-interval', '100ms'], {
+      env: e,
+    });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(new RegExp(`tsnode sweep --before \\d+ --types nnt --nodes ${dead[0]} --yes --allow-short-age`));
+    expect(journal(e).map((x) => x.kind)).toContain('sweep.end');
   });
 });

@@ -22,6 +22,7 @@ import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { formatDuration } from '../../values.js';
 import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
+import { confirmShortAge, isShort, shortAgeChecks } from './short-age.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
@@ -75,6 +76,7 @@ async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRec
     throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
   }
   const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
+  if (opts.allowShortAge) carried.carry.push('--allow-short-age');
   const shown = runTarget(target);
   // A seed's ring is discovered here (GET only); a list is not contacted yet.
   const run = await connectTarget(target, opts, ctx);
@@ -155,6 +157,7 @@ function coreOptions(
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
   const journal = openJournal(ctx, opts.journal);
+  const short = { before: opts.before ?? '', beforeMs: plan.beforeMs, allowShortAge: opts.allowShortAge };
   const options: ClusterSweepOptions = {
     force: opts.force,
     skipUnreachable: opts.skipUnreachable,
@@ -167,14 +170,17 @@ function coreOptions(
       lag.report = r;
     }),
     // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
-    checks: plan.relative
-      ? [
-          clockSkewCheck(
-            run.nodes.map((n) => run.network.client(n)),
-            { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
-          ),
-        ]
-      : [],
+    checks: [
+      ...shortAgeChecks(short, ctx),
+      ...(plan.relative
+        ? [
+            clockSkewCheck(
+              run.nodes.map((n) => run.network.client(n)),
+              { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
+            ),
+          ]
+        : []),
+    ],
     onEvent: (e) => progress?.onEvent(e),
     onStage,
     journal,
@@ -204,13 +210,18 @@ function coreOptions(
     lostAfterMs: plan.lostAfterMs,
     timeoutMs: plan.timeoutMs,
   };
-  if (!opts.yes)
-    options.confirm = (p) =>
-      confirmSweep(
-        ctx,
-        `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
-        `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
-      );
+  // A cut-off under an hour ago is typed back on a terminal, --yes or not (short-age.ts).
+  if (!opts.yes || isShort(short, ctx.now()))
+    options.confirm = async (p) => {
+      const yes = opts.yes
+        ? true
+        : await confirmSweep(
+            ctx,
+            `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
+            `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
+          );
+      return yes === true ? confirmShortAge(short, ctx) : yes;
+    };
   return { options, stop, lag };
 }
 
