@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, runCli, type CliResult } from '../helpers/cli.js';
+import { closeTerminals, openTerminal } from '../helpers/tmux.js';
 import { startNode, startNodes, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
 const agent = new Agent();
@@ -27,6 +28,7 @@ beforeAll(async () => {
   await Promise.all(stopped.map((n) => n.stop()));
 }, 30_000);
 afterAll(async () => {
+  closeTerminals();
   await stopAllNodes();
   await agent.close();
 });
@@ -83,5 +85,30 @@ describe('sweep --before less than an hour ago', () => {
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toMatch(new RegExp(`tsnode sweep --before \\d+ --types nnt --nodes ${dead[0]} --yes --allow-short-age`));
     expect(journal(e).map((x) => x.kind)).toContain('sweep.end');
+  });
+});
+
+describe('sweep --before less than an hour ago on a terminal', () => {
+  it('asks for the --before value typed back, even with --yes; anything else sends nothing', async () => {
+    const state = env().XDG_STATE_HOME!;
+    const run = (typed: string): Promise<string> => {
+      const cmd = [`env -u CI -u NO_COLOR FORCE_COLOR=0 TERM=xterm-256color XDG_STATE_HOME=${state} HOME=${state}`, process.execPath, BIN];
+      cmd.push('sweep', '--nodes', live.url, '--before', '45m', '--yes', '--poll-interval', '100ms', '; echo EXIT=$?; sleep 60');
+      const term = openTerminal(cmd.join(' '), { columns: 200, rows: 40 });
+      return (async () => {
+        await term.until('the typed prompt', () => /Type 45m to sweep anyway/.test(term.history()), 20_000);
+        term.keys(typed, 'Enter');
+        await term.until('the exit line', () => /EXIT=\d+/.test(term.history()), 20_000);
+        return term.history();
+      })();
+    };
+    const last = async (): Promise<unknown> => (await new NodeClient(live.url, { dispatcher: agent }).sweepStatus()).nnt.last;
+    const before = await last();
+    const declined = await run('yes');
+    expect(declined).toMatch(/less than 1h ago/);
+    expect(declined).toMatch(/EXIT=2/);
+    expect(await last()).toEqual(before);
+    const typed = await run('45m');
+    expect(typed).toMatch(/EXIT=0/);
   });
 });
