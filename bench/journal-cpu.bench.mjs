@@ -154,7 +154,12 @@ const label = {
   owners: 'ring owner, no journals, peer fed alike',
 };
 for (const b of builds) {
-  const of = (side) => sides.find((s) => s.build === b.name && s.side === side);
+  /** @param {string} side */
+  const of = (side) => {
+    const found = sides.find((s) => s.build === b.name && s.side === side);
+    if (!found) throw new Error(`no ${side} side for build ${b.name}`);
+    return found;
+  };
   const a = median(of('single').runs);
   for (const side of SIDES) {
     const s = of(side);

@@ -10,12 +10,13 @@
 // BENCH_NODE_ARGS adds serve flags to this build's node, variants split by ';' each measured in
 // turn (e.g. ";--cache-size 64MiB": the default, then a 64 MiB page cache).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { cpuSecondsOf } from './proc-cpu.mjs';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'tsnode.js');
 const SERIES = Number(process.env.BENCH_SERIES ?? 200_000);
@@ -51,14 +52,7 @@ async function startNode(bin, args) {
   return {
     url,
     /** CPU seconds the node process has used so far (Linux /proc; NaN elsewhere). */
-    cpuSeconds() {
-      try {
-        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        return (Number(f[11]) + Number(f[12])) / 100;
-      } catch {
-        return NaN;
-      }
-    },
+    cpuSeconds: () => cpuSecondsOf(child.pid),
     async memory() {
       const n = mems.length;
       child.kill('SIGUSR2');

@@ -2,12 +2,13 @@
 // materialised, on disk) and a rollup read of one year of 300 s data (105,120 buckets).
 // The node runs as a real `tsnode serve` child process; this process is only the client.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { cpuSecondsOf } from './proc-cpu.mjs';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'tsnode.js');
 // Data shapes: how many series share one batch. 1000 (5 consecutive minutes per series per batch)
@@ -39,14 +40,7 @@ async function startNode(args, bin = BIN) {
   return {
     url,
     /** CPU seconds the node process has used so far (Linux /proc; NaN elsewhere). */
-    cpuSeconds() {
-      try {
-        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        return (Number(f[11]) + Number(f[12])) / 100;
-      } catch {
-        return NaN;
-      }
-    },
+    cpuSeconds: () => cpuSecondsOf(child.pid),
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -289,8 +289,20 @@ async function deleteAndProve(
   );
   const exitCode = deleteExitCode(outcomes, interrupted);
   const catchUp = deleteCatchUp(spec, notDeleted(outcomes), clients.length, c.report.coverage, opts.carried);
-  opts.journal?.append({ kind: 'delete.end', ...common, nodes: outcomes, interrupted, exit: exitCode, catchUp: catchUp?.command ?? null });
+  journalReceipt(opts.journal, c.runId, outcomes);
+  const nodes = outcomes.map(({ metrics, ...o }) => ({ ...o, receipt: metrics.length }));
+  opts.journal?.append({ kind: 'delete.end', ...common, nodes, interrupted, exit: exitCode, catchUp: catchUp?.command ?? null });
   return { runId: c.runId, looks: before, totals, report: c.report, outcomes, exitCode, interrupted, catchUp, stopped: null };
+}
+
+/** Receipt rows per journal line: a line stays far below what a journal reader holds (cli/journal.ts MAX_JOURNAL_LINE, 4 MiB). */
+export const RECEIPT_ROWS_PER_LINE = 1000;
+
+/** The per-metric receipt as `delete.receipt` lines, each node's rows in chunks, before the end line (which keeps only counts). */
+function journalReceipt(journal: DeleteRunOptions['journal'], runId: string, outcomes: readonly NodeOutcome[]): void {
+  for (const o of outcomes)
+    for (let i = 0; i < o.metrics.length; i += RECEIPT_ROWS_PER_LINE)
+      journal?.append({ kind: 'delete.receipt', run: runId, node: o.node, metrics: o.metrics.slice(i, i + RECEIPT_ROWS_PER_LINE) });
 }
 
 /** One request on every target: `/full/canonical` for one exact metric, else the batched tag-query loop. Each round is journaled before it is reported. */

@@ -99,6 +99,12 @@ it('a node that stops answering while you answer: the second look refuses the ru
   expect(all).toContain(`${ring.proxies[2]!.url}: the dry run failed:`);
   expect(all).toContain('(the second look after your answer)');
   expect(all).toContain('refusing to delete: nothing was deleted');
+  // A refused run leaves its trace, and nothing else: no start line.
+  const lines = readFileSync(s.journal, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { kind: string; codes: string[] });
+  expect(lines).toMatchObject([{ kind: 'run.refused', codes: ['unreachable'] }]);
   ring.nodes[2] = await victim.restart();
   expect((await everyNode()).flat().length).toBe(NAMES.length * 2);
   // Nothing confirmed was sent anywhere.

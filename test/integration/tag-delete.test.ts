@@ -7,7 +7,7 @@ import { deleteOnNode, deleteOnNodes, lookOnNodes, proveGone, type TagDeleteRequ
 import type { RunningNode } from '../../src/server/server.js';
 import { SweepRefusedError } from '../../src/client/sweep-preflight.js';
 import { SweepNotConfirmedError } from '../../src/client/sweep.js';
-import { runDelete, type DeleteConfirmation } from '../../src/run/delete.js';
+import { RECEIPT_ROWS_PER_LINE, runDelete, type DeleteConfirmation } from '../../src/run/delete.js';
 import { startRecordingNode } from '../helpers/recording-node.js';
 import { call, memoryNode, UUID, write } from './server-helpers.js';
 
@@ -132,7 +132,9 @@ describe('runDelete: the library run a script gets (the same as tsnode delete)',
       ['deleted', 5, 3],
       ['nothing', 0, 0],
     ]);
-    expect(journal.map((e) => e.kind)).toEqual(['delete.start', ...Array<string>(6).fill('delete.round'), 'delete.end']);
+    // The receipt's rows go in their own lines (a node with nothing to delete has none); the end line keeps counts.
+    expect(journal.map((e) => e.kind)).toEqual(['delete.start', ...Array<string>(6).fill('delete.round'), 'delete.receipt', 'delete.receipt', 'delete.end']);
+    expect((journal.at(-1)!.nodes as Array<{ receipt: number }>).map((n) => n.receipt)).toEqual([5, 5, 0]);
     expect(journal.filter((e) => e.kind === 'delete.round').reduce((n, e) => n + (e.deleted as unknown[]).length, 0)).toBe(10);
     expect(await countOn(nodes[0]!, 'and(host:web1)')).toBe(0);
   });
@@ -153,5 +155,20 @@ describe('runDelete: the library run a script gets (the same as tsnode delete)',
     expect(run.exitCode).toBe(3);
     expect(run.outcomes.at(-1)).toMatchObject({ node: 'http://127.0.0.1:1', state: 'skipped' });
     expect(run.catchUp?.command).toBe("tsnode delete 'and(host:web1)' --full --batch 2 --nodes http://127.0.0.1:1");
+  });
+
+  it('a big receipt is journaled in lines of RECEIPT_ROWS_PER_LINE rows', async () => {
+    const many = Array.from({ length: RECEIPT_ROWS_PER_LINE + 1 }, (_, i) => rec(`x${i}|ST[host:big1]`));
+    await write(nodes[2]!.url, many);
+    const journal: Array<{ kind: string; node?: string; metrics?: unknown[] }> = [];
+    const run = await runDelete(
+      [clients[2]!],
+      { ...spec, requests: [{ ...FULL, query: 'and(host:big1)' }], query: 'and(host:big1)', batch: 5000, listLimit: 5000 },
+      {
+        journal: { append: (e) => journal.push(e) > 0 },
+      },
+    );
+    expect(run.exitCode).toBe(0);
+    expect(journal.filter((e) => e.kind === 'delete.receipt').map((e) => e.metrics!.length)).toEqual([RECEIPT_ROWS_PER_LINE, 1]);
   });
 });

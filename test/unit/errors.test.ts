@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliError, exitCodeOf, UsageError } from '../../src/cli/errors.js';
+import { ClusterError } from '../../src/cli/local-cluster/state.js';
 import { reportError } from '../../src/cli/runtime.js';
 import * as errors from '../../src/errors.js';
 import { errors as publicErrors } from '../../src/index.js';
@@ -89,6 +90,13 @@ describe("the CLI's one mapping", () => {
     ['a locked target', new errors.RunLockedError('http://n1:8112', '/l', null), 2, undefined],
     ['a run interrupted before sending', new errors.RunInterruptedError('before the preflight'), 130, 'error: interrupted before the preflight: nothing was sent\n'],
     ['a value that does not parse', new errors.CodecError('"x" is not a span', 'x', '<n>s'), 2, 'error: "x" is not a span\n  hint: expected <n>s\n'],
+    // The same code, two meanings: a cluster's own port is the user's to change (2); serve's is a failure (1).
+    [
+      'a port in use (cluster up)',
+      new ClusterError('port_in_use', 'port 18100 is in use', 'pick another --base-port'),
+      2,
+      'error: port 18100 is in use\n  hint: pick another --base-port\n',
+    ],
     ['a CLI error with its own exit', new CliError('config_write_failed', 'cannot write c.yaml', { exitCode: 1 }), 1, 'error: cannot write c.yaml\n'],
   ])('%s: exit %i', (_what, err, exit, stderr) => {
     const r = report(err);

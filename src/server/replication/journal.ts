@@ -87,7 +87,7 @@ interface Cursor {
 export class PeerJournal {
   private readonly log: IngestLog;
   private readonly pending: Pending[] = [];
-  /** Frames read from the generation being delivered, not yet acknowledged. */
+  /** The front entries taken for delivery (from memory or from their file), not yet acknowledged. */
   private loaded: Deliverable[] = [];
   /** The last generation delivered whole (its file deleted). */
   private delivered: number;

@@ -18,7 +18,7 @@ import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-
 import { askYesNo } from '../../prompt.js';
 import { printable } from '../../render/printable.js';
 import { carriedFlags, type CarriedFlags } from '../sweep/catch-up.js';
-import { canAsk, coverageHint, lockDir, logReport, openJournal, skipUnreachableHint } from '../sweep/run-text.js';
+import { canAsk, coverageHint, lockDir, logReport, openJournal } from '../sweep/run-text.js';
 import type { DeleteOptions } from './options.js';
 import { planDelete, type DeletePlan } from './plan.js';
 import { printLooks, printResult } from './render.js';
@@ -151,7 +151,8 @@ function refused(err: unknown, report: ClusterCheckReport | undefined, listed: n
     else ctx.log.error(`${u.node}: ${printable(e?.detail ?? 'no answer')}${err.phase === 'recheck' ? ' (the second look after your answer)' : ''}`);
   }
   const hints = [
-    opts.skipUnreachable ? '' : skipUnreachableHint(err, listed, 'to delete on the others (the skipped nodes are listed)'),
+    // (only when other nodes answered: with every node unreachable, skipping them leaves nothing)
+    err.unreachable.length && err.unreachable.length < listed && !opts.skipUnreachable ? '--skip-unreachable to delete on the others (the skipped nodes are listed)' : '',
     coverageHint(report).replace('sweep', 'delete on'),
   ].filter(Boolean);
   throw new UsageError('refusing to delete: nothing was deleted', hints.length ? `use ${hints.join('; ')}` : undefined);

@@ -14,6 +14,12 @@ export type { HistoryOptions } from './options.js';
 
 function what(r: HistoryRun): string {
   if (r.kind === 'cancel') return 'cancel running sweeps';
+  if (r.kind === 'delete') {
+    const d = r.delete!;
+    const target = d.metric !== null ? `--metric ${d.metric}` : (d.query ?? '(query not journaled)');
+    const scope = d.scope === null ? '' : `: ${d.scope}${r.before !== null ? ` ${describeTime(r.before * 1000)}` : ''}`;
+    return `delete ${target}${scope}`;
+  }
   if (r.kind === 'retention') {
     const ret = r.retention!;
     const cutoffs = ret.steps.map((s) => s.cutoff).filter((c): c is number => c !== null);
@@ -193,6 +199,22 @@ function skippedLines(skipped: ReadonlyMap<string, number[]>): string {
   return `${total} line(s) of the journal could not be read and were skipped: ${reasons.join('; ')}`;
 }
 
+/** Refused runs a later try may get past unchanged (runs.ts REFUSED_AGAIN): the command, under the table. */
+function printRunAgain(runs: readonly HistoryRun[], ctx: CliContext): void {
+  const again = runs.filter((r) => r.refused?.runAgain);
+  if (!again.length) return;
+  ctx.stdout.write(
+    `\nrefused (nothing was sent); to run again:\n${again
+      .map((r) => {
+        const a = r.refused!.runAgain!;
+        // Journal fields are text anyone could have written: escaped before the terminal.
+        const addBack = a.addBack.length ? `\n    add back: ${escapeText(a.addBack.join('; '))}` : '';
+        return `  run ${escapeText(r.run)}: ${escapeText(a.command)}${addBack}`;
+      })
+      .join('\n')}\n`,
+  );
+}
+
 /** `tsnode history`: the journal's runs, filtered, with what is left to catch up. */
 export async function historyAction(opts: HistoryOptions, ctx: CliContext): Promise<ExitCode> {
   const output = opts.output;
@@ -258,18 +280,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
       },
     ),
   );
-  const again = runs.filter((r) => r.refused?.runAgain);
-  if (again.length) {
-    ctx.stdout.write(
-      `\nrefused (nothing was sent); to run again:\n${again
-        .map((r) => {
-          const a = r.refused!.runAgain!;
-          const addBack = a.addBack.length ? `\n    add back: ${escapeText(a.addBack.join('; '))}` : '';
-          return `  run ${escapeText(r.run)}: ${escapeText(a.command)}${addBack}`;
-        })
-        .join('\n')}\n`,
-    );
-  }
+  printRunAgain(runs, ctx);
   const open = runs.filter((r) => r.catchUp);
   if (open.length) {
     ctx.stdout.write(

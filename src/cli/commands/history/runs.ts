@@ -49,7 +49,7 @@ export interface HistoryRetention {
 
 export interface HistoryRun {
   run: string;
-  kind: 'sweep' | 'cancel' | 'retention';
+  kind: 'sweep' | 'cancel' | 'retention' | 'delete';
   /** ISO times of the start and end lines (a cancel has one line: both are its time). */
   started: string | null;
   finished: string | null;
@@ -72,6 +72,8 @@ export interface HistoryRun {
   catchUp: CatchUp | null;
   /** Retention runs only. */
   retention?: HistoryRetention;
+  /** Delete runs only: the query (or --metric) and what went, in the journal's words (null: a refused run, which journals neither). */
+  delete?: { query: string | null; metric: string | null; scope: string | null; key: string };
   /**
    * The run stopped before sending anything (a `run.refused` line): why, and the command that runs
    * the same sweep again (null where running it again unchanged would only be refused again).
@@ -229,6 +231,10 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
         runs.set(e.run, r);
       }
       retentionLine(r, e, at);
+    } else if (e.kind === 'delete.start' || e.kind === 'delete.end') {
+      const r = runs.get(e.run)?.kind === 'delete' ? runs.get(e.run)! : newDeleteRun(e);
+      runs.set(e.run, r);
+      deleteLine(r, e, at);
     } else if (e.kind === 'run.refused') {
       runs.set(e.run, refusedRun(e, at));
       const c = e.catchUp && typeof e.catchUp === 'object' ? (e.catchUp as { carry?: unknown; addBack?: unknown }) : null;
@@ -265,6 +271,7 @@ export function assembleRuns(entries: readonly JournalEntry[]): HistoryRun[] {
     if (receipt) r.receipt = receipt;
   }
   settleRetention(list.filter((r) => r.kind === 'retention'));
+  markCaughtUpDeletes(list.filter((r) => r.kind === 'delete' && !r.refused));
   const sweeps = list.filter((r) => r.kind === 'sweep');
   markCaughtUpSweeps(sweeps);
   for (const r of sweeps) {
@@ -326,11 +333,58 @@ export function filterRuns(runs: readonly HistoryRun[], opts: { sinceMs?: number
   });
 }
 
+// ---------------------------------------------------------------- delete runs
+
+function newDeleteRun(e: Sweepish): HistoryRun {
+  const scope = e.scope && typeof e.scope === 'object' ? (e.scope as { kind?: unknown; before?: unknown; types?: unknown }) : null;
+  const words = scope?.kind === 'full' ? 'all data and the names' : scope?.kind === 'before' ? `${strings(scope.types).join(',')} data before` : null;
+  const metric = e.metric && typeof e.metric === 'object' ? str((e.metric as { metric?: unknown }).metric) : null;
+  return {
+    ...newSweepRun(e),
+    kind: 'delete',
+    before: scope?.kind === 'before' ? num(scope.before) : null,
+    types: scope?.kind === 'before' ? strings(scope.types) : [],
+    // What makes two delete runs the same request (a later one may catch up an earlier one's nodes).
+    delete: { query: str(e.query), metric, scope: words, key: JSON.stringify([e.query, e.metric, e.scope, e.account]) },
+  };
+}
+
+/** A delete run's nodes left that a later run of the same request deleted (or found nothing on) are caught up by it. */
+function markCaughtUpDeletes(deletes: readonly HistoryRun[]): void {
+  deletes.forEach((r, i) => {
+    for (const n of r.nodes) {
+      if (n.state === 'deleted' || n.state === 'nothing') continue;
+      const later = deletes
+        .slice(i + 1)
+        .find((x) => x.delete!.key === r.delete!.key && x.nodes.some((m) => keyOf(m.node) === keyOf(n.node) && (m.state === 'deleted' || m.state === 'nothing')));
+      if (later) n.caughtUpBy = later.run;
+    }
+    r.pending = r.pending.filter((p) => !r.nodes.some((n) => n.node === p && n.caughtUpBy));
+    if (r.catchUp && r.pending.length === 0) r.catchUp = null;
+  });
+}
+
+/** A delete run's start (its nodes, no outcome yet) or end (each node's state, the exit, the catch-up the run printed). */
+function deleteLine(r: HistoryRun, e: Sweepish, at: string | null): void {
+  if (e.kind === 'delete.start') {
+    r.started = at;
+    if (!r.outcome) r.nodes = strings(e.nodes).map((node) => ({ node, state: null, reason: 'no outcome recorded (tsnode was stopped, or is still running)' }));
+    r.pending = r.outcome ? r.pending : r.nodes.map((n) => n.node);
+    return;
+  }
+  r.finished = at;
+  r.outcome = true;
+  r.exit = num(e.exit);
+  r.nodes = endNodes(e.nodes);
+  r.pending = r.nodes.filter((n) => n.state !== 'deleted' && n.state !== 'nothing').map((n) => n.node);
+  r.catchUp = typeof e.catchUp === 'string' ? { nodes: r.pending, command: e.catchUp, addBack: [] } : null;
+}
+
 /** A `run.refused` line: the run it would have been, every node `refused`, nothing sent (exit 2). */
 function refusedRun(e: Sweepish, at: string | null): HistoryRun {
   const command = str(e.command) ?? '';
   const sweep = e.sweep && typeof e.sweep === 'object' ? ({ ...e.sweep, run: e.run, kind: 'sweep' } as Sweepish) : e;
-  const base = command === 'retention apply' ? newRetentionRun(e) : newSweepRun(sweep);
+  const base = command === 'retention apply' ? newRetentionRun(e) : command === 'delete' ? newDeleteRun(e) : newSweepRun(sweep);
   const reason = str(e.reason) ?? 'refused';
   if (base.retention) {
     base.retention.policySource = str(e.policySource);

@@ -19,6 +19,15 @@ interface ReceiptNode {
 /** Whether the journal lines are a delete run's (tsnode delete journals `delete.start` / `delete.end`). */
 export const isDeleteRun = (lines: readonly JournalEntry[]): boolean => lines.some((e) => e.kind === 'delete.start' || e.kind === 'delete.end');
 
+type MetricRow = NonNullable<ReceiptNode['metrics']>[number];
+
+/** Each metric's row: from the `delete.receipt` lines, or (journals before them) from the end line's nodes. */
+function receiptRows(lines: readonly JournalEntry[], nodes: readonly ReceiptNode[]): Array<[string, MetricRow]> {
+  const chunks = lines.filter((e) => e.kind === 'delete.receipt' && Array.isArray(e.metrics));
+  if (chunks.length) return chunks.flatMap((e) => (e.metrics as MetricRow[]).map((m): [string, MetricRow] => [String(e.node), m]));
+  return nodes.flatMap((n) => (Array.isArray(n.metrics) ? n.metrics : []).map((m): [string, MetricRow] => [n.node, m]));
+}
+
 export function showDeleteRun(opts: HistoryOptions & { run: string }, lines: JournalEntry[], ctx: CliContext): ExitCode {
   if (opts.output === 'json') {
     ctx.stdout.write(renderJson({ run: opts.run, lines }));
@@ -39,7 +48,7 @@ export function showDeleteRun(opts: HistoryOptions & { run: string }, lines: Jou
     return EXIT.ok;
   }
   const nodes = (Array.isArray(receipt.nodes) ? receipt.nodes : []) as ReceiptNode[];
-  const rows: CellValue[][] = nodes.flatMap((n) => (n.metrics ?? []).map((m) => [n.node, m.metric_name, m.uuid, m.type ?? 'all', m.before, m.after]));
+  const rows: CellValue[][] = receiptRows(lines, nodes).map(([node, m]) => [node, m.metric_name, m.uuid, m.type ?? 'all', m.before, m.after]);
   const header = ['node', 'metric', 'uuid', 'type', 'before', 'after'];
   if (opts.output === 'csv') {
     ctx.stdout.write(renderCsv(header, rows, { terminal: Boolean(ctx.stdout.isTTY) }));

@@ -27,6 +27,7 @@ import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
 import {
+  silentNodesHint,
   busyText,
   canAsk,
   coverageHint,
@@ -38,7 +39,6 @@ import {
   openJournal,
   pastSweepEnds,
   runTarget,
-  skipUnreachableHint,
 } from './run-text.js';
 
 export type { SweepOptions } from './options.js';
@@ -100,6 +100,14 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
   return EXIT.ok;
 }
 
+/** `--skip-unreachable`, else the profile's `skip_unreachable: true` (said on stderr, with where it is set). */
+export function skipUnreachableOf(flag: boolean, target: Pick<Target, 'skipUnreachable'>, ctx: Pick<CliContext, 'log'>): boolean {
+  if (flag) return true;
+  if (target.skipUnreachable?.value !== true) return false;
+  ctx.log.info(`skip_unreachable from ${target.skipUnreachable.from}: nodes that do not answer are left out (listed as skipped)`);
+  return true;
+}
+
 /** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
 export function lagAllowance(flagMs: number | undefined, target: Pick<Target, 'allowLag'>): { ms: number; from: string } | undefined {
   if (flagMs !== undefined) return { ms: flagMs, from: '--allow-lag' };
@@ -120,6 +128,30 @@ export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefin
   }
   const going = allowed ? `${allowed.from === '--allow-lag' ? '--allow-lag' : `allow_lag from ${allowed.from}`} ${formatDuration(allowed.ms)}` : '--allow-lag 0s';
   for (const n of report.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: ${going})`);
+}
+
+/** An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'. */
+function skewChecks(run: TargetRun, plan: SweepPlan, opts: SweepOptions, ctx: CliContext): NonNullable<ClusterSweepOptions['checks']> {
+  if (!plan.relative) return [];
+  return [
+    clockSkewCheck(
+      run.nodes.map((n) => run.network.client(n)),
+      { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
+    ),
+  ];
+}
+
+/** What the journal says about the run: who, where the nodes came from, the flags a catch-up carries. */
+function journalDescription(run: TargetRun, carried: CarriedFlags, ctx: CliContext): ClusterSweepOptions['described'] {
+  return {
+    by: whoAmI(ctx.env),
+    headerPrefix: run.target.headerPrefix.value,
+    nodeSource: run.target.origin,
+    described: run.described,
+    profile: run.target.profile?.name ?? null,
+    carry: carried.carry,
+    addBack: carried.addBack,
+  };
 }
 
 /**
@@ -160,7 +192,7 @@ function coreOptions(
   const short = { before: opts.before ?? '', beforeMs: plan.beforeMs, allowShortAge: opts.allowShortAge };
   const options: ClusterSweepOptions = {
     force: opts.force,
-    skipUnreachable: opts.skipUnreachable,
+    skipUnreachable: skipUnreachableOf(opts.skipUnreachable, run.target, ctx),
     cluster: {
       allowPartial: opts.allowPartial,
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
@@ -169,18 +201,7 @@ function coreOptions(
     replicationLag: replicationLagOption(allowed, (r) => {
       lag.report = r;
     }),
-    // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
-    checks: [
-      ...shortAgeChecks(short, ctx),
-      ...(plan.relative
-        ? [
-            clockSkewCheck(
-              run.nodes.map((n) => run.network.client(n)),
-              { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
-            ),
-          ]
-        : []),
-    ],
+    checks: [...shortAgeChecks(short, ctx), ...skewChecks(run, plan, opts, ctx)],
     onEvent: (e) => progress?.onEvent(e),
     onStage,
     journal,
@@ -194,15 +215,7 @@ function coreOptions(
     lockDir: lockDir(ctx),
     onLockTakeOver: (m) => ctx.log.warn(m),
     runId: newRunId(),
-    described: {
-      by: whoAmI(ctx.env),
-      headerPrefix: run.target.headerPrefix.value,
-      nodeSource: run.target.origin,
-      described: run.described,
-      profile: run.target.profile?.name ?? null,
-      carry: carried.carry,
-      addBack: carried.addBack,
-    },
+    described: journalDescription(run, carried, ctx),
     concurrency: plan.concurrency,
     signal: ctx.signal,
     wait: plan.wait,
@@ -232,7 +245,7 @@ async function confirmSweep(ctx: CliContext, question: string, would: string): P
 }
 
 /** What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). */
-function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, listed: number, ctx: CliContext): ExitCode {
+function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext, total: number): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
@@ -246,15 +259,15 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
   logRefusal(ctx, err, (b) => `${b.node} is already sweeping ${busyText(b)}`);
   if (report) for (const note of report.notes) ctx.log.info(note);
   const hints = [
-    err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
-    err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
-    skipUnreachableHint(err, listed, 'to sweep the others (the skipped nodes are listed in the result)'),
-    coverageHint(report),
+    err.busy.length ? 'use --force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
+    err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? `use ${NO_SWEEP_API_HINT}` : '',
+    silentNodesHint(err, total, 'to sweep the others (the skipped nodes are listed in the result)'),
+    coverageHint(report) ? `use ${coverageHint(report)}` : '',
     lag?.nodes.some(hasLag)
-      ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
+      ? 'use tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
       : '',
   ].filter(Boolean);
-  throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
+  throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? hints.join('; ') : undefined);
 }
 
 async function sweepNodes(
@@ -292,7 +305,7 @@ async function sweepNodes(
     result = await runClusterSweep(clients, plan.request, options);
   } catch (err) {
     stop();
-    return refused(err, report, lag.report, clients.length, ctx);
+    return refused(err, report, lag.report, ctx, clients.length);
   } finally {
     stop();
   }

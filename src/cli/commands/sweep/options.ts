@@ -41,7 +41,7 @@ export function sweepFlags() {
       'sweep with --before less than 1h ago (deletes nearly everything): required for it off a terminal; on one, you type the --before value instead',
     ),
     allowLag: allowLagFlag(),
-    journal: flag.string('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
+    journal: flag.string('--journal <file>', 'append this run to this journal file (default sweeps.jsonl in the state dir, see --state-dir)', {
       complete: { kind: 'files' },
     }),
     output: flag.output(),
