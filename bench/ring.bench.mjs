@@ -4,7 +4,9 @@
 // setting compared with nodes on other machines.
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
-import { Ring, topologyHash, discoverRing, probeNode, checkCoverage, NodeClient, fanOut } from '../dist/index.js';
+import { Ring, topologyHash, discoverRing, NodeClient, fanOut } from '../dist/index.js';
+import { probeNode } from '../dist/client/discovery.js';
+import { checkCoverage } from '../dist/client/coverage.js';
 import { startServer } from '../dist/server/server.js';
 
 const NODES = Number(process.env.NODES ?? 100);

@@ -9,4 +9,6 @@ export interface GlobalOptions {
   progress?: boolean;
   /** --profile <name>: the profile that names the target (see config/target.ts). */
   profile?: string;
+  /** --state-dir <dir>: journal, run files and locks there (as TSNODE_STATE_DIR). */
+  stateDir?: string;
 }

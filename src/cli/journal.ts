@@ -14,23 +14,41 @@
  *   unreachable, coverage, spans, lock), with the reason.
  * Readers skip kinds they do not know. The journal never stops a sweep: a write that fails is a warning.
  */
-import { closeSync, constants, createReadStream, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { JournalEntry } from '../run/records.js';
+import { stateModes } from '../run/state-files.js';
+import { InvalidValueError } from './errors.js';
 
 export const JOURNAL_VERSION = 1;
 
-/** tsnode's state directory: `$XDG_STATE_HOME/tsnode`, else `~/.local/state/tsnode`. */
+/**
+ * tsnode's state directory (journal, run files, locks; receipts are journal lines):
+ * `$TSNODE_STATE_DIR` (the global `--state-dir` sets it: one audit trail for a team on a shared
+ * host), else `$XDG_STATE_HOME/tsnode`, else `~/.local/state/tsnode`.
+ */
 export function stateDir(env: NodeJS.ProcessEnv): string {
+  const own = env.TSNODE_STATE_DIR;
+  if (own !== undefined && own !== '') {
+    // A relative directory would move with the working directory (cron's is $HOME): refused.
+    if (!isAbsolute(own))
+      throw new InvalidValueError(
+        'TSNODE_STATE_DIR',
+        own,
+        `${JSON.stringify(own)} is not an absolute path`,
+        'give the state directory as an absolute path (--state-dir takes a relative one)',
+      );
+    return resolve(own);
+  }
   // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
   const xdg = env.XDG_STATE_HOME;
   const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
   return join(base, 'tsnode');
 }
 
-/** Where the journal lives: `--journal`, else `$XDG_STATE_HOME/tsnode/sweeps.jsonl`, else `~/.local/state/tsnode/sweeps.jsonl`. */
+/** Where the journal lives: `--journal`, else `sweeps.jsonl` in the state directory (stateDir). */
 export function journalPath(opts: { flag?: string | undefined; env: NodeJS.ProcessEnv; cwd: string }): string {
   if (opts.flag !== undefined && opts.flag.trim() !== '') return resolve(opts.cwd, opts.flag);
   return join(stateDir(opts.env), 'sweeps.jsonl');
@@ -54,8 +72,9 @@ export function newRunId(): string {
 }
 
 /**
- * Appends entries to one journal file: the directory is created 0700, the file 0600, each entry
- * is one `write` of one line in append mode. The first failure is reported through `warn` (later
+ * Appends entries to one journal file: the directory is created 0700, the file 0600 (group-shared
+ * in a group-writable state dir: run/state-files.ts), each entry is one `write` of one line in
+ * append mode, so several processes (a team sharing a state dir) append to one journal safely. The first failure is reported through `warn` (later
  * ones are not repeated); nothing here throws.
  */
 export class Journal {
@@ -70,15 +89,19 @@ export class Journal {
   ) {}
 
   append(entry: JournalEntry): boolean {
-    const line = `${JSON.stringify({ v: JOURNAL_VERSION, at: new Date(this.now()).toISOString(), ...entry })}\n`;
+    const line = Buffer.from(`${JSON.stringify({ v: JOURNAL_VERSION, at: new Date(this.now()).toISOString(), ...entry })}\n`);
     let fd = this.fd;
     try {
-      if (fd === undefined) {
-        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-        // O_NOFOLLOW: the journal is never written through a symbolic link (ELOOP, reported below).
-        fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+      fd ??= this.open();
+      this.writeLine(fd, line);
+      // `history prune` renamed a rewritten journal over this one while the line went out: the
+      // file this line is in has no name any more, so it goes to the journal that has.
+      if (fstatSync(fd).nlink === 0) {
+        closeSync(fd);
+        this.fd = undefined;
+        fd = this.open();
+        this.writeLine(fd, line);
       }
-      writeSync(fd, line);
       return true;
     } catch (err) {
       if (!this.warned) this.warn(`cannot write the journal ${this.path}: ${(err as Error).message} (the sweep goes on; this run is not journaled)`);
@@ -95,6 +118,23 @@ export class Journal {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  private open(): number {
+    const dir = dirname(this.path);
+    mkdirSync(dir, { recursive: true, mode: stateModes(dirname(dir)).dir });
+    // O_NOFOLLOW: the journal is never written through a symbolic link (ELOOP, reported below).
+    return openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, stateModes(dir).file);
+  }
+
+  /**
+   * One line, one write(2) in append mode: the kernel places each write at the end of the file
+   * as one piece, so lines of processes appending at once never interleave (tested with two
+   * processes). A short write (a full disk) is an error, not half a line followed by another.
+   */
+  private writeLine(fd: number, line: Buffer): void {
+    const n = writeSync(fd, line);
+    if (n !== line.length) throw new Error(`only ${n} of ${line.length} bytes of a line were written (disk full?)`);
   }
 }
 

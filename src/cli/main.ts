@@ -27,6 +27,12 @@ export function buildProgram(runner: Runner): Command {
         kind: 'profiles',
       }),
     )
+    .addOption(
+      completeWith(
+        new Option('--state-dir <dir>', 'where the journal, run files and locks live; default $TSNODE_STATE_DIR, else $XDG_STATE_HOME/tsnode, else ~/.local/state/tsnode'),
+        { kind: 'files' },
+      ),
+    )
     .addHelpText(
       'after',
       `

@@ -3,7 +3,8 @@ import { relative, resolve, sep } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
 import { redactHeaders, redactUrlCredentials } from '../client/headers.js';
-import type { RequestLogEntry } from '../client/http.js';
+import { timeLimitSignal } from '../client/errors.js';
+import type { RequestLogEntry, WaitingNotice } from '../client/http.js';
 import { NodeClient } from '../client/node-client.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import type { HeaderPrefix } from '../protocol/index.js';
@@ -62,6 +63,21 @@ export function warnUnverifiedEnv(env: NodeJS.ProcessEnv, log: CliContext['log']
 /** A proxy URL for a log line, with any credentials in it hidden. */
 export function showProxy(url: string): string {
   return redactUrlCredentials(url);
+}
+
+/**
+ * "waiting for <node> (no answer for 5 s; ...)": a node that accepts connections and does not
+ * answer is visible while tsnode waits, not silence. One line per node per moment (a phase may
+ * ask one node two things at once).
+ */
+function waitingLines(ctx: CliContext): (w: WaitingNotice) => void {
+  const last = new Map<string, number>();
+  return (w) => {
+    const at = ctx.now();
+    if (at - (last.get(w.node) ?? -Infinity) < 1000) return;
+    last.set(w.node, at);
+    ctx.log.info(`waiting for ${w.node} (no answer for ${Math.round(w.waitedMs / 1000)} s; giving up at ${w.headersMs / 1000} s, --headers-timeout)`);
+  };
 }
 
 function formatEntry(e: RequestLogEntry): string {
@@ -179,7 +195,7 @@ function open(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): Networ
     ].filter(Boolean);
     ctx.log.debug(`proxy from environment: ${shown.join('; ')}`);
   }
-  const signal = s.deadlineMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(s.deadlineMs)]);
+  const signal = s.deadlineMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, timeLimitSignal(s.deadlineMs, 'the overall deadline of the command', '--deadline')]);
   const dispatcher = createAgent({
     connectTimeoutMs: s.connectTimeoutMs,
     ...(opts.connectionsPerNode ? { connectionsPerNode: opts.connectionsPerNode } : {}),
@@ -188,6 +204,7 @@ function open(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): Networ
   });
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry, retries: s.retries };
   const onRequest = ctx.verbose ? (e: RequestLogEntry) => ctx.log.debug(formatEntry(e)) : undefined;
+  const onWaiting = waitingLines(ctx);
   const headerPrefix = opts.headerPrefix ?? s.headerPrefix;
   const { headers, redact, maxAnswerBytes, totalMs, headersMs } = s;
   return {
@@ -204,6 +221,7 @@ function open(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): Networ
         ...(Object.keys(headers).length ? { headers } : {}),
         ...(redact.length ? { redact } : {}),
         ...(onRequest ? { onRequest } : {}),
+        onWaiting,
         ...(headerPrefix ? { headerPrefix } : {}),
         onRetry: (err, attempt, delay) => ctx.log.debug(`retry ${attempt} after ${delay} ms: ${err.message}`),
       }),

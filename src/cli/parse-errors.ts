@@ -37,6 +37,30 @@ function optionByFlags(cmd: Command, flags: string): Option | undefined {
   return acceptedOptions(cmd).find((o) => o.flags === flags);
 }
 
+/** A value commander refused: a declared choice of an option or an argument. */
+function invalidArgument(text: string, cmd: Command, where: string, help: string): CliError {
+  // A declared choice (`.choices()`); our own value parsers throw InvalidValueError themselves.
+  const opt = /^option '(.*)' argument '(.*)' is invalid/s.exec(text);
+  if (opt) {
+    const option = optionByFlags(cmd, opt[1]!);
+    const field = option?.long ?? option?.short ?? opt[1]!;
+    if (option?.argChoices) {
+      try {
+        parseChoice(opt[2]!, field, option.argChoices);
+      } catch (e) {
+        if (e instanceof CliError) return e;
+      }
+    }
+    return usage('invalid_value', `${field}: ${JSON.stringify(opt[2])} is not valid`, `${help} says what it takes`);
+  }
+  const arg = /^command-argument value '(.*)' is invalid for argument '(.*)'\. Allowed choices are (.*)\.$/s.exec(text);
+  if (arg) {
+    const choices = arg[3]!.split(', ');
+    return usage('invalid_value', `${where}: ${JSON.stringify(arg[1])} is not one of ${choices.join(', ')}`, didYouMean(arg[1]!, choices) ?? `use one of: ${choices.join(', ')}`);
+  }
+  return usage('invalid_value', text, `${help} says what it takes`);
+}
+
 export function parseError(err: CommanderError, cmd: Command): CliError {
   const text = err.message.replace(/^error: /, '');
   const where = commandPath(cmd);
@@ -65,32 +89,8 @@ export function parseError(err: CommanderError, cmd: Command): CliError {
         close ? `${close} (${help} lists the commands)` : `one of ${names.join(', ')} (${help} says more)`,
       );
     }
-    case 'commander.invalidArgument': {
-      // A declared choice (`.choices()`); our own value parsers throw InvalidValueError themselves.
-      const opt = /^option '(.*)' argument '(.*)' is invalid/s.exec(text);
-      if (opt) {
-        const option = optionByFlags(cmd, opt[1]!);
-        const field = option?.long ?? option?.short ?? opt[1]!;
-        if (option?.argChoices) {
-          try {
-            parseChoice(opt[2]!, field, option.argChoices);
-          } catch (e) {
-            if (e instanceof CliError) return e;
-          }
-        }
-        return usage('invalid_value', `${field}: ${JSON.stringify(opt[2])} is not valid`, `${help} says what it takes`);
-      }
-      const arg = /^command-argument value '(.*)' is invalid for argument '(.*)'\. Allowed choices are (.*)\.$/s.exec(text);
-      if (arg) {
-        const choices = arg[3]!.split(', ');
-        return usage(
-          'invalid_value',
-          `${where}: ${JSON.stringify(arg[1])} is not one of ${choices.join(', ')}`,
-          didYouMean(arg[1]!, choices) ?? `use one of: ${choices.join(', ')}`,
-        );
-      }
-      return usage('invalid_value', text, `${help} says what it takes`);
-    }
+    case 'commander.invalidArgument':
+      return invalidArgument(text, cmd, where, help);
     case 'commander.missingArgument': {
       const name = /missing required argument '(.*)'/.exec(text)?.[1] ?? '?';
       return usage('missing_argument', `${where}: the <${name}> argument is missing`, usageOf(cmd));

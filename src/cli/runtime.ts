@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { painter } from './render/painter.js';
 import { z } from 'zod';
 import { formatIssues } from '../protocol/index.js';
@@ -9,7 +10,8 @@ import type { CliIo } from './io.js';
 
 /** The context a command runs in, built from the streams, environment and directory run() was given. */
 export async function createContext(globals: GlobalOptions, signal: AbortSignal, io: CliIo): Promise<CliContext> {
-  const env = io.env;
+  // --state-dir is TSNODE_STATE_DIR for this run (absolute), so every reader of the state dir sees one value.
+  const env = globals.stateDir !== undefined ? { ...io.env, TSNODE_STATE_DIR: resolve(io.cwd, globals.stateDir) } : io.env;
   const noColorFlag = !globals.color;
   const colour = colourEnabled({ noColorFlag, env, isTTY: Boolean(io.stdout.isTTY) });
   const colourErr = colourEnabled({ noColorFlag, env, isTTY: Boolean(io.stderr.isTTY) });

@@ -49,3 +49,30 @@ export class AbortedError extends NodeRequestError {
     this.name = 'AbortedError';
   }
 }
+
+/**
+ * The reason of a signal a named time limit aborted: what the limit bounds and, when a flag sets
+ * it, the flag, so the error can say which limit passed ("the overall deadline of the command
+ * (--deadline 30s)") instead of guessing. Named `TimeoutError`, like AbortSignal.timeout's reason.
+ * An abort reason, never thrown to a caller (the client turns it into a NodeRequestError `timeout`),
+ * so no Error subclass.
+ */
+export class TimeLimitReached {
+  readonly name = 'TimeoutError';
+  readonly message: string;
+  constructor(
+    readonly ms: number,
+    /** What the limit bounds: `the overall deadline of the command`. */
+    readonly what: string,
+    readonly flag?: string,
+  ) {
+    this.message = `${what} (${flag ? `${flag} ` : ''}${ms / 1000}s) passed`;
+  }
+}
+
+/** An AbortSignal aborted after `ms` with a TimeLimitReached reason (the timer does not keep the process alive). */
+export function timeLimitSignal(ms: number, what: string, flag?: string): AbortSignal {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new TimeLimitReached(ms, what, flag)), ms).unref();
+  return controller.signal;
+}

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { NodeHttpError, NodeRequestError, AbortedError } from './errors.js';
+import { NodeHttpError, NodeRequestError, AbortedError, TimeLimitReached } from './errors.js';
 import { redactHeaders, scrubSecrets, secretValues } from './headers.js';
 
 export interface Timeouts {
@@ -59,11 +59,19 @@ export function classifyError(node: string, err: unknown, ctx: { runSignal?: Abo
   if (err instanceof NodeRequestError) return err;
   if (ctx.runSignal?.aborted) {
     const reason: unknown = ctx.runSignal.reason;
+    // A named limit says which one passed: --deadline only when it was --deadline.
+    if (reason instanceof TimeLimitReached) {
+      return new NodeRequestError(node, 'timeout', `${reason.message} before the node answered`, {
+        retryable: false,
+        ...(reason.flag ? { hint: `raise ${reason.flag} if the command needs more time` } : {}),
+        cause: err,
+      });
+    }
     // A run signal that fired because of a deadline (AbortSignal.timeout) is a timeout, not a Ctrl-C.
     if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError') {
-      return new NodeRequestError(node, 'timeout', 'the overall deadline of the command passed before the node answered', {
+      return new NodeRequestError(node, 'timeout', 'the overall deadline passed before the node answered', {
         retryable: false,
-        hint: 'raise --deadline if the command needs more time',
+        hint: 'the signal passed as the run signal (or the call signal) timed out: give it more time',
         cause: err,
       });
     }
@@ -72,15 +80,27 @@ export function classifyError(node: string, err: unknown, ctx: { runSignal?: Abo
   const code = errorCode(err);
   const msg = err instanceof Error ? err.message : String(err);
   if (ctx.timedOut) {
-    return new NodeRequestError(node, 'timeout', `no complete answer within ${ctx.timeouts.totalMs / 1000}s`, {
+    return new NodeRequestError(node, 'timeout', `no complete answer within ${ctx.timeouts.totalMs / 1000}s (--request-timeout)`, {
       retryable: true,
       hint: 'the node is slow or overloaded; raise --request-timeout if it is expected',
       cause: err,
     });
   }
   if (code && TIMEOUTS.has(code)) {
-    const what = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect timed out' : code === 'UND_ERR_BODY_TIMEOUT' ? 'response body stalled' : 'no response headers in time';
-    return new NodeRequestError(node, 'timeout', `${what} (${code})`, { retryable: true, cause: err, hint: 'is the node overloaded or behind a firewall?' });
+    // Each says the limit that fired, with the flag that sets it.
+    const what =
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+        ? 'connect timed out (--connect-timeout)'
+        : code === 'UND_ERR_BODY_TIMEOUT'
+          ? `response body stalled for ${ctx.timeouts.bodyMs / 1000}s`
+          : code === 'UND_ERR_HEADERS_TIMEOUT'
+            ? `no answer within ${ctx.timeouts.headersMs / 1000}s (--headers-timeout)`
+            : 'timed out';
+    const hint =
+      code === 'UND_ERR_HEADERS_TIMEOUT'
+        ? 'the node accepts connections but does not answer: it may be frozen or overloaded (wait, or restart it)'
+        : 'is the node overloaded or behind a firewall?';
+    return new NodeRequestError(node, 'timeout', `${what} (${code})`, { retryable: true, cause: err, hint });
   }
   if (code && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL') || /certificate|ssl|tls/i.test(msg))) {
     // The remedy is in the message itself: per-node tables show the message, not the hint.
@@ -194,8 +214,36 @@ async function readCapped(body: Body, cap: number, truncate: boolean, onOver: ()
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * Takes a 2xx answer's body chunk by chunk as it arrives, instead of `send` collecting it into
+ * `text` (which is then empty): a large answer is worked on while the rest is on its way, and
+ * never held as one string. `start` is called once per attempt, before its first chunk (a retry
+ * starts over).
+ */
+export interface BodySink {
+  start(): void;
+  chunk(bytes: Buffer): void;
+}
+
+/** Feeds a body to `sink`, at most `cap` bytes (over it: `onOver` is thrown and the rest never read). */
+async function feedCapped(body: Body, cap: number, sink: BodySink, onOver: () => Error): Promise<void> {
+  let size = 0;
+  sink.start();
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > cap) throw onOver();
+      sink.chunk(chunk);
+    }
+  } finally {
+    if (!body.destroyed && !body.readableEnded) body.destroy();
+  }
+}
+
 /** Options of one exchange beyond the request itself. */
 export interface SendOptions {
+  /** A 2xx body goes here as it arrives (BodySink); the response's `text` is then empty. */
+  sink?: BodySink;
   timeouts: Timeouts;
   /**
    * The largest answer accepted, in bytes (default DEFAULT_MAX_ANSWER_BYTES). A bigger 2xx answer
@@ -211,7 +259,45 @@ export interface SendOptions {
   redact?: readonly string[];
   /** Told about every finished exchange (redacted), e.g. for a --verbose log. Must not throw. */
   onRequest?: (entry: RequestLogEntry) => void;
+  /**
+   * Told while no answer has come: at half the headers timeout (at most 5 s), then every 5 s, so a
+   * frozen node is visible instead of silence. Must not throw.
+   */
+  onWaiting?: (w: WaitingNotice) => void;
   now?: () => number;
+}
+
+/** A request still without an answer, for "waiting for <node>" lines. */
+export interface WaitingNotice {
+  node: string;
+  method: string;
+  path: string;
+  waitedMs: number;
+  /** When the request gives up waiting for the answer's headers. */
+  headersMs: number;
+}
+
+/** Calls `notify` with the time waited, at min(headers/2, 5 s) and every 5 s after, until stop(). */
+function waitingTimer(notify: (waitedMs: number) => void, headersMs: number): { stop(): void } {
+  const every = Math.max(1, Math.min(5000, Math.floor(headersMs / 2)));
+  let waited = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const next = (): void => {
+    timer = setTimeout(() => {
+      waited += every;
+      // Not at the very moment the timeout itself fires: that moment has its own message.
+      if (waited > headersMs - 100) return;
+      try {
+        notify(waited);
+      } catch {
+        // a listener's failure is not the request's
+      }
+      next();
+    }, every);
+    timer.unref();
+  };
+  next();
+  return { stop: () => clearTimeout(timer) };
 }
 
 /**
@@ -240,6 +326,9 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
       // a logger's failure is not the request's failure
     }
   };
+  const waiting = opts.onWaiting
+    ? waitingTimer((waitedMs) => opts.onWaiting!({ node, method: req.method, path: req.path, waitedMs, headersMs: opts.timeouts.headersMs }), opts.timeouts.headersMs)
+    : undefined;
   try {
     // dispatcher.request takes origin and path apart, so the path goes out byte for byte:
     // the top-level request(url) runs it through WHATWG URL, which would resolve a `..` segment.
@@ -254,6 +343,7 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
       bodyTimeout: opts.timeouts.bodyMs,
       signal,
     });
+    waiting?.stop();
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     const cap = ok ? (opts.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES) : Math.min(ERROR_BODY_BYTES, opts.maxBytes ?? ERROR_BODY_BYTES);
     const declared = Number(res.headers['content-length']);
@@ -265,7 +355,10 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
     }
     let text: string;
     try {
-      text = await readCapped(res.body, cap, !ok, () => tooLargeError(node, cap));
+      if (ok && opts.sink) {
+        await feedCapped(res.body, cap, opts.sink, () => tooLargeError(node, cap));
+        text = '';
+      } else text = await readCapped(res.body, cap, !ok, () => tooLargeError(node, cap));
     } catch (err) {
       if (err instanceof NodeRequestError) log(res.statusCode, err.code);
       throw err;
@@ -280,5 +373,7 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
     const secrets = secretValues(headers, opts.redact);
     if (secrets.length) classified.message = scrubSecrets(classified.message, secrets);
     throw classified;
+  } finally {
+    waiting?.stop();
   }
 }

@@ -65,9 +65,9 @@ import {
   tagAnswerBytes,
 } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
-import { DEFAULT_TIMEOUTS, send, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts } from './http.js';
+import { DEFAULT_TIMEOUTS, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
-import { fillAll, numericPoints, scanNumericRows, type RollupPoint } from './rollup-rows.js';
+import { fillAll, NumericRowStream, numericPoints, type RollupPoint } from './rollup-rows.js';
 
 export interface NodeClientOptions {
   /** The run's dispatcher (an undici Agent, or a MockAgent in tests). The caller closes it. */
@@ -83,6 +83,8 @@ export interface NodeClientOptions {
    * --verbose log. The client never prints by itself.
    */
   onRequest?: (entry: RequestLogEntry) => void;
+  /** Told while a request waits for its answer (see SendOptions.onWaiting), e.g. for "waiting for <node>" lines. */
+  onWaiting?: (w: WaitingNotice) => void;
   /**
    * The run's signal (Ctrl-C, an overall deadline): bounds every call and its retries in addition
    * to each call's own signal. A deadline made with AbortSignal.timeout surfaces as code `timeout`.
@@ -105,6 +107,8 @@ export interface CallOptions {
   onRetry?: (err: NodeRequestError, attempt: number, delayMs: number) => void;
   /** This call's retry policy instead of the client's (a quick probe of many nodes should not wait out a dead one's backoff). */
   retry?: RetryPolicy;
+  /** A probe of a run's phase: a timeout is not retried (a frozen node is asked once per phase). */
+  probe?: boolean;
 }
 
 export interface RollupResult<V> {
@@ -155,7 +159,14 @@ export class NodeClient {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   }
 
-  private async call(req: HttpRequest, call: CallOptions, retry: RetryPolicy = call.retry ?? this.opts.retry ?? DEFAULT_RETRY, maxBytes?: number): Promise<HttpResponse> {
+  private async call(
+    req: HttpRequest,
+    call: CallOptions,
+    policy: RetryPolicy = call.retry ?? this.opts.retry ?? DEFAULT_RETRY,
+    maxBytes?: number,
+    sink?: BodySink,
+  ): Promise<HttpResponse> {
+    const retry = call.probe ? { ...policy, retryTimeouts: false } : policy;
     const cap = this.opts.maxAnswerBytes ?? maxBytes;
     const signals = [this.opts.signal, call.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
@@ -178,6 +189,8 @@ export class NodeClient {
           ...(o.headers ? { headers: o.headers } : {}),
           ...(o.redact ? { redact: o.redact } : {}),
           ...(o.onRequest ? { onRequest: o.onRequest } : {}),
+          ...(sink ? { sink } : {}),
+          ...(o.onWaiting ? { onWaiting: o.onWaiting } : {}),
         }),
       retry,
       { ...(signal ? { signal } : {}), ...(onRetry ? { onRetry } : {}) },
@@ -272,12 +285,14 @@ export class NodeClient {
     if (q.type === 'all') throw new TypeError('readRollupColumns reads one value type; use readRollup for type all');
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
-    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q));
+    // Read as it arrives (a year of 300 s buckets is 3 MiB): the rows are scanned while the rest is on its way.
+    const stream = new NumericRowStream();
+    const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q), stream);
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
-    const fast = scanNumericRows(res.text);
+    const fast = stream.end();
     if (fast) return { ...fast, limited };
-    const rows = parseAnswer(this.url, res.text, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
+    const rows = parseAnswer(this.url, stream.text(), rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     const timestampsMs = new Float64Array(rows.length);
     const values = new Float64Array(rows.length);
     rows.forEach(([ts, v], i) => {

@@ -88,7 +88,7 @@ export async function readOwnLag(c: NodeClient, call: CallOptions = {}): Promise
  * be the whole ring: a peer left out cannot say what it still holds.
  */
 export async function readReplicationLag(clients: readonly NodeClient[], opts: { concurrency?: number; call?: CallOptions } = {}): Promise<LagReport> {
-  const call = opts.call ?? {};
+  const call: CallOptions = { ...opts.call, probe: true };
   const answers = await fanOut(
     clients,
     async (c) => {

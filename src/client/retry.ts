@@ -6,6 +6,12 @@ export interface RetryPolicy {
   retries: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /**
+   * Whether a timeout is tried again (default true). A probe of a phase says false: a node that
+   * gave no answer within the headers timeout is asked once, its silence is the answer, and a
+   * frozen node costs one timeout per phase instead of four.
+   */
+  retryTimeouts?: boolean;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 3, baseDelayMs: 250, maxDelayMs: 8000 };
@@ -33,6 +39,7 @@ export async function withRetry<T>(
       return await fn(attempt);
     } catch (err) {
       if (!(err instanceof NodeRequestError) || !err.retryable || attempt >= policy.retries || opts.signal?.aborted) throw err;
+      if (err.code === 'timeout' && policy.retryTimeouts === false) throw err;
       const delay = backoffDelay(policy, attempt, err);
       opts.onRetry?.(err, attempt + 1, delay);
       try {

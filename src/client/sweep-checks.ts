@@ -42,7 +42,8 @@ export interface ClusterFacts {
 
 /** Asks every listed node who it is, and reads the topology the first one with a topology runs. */
 export async function gatherClusterFacts(clients: readonly NodeClient[], opts: { concurrency?: number; call?: CallOptions } = {}): Promise<ClusterFacts> {
-  const call = opts.call ?? {};
+  // A phase's probe: a node silent past its headers timeout is asked once, not four times.
+  const call: CallOptions = { ...opts.call, probe: true };
   const outcomes = await fanOut(clients, (c) => probeNode(c, call), { concurrency: opts.concurrency ?? 32 });
   const nodes: ListedFacts[] = outcomes.map((o) => {
     if (o.ok) return { url: o.node, self: o.value };

@@ -71,7 +71,7 @@ export async function lookForLateData(
   const call = opts.call ?? {};
   const report = await readReplicationLag(ring, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), call });
   const done = ring.filter((c) => finished.has(c.url));
-  const statuses = new Map((await fanOut(done, (c) => c.sweepStatus(call))).flatMap((o) => (o.ok ? [[o.node, o.value] as const] : [])));
+  const statuses = new Map((await fanOut(done, (c) => c.sweepStatus({ ...call, probe: true }))).flatMap((o) => (o.ok ? [[o.node, o.value] as const] : [])));
   const looks = new Map<string, LateLook>();
   for (const [node, status] of finished) {
     const lag = report.nodes.find((l) => l.node === node);

@@ -5,7 +5,7 @@
 import { DATA_TYPES, isIdle, type DataType, type SweepRequest, type SweepStatus } from '../protocol/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Gate } from './concurrency.js';
-import { AbortedError, NodeRequestError } from './errors.js';
+import { AbortedError, NodeRequestError, timeLimitSignal } from './errors.js';
 import type { NodeClient } from './node-client.js';
 import { NO_RETRY } from './retry.js';
 import {
@@ -85,7 +85,8 @@ export const FIRST_POLL_MS = 250;
 
 /** Splits a failed poll into "no answer" (unreachable, timeout) and "answered, but unusably". */
 function pollFailure(err: unknown, pollTimeoutMs: number, timedOut: boolean): { kind: PollFailureKind; detail: string } {
-  if (err instanceof AbortedError && timedOut) return { kind: 'no_answer', detail: `no answer within ${pollTimeoutMs / 1000}s` };
+  // The poll's own limit fired (whatever the error then says): the node gave no answer in time.
+  if (timedOut) return { kind: 'no_answer', detail: `no answer within ${pollTimeoutMs / 1000}s (the limit of one status poll)` };
   if (err instanceof NodeRequestError) return { kind: err.code === 'unreachable' || err.code === 'timeout' ? 'no_answer' : 'bad_answer', detail: err.detail };
   return { kind: 'bad_answer', detail: err instanceof Error ? err.message : String(err) };
 }
@@ -142,7 +143,7 @@ export async function pollUntilIdle(client: NodeClient, opts: PollOptions = {}):
       return finish('timed_out', `stopped waiting at the timeout; the sweep keeps running on the node; ${lastSeen(evidence, status)}`, lastError ? { error: lastError } : {});
     }
     polls++;
-    const timeout = AbortSignal.timeout(pollTimeout);
+    const timeout = timeLimitSignal(pollTimeout, 'the limit of one status poll');
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
     try {
       const ask = (): Promise<SweepStatus> => client.sweepStatus({ signal, retry: NO_RETRY });
@@ -203,7 +204,7 @@ export async function recheckNode(
 ): Promise<RecheckResult> {
   const gate = opts.gate ?? (<T>(fn: () => Promise<T>): Promise<T> => fn());
   const pollTimeout = opts.pollTimeoutMs ?? 10_000;
-  const timeout = AbortSignal.timeout(pollTimeout);
+  const timeout = timeLimitSignal(pollTimeout, 'the limit of one status poll');
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   let status: SweepStatus;
   try {

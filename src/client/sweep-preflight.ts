@@ -57,7 +57,10 @@ export async function preflightSweep(clients: readonly NodeClient[], opts: Commo
   const clock = opts.clock ?? systemClock;
   const emit = stateEmitter(opts.onEvent, clock);
   clients.forEach((c) => emit(c.url, 'checking'));
-  const outcomes = await fanOut(clients, async (c) => c.sweepStatus(opts.signal ? { signal: opts.signal } : {}), { concurrency: opts.concurrency ?? 32, now: clock.now });
+  const outcomes = await fanOut(clients, async (c) => c.sweepStatus({ probe: true, ...(opts.signal ? { signal: opts.signal } : {}) }), {
+    concurrency: opts.concurrency ?? 32,
+    now: clock.now,
+  });
   const nodes: PreflightNode[] = outcomes.map((o) => {
     if (!o.ok) {
       // A node that answered 404 to the sweep API is not unreachable: it has none.

@@ -66,6 +66,8 @@ export class JsonArraySplitter implements Splitter {
     throw new RecordSyntaxError(this.file, at, line, reason);
   }
 
+  // Kept long: one byte-at-a-time state machine over the chunk with its state in locals; split into
+  // helpers, the hottest loop of `write` would pay a call and a state round trip per token.
   push(input: Uint8Array): RawRecord[] {
     const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
     const out: RawRecord[] = [];

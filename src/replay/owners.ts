@@ -139,6 +139,8 @@ export class OwnerRouter {
    * (`batch.owedTo`) goes to that node alone, when it still owns the record. `primaryOnly`: each
    * record to its first owner only (the store replicates it to the others).
    */
+  // Kept long: one pass over a batch's bytes per batch sent, with the byte ranges per node in locals;
+  // it runs for every batch of a ring write (bench/owners).
   split(batch: Batch, primaryOnly = false): RoutedBatch {
     const buf = batch.body;
     const at = this.at;

@@ -51,6 +51,7 @@ import {
   nextAction,
   summariseRun,
   type FinalStepState,
+  type NextAction,
   type NodeRunSummary,
   type RunOutcome,
   type RunState,
@@ -137,111 +138,164 @@ export function newRetentionRunId(atMs: number): string {
  * anything is sent; otherwise returns the run state with every node's steps.
  */
 export async function applyRetention(clients: readonly NodeClient[], plan: RetentionPlan, opts: ApplyRetentionOptions = {}): Promise<RetentionResult> {
-  const clock = opts.clock ?? systemClock;
-  if (opts.state && opts.state.plan !== plan) throw new TypeError('applyRetention: the state given is of another plan (pass state.plan as the plan)');
-  let state: RunState = opts.state ?? newRun(plan, { runId: opts.runId ?? newRetentionRunId(clock.now()), at: clock.now() });
-  const byUrl = new Map(clients.map((c) => [c.url, c]));
-  for (const n of plan.nodes) if (!byUrl.has(n.node)) throw new TypeError(`applyRetention: no client for plan node ${n.node}`);
-  const emit = (e: RetentionEvent): void => opts.onEvent?.(e);
-  const sweepEvents =
-    (step: number | null) =>
-    (e: SweepEvent): void => {
-      if (e.kind === 'status') {
-        if (step !== null) emit({ kind: 'status', node: e.node, step, at: e.at, status: e.status });
-      } else emit({ ...e, step });
-    };
-  const persist = serialPersist(
-    () => state,
-    opts.persist,
-    (error) => emit({ kind: 'persist_failed', error }),
-  );
-
+  const run = new ApplyRun(clients, plan, opts);
   // 1. Preflight: only nodes with something left to do are asked.
-  const work = plan.nodes.map((n) => n.node).filter((node) => nextAction(state, node).kind !== 'finished');
-  const pre = await preflightSweep(
-    work.map((u) => byUrl.get(u)!),
-    { concurrency: opts.concurrency ?? 32, ...(opts.signal ? { signal: opts.signal } : {}), onEvent: sweepEvents(null), clock },
-  );
-  // A node is busy unless what it runs is the very step a re-check is about to look at.
-  const busy = pre.busy.filter((b) => {
-    const a = nextAction(state, b.node);
-    return !(a.kind === 'recheck' && b.status && b.running.every((t) => runningIsOurs(a.request, t, b.status![t])));
-  });
-  const unreachable = opts.skipUnreachable ? [] : pre.unreachable;
-  if (busy.length || unreachable.length) throw new SweepRefusedError(busy, unreachable);
-  const call = opts.signal ? { signal: opts.signal } : {};
-  const lagRule =
-    opts.replicationLag === false
-      ? []
-      : [
-          lagCheck(clients, work, {
-            ...(opts.replicationLag?.allowLagSeconds !== undefined ? { allowLagSeconds: opts.replicationLag.allowLagSeconds } : {}),
-            ...(opts.replicationLag?.onReport ? { onReport: opts.replicationLag.onReport } : {}),
-            concurrency: opts.concurrency ?? 32,
-            call,
-          }),
-        ];
-  await runPreflightChecks(pre, [...(opts.checks ?? []), ...lagRule]);
-  const send = pre.nodes.filter((n) => !n.error).map((n) => n.node);
-  if (opts.confirm && !(await opts.confirm({ preflight: pre, state, send, skipped: pre.unreachable }))) throw new SweepNotConfirmedError();
-
+  const { pre, send } = await run.preflight();
   // 2. Nodes left out at preflight stop at the step they are at.
-  for (const u of pre.unreachable) {
-    const a = nextAction(state, u.node);
-    const why = `${preflightProblem(u.error)} (at preflight)`;
-    if (a.kind === 'send') state = markOutcome(state, u.node, a.step, 'skipped', `not sent: ${why}`, clock.now());
-    else if (a.kind === 'recheck') {
-      state = markOutcome(state, u.node, a.step, 'unconfirmed', `not re-checked: ${why}; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run`, clock.now());
-    } else continue;
-    endEvent(u.node, a.step);
-  }
-  await persist.now();
-
+  await run.leaveOut(pre.unreachable);
   // 3. Every node's steps, nodes side by side sharing one request limiter.
-  const gate = limiter(opts.concurrency ?? 32);
-  const baselines = new Map(pre.nodes.filter((n) => n.status).map((n) => [n.node, n.status!]));
+  await Promise.all(send.map((node) => run.guarded(node)));
+  return run.finish(pre);
+}
 
-  function endEvent(node: string, step: number): void {
-    const rec = state.nodes.find((n) => n.node === node)!.steps[step - 1]!;
-    const ended = rec.state as Exclude<FinalStepState, 'started'>;
-    emit({
+type Ended = Exclude<FinalStepState, 'started'>;
+type StepAction = Extract<NextAction, { kind: 'send' | 'recheck' }>;
+
+/** One application of a plan: the run state as it moves, and the steps that move it. */
+class ApplyRun {
+  state: RunState;
+  private readonly clock: Clock;
+  private readonly byUrl: Map<string, NodeClient>;
+  private readonly persist: ReturnType<typeof serialPersist>;
+  private readonly call: { signal?: AbortSignal };
+  private readonly gate: ReturnType<typeof limiter>;
+  private readonly timing: { intervalMs?: number; lostAfterMs?: number; pollTimeoutMs?: number; signal?: AbortSignal };
+
+  constructor(
+    private readonly clients: readonly NodeClient[],
+    plan: RetentionPlan,
+    private readonly opts: ApplyRetentionOptions,
+  ) {
+    const clock = (this.clock = opts.clock ?? systemClock);
+    if (opts.state && opts.state.plan !== plan) throw new TypeError('applyRetention: the state given is of another plan (pass state.plan as the plan)');
+    this.state = opts.state ?? newRun(plan, { runId: opts.runId ?? newRetentionRunId(clock.now()), at: clock.now() });
+    this.byUrl = new Map(clients.map((c) => [c.url, c]));
+    for (const n of plan.nodes) if (!this.byUrl.has(n.node)) throw new TypeError(`applyRetention: no client for plan node ${n.node}`);
+    this.persist = serialPersist(
+      () => this.state,
+      opts.persist,
+      (error) => this.emit({ kind: 'persist_failed', error }),
+    );
+    this.call = opts.signal ? { signal: opts.signal } : {};
+    this.gate = limiter(opts.concurrency ?? 32);
+    this.timing = {
+      ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
+      ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
+      ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    };
+  }
+
+  emit(e: RetentionEvent): void {
+    this.opts.onEvent?.(e);
+  }
+
+  /** A sweep's events as the run's: `step` null at preflight (where polls are not reported). */
+  sweepEvents(step: number | null): (e: SweepEvent) => void {
+    return (e) => {
+      if (e.kind === 'status') {
+        if (step !== null) this.emit({ kind: 'status', node: e.node, step, at: e.at, status: e.status });
+      } else this.emit({ ...e, step });
+    };
+  }
+
+  /** The preflight of the nodes with work left, its checks and the confirmation; throws to refuse. */
+  async preflight(): Promise<{ pre: Preflight; send: string[] }> {
+    const { opts, clock } = this;
+    const work = this.state.plan.nodes.map((n) => n.node).filter((node) => nextAction(this.state, node).kind !== 'finished');
+    const pre = await preflightSweep(
+      work.map((u) => this.byUrl.get(u)!),
+      { concurrency: opts.concurrency ?? 32, ...(opts.signal ? { signal: opts.signal } : {}), onEvent: this.sweepEvents(null), clock },
+    );
+    // A node is busy unless what it runs is the very step a re-check is about to look at.
+    const busy = pre.busy.filter((b) => {
+      const a = nextAction(this.state, b.node);
+      return !(a.kind === 'recheck' && b.status && b.running.every((t) => runningIsOurs(a.request, t, b.status![t])));
+    });
+    const unreachable = opts.skipUnreachable ? [] : pre.unreachable;
+    if (busy.length || unreachable.length) throw new SweepRefusedError(busy, unreachable);
+    const lagRule =
+      opts.replicationLag === false
+        ? []
+        : [
+            lagCheck(this.clients, work, {
+              ...(opts.replicationLag?.allowLagSeconds !== undefined ? { allowLagSeconds: opts.replicationLag.allowLagSeconds } : {}),
+              ...(opts.replicationLag?.onReport ? { onReport: opts.replicationLag.onReport } : {}),
+              concurrency: opts.concurrency ?? 32,
+              call: this.call,
+            }),
+          ];
+    await runPreflightChecks(pre, [...(opts.checks ?? []), ...lagRule]);
+    const send = pre.nodes.filter((n) => !n.error).map((n) => n.node);
+    if (opts.confirm && !(await opts.confirm({ preflight: pre, state: this.state, send, skipped: pre.unreachable }))) throw new SweepNotConfirmedError();
+    return { pre, send };
+  }
+
+  /** Nodes left out at preflight: the step each is at ends skipped (or unconfirmed, when a DELETE may have run). */
+  async leaveOut(unreachable: readonly PreflightNode[]): Promise<void> {
+    const { clock } = this;
+    for (const u of unreachable) {
+      const a = nextAction(this.state, u.node);
+      const why = `${preflightProblem(u.error)} (at preflight)`;
+      if (a.kind === 'send') this.state = markOutcome(this.state, u.node, a.step, 'skipped', `not sent: ${why}`, clock.now());
+      else if (a.kind === 'recheck') {
+        this.state = markOutcome(this.state, u.node, a.step, 'unconfirmed', `not re-checked: ${why}; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run`, clock.now());
+      } else continue;
+      this.endEvent(u.node, a.step);
+    }
+    await this.persist.now();
+  }
+
+  endEvent(node: string, step: number): void {
+    const { clock } = this;
+    const rec = this.state.nodes.find((n) => n.node === node)!.steps[step - 1]!;
+    const ended = rec.state as Ended;
+    this.emit({
       kind: 'step_end',
       node,
       step,
-      attempt: state.attempt,
+      attempt: this.state.attempt,
       state: ended,
       reason: rec.reason ?? '',
       ...(rec.sentAt !== undefined ? { sentAt: rec.sentAt, seconds: Math.round((rec.finishedAt ?? clock.now()) - rec.sentAt) / 1000 } : {}),
       finishedAt: rec.finishedAt ?? clock.now(),
     });
   }
-  async function end(node: string, step: number, outcome: Exclude<FinalStepState, 'started'>, reason: string): Promise<void> {
-    state = markOutcome(state, node, step, outcome, reason, clock.now());
-    if (outcome !== 'done') emit({ kind: 'state', node, step, state: outcome, at: clock.now(), error: reason });
-    endEvent(node, step);
+
+  async end(node: string, step: number, outcome: Ended, reason: string): Promise<void> {
+    const { clock } = this;
+    this.state = markOutcome(this.state, node, step, outcome, reason, clock.now());
+    if (outcome !== 'done') this.emit({ kind: 'state', node, step, state: outcome, at: clock.now(), error: reason });
+    this.endEvent(node, step);
     // Not awaited: only the write before a DELETE must be on disk before going on (that one is
     // strict); the others follow within a moment, and the last one is awaited at the end.
-    persist.later();
+    this.persist.later();
   }
-  const timing = {
-    ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
-    ...(opts.lostAfterMs !== undefined ? { lostAfterMs: opts.lostAfterMs } : {}),
-    ...(opts.pollTimeoutMs !== undefined ? { pollTimeoutMs: opts.pollTimeoutMs } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  };
 
-  const runNode = async (node: string): Promise<void> => {
-    const client = byUrl.get(node)!;
-    let baseline = baselines.get(node);
+  /** A node's loop that throws (a bug, not a node's answer) ends that node's step, never the others'. */
+  async guarded(node: string): Promise<void> {
+    try {
+      await this.runNode(node);
+    } catch (err) {
+      const a = nextAction(this.state, node);
+      const why = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+      if (a.kind === 'wait') await this.end(node, a.step, 'unconfirmed', `${why}; the DELETE may have been sent`);
+      else if (a.kind === 'send' || a.kind === 'recheck') await this.end(node, a.step, 'skipped', `not sent: ${why}`);
+    }
+  }
+
+  /** One node's steps, one after another, until one ends in anything but done. */
+  async runNode(node: string): Promise<void> {
+    const { clock } = this;
     // The poll that ended the previous step, when it showed every type idle: a look at the node
     // made a moment ago, as good as another GET before the next DELETE (and one request less).
     let freshIdle: { status: SweepStatus; at: number } | undefined;
     for (;;) {
-      const a = nextAction(state, node);
+      const a = nextAction(this.state, node);
       if (a.kind === 'finished' || a.kind === 'stop') return;
       if (a.kind === 'wait') throw new Error(`applyRetention: ${node} step ${a.step} is ${a.state} in this attempt, yet nobody watches it`);
-      if (opts.signal?.aborted) {
-        await end(
+      if (this.opts.signal?.aborted) {
+        await this.end(
           node,
           a.step,
           'interrupted',
@@ -249,146 +303,161 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
         );
         return;
       }
-      const onEvent = sweepEvents(a.step);
       let idle: SweepStatus | undefined = freshIdle && clock.now() - freshIdle.at <= FRESH_MS ? freshIdle.status : undefined;
       freshIdle = undefined;
       let resend: string | undefined;
-
       if (a.kind === 'recheck') {
-        emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
-        let r;
-        try {
-          r = await recheckNode(client, a.request, a.sentAt, { gate, ...timing });
-        } catch (err) {
-          if (!(err instanceof AbortedError)) throw err;
-          await end(node, a.step, 'interrupted', `not re-checked: interrupted; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run`);
-          return;
-        }
-        const sent = `sent at ${isoSeconds(a.sentAt / 1000)}, ${a.previous.replace('_', ' ')} then`;
-        if (r.kind === 'no_status') {
-          await end(node, a.step, r.failure === 'no_answer' ? 'lost' : 'unconfirmed', `re-check got no status (${r.error}); the DELETE ${sent} may have run`);
-          return;
-        }
-        if (r.kind === 'other_sweep') {
-          await end(node, a.step, 'skipped', `not sent again: the node runs another sweep (${r.other}); a policy never cancels one`);
-          return;
-        }
-        if (r.kind === 'completed') {
-          await end(node, a.step, 'done', `${r.reason} (${sent})`);
-          baseline = r.status;
-          continue;
-        }
-        if (r.kind === 'ours_running') {
-          state = markWatching(state, node, a.step, clock.now());
-          persist.later();
-          emit({ kind: 'state', node, step: a.step, state: 'running', at: clock.now(), status: r.status });
-          const w = await pollUntilIdle(client, {
-            gate,
-            request: a.request,
-            baseline: r.status,
-            clock,
-            onEvent,
-            ...timing,
-            ...(opts.stepTimeoutMs !== undefined ? { deadline: clock.now() + opts.stepTimeoutMs } : {}),
-          });
-          const outcome = w.state === 'idle' ? 'unconfirmed' : w.state;
-          await end(node, a.step, outcome, `${w.reason} (the DELETE was ${sent}; found still running on resume)`);
-          if (outcome !== 'done') return;
-          baseline = w.status ?? baseline;
-          continue;
-        }
-        idle = r.status;
-        resend = `sent again: ${r.reason}`;
+        const r = await this.recheckStep(node, a);
+        if (r === 'stop') return;
+        if (r === 'next') continue;
+        idle = r.idle;
+        resend = r.resend;
       }
-
-      // A fresh look first: a DELETE would cancel whatever the node runs now.
-      if (!idle) {
-        emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
-        try {
-          idle = await gate(() => client.sweepStatus(opts.signal ? { signal: opts.signal } : {}));
-        } catch (err) {
-          if (opts.signal?.aborted) {
-            await end(node, a.step, 'interrupted', 'not sent: interrupted before this step');
-            return;
-          }
-          const e = err instanceof NodeRequestError ? err : undefined;
-          await end(node, a.step, 'skipped', `not sent: no status before the DELETE (${preflightProblem(e)})`);
-          return;
-        }
-      }
-      if (runningTypes(idle).length) {
-        await end(node, a.step, 'skipped', `not sent: the node runs another sweep (${describeRunning(idle)}); a policy never cancels one`);
-        return;
-      }
-      baseline = idle;
-      let sendFailed: string | undefined;
-      const r = await sweepOneNode(client, a.request, {
-        gate,
-        baseline,
-        clock,
-        onEvent,
-        ...timing,
-        ...(opts.stepTimeoutMs !== undefined ? { deadline: clock.now() + opts.stepTimeoutMs } : {}),
-        beforeSend: async (at) => {
-          state = markSending(state, node, a.step, at);
-          try {
-            await persist.now({ strict: true });
-          } catch (err) {
-            sendFailed = err instanceof Error ? err.message : String(err);
-            throw err;
-          }
-        },
-        onStarted: (at) => {
-          state = markStarted(state, node, a.step, at);
-          persist.later();
-        },
-      }).catch((err: unknown) => {
-        if (sendFailed === undefined) throw err;
-        return undefined;
-      });
-      if (!r) {
-        await end(node, a.step, 'skipped', `not sent: the run state could not be saved before the DELETE (${sendFailed})`);
-        return;
-      }
-      const state_ = r.state as Exclude<FinalStepState, 'started'>;
-      await end(node, a.step, state_, resend && state_ === 'done' ? `${r.reason} (${resend})` : r.reason);
-      if (state_ !== 'done') return;
-      baseline = r.status ?? baseline;
-      if (r.status && runningTypes(r.status).length === 0) freshIdle = { status: r.status, at: clock.now() };
-    }
-  };
-  // A node's loop that throws (a bug, not a node's answer) ends that node's step, never the others'.
-  const guarded = async (node: string): Promise<void> => {
-    try {
-      await runNode(node);
-    } catch (err) {
-      const a = nextAction(state, node);
-      const why = `internal error: ${err instanceof Error ? err.message : String(err)}`;
-      if (a.kind === 'wait') await end(node, a.step, 'unconfirmed', `${why}; the DELETE may have been sent`);
-      else if (a.kind === 'send' || a.kind === 'recheck') await end(node, a.step, 'skipped', `not sent: ${why}`);
-    }
-  };
-  await Promise.all(send.map(guarded));
-  let lag: Awaited<ReturnType<typeof lookAfterSteps>> | undefined;
-  if (opts.replicationLag !== false && !opts.signal?.aborted) {
-    lag = await lookAfterSteps(state, clients, { concurrency: opts.concurrency ?? 32, call }, clock);
-    state = lag.state;
-    persist.later();
-    for (const node of lag.late) {
-      for (const step of lateSteps(state, node)) {
-        emit({ kind: 'state', node, step, state: 'late_data', at: clock.now(), error: state.nodes.find((n) => n.node === node)!.steps[step - 1]!.reason ?? '' });
-        endEvent(node, step);
-      }
+      const sent = await this.sendStep(node, a, idle, resend);
+      if (sent === 'stop') return;
+      freshIdle = sent.freshIdle;
     }
   }
-  await persist.flush();
-  const summary = summariseRun(state);
-  const nodes = summary.nodes.map((n): RetentionNodeResult => {
-    const l = lag?.report.nodes.find((x) => x.node === n.node);
-    const late = lag?.lateRecords.get(n.node);
-    return { ...n, ...(l ? { lag: l } : {}), ...(late !== undefined ? { lateRecords: late } : {}) };
-  });
-  return { state, outcome: summary.outcome, nodes, ...(lag ? { lag: lag.report } : {}), interrupted: Boolean(opts.signal?.aborted), preflight: pre };
+
+  /**
+   * A step whose DELETE may have reached the node in an earlier attempt: looked at before anything
+   * is sent again. 'stop' the node's steps end here, 'next' the step is done, else the node is idle
+   * with no evidence of the step and it is sent again.
+   */
+  private async recheckStep(node: string, a: Extract<StepAction, { kind: 'recheck' }>): Promise<'stop' | 'next' | { idle: SweepStatus; resend: string }> {
+    const { clock, opts } = this;
+    const client = this.byUrl.get(node)!;
+    this.emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
+    let r;
+    try {
+      r = await recheckNode(client, a.request, a.sentAt, { gate: this.gate, ...this.timing });
+    } catch (err) {
+      if (!(err instanceof AbortedError)) throw err;
+      await this.end(node, a.step, 'interrupted', `not re-checked: interrupted; the DELETE sent at ${isoSeconds(a.sentAt / 1000)} may have run`);
+      return 'stop';
+    }
+    const sent = `sent at ${isoSeconds(a.sentAt / 1000)}, ${a.previous.replace('_', ' ')} then`;
+    if (r.kind === 'no_status') {
+      await this.end(node, a.step, r.failure === 'no_answer' ? 'lost' : 'unconfirmed', `re-check got no status (${r.error}); the DELETE ${sent} may have run`);
+      return 'stop';
+    }
+    if (r.kind === 'other_sweep') {
+      await this.end(node, a.step, 'skipped', `not sent again: the node runs another sweep (${r.other}); a policy never cancels one`);
+      return 'stop';
+    }
+    if (r.kind === 'completed') {
+      await this.end(node, a.step, 'done', `${r.reason} (${sent})`);
+      return 'next';
+    }
+    if (r.kind === 'ours_running') {
+      this.state = markWatching(this.state, node, a.step, clock.now());
+      this.persist.later();
+      this.emit({ kind: 'state', node, step: a.step, state: 'running', at: clock.now(), status: r.status });
+      const w = await pollUntilIdle(client, {
+        gate: this.gate,
+        request: a.request,
+        baseline: r.status,
+        clock,
+        onEvent: this.sweepEvents(a.step),
+        ...this.timing,
+        ...(opts.stepTimeoutMs !== undefined ? { deadline: clock.now() + opts.stepTimeoutMs } : {}),
+      });
+      const outcome = w.state === 'idle' ? 'unconfirmed' : w.state;
+      await this.end(node, a.step, outcome, `${w.reason} (the DELETE was ${sent}; found still running on resume)`);
+      return outcome === 'done' ? 'next' : 'stop';
+    }
+    return { idle: r.status, resend: `sent again: ${r.reason}` };
+  }
+
+  /**
+   * Sends one step when the node is idle (a fresh look first, unless `idle` is one: a DELETE would
+   * cancel whatever the node runs now), the run file written before, and waits for its evidence.
+   */
+  private async sendStep(
+    node: string,
+    a: StepAction,
+    idle: SweepStatus | undefined,
+    resend: string | undefined,
+  ): Promise<'stop' | { freshIdle?: { status: SweepStatus; at: number } }> {
+    const { clock, opts } = this;
+    const client = this.byUrl.get(node)!;
+    if (!idle) {
+      this.emit({ kind: 'state', node, step: a.step, state: 'checking', at: clock.now() });
+      try {
+        idle = await this.gate(() => client.sweepStatus({ probe: true, ...(opts.signal ? { signal: opts.signal } : {}) }));
+      } catch (err) {
+        if (opts.signal?.aborted) {
+          await this.end(node, a.step, 'interrupted', 'not sent: interrupted before this step');
+          return 'stop';
+        }
+        const e = err instanceof NodeRequestError ? err : undefined;
+        await this.end(node, a.step, 'skipped', `not sent: no status before the DELETE (${preflightProblem(e)})`);
+        return 'stop';
+      }
+    }
+    if (runningTypes(idle).length) {
+      await this.end(node, a.step, 'skipped', `not sent: the node runs another sweep (${describeRunning(idle)}); a policy never cancels one`);
+      return 'stop';
+    }
+    let sendFailed: string | undefined;
+    const r = await sweepOneNode(client, a.request, {
+      gate: this.gate,
+      baseline: idle,
+      clock,
+      onEvent: this.sweepEvents(a.step),
+      ...this.timing,
+      ...(opts.stepTimeoutMs !== undefined ? { deadline: clock.now() + opts.stepTimeoutMs } : {}),
+      beforeSend: async (at) => {
+        this.state = markSending(this.state, node, a.step, at);
+        try {
+          await this.persist.now({ strict: true });
+        } catch (err) {
+          sendFailed = err instanceof Error ? err.message : String(err);
+          throw err;
+        }
+      },
+      onStarted: (at) => {
+        this.state = markStarted(this.state, node, a.step, at);
+        this.persist.later();
+      },
+    }).catch((err: unknown) => {
+      if (sendFailed === undefined) throw err;
+      return undefined;
+    });
+    if (!r) {
+      await this.end(node, a.step, 'skipped', `not sent: the run state could not be saved before the DELETE (${sendFailed})`);
+      return 'stop';
+    }
+    const state_ = r.state as Ended;
+    await this.end(node, a.step, state_, resend && state_ === 'done' ? `${r.reason} (${resend})` : r.reason);
+    if (state_ !== 'done') return 'stop';
+    return r.status && runningTypes(r.status).length === 0 ? { freshIdle: { status: r.status, at: clock.now() } } : {};
+  }
+
+  /** After the steps: the lag look (late_data), the last write, the result. */
+  async finish(pre: Preflight): Promise<RetentionResult> {
+    const { clock, opts } = this;
+    let lag: Awaited<ReturnType<typeof lookAfterSteps>> | undefined;
+    if (opts.replicationLag !== false && !opts.signal?.aborted) {
+      lag = await lookAfterSteps(this.state, this.clients, { concurrency: opts.concurrency ?? 32, call: this.call }, clock);
+      this.state = lag.state;
+      this.persist.later();
+      for (const node of lag.late) {
+        for (const step of lateSteps(this.state, node)) {
+          this.emit({ kind: 'state', node, step, state: 'late_data', at: clock.now(), error: this.state.nodes.find((n) => n.node === node)!.steps[step - 1]!.reason ?? '' });
+          this.endEvent(node, step);
+        }
+      }
+    }
+    await this.persist.flush();
+    const summary = summariseRun(this.state);
+    const nodes = summary.nodes.map((n): RetentionNodeResult => {
+      const l = lag?.report.nodes.find((x) => x.node === n.node);
+      const late = lag?.lateRecords.get(n.node);
+      return { ...n, ...(l ? { lag: l } : {}), ...(late !== undefined ? { lateRecords: late } : {}) };
+    });
+    return { state: this.state, outcome: summary.outcome, nodes, ...(lag ? { lag: lag.report } : {}), interrupted: Boolean(opts.signal?.aborted), preflight: pre };
+  }
 }
 
 /**

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { stateModes } from './state-files.js';
 import { RunError } from './errors.js';
 
 /** Who holds a lock, as its file says. */
@@ -90,7 +91,7 @@ function readHolder(path: string): Partial<LockHolder> | null {
 function tryCreate(path: string, body: string): boolean {
   let fd: number;
   try {
-    fd = openSync(path, 'wx', 0o600);
+    fd = openSync(path, 'wx', stateModes(dirname(path)).file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
@@ -126,7 +127,7 @@ function lockOne(dir: string, node: string, body: string, onTakeOver: (m: string
  * files; `onTakeOver` hears of stale locks taken over.
  */
 export function lockTargets(dir: string, nodes: readonly string[], holder: Pick<LockHolder, 'command' | 'by'>, onTakeOver: (m: string) => void = () => {}): TargetLock {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { recursive: true, mode: stateModes(dirname(dir)).dir });
   const body = JSON.stringify({ pid: process.pid, host: hostname(), command: holder.command, by: holder.by, at: new Date().toISOString() } satisfies LockHolder);
   const held: string[] = [];
   const release = (): void => {

@@ -161,6 +161,61 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
   const config = validateConfig(serverConfig(input));
   const onInternal = hooks.onInternalError ?? ((err: unknown) => process.emitWarning(`tsnode node: ${(err as Error)?.stack ?? String(err)}`));
   const onNotice = hooks.onNotice ?? ((message: string) => process.emitWarning(`tsnode node: ${message}`));
+  const { node, replication } = await openNode(config, hooks, onInternal, onNotice);
+  const { store, sweeper } = node;
+  const life = { closing: false };
+  // HTTPS when given a certificate (--tls-cert/--tls-key): the same routes and limits either way.
+  const server: Server = httpServer(config, requestQueue(requestHandler(node, onInternal, life, () => server)));
+  try {
+    await listen(server, config);
+  } catch (err) {
+    await replication?.close();
+    await store.close();
+    throw err;
+  }
+  const address = server.address() as AddressInfo;
+  const host = address.address;
+  const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      life.closing = true;
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // In-flight requests get a grace period; then whatever is left is cut off.
+      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      force.unref();
+      await done;
+      clearTimeout(force);
+      await replication?.close();
+      retention?.stop();
+      await sweeper.stop();
+      await store.close();
+    })();
+    return closed;
+  };
+  // Checked now and every interval from here on: the node listens, so what it removes is seen.
+  const retention = config.retention
+    ? new RetentionKeeper(store, config.retention, {
+        now: config.now,
+        intervalMs: config.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+        onRemoved: (r) => onNotice(describeRemoved(r)),
+        onError: onInternal,
+      })
+    : null;
+  retention?.start();
+  replication?.replication.start();
+  return { url, host, port: address.port, config, close, node, identity: node.identity, retention };
+}
+
+/** The node's parts: the store (holding the data dir's lock), its identity, the sweeper and replication; the store closed again when a later part fails. */
+async function openNode(
+  config: ServerConfig,
+  hooks: NodeHooks,
+  onInternal: (err: unknown) => void,
+  onNotice: (message: string) => void,
+): Promise<{ node: NodeContext; replication: Awaited<ReturnType<typeof startReplication>> }> {
   const store = new SqliteStore({
     dataDir: config.dataDir,
     rollups: config.rollups,
@@ -198,9 +253,18 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     throw new StartError('bad_journal', `cannot open the replication journals: ${err instanceof Error ? err.message : String(err)}`);
   }
   const node: NodeContext = { config, store, sweeper, identity, replication: replication?.replication ?? null, late: new LateData() };
-  let closing = false;
+  return { node, replication };
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+/** One request: its route and handler, or an error as JSON (the body, if any, drained, not buffered). */
+function requestHandler(
+  node: NodeContext,
+  onInternal: (err: unknown) => void,
+  life: { closing: boolean },
+  server: () => Server,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { config } = node;
+  return async (req, res) => {
     let target: Target | undefined;
     try {
       if (config.requireHeaders?.length) requireHeaders(req, config.requireHeaders);
@@ -218,21 +282,18 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       if (!req.complete) req.resume();
       sendError(res, err, onInternal);
     } finally {
-      if (closing) res.once('finish', () => server.closeIdleConnections());
+      if (life.closing) res.once('finish', () => server().closeIdleConnections());
     }
   };
+}
 
+/**
+ * Requests pipelined on one connection run one after the other: a GET sent right behind a POST
+ * must see what the POST stored (node:http hands both over before the POST's body is in).
+ */
+function requestQueue(handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>): (req: IncomingMessage, res: ServerResponse) => void {
   const inFlight = new WeakMap<object, Promise<void>>();
-  const serverOptions = {
-    requestTimeout: config.requestTimeoutMs,
-    headersTimeout: config.headersTimeoutMs,
-    keepAliveTimeout: 5_000,
-    // How often the timeouts above are checked (Node's default is every 30 s, which lets a slow client linger).
-    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
-  };
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    // Requests pipelined on one connection run one after the other: a GET sent right behind a
-    // POST must see what the POST stored (node:http hands both over before the POST's body is in).
+  return (req, res) => {
     const socket = req.socket;
     const before = inFlight.get(socket);
     const run = before === undefined ? handle(req, res) : before.then(() => handle(req, res));
@@ -241,7 +302,17 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     });
     inFlight.set(socket, settled);
   };
-  // HTTPS when given a certificate (--tls-cert/--tls-key): the same routes and limits either way.
+}
+
+/** The HTTP (or HTTPS) server with the node's timeouts, answering a malformed request with JSON before closing it. */
+function httpServer(config: ServerConfig, onRequest: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  const serverOptions = {
+    requestTimeout: config.requestTimeoutMs,
+    headersTimeout: config.headersTimeoutMs,
+    keepAliveTimeout: 5_000,
+    // How often the timeouts above are checked (Node's default is every 30 s, which lets a slow client linger).
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+  };
   const server: Server = config.tls ? createHttpsServer({ ...serverOptions, cert: config.tls.cert, key: config.tls.key }, onRequest) : createServer(serverOptions, onRequest);
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
@@ -258,7 +329,11 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       `HTTP/1.1 ${status} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
+  return server;
+}
 
+/** Listens on the configured host and port; a port in use, a port denied or no such address is a StartError. */
+async function listen(server: Server, config: ServerConfig): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => reject(err);
@@ -269,8 +344,6 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
       });
     });
   } catch (err) {
-    await replication?.close();
-    await store.close();
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE')
       throw new StartError('port_in_use', `port ${config.port} on ${config.host} is already in use (is another node running?); pick another --port, or 0 for any free port`);
@@ -278,40 +351,6 @@ export async function startServer(input: Partial<ServerConfig> = {}, hooks: Node
     if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') throw new StartError('bad_host', `cannot listen on ${config.host}: no such local address`);
     throw err;
   }
-  const address = server.address() as AddressInfo;
-  const host = address.address;
-  const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-
-  let closed: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closed ??= (async () => {
-      closing = true;
-      const done = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // In-flight requests get a grace period; then whatever is left is cut off.
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
-      force.unref();
-      await done;
-      clearTimeout(force);
-      await replication?.close();
-      retention?.stop();
-      await sweeper.stop();
-      await store.close();
-    })();
-    return closed;
-  };
-  // Checked now and every interval from here on: the node listens, so what it removes is seen.
-  const retention = config.retention
-    ? new RetentionKeeper(store, config.retention, {
-        now: config.now,
-        intervalMs: config.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
-        onRemoved: (r) => onNotice(describeRemoved(r)),
-        onError: onInternal,
-      })
-    : null;
-  retention?.start();
-  replication?.replication.start();
-  return { url, host, port: address.port, config, close, node, identity, retention };
 }
 
 /** 401 unless the request carries every required header with exactly its value (compared in constant time). */

@@ -70,7 +70,7 @@ const sorted = (xs: string[]): string[] => [...xs].sort();
 /** [words typed, the cursor word last] -> exactly what every shell offers. */
 const CASES: Array<[string, string[], string[]]> = [
   ['command names', ['tsnode', 'sw'], ['sweep']],
-  ['subcommands', ['tsnode', 'cluster', ''], ['down', 'help', 'pause', 'resume', 'up']],
+  ['subcommands', ['tsnode', 'cluster', ''], ['down', 'help', 'pause', 'restart', 'resume', 'up']],
   ["a command's own flags", ['tsnode', 'sweep', '--be'], ['--before']],
   ['after global flags and flag values', ['tsnode', '--no-color', 'sweep', '--types', 'nnt', '--be'], ['--before']],
   ['a flag value that looks like a command is not one', ['tsnode', 'cluster', 'down', '--dir', 'sweep', '--g'], ['--grace']],

@@ -13,6 +13,7 @@ export const NO_USER_CONFIG = {
   TSNODE_CONFIG: undefined,
   TSNODE_PROFILE: undefined,
   TSNODE_HEADERS: undefined,
+  TSNODE_STATE_DIR: undefined,
   XDG_CONFIG_HOME: join(tmpdir(), 'tsnode-tests-no-config'),
 } as const;
 

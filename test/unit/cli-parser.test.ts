@@ -94,13 +94,14 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
   delete: { full: false, dryRun: false, yes: false, skipUnreachable: false, allowPartial: false, output: 'table', ...NETWORK_TYPED },
   'profile list': { output: 'table', names: false },
   'profile show': { output: 'table' },
-  'profile set': { header: [], unset: [] },
+  'profile set': { header: [], unset: [], skipUnreachable: false },
 };
 // `sweep cancel` takes sweep's options (commander reads the parent's options after the subcommand);
 // the sweep-only ones are refused when given (an ERRORS row below).
 DEFAULTS['sweep cancel'] = DEFAULTS.sweep!;
 // `history show` reads history's options (commander reads a parent's options wherever they appear).
 DEFAULTS['history show'] = DEFAULTS.history!;
+DEFAULTS['history prune'] = { ...DEFAULTS.history!, dryRun: false, yes: false };
 
 const GLOBAL_DEFAULTS = { color: true, verbose: false, quiet: false, progress: true };
 
@@ -263,6 +264,13 @@ const CONTRACT: Row[] = [
   [['history', '-o', 'json'], 'history', { output: 'json' }],
   [['history', 'show', 'abc123', '--journal', 'j.jsonl'], 'history show', { run: 'abc123', journal: 'j.jsonl' }],
   [['history', 'show', 'r-20261122T043258Z-3f2a', '-o', 'json'], 'history show', { run: 'r-20261122T043258Z-3f2a', output: 'json' }],
+  [['history', 'prune', '--older-than', '90d', '--dry-run'], 'history prune', { olderThan: 90 * 86_400_000, dryRun: true }],
+  [
+    ['history', 'prune', '--older-than', '1w', '--yes', '--journal', 'j.jsonl', '-o', 'json'],
+    'history prune',
+    { olderThan: 604_800_000, yes: true, journal: 'j.jsonl', output: 'json' },
+  ],
+  [['--state-dir', '/srv/state', 'history'], 'history', {}, { stateDir: '/srv/state' }],
   [['sweep', '--before', '1d', '--journal', 'j.jsonl'], 'sweep', { before: '1d', journal: 'j.jsonl' }],
   [['status'], 'status', {}],
   [['status', '--watch', '--output', 'csv'], 'status', { watch: 2000, output: 'csv' }],

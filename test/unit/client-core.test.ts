@@ -44,6 +44,28 @@ describe('retry policy', () => {
     ).rejects.toBe(bad);
     expect(calls).toBe(1);
   });
+
+  it('a probe (retryTimeouts false) asks a silent node once, and still retries a refused connection', async () => {
+    const probe = { ...policy, retryTimeouts: false };
+    let calls = 0;
+    const silent = new NodeRequestError('http://n:1', 'timeout', 'no answer within 10s', { retryable: true });
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw silent;
+      }, probe),
+    ).rejects.toBe(silent);
+    expect(calls).toBe(1);
+    calls = 0;
+    const refused = new NodeRequestError('http://n:1', 'unreachable', 'refused', { retryable: true });
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw refused;
+      }, probe),
+    ).rejects.toBe(refused);
+    expect(calls).toBe(4);
+  });
 });
 
 describe('fanOut', () => {

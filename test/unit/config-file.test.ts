@@ -107,6 +107,11 @@ describe('parsing the config file', () => {
     expect(parse('profiles:\n  a:\n    seed: db1\n    allow_lag: 1.5h\n').profiles.get('a')).toMatchObject({ allowLag: 5_400_000 });
   });
 
+  it('reads skip_unreachable, a YAML boolean', () => {
+    expect(parse('profiles:\n  a:\n    seed: db1\n    skip_unreachable: true\n').profiles.get('a')).toMatchObject({ skipUnreachable: true });
+    expect(parse('profiles:\n  a:\n    seed: db1\n    skip_unreachable: false\n').profiles.get('a')).toMatchObject({ skipUnreachable: false });
+  });
+
   it.each([
     ['unknown top-level key', 'curent: prod\n', '~/.config/tsnode/config.yaml:1: curent: is not a config key', 'expected one of current, profiles (did you mean current?)'],
     ['unknown profile key', 'profiles:\n  prod:\n    node: [db1]\n', ':3: profiles.prod.node: is not a profile key', '(did you mean nodes or nodes_file?)'],
@@ -126,6 +131,7 @@ describe('parsing the config file', () => {
       ':3: profiles.p.allow_lag: "30" is not a duration (a bare number has no unit: 30s or 30ms?)',
       'expected a number',
     ],
+    ['skip_unreachable not a boolean', 'profiles:\n  p:\n    skip_unreachable: "yes"\n', ':3: profiles.p.skip_unreachable: "yes" is not true or false', 'expected true or false'],
     ['allow_lag of zero', 'profiles:\n  p:\n    allow_lag: 0s\n', ':3: profiles.p.allow_lag: "0s" must be longer than zero', 'expected a number'],
     ['allow_lag as a list', 'profiles:\n  p:\n    allow_lag: [5m]\n', ':3: profiles.p.allow_lag: a list is not a duration', 'expected a number'],
     ['bad prefix', 'profiles:\n  p:\n    header_prefix: X-Foo\n', ':3: profiles.p.header_prefix: "X-Foo" is not a header prefix', 'expected one of X-Service, X-Snowth'],

@@ -2,6 +2,7 @@ import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
 import { columnsCsvChunks, gridCsv, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
+import { NumericRowStream } from '../../src/client/rollup-rows.js';
 
 // readRollupColumns scans the answer by hand; it must agree with readRollup (JSON.parse + schema)
 // on every answer, valid or not. MockAgent: odd JSON spellings a real node would not send.
@@ -67,6 +68,46 @@ describe('NodeClient.readRollupColumns', () => {
       expect(r.colsErr).toBe(r.rowsErr);
     },
   );
+
+  it('reads the same whatever the chunks the answer arrives in (every split point, and byte by byte)', () => {
+    const bodies = [
+      '[[0,1.5],[300,null],[600,-2.25e-7]]',
+      ' [ [ 0 , 1.50 ] ,\n\t[300,null] , [600, 1E+3], [900, -0], [1200, 0.1] ] \r\n',
+      '[[1700000100,50.23888860980741],[1700000400,null],[1700000700,1e-7]]',
+      '[]',
+    ];
+    const feed = (parts: string[]): unknown => {
+      const s = new NumericRowStream();
+      s.start();
+      for (const p of parts) s.chunk(Buffer.from(p));
+      const r = s.end();
+      return r && Array.from(r.timestampsMs, (t, i) => [t, r.values[i]]);
+    };
+    for (const body of bodies) {
+      const whole = feed([body]);
+      expect(whole).toEqual((JSON.parse(body) as Array<[number, number | null]>).map(([t, v]) => [Math.round(t * 1000), v ?? NaN]));
+      for (let k = 0; k <= body.length; k++) expect(feed([body.slice(0, k), body.slice(k)]), `${body} split at ${k}`).toEqual(whole);
+      expect(feed([...body])).toEqual(whole);
+    }
+    for (const bad of ['[[0,1.]]', '[[0,01]]', '[[0,1]', '[[0,1]]x', '[[0,nul]]', '[[0,+1]]']) {
+      for (let k = 0; k <= bad.length; k++) expect(feed([bad.slice(0, k), bad.slice(k)]), `${bad} split at ${k}`).toBeUndefined();
+    }
+  });
+
+  it('a retry starts over: start() drops what an earlier attempt delivered', () => {
+    const s = new NumericRowStream();
+    s.start();
+    s.chunk(Buffer.from('[[0,1],[300,'));
+    s.start();
+    s.chunk(Buffer.from('[[0,7]]'));
+    expect(Array.from(s.end()!.values)).toEqual([7]);
+    expect(s.text()).toBe('[[0,7]]');
+  });
+
+  it('an answer larger than the read can need is cut off (too_large), streamed or not', async () => {
+    const huge = `[${'[0,1],'.repeat(400_000)}[0,1]]`;
+    await expect(client(huge, 1).readRollupColumns(Q)).rejects.toMatchObject({ code: 'too_large' });
+  });
 
   it('reports a limited result', async () => {
     const r = await client('[[0,1]]', 1, { 'x-snowth-results-limited': '1' }).readRollupColumns(Q);

@@ -5,6 +5,8 @@ import { completionSpecs, hintWord, shellIdent } from './spec.js';
 const fq = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** A fish completion script, with descriptions: `tsnode completion fish | source`. */
+// Kept long: the generated fish script reads top to bottom as it will run; cut into pieces, the
+// script's own structure (its case tables, then its functions) would be harder to follow.
 export function fishCompletion(program: Command): string {
   const name = program.name();
   const id = shellIdent(program);

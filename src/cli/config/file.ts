@@ -17,6 +17,7 @@
  *       histogram_rollups: [60, 300, 1800, 10800]
  *       write_to: primary            # tsnode write's default --to
  *       allow_lag: 5m                # sweep / retention apply: the replication lag accepted (--allow-lag)
+ *       skip_unreachable: true       # sweep / retention apply: leave out nodes that do not answer (--skip-unreachable)
  */
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
@@ -57,6 +58,7 @@ export const PROFILE_KEYS = [
   'histogram_rollups',
   'write_to',
   'allow_lag',
+  'skip_unreachable',
 ] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
@@ -97,6 +99,8 @@ export interface Profile {
   writeTo?: WriteTarget;
   /** The replication lag `sweep` and `retention apply` accept without `--allow-lag`, in ms. */
   allowLag?: number;
+  /** `sweep` and `retention apply` leave out nodes that do not answer, as with `--skip-unreachable`. */
+  skipUnreachable?: boolean;
   /** Line of each key present, for messages about it later (an unset ${VAR}, a missing file). */
   lines: Partial<Record<ProfileKey, number>>;
 }
@@ -206,7 +210,7 @@ function describe(node: Node | null): string {
   return 'this value';
 }
 
-function parseProfile(name: string, line: number, node: Node | null, h: { lineOf: LineOf; fail: Fail; deref: (n: unknown) => Node | null }): Profile {
+function parseProfile(name: string, line: number, node: Node | null, h: Helpers): Profile {
   const { lineOf, fail, deref } = h;
   const profile: Profile = { name, line, headers: [], lines: {} };
   if (node === null || (isScalar(node) && node.value === null)) return profile;
@@ -230,35 +234,9 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
       return s!.trim();
     };
     switch (k) {
-      case 'nodes': {
-        // A list of nodes, or one comma-separated string of them.
-        const items: Array<{ text: string; line: number | undefined }> = [];
-        if (isSeq(value)) {
-          for (const item of value.items) {
-            const n = deref(item);
-            const s = isScalar(n) && (typeof n.value === 'string' || typeof n.value === 'number') ? String(n.value) : undefined;
-            if (s === undefined) fail(lineOf(n) ?? vLine, field, `${describe(n)} is not a node address`, NODE_LINE_FORMS);
-            items.push({ text: s!, line: lineOf(n) ?? vLine });
-          }
-        } else {
-          const s = scalarString(value);
-          if (s === undefined) fail(vLine, field, `${describe(value)} is not a list of nodes`, `a list of nodes: [${NODE_LINE_FORMS}]`);
-          for (const part of s!.split(',')) if (part.trim() !== '') items.push({ text: part, line: vLine });
-        }
-        if (items.length === 0) fail(vLine, field, 'lists no nodes', `at least one node: ${NODE_LINE_FORMS}`);
-        const nodes: string[] = [];
-        items.forEach((item, i) => {
-          let url = '';
-          try {
-            url = parseNodeEntry(item.text);
-          } catch (err) {
-            fail(item.line, `${field}[${i}]`, (err as Error).message, NODE_LINE_FORMS);
-          }
-          if (!nodes.includes(url)) nodes.push(url);
-        });
-        profile.nodes = nodes;
+      case 'nodes':
+        profile.nodes = nodesValue(value, field, vLine, h);
         break;
-      }
       case 'seed': {
         const s = text('a node URL');
         try {
@@ -283,31 +261,9 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
         profile.headerPrefix = found!;
         break;
       }
-      case 'headers': {
-        if (value === null || (isScalar(value) && value.value === null)) break;
-        if (!isMap(value)) fail(vLine, field, `${describe(value)} is not a mapping`, 'a mapping of header names to values, e.g. Authorization: "Bearer ${TOKEN}"');
-        for (const hp of (value as { items: Pair[] }).items) {
-          const hName = keyName(hp, lineOf, fail, `${field}.`);
-          const hLine = lineOf(hp.key as Node) ?? vLine ?? line;
-          const hv = deref(hp.value);
-          const hField = `${field}.${hName}`;
-          const template = isScalar(hv) && (typeof hv.value === 'string' || typeof hv.value === 'number') ? String(hv.value) : undefined;
-          // Never echo the value: it may be a secret.
-          if (template === undefined) fail(hLine, hField, 'is not a text value', 'a header value in quotes, e.g. "Bearer ${TOKEN}"');
-          try {
-            validateHeader(hName, template!.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, 'x'), hField);
-          } catch (err) {
-            if (err instanceof HeaderError) fail(hLine, hField, err.message.replace(`${hField}: `, ''), 'a valid header name and a single-line value');
-            throw err;
-          }
-          const problem = templateProblem(template!);
-          if (problem) fail(hLine, hField, problem, '${NAME} references to environment variables, e.g. "Bearer ${PROD_TOKEN}"');
-          if (profile.headers.some((x) => x.name.toLowerCase() === hName.toLowerCase()))
-            fail(hLine, hField, 'is given twice (header names are case-insensitive)', 'each header once');
-          profile.headers.push({ name: hName, template: template!, line: hLine });
-        }
+      case 'headers':
+        addHeaders(profile.headers, value, field, vLine, line, h);
         break;
-      }
       case 'smallest_span':
         profile.smallestSpan = spanValue(value, field, vLine, fail);
         break;
@@ -318,41 +274,28 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
         profile.writeTo = found!;
         break;
       }
-      case 'allow_lag': {
-        // The one duration grammar of the flags (values.ts), so `allow_lag: 5m` reads as `--allow-lag 5m`.
-        const raw = isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number') ? String(value.value) : undefined;
-        if (raw === undefined) fail(vLine, field, `${describe(value)} is not a duration`, DURATION_FORMS);
-        try {
-          profile.allowLag = parseDuration(raw!, field);
-        } catch (err) {
-          if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
-          throw err;
-        }
+      case 'allow_lag':
+        profile.allowLag = durationValue(value, field, vLine, fail);
         break;
-      }
+      case 'skip_unreachable':
+        // A YAML boolean only: `yes` or "true" in quotes is a string here, and refused rather than guessed.
+        if (!isScalar(value) || typeof value.value !== 'boolean') fail(vLine, field, `${describe(value)} is not true or false`, 'true or false');
+        profile.skipUnreachable = (value as { value: boolean }).value;
+        break;
       case 'nnt_rollups':
-      case 'histogram_rollups': {
-        let spans: number[] = [];
-        if (isSeq(value)) {
-          spans = value.items.map((item) => {
-            const n = deref(item);
-            return spanValue(n, field, lineOf(n) ?? vLine, fail);
-          });
-        } else if (scalarString(value) !== undefined) {
-          spans = scalarString(value)!
-            .split(',')
-            .map((part) => spanValue(part, field, vLine, fail));
-        } else {
-          fail(vLine, field, `${describe(value)} is not a list of spans`, `a list of ${SPAN_FORMS}, e.g. [60, 300, 1800]`);
-        }
-        if (spans.length === 0) fail(vLine, field, 'lists no spans', `a list of ${SPAN_FORMS}, e.g. [60, 300, 1800]`);
-        const sorted = [...new Set(spans)].sort((a, b) => a - b);
-        if (k === 'nnt_rollups') profile.nntRollups = sorted;
-        else profile.histogramRollups = sorted;
+        profile.nntRollups = spansValue(value, field, vLine, h);
         break;
-      }
+      case 'histogram_rollups':
+        profile.histogramRollups = spansValue(value, field, vLine, h);
+        break;
     }
   }
+  checkProfile(profile, at, fail);
+  return profile;
+}
+
+/** What a profile's keys say together: one node source at most, cert and key both or neither. */
+function checkProfile(profile: Profile, at: string, fail: Fail): void {
   const sources = NODE_SOURCE_KEYS.filter((s) => profile.lines[s] !== undefined);
   if (sources.length > 1) {
     const second = sources[1]!;
@@ -362,7 +305,96 @@ function parseProfile(name: string, line: number, node: Node | null, h: { lineOf
     const [given, missing] = profile.cert !== undefined ? ['cert', 'key'] : ['key', 'cert'];
     fail(profile.lines[given as ProfileKey], `${at}.${given}`, `is given without ${missing}`, 'both cert and key: mutual TLS takes a certificate and its private key');
   }
-  return profile;
+}
+
+/** A profile's duration (`allow_lag`): the one duration grammar of the flags (values.ts), so `allow_lag: 5m` reads as `--allow-lag 5m`. */
+function durationValue(value: Node | null, field: string, vLine: number | undefined, fail: Fail): number {
+  const raw = isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number') ? String(value.value) : undefined;
+  if (raw === undefined) fail(vLine, field, `${describe(value)} is not a duration`, DURATION_FORMS);
+  try {
+    return parseDuration(raw, field);
+  } catch (err) {
+    if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
+    throw err;
+  }
+}
+
+type Helpers = { lineOf: LineOf; fail: Fail; deref: (n: unknown) => Node | null };
+
+/** A profile's `nodes`: a list of nodes, or one comma-separated string of them; each checked, duplicates dropped. */
+function nodesValue(value: Node | null, field: string, vLine: number | undefined, h: Helpers): string[] {
+  const { lineOf, fail, deref } = h;
+  const items: Array<{ text: string; line: number | undefined }> = [];
+  if (isSeq(value)) {
+    for (const item of value.items) {
+      const n = deref(item);
+      const s = isScalar(n) && (typeof n.value === 'string' || typeof n.value === 'number') ? String(n.value) : undefined;
+      if (s === undefined) fail(lineOf(n) ?? vLine, field, `${describe(n)} is not a node address`, NODE_LINE_FORMS);
+      items.push({ text: s!, line: lineOf(n) ?? vLine });
+    }
+  } else {
+    const s = scalarString(value);
+    if (s === undefined) fail(vLine, field, `${describe(value)} is not a list of nodes`, `a list of nodes: [${NODE_LINE_FORMS}]`);
+    for (const part of s!.split(',')) if (part.trim() !== '') items.push({ text: part, line: vLine });
+  }
+  if (items.length === 0) fail(vLine, field, 'lists no nodes', `at least one node: ${NODE_LINE_FORMS}`);
+  const nodes: string[] = [];
+  items.forEach((item, i) => {
+    let url = '';
+    try {
+      url = parseNodeEntry(item.text);
+    } catch (err) {
+      fail(item.line, `${field}[${i}]`, (err as Error).message, NODE_LINE_FORMS);
+    }
+    if (!nodes.includes(url)) nodes.push(url);
+  });
+  return nodes;
+}
+
+/** A profile's `headers` added to `headers`: a mapping of names to templates (values never echoed: they may be secrets). */
+function addHeaders(headers: Profile['headers'], value: Node | null, field: string, vLine: number | undefined, line: number, h: Helpers): void {
+  const { lineOf, fail, deref } = h;
+  if (value === null || (isScalar(value) && value.value === null)) return;
+  if (!isMap(value)) fail(vLine, field, `${describe(value)} is not a mapping`, 'a mapping of header names to values, e.g. Authorization: "Bearer ${TOKEN}"');
+  for (const hp of (value as { items: Pair[] }).items) {
+    const hName = keyName(hp, lineOf, fail, `${field}.`);
+    const hLine = lineOf(hp.key as Node) ?? vLine ?? line;
+    const hv = deref(hp.value);
+    const hField = `${field}.${hName}`;
+    const template = isScalar(hv) && (typeof hv.value === 'string' || typeof hv.value === 'number') ? String(hv.value) : undefined;
+    // Never echo the value: it may be a secret.
+    if (template === undefined) fail(hLine, hField, 'is not a text value', 'a header value in quotes, e.g. "Bearer ${TOKEN}"');
+    try {
+      validateHeader(hName, template!.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, 'x'), hField);
+    } catch (err) {
+      if (err instanceof HeaderError) fail(hLine, hField, err.message.replace(`${hField}: `, ''), 'a valid header name and a single-line value');
+      throw err;
+    }
+    const problem = templateProblem(template!);
+    if (problem) fail(hLine, hField, problem, '${NAME} references to environment variables, e.g. "Bearer ${PROD_TOKEN}"');
+    if (headers.some((x) => x.name.toLowerCase() === hName.toLowerCase())) fail(hLine, hField, 'is given twice (header names are case-insensitive)', 'each header once');
+    headers.push({ name: hName, template: template!, line: hLine });
+  }
+}
+
+/** A profile's `nnt_rollups` / `histogram_rollups`: a list of spans or one comma-separated string, sorted, duplicates dropped. */
+function spansValue(value: Node | null, field: string, vLine: number | undefined, h: Helpers): number[] {
+  const { lineOf, fail, deref } = h;
+  let spans: number[] = [];
+  if (isSeq(value)) {
+    spans = value.items.map((item) => {
+      const n = deref(item);
+      return spanValue(n, field, lineOf(n) ?? vLine, fail);
+    });
+  } else if (scalarString(value) !== undefined) {
+    spans = scalarString(value)!
+      .split(',')
+      .map((part) => spanValue(part, field, vLine, fail));
+  } else {
+    fail(vLine, field, `${describe(value)} is not a list of spans`, `a list of ${SPAN_FORMS}, e.g. [60, 300, 1800]`);
+  }
+  if (spans.length === 0) fail(vLine, field, 'lists no spans', `a list of ${SPAN_FORMS}, e.g. [60, 300, 1800]`);
+  return [...new Set(spans)].sort((a, b) => a - b);
 }
 
 function spanValue(node: Node | string | null, field: string, line: number | undefined, fail: Fail): number {

@@ -111,6 +111,8 @@ export interface Target {
   writeTo?: Sourced<WriteTarget>;
   /** The profile's replication lag `sweep` and `retention apply` accept (`allow_lag`), in ms. */
   allowLag?: Sourced<number>;
+  /** The profile's `skip_unreachable` (sweep and retention apply leave out nodes that do not answer). */
+  skipUnreachable?: Sourced<boolean>;
   /** Duplicate nodes dropped and the like, for stderr. */
   warnings: string[];
 }
@@ -218,6 +220,7 @@ export function resolveTarget(inputs: TargetInputs): Target {
     spans,
     ...(profile?.writeTo !== undefined ? { writeTo: { value: profile.writeTo, from: at(profile, 'write_to') } } : {}),
     ...(profile?.allowLag !== undefined ? { allowLag: { value: profile.allowLag, from: at(profile, 'allow_lag') } } : {}),
+    ...(profile?.skipUnreachable !== undefined ? { skipUnreachable: { value: profile.skipUnreachable, from: at(profile, 'skip_unreachable') } } : {}),
     warnings,
   };
 }

@@ -34,6 +34,7 @@ export interface ProfileChanges {
   writeTo?: WriteTarget;
   /** Milliseconds; written as a duration (`5m`). */
   allowLag?: number;
+  skipUnreachable?: boolean;
   /** Keys to remove: `cacert`, `headers` (all), `headers.Authorization` (one). */
   unset?: readonly string[];
 }
@@ -104,6 +105,7 @@ export function setProfileText(config: ConfigFile, name: string, changes: Profil
   if (changes.histogramRollups !== undefined) set('histogram_rollups', changes.histogramRollups, true);
   if (changes.writeTo !== undefined) set('write_to', changes.writeTo);
   if (changes.allowLag !== undefined) set('allow_lag', formatDuration(changes.allowLag));
+  if (changes.skipUnreachable !== undefined) set('skip_unreachable', changes.skipUnreachable);
   return finish(config, doc);
 }
 

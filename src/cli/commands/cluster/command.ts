@@ -13,6 +13,7 @@ import {
 } from './options.js';
 
 /** `tsnode cluster up|down`: a local cluster of reference nodes, one process each. */
+// Kept long: a declaration of four subcommands and their help text, read as `--help` prints it.
 export function declareCluster(program: Command, runner: Runner): void {
   const cluster = program
     .command('cluster')

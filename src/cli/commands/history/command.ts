@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Runner } from '../../action.js';
 import { addFlags } from '../../flags.js';
-import { historyFlags, type HistoryOptions } from './options.js';
+import { historyFlags, historyPruneFlags, type HistoryOptions, type HistoryPruneFlags } from './options.js';
 
 /** `tsnode history`: declaration only; the work is in action.ts. */
 export function declareHistory(program: Command, runner: Runner): void {
@@ -52,4 +52,22 @@ Exit: 0 shown, 2 no such run or the journal cannot be read.`,
     .action((run: string, _opts: unknown, cmd: Command) =>
       runner(() => import('./show-action.js').then((m) => m.historyShowAction), { ...cmd.parent!.opts<HistoryOptions>(), run }),
     );
+  addFlags(
+    history.command('prune').description('remove the runs older than an age from the journal (rewritten atomically) with their run files; refused while a run holds a lock'),
+    historyPruneFlags(),
+  )
+    .addHelpText(
+      'after',
+      `
+A run goes whole (its lines, its receipt, its retention run file) once its latest line is older
+than --older-than; lines that cannot be read are kept. Options declared on history: --journal
+<file>, -o/--output table|json|csv. Without a terminal, --yes is needed (--dry-run needs neither).
+
+Examples:
+  $ tsnode history prune --older-than 90d --dry-run
+  $ tsnode --state-dir /srv/tsnode/state history prune --older-than 52w --yes
+
+Exit: 0 pruned (or nothing to prune, or a dry run), 2 usage error, a lock held, or not confirmed.`,
+    )
+    .action((flags: HistoryPruneFlags, cmd: Command) => runner(() => import('./prune.js').then((m) => m.historyPruneAction), { ...cmd.parent!.opts<HistoryOptions>(), ...flags }));
 }

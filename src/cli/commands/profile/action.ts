@@ -35,6 +35,7 @@ export function profileJson(p: Profile, config: ConfigFile, home: string): Recor
   if (p.histogramRollups) out.histogram_rollups = p.histogramRollups;
   if (p.writeTo) out.write_to = p.writeTo;
   if (p.allowLag !== undefined) out.allow_lag = formatDuration(p.allowLag);
+  if (p.skipUnreachable !== undefined) out.skip_unreachable = p.skipUnreachable;
   // Paths as they will be read (relative ones from the config file's directory, ~ expanded).
   const resolved: Record<string, string> = {};
   if (p.nodesFile) resolved.nodes_file = resolveConfigRelative(p.nodesFile, config.path, home);
@@ -115,6 +116,7 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
   if (p.histogramRollups) rows.push(['histogram_rollups', p.histogramRollups.join(', ')]);
   if (p.writeTo) rows.push(['write_to', p.writeTo]);
   if (p.allowLag !== undefined) rows.push(['allow_lag', formatDuration(p.allowLag)]);
+  if (p.skipUnreachable !== undefined) rows.push(['skip_unreachable', String(p.skipUnreachable)]);
   ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
   ctx.log.info(`config: ${config.shown}:${p.line}`);
   return EXIT.ok;
@@ -200,6 +202,7 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
   if (flags.histogramRollups !== undefined) changes.histogramRollups = flags.histogramRollups;
   if (flags.writeTo !== undefined) changes.writeTo = flags.writeTo;
   if (flags.allowLag !== undefined) changes.allowLag = flags.allowLag;
+  if (flags.skipUnreachable) changes.skipUnreachable = true;
   if (flags.unset.length) changes.unset = flags.unset;
   return changes;
 }

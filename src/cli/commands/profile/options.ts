@@ -31,10 +31,29 @@ export const profileSetFlags = {
   histogramRollups: flag.spanList('--histogram-rollups <spans>', 'the histogram spans the nodes keep'),
   writeTo: flag.choice('--write-to <target>', "tsnode write's default --to: primary (the default on a ring), owners, any or all", WRITE_TARGETS),
   allowLag: flag.duration('--allow-lag <duration>', 'the replication lag sweep and retention apply accept without their own --allow-lag (allow_lag)'),
+  skipUnreachable: flag.boolean(
+    '--skip-unreachable',
+    'sweep and retention apply leave out nodes that do not answer, as with their --skip-unreachable (skip_unreachable: true; --unset skip_unreachable removes it)',
+  ),
   unset: flag.repeatable('--unset <key>', 'remove a setting: a key such as cacert or smallest_span, or headers.<Name>; repeatable', {
     complete: {
       kind: 'values',
-      values: ['nodes', 'nodes_file', 'seed', 'header_prefix', 'cacert', 'cert', 'key', 'headers', 'smallest_span', 'nnt_rollups', 'histogram_rollups', 'write_to', 'allow_lag'],
+      values: [
+        'nodes',
+        'nodes_file',
+        'seed',
+        'header_prefix',
+        'cacert',
+        'cert',
+        'key',
+        'headers',
+        'smallest_span',
+        'nnt_rollups',
+        'histogram_rollups',
+        'write_to',
+        'allow_lag',
+        'skip_unreachable',
+      ],
     },
   }),
 };

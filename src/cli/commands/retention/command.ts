@@ -8,6 +8,7 @@ import { retentionPlanFlags, type RetentionPlanFlags, retentionApplyFlags, type 
 const policyArgument = (): Argument => completeWith(new Argument('[policy]', 'the policy file: YAML (.yaml, .yml) or JSON (.json)'), { kind: 'files' });
 
 /** `tsnode retention plan|apply`: declarations only; the work is in plan-action.ts and apply-action.ts. */
+// Kept long: a declaration, most of it help text (the policy format, examples) read as printed.
 export function declareRetention(program: Command, runner: Runner): void {
   const retention = program
     .command('retention')

@@ -57,7 +57,7 @@ export const retentionApplyFlags = {
   pollInterval: flag.duration('--poll-interval <duration>', 'time between status polls of a node', { default: '2s', max: MAX_TIMER_MS }),
   lostAfter: flag.duration('--lost-after <duration>', 'a node silent this long while polled is lost (default max(30s, 3 poll intervals))', { max: MAX_TIMER_MS }),
   stepTimeout: flag.duration('--step-timeout <duration>', "stop waiting for one step's sweep on a node after this long (the node stops there)", { default: '6h' }),
-  journal: flag.string('--journal <file>', 'append this run to this journal (default $XDG_STATE_HOME/tsnode/sweeps.jsonl)', { complete: { kind: 'files' } }),
+  journal: flag.string('--journal <file>', 'append this run to this journal (default sweeps.jsonl in the state dir, see --state-dir)', { complete: { kind: 'files' } }),
   settle: settleFlag(),
   metricsFile: metricsFileFlag(),
   // A benchmark knob (bench/receipts.bench.mjs measures what the receipt's two looks cost a run).

@@ -8,13 +8,14 @@
 import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { stateModes } from '../../../run/state-files.js';
 import { parseRunState, RetentionError, runFingerprint, serializeRunState, summariseRun, type RunState } from '../../../retention/index.js';
 import { UsageError } from '../../errors.js';
 import { stateDir } from '../../journal.js';
 import { pidState } from '../../pid.js';
 
-/** `$XDG_STATE_HOME/tsnode/retention`, else `~/.local/state/tsnode/retention`. */
+/** `retention/` in the state directory (`--state-dir`, `$TSNODE_STATE_DIR`, `$XDG_STATE_HOME/tsnode`, `~/.local/state/tsnode`). */
 export function runDir(env: NodeJS.ProcessEnv): string {
   return join(stateDir(env), 'retention');
 }
@@ -29,9 +30,9 @@ const MAX_RUN_FILE_BYTES = 64 * 1024 * 1024;
 /** Writes the state durably and atomically: after it resolves, a crash leaves this state or a later one. */
 export async function writeRunFile(path: string, state: RunState): Promise<void> {
   const dir = join(path, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { recursive: true, mode: stateModes(dirname(dir)).dir });
   const tmp = `${path}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
+  const fh = await open(tmp, 'w', stateModes(dir).file);
   try {
     await fh.writeFile(serializeRunState(state), 'utf8');
     await fh.sync();
@@ -174,12 +175,12 @@ export interface RunLock {
  * host that no longer runs is taken over; a live one is exit 2: another tsnode applies the run.
  */
 export function lockRun(dir: string, runId: string, warn: (m: string) => void): RunLock {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { recursive: true, mode: stateModes(dirname(dir)).dir });
   const path = join(dir, `${runId}.lock`);
   const mine = JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, 'wx', 0o600);
+      const fd = openSync(path, 'wx', stateModes(dir).file);
       try {
         writeFileSync(fd, mine);
       } finally {

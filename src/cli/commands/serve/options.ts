@@ -1,6 +1,7 @@
 /** `tsnode serve`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
 
+// Kept long: serve's flag table, one entry per flag; split, the table would no longer be one list.
 export function serveFlags() {
   return {
     host: flag.string('--host <address>', 'address to listen on (a non-loopback address exposes a node without authentication)', {

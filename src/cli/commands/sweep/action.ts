@@ -25,7 +25,20 @@ import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
-import { busyText, canAsk, coverageHint, lockDir, logRefusal, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, pastSweepEnds, runTarget } from './run-text.js';
+import {
+  silentNodesHint,
+  busyText,
+  canAsk,
+  coverageHint,
+  lockDir,
+  logRefusal,
+  logReport,
+  missingFooter,
+  NO_SWEEP_API_HINT,
+  openJournal,
+  pastSweepEnds,
+  runTarget,
+} from './run-text.js';
 
 export type { SweepOptions } from './options.js';
 export { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './run-text.js';
@@ -83,6 +96,14 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
     `dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`,
   );
   return EXIT.ok;
+}
+
+/** `--skip-unreachable`, else the profile's `skip_unreachable: true` (said on stderr, with where it is set). */
+export function skipUnreachableOf(flag: boolean, target: Pick<Target, 'skipUnreachable'>, ctx: Pick<CliContext, 'log'>): boolean {
+  if (flag) return true;
+  if (target.skipUnreachable?.value !== true) return false;
+  ctx.log.info(`skip_unreachable from ${target.skipUnreachable.from}: nodes that do not answer are left out (listed as skipped)`);
+  return true;
 }
 
 /** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
@@ -144,7 +165,7 @@ function coreOptions(
   const journal = openJournal(ctx, opts.journal);
   const options: ClusterSweepOptions = {
     force: opts.force,
-    skipUnreachable: opts.skipUnreachable,
+    skipUnreachable: skipUnreachableOf(opts.skipUnreachable, run.target, ctx),
     cluster: {
       allowPartial: opts.allowPartial,
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
@@ -208,7 +229,7 @@ async function confirmSweep(ctx: CliContext, question: string, would: string): P
 }
 
 /** What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). */
-function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext): ExitCode {
+function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext, total: number): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
@@ -222,15 +243,15 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
   logRefusal(ctx, err, (b) => `${b.node} is already sweeping ${busyText(b)}`);
   if (report) for (const note of report.notes) ctx.log.info(note);
   const hints = [
-    err.busy.length ? '--force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
-    err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? NO_SWEEP_API_HINT : '',
-    err.unreachable.length ? '--skip-unreachable to sweep the others (the skipped nodes are listed in the result)' : '',
-    coverageHint(report),
+    err.busy.length ? 'use --force to cancel and replace running sweeps (or wait: tsnode status --watch)' : '',
+    err.unreachable.some((u) => u.error?.code === 'no_sweep_api') ? `use ${NO_SWEEP_API_HINT}` : '',
+    silentNodesHint(err, total, 'to sweep the others (the skipped nodes are listed in the result)'),
+    coverageHint(report) ? `use ${coverageHint(report)}` : '',
     lag?.nodes.some(hasLag)
-      ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
+      ? 'use tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to sweep anyway (a node data reaches after its sweep ends late_data)'
       : '',
   ].filter(Boolean);
-  throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? `use ${hints.join('; ')}` : undefined);
+  throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? hints.join('; ') : undefined);
 }
 
 async function sweepNodes(
@@ -268,7 +289,7 @@ async function sweepNodes(
     result = await runClusterSweep(clients, plan.request, options);
   } catch (err) {
     stop();
-    return refused(err, report, lag.report, ctx);
+    return refused(err, report, lag.report, ctx, clients.length);
   } finally {
     stop();
   }

@@ -37,7 +37,7 @@ export function sweepFlags() {
       'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)',
     ),
     allowLag: allowLagFlag(),
-    journal: flag.string('--journal <file>', 'append this run to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
+    journal: flag.string('--journal <file>', 'append this run to this journal file (default sweeps.jsonl in the state dir, see --state-dir)', {
       complete: { kind: 'files' },
     }),
     output: flag.output(),

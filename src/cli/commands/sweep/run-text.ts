@@ -47,13 +47,34 @@ export function missingFooter(report: ClusterCheckReport | undefined, what = 'no
 export const NO_SWEEP_API_HINT =
   'a store with /sweep_delete (versions 0.11.6 to 0.19.22, or a tsnode reference node; 0.19.23 removed it), or, where a node keeps its data by its own retention config, tsnode retention verify to check what it keeps';
 
+/**
+ * The hint for nodes that gave no status, fitting their silence: a node that accepts connections
+ * and does not answer (frozen, overloaded) wants waiting or a restart, one that refuses wants
+ * starting; `--skip-unreachable` is offered only when other nodes answered (`total` nodes asked),
+ * with what it does (`skipWhat`: "to run on the others ...").
+ */
+export function silentNodesHint(err: SweepRefusedError, total: number, skipWhat: string): string {
+  const silent = err.unreachable.filter((u) => u.error?.code !== 'no_sweep_api');
+  if (!silent.length) return '';
+  const frozen = silent.filter((u) => u.error?.code === 'timeout').map((u) => u.node);
+  const down = silent.filter((u) => u.error?.code !== 'timeout').map((u) => u.node);
+  const hints = [
+    frozen.length
+      ? `${frozen.join(', ')} accept${frozen.length === 1 ? 's' : ''} connections but do${frozen.length === 1 ? 'es' : ''} not answer (frozen or overloaded): wait and run again, or restart ${frozen.length === 1 ? 'it' : 'them'}`
+      : '',
+    down.length ? `start ${down.join(', ')} (or correct the node list), then run again` : '',
+    total > err.unreachable.length ? `--skip-unreachable ${skipWhat}` : '',
+  ];
+  return hints.filter(Boolean).join('; ');
+}
+
 /** A refusal's lines on stderr: each busy node with what it runs, each unreachable node, each problem. */
 export function logRefusal(ctx: CliContext, err: SweepRefusedError, busyLine: (b: SweepRefusedError['busy'][number]) => string): void {
   for (const b of err.busy) ctx.log.error(busyLine(b));
   for (const u of err.unreachable)
     ctx.log.error(
       `${u.node} ${preflightProblem(u.error)
-        .replace(/^unreachable:/, 'is unreachable:')
+        .replace(/^unreachable:/, u.error?.code === 'timeout' ? 'does not answer:' : 'is unreachable:')
         .replace(/^no sweep API:/, 'has no sweep API:')}`,
     );
   for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);

@@ -2,11 +2,11 @@ import { resolve } from 'node:path';
 import type { Ora } from 'ora';
 import { DEFAULT_RETRY } from '../../../client/retry.js';
 import { type RejectEntry } from '../../../records/index.js';
-import { writeRecords, type ReplayEvent, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
+import { writeRecords, type ReplayEvent, type ReplayOptions, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExitCode } from '../../exit-codes.js';
-import { openTarget } from '../../node-source.js';
+import { openTarget, type TargetRun } from '../../node-source.js';
 import { startSpinner } from '../../render/spinner.js';
 import type { WriteOptions } from './options.js';
 import { planWriteRoute, type WriteRoute } from './route.js';
@@ -26,8 +26,8 @@ function progressLine(p: ReplayProgress): string {
   return `${where}, ${p.written.toLocaleString('en-US')} written, ${rate.toLocaleString('en-US')} records/s${eta}, ${p.retries} retries, ${p.rejected} rejected`;
 }
 
-export async function writeAction(opts: WriteOptions & { files: string[] }, ctx: CliContext): Promise<ExitCode> {
-  const files = opts.files;
+/** Refuses flags that contradict each other or name an input twice, before anything is read; returns --allow-changed-input (or its old spelling). */
+function checkWriteFlags(opts: WriteOptions & { files: string[] }, ctx: CliContext): boolean {
   if (opts.output === 'text') ctx.log.warn('write --output text is deprecated: it is now --output table (the same summary); text goes in the next release');
   // --force is the old spelling: read for one release, with a warning (it means "replace a running sweep" everywhere else).
   if (opts.force && opts.allowChangedInput)
@@ -44,48 +44,54 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   }
   // Each input keeps its own resume position, by name: the same input twice would share one.
   const seen = new Set<string>();
-  for (const f of files) {
+  for (const f of opts.files) {
     const key = f === '-' ? '-' : resolve(ctx.cwd, f);
     if (seen.has(key))
       throw new UsageError(`input ${JSON.stringify(f)} is named twice`, 'name each file once (its records would be written twice, and its resume position mixed up)');
     seen.add(key);
   }
   if (opts.strict && opts.dryRun) ctx.log.debug('--strict with --dry-run: validating only');
+  return allowChangedInput;
+}
 
-  const first = files[0]!;
+/** The rejects and state files: the flags', else beside the first input (`tsnode-*` in the working directory for stdin). */
+function runFiles(opts: WriteOptions & { files: string[] }, ctx: CliContext): { rejectsPath: string; statePath: string } {
+  const first = opts.files[0]!;
   const base = first === '-' ? resolve(ctx.cwd, 'tsnode') : resolve(ctx.cwd, first);
   const rejectsPath = opts.rejects !== undefined ? resolve(ctx.cwd, opts.rejects) : `${base}${first === '-' ? '-rejects.ndjson' : '.rejects.ndjson'}`;
   const statePath = opts.state !== undefined ? resolve(ctx.cwd, opts.state) : `${base}${first === '-' ? '-state.json' : '.tsnode-state.json'}`;
+  return { rejectsPath, statePath };
+}
 
-  // Only now, with every flag checked, is anything read or sent (a seed's discovery included).
+/** Opens the network and decides where the records go; closes the network again when that fails. */
+async function openRoute(opts: WriteOptions, ctx: CliContext): Promise<{ net: TargetRun['network']; route: WriteRoute }> {
   const run = await openTarget(opts, ctx, {
     command: 'tsnode write',
     connectionsPerNode: Math.max(opts.concurrency + 2, 8),
     ...(opts.node !== undefined ? { node: opts.node } : {}),
   });
   const net = run.network;
-  let route: WriteRoute;
   try {
     // --to, else the profile's write_to, else decided from the nodes.
     const to = opts.to ?? run.target.writeTo?.value;
     const toFrom = opts.to !== undefined ? '--to' : run.target.writeTo?.from;
-    route = await planWriteRoute({ kind: opts.kind, to, toFrom, spans: run.target.spans }, run.nodes, ctx, net, run.ring);
+    return { net, route: await planWriteRoute({ kind: opts.kind, to, toFrom, spans: run.target.spans }, run.nodes, ctx, net, run.ring) };
   } catch (err) {
     await net.close();
     throw err;
   }
-  let spinner: Ora | undefined;
-  let latest: ReplayProgress | undefined;
+}
+
+/** What the run says on stderr as it goes (nodes failing and back, failed batches, rejects); --strict's first invalid records are kept in `invalidShown`. */
+function eventLog(route: WriteRoute, opts: WriteOptions, ctx: CliContext, spinner: () => Ora | undefined, invalidShown: RejectEntry[]): (e: ReplayEvent) => void {
   let shownRejects = 0;
-  // --strict names the first invalid records on stderr; the count is the result's.
-  const invalidShown: RejectEntry[] = [];
-  const onEvent = (e: ReplayEvent): void => {
-    const say = (m: string, warn = false): void => {
-      if (spinner) spinner.clear();
-      if (warn) ctx.log.warn(m);
-      else ctx.log.info(m);
-      if (spinner) spinner.render();
-    };
+  const say = (m: string, warn = false): void => {
+    spinner()?.clear();
+    if (warn) ctx.log.warn(m);
+    else ctx.log.info(m);
+    spinner()?.render();
+  };
+  return (e) => {
     switch (e.type) {
       case 'node-down':
         say(
@@ -121,16 +127,22 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
         break;
     }
   };
-  // The spinner line is cut to one row: ora counts wrapped lines to erase, and a wrapped line
-  // would leave copies of itself behind. No spinner (a pipe, --no-progress): a plain line every 5 s.
-  spinner = await startSpinner(ctx, 'starting');
+}
+
+/**
+ * The progress: the spinner's text every 250 ms, or without a spinner (a pipe, --no-progress) a
+ * plain line every 5 s. The spinner line is cut to one row: ora counts wrapped lines to erase, and
+ * a wrapped line would leave copies of itself behind.
+ */
+function progressTimer(ctx: CliContext, spinner: Ora | undefined, latest: () => ReplayProgress | undefined): NodeJS.Timeout {
   const columns = ctx.stderr.columns ?? 80;
   const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
   const timer = setInterval(
     () => {
-      if (!latest) return;
-      if (spinner) spinner.text = fit(progressLine(latest));
-      else ctx.log.info(progressLine(latest));
+      const p = latest();
+      if (!p) return;
+      if (spinner) spinner.text = fit(progressLine(p));
+      else ctx.log.info(progressLine(p));
       if (ctx.verbose && !spinner) {
         const m = process.memoryUsage();
         ctx.log.debug(`memory: rss ${humanBytes(m.rss)}, heap ${humanBytes(m.heapUsed)} of ${humanBytes(m.heapTotal)}, buffers ${humanBytes(m.arrayBuffers)}`);
@@ -139,36 +151,54 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
     spinner ? 250 : 5000,
   );
   timer.unref();
+  return timer;
+}
+
+/** The library's options for this run, from the flags and the route. */
+function replayOptions(opts: WriteOptions, ctx: CliContext, route: WriteRoute, files: { rejectsPath: string; statePath: string }, allowChangedInput: boolean): ReplayOptions {
+  return {
+    clients: route.clients,
+    to: route.to,
+    ...(route.ring ? { ring: route.ring } : {}),
+    kind: opts.kind,
+    format: opts.format,
+    batchSize: opts.batchSize,
+    batchBytes: opts.batchBytes,
+    concurrency: opts.concurrency,
+    method: opts.method === 'put' ? 'PUT' : 'POST',
+    rejectsPath: files.rejectsPath,
+    ...(opts.maxErrors !== undefined ? { maxErrors: opts.maxErrors } : {}),
+    ...(opts.rate !== undefined ? { rate: opts.rate } : {}),
+    ...(route.smallestSpan ? { smallestSpan: route.smallestSpan.seconds } : {}),
+    ...(route.histogramPeriods?.seconds ? { histogramPeriods: route.histogramPeriods.seconds } : {}),
+    strict: opts.strict,
+    statePath: files.statePath,
+    resume: opts.resume,
+    allowChangedInput,
+    dryRun: opts.dryRun,
+    signal: ctx.signal,
+    stdin: ctx.stdin,
+    ackRetry: { ...DEFAULT_RETRY, retries: opts.retries },
+    now: ctx.now,
+  };
+}
+
+export async function writeAction(opts: WriteOptions & { files: string[] }, ctx: CliContext): Promise<ExitCode> {
+  const allowChangedInput = checkWriteFlags(opts, ctx);
+  const files = runFiles(opts, ctx);
+  // Only now, with every flag checked, is anything read or sent (a seed's discovery included).
+  const { net, route } = await openRoute(opts, ctx);
+  let spinner: Ora | undefined;
+  let latest: ReplayProgress | undefined;
+  // --strict names the first invalid records on stderr; the count is the result's.
+  const invalidShown: RejectEntry[] = [];
+  const onEvent = eventLog(route, opts, ctx, () => spinner, invalidShown);
+  spinner = await startSpinner(ctx, 'starting');
+  const timer = progressTimer(ctx, spinner, () => latest);
 
   let result: ReplayResult;
   try {
-    result = await writeRecords(files, {
-      clients: route.clients,
-      to: route.to,
-      ...(route.ring ? { ring: route.ring } : {}),
-      kind: opts.kind,
-      format: opts.format,
-      batchSize: opts.batchSize,
-      batchBytes: opts.batchBytes,
-      concurrency: opts.concurrency,
-      method: opts.method === 'put' ? 'PUT' : 'POST',
-      rejectsPath,
-      ...(opts.maxErrors !== undefined ? { maxErrors: opts.maxErrors } : {}),
-      ...(opts.rate !== undefined ? { rate: opts.rate } : {}),
-      ...(route.smallestSpan ? { smallestSpan: route.smallestSpan.seconds } : {}),
-      ...(route.histogramPeriods?.seconds ? { histogramPeriods: route.histogramPeriods.seconds } : {}),
-      strict: opts.strict,
-      statePath,
-      resume: opts.resume,
-      allowChangedInput,
-      dryRun: opts.dryRun,
-      signal: ctx.signal,
-      stdin: ctx.stdin,
-      ackRetry: { ...DEFAULT_RETRY, retries: opts.retries },
-      onProgress: (p) => (latest = p),
-      onEvent,
-      now: ctx.now,
-    });
+    result = await writeRecords(opts.files, { ...replayOptions(opts, ctx, route, files, allowChangedInput), onProgress: (p) => (latest = p), onEvent });
   } catch (err) {
     spinner?.stop();
     throw err;
