@@ -128,6 +128,30 @@ export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefin
   for (const n of report.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: ${going})`);
 }
 
+/** An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'. */
+function skewChecks(run: TargetRun, plan: SweepPlan, opts: SweepOptions, ctx: CliContext): NonNullable<ClusterSweepOptions['checks']> {
+  if (!plan.relative) return [];
+  return [
+    clockSkewCheck(
+      run.nodes.map((n) => run.network.client(n)),
+      { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
+    ),
+  ];
+}
+
+/** What the journal says about the run: who, where the nodes came from, the flags a catch-up carries. */
+function journalDescription(run: TargetRun, carried: CarriedFlags, ctx: CliContext): ClusterSweepOptions['described'] {
+  return {
+    by: whoAmI(ctx.env),
+    headerPrefix: run.target.headerPrefix.value,
+    nodeSource: run.target.origin,
+    described: run.described,
+    profile: run.target.profile?.name ?? null,
+    carry: carried.carry,
+    addBack: carried.addBack,
+  };
+}
+
 /**
  * The run core's options for this command line: the checks (identity, coverage, spans), the
  * journal and lock, what the journal says about the run, the prompt, and the progress display
@@ -174,15 +198,7 @@ function coreOptions(
     replicationLag: replicationLagOption(allowed, (r) => {
       lag.report = r;
     }),
-    // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
-    checks: plan.relative
-      ? [
-          clockSkewCheck(
-            run.nodes.map((n) => run.network.client(n)),
-            { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
-          ),
-        ]
-      : [],
+    checks: skewChecks(run, plan, opts, ctx),
     onEvent: (e) => progress?.onEvent(e),
     onStage,
     journal,
@@ -196,15 +212,7 @@ function coreOptions(
     lockDir: lockDir(ctx),
     onLockTakeOver: (m) => ctx.log.warn(m),
     runId: newRunId(),
-    described: {
-      by: whoAmI(ctx.env),
-      headerPrefix: run.target.headerPrefix.value,
-      nodeSource: run.target.origin,
-      described: run.described,
-      profile: run.target.profile?.name ?? null,
-      carry: carried.carry,
-      addBack: carried.addBack,
-    },
+    described: journalDescription(run, carried, ctx),
     concurrency: plan.concurrency,
     signal: ctx.signal,
     wait: plan.wait,
