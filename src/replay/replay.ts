@@ -20,7 +20,7 @@ import { Ledger } from './ledger.js';
 import { NodePool } from './node-pool.js';
 import { RateLimiter } from './rate-limiter.js';
 import { RejectsFile } from './rejects.js';
-import { ResumeState } from './resume.js';
+import { ResumeState, type ResumePoint } from './resume.js';
 import { AnyAllRoute } from './route-any-all.js';
 import { OwnersRoute } from './route-owners.js';
 import type { BatchOutcome, Route } from './route.js';
@@ -214,14 +214,9 @@ class Replay {
     }
   }
 
-  private async readInput(info: SourceInfo, send: boolean): Promise<void> {
-    const { ledger, options, signal } = this;
-    const resumed = send ? this.resume.starts.get(info.name) : undefined;
-    if (resumed?.done) {
-      this.inputs.push({ name: info.name, format: resumed.format, read: 0, skipped: resumed.pos.record, resumedAt: resumed.pos, position: resumed.pos });
-      this.bytesDone += info.size ?? 0;
-      return;
-    }
+  /** Opens one input (at its saved position when resumed) and the batcher its records go into. */
+  private async openInput(info: SourceInfo, resumed: ResumePoint | undefined) {
+    const { options, signal } = this;
     const format = resumed?.format ?? options.format ?? 'auto';
     const handle = await openRecords(info, {
       format,
@@ -243,6 +238,18 @@ class Replay {
       start,
       deferCopies: true,
     });
+    return { handle, start, batcher };
+  }
+
+  private async readInput(info: SourceInfo, send: boolean): Promise<void> {
+    const { ledger, signal } = this;
+    const resumed = send ? this.resume.starts.get(info.name) : undefined;
+    if (resumed?.done) {
+      this.inputs.push({ name: info.name, format: resumed.format, read: 0, skipped: resumed.pos.record, resumedAt: resumed.pos, position: resumed.pos });
+      this.bytesDone += info.size ?? 0;
+      return;
+    }
+    const { handle, start, batcher } = await this.openInput(info, resumed);
     // The counts carried from the earlier run(s) keep adding up in the state file.
     const water = new LowWater(start, resumed?.settled);
     const report: InputReport = { name: info.name, format: handle.format, read: 0, skipped: start.record, position: start, ...(resumed ? { resumedAt: resumed.pos } : {}) };

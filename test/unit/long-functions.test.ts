@@ -10,6 +10,16 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const MAX_LINES = 80;
+
+// Still to split (issue 24): long before this test, not yet cut into named steps. The list only
+// shrinks: a function not named here fails, and so does a name here that is no longer long.
+const PENDING = [
+  'src/cli/commands/history/runs.ts assembleRuns',
+  'src/cli/commands/write/summary.ts summaryTable',
+  'src/cli/config/target.ts resolveTarget',
+  'src/cli/local-cluster/start.ts startCluster',
+  'src/cli/render/chart.ts renderChart',
+];
 const SRC = join(import.meta.dirname, '../../src');
 
 interface LongFunction {
@@ -67,12 +77,17 @@ function longFunctions(file: string, text: string): LongFunction[] {
 }
 
 describe('functions in src/', () => {
+  const unexplained = sourceFiles(SRC)
+    .flatMap((f) => longFunctions(relative(join(SRC, '..'), f), readFileSync(f, 'utf8')))
+    .filter((f) => !f.justified);
+  const key = (f: LongFunction): string => `${f.where.replace(/:\d+$/, '')} ${f.name}`;
+
   it(`are at most ${MAX_LINES} lines, or say right above why they are longer`, () => {
-    const unexplained = sourceFiles(SRC)
-      .flatMap((f) => longFunctions(relative(join(SRC, '..'), f), readFileSync(f, 'utf8')))
-      .filter((f) => !f.justified)
-      .map((f) => `${f.where} ${f.name} (${f.lines} lines)`);
-    expect(unexplained).toEqual([]);
+    expect(unexplained.filter((f) => !PENDING.includes(key(f))).map((f) => `${f.where} ${f.name} (${f.lines} lines)`)).toEqual([]);
+  });
+
+  it('still to split: only the ones named, each still long (remove it from PENDING once split)', () => {
+    expect(PENDING.filter((p) => !unexplained.some((f) => key(f) === p))).toEqual([]);
   });
 });
 

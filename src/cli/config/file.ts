@@ -254,26 +254,18 @@ function parseProfile(name: string, line: number, node: Node | null, h: Helpers)
       case 'key':
         profile[k] = text("a PEM file path (relative to this file's directory, ~ allowed)");
         break;
-      case 'header_prefix': {
-        const s = scalarString(value);
-        const found = HEADER_PREFIXES.find((p) => p.toLowerCase() === s?.trim().toLowerCase());
-        if (found === undefined) fail(vLine, field, `${describe(value)} is not a header prefix`, `one of ${HEADER_PREFIXES.join(', ')}`);
-        profile.headerPrefix = found!;
+      case 'header_prefix':
+        profile.headerPrefix = headerPrefixValue(value, field, vLine, fail);
         break;
-      }
       case 'headers':
         addHeaders(profile.headers, value, field, vLine, line, h);
         break;
       case 'smallest_span':
         profile.smallestSpan = spanValue(value, field, vLine, fail);
         break;
-      case 'write_to': {
-        const s = scalarString(value)?.trim();
-        const found = WRITE_TARGETS.find((t) => t === s);
-        if (found === undefined) fail(vLine, field, `${describe(value)} is not a write target`, `one of ${WRITE_TARGETS.join(', ')}`);
-        profile.writeTo = found!;
+      case 'write_to':
+        profile.writeTo = writeToValue(value, field, vLine, fail);
         break;
-      }
       case 'allow_lag':
         profile.allowLag = durationValue(value, field, vLine, fail);
         break;
@@ -317,6 +309,22 @@ function durationValue(value: Node | null, field: string, vLine: number | undefi
     if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
     throw err;
   }
+}
+
+/** A profile's `header_prefix`: one of the store's two, in any case. */
+function headerPrefixValue(value: Node | null, field: string, vLine: number | undefined, fail: Fail): NonNullable<Profile['headerPrefix']> {
+  const s = scalarString(value);
+  const found = HEADER_PREFIXES.find((p) => p.toLowerCase() === s?.trim().toLowerCase());
+  if (found === undefined) fail(vLine, field, `${describe(value)} is not a header prefix`, `one of ${HEADER_PREFIXES.join(', ')}`);
+  return found;
+}
+
+/** A profile's `write_to`: where `tsnode write` sends records by default. */
+function writeToValue(value: Node | null, field: string, vLine: number | undefined, fail: Fail): NonNullable<Profile['writeTo']> {
+  const s = scalarString(value)?.trim();
+  const found = WRITE_TARGETS.find((t) => t === s);
+  if (found === undefined) fail(vLine, field, `${describe(value)} is not a write target`, `one of ${WRITE_TARGETS.join(', ')}`);
+  return found;
 }
 
 type Helpers = { lineOf: LineOf; fail: Fail; deref: (n: unknown) => Node | null };

@@ -129,6 +129,29 @@ function shardArgsOf(flags: ClusterUpFlags, count: number): { serveArgs: string[
   };
 }
 
+/** A cluster in the foreground: until Ctrl-C (or SIGTERM), `cluster down` elsewhere or a node exiting on its own; then every node stopped. */
+async function foreground(cluster: RunningCluster, stop: AbortSignal, ctx: CliContext): Promise<ExitCode> {
+  const crash = await Promise.race([
+    cluster.unexpectedExit,
+    new Promise<undefined>((r) => (stop.aborted ? r(undefined) : stop.addEventListener('abort', () => r(undefined), { once: true }))),
+  ]);
+  // `tsnode cluster down` from another terminal removes cluster.json before it stops the nodes.
+  const downElsewhere = crash !== undefined && !existsSync(join(cluster.state.dir, CLUSTER_FILE));
+  if (downElsewhere) {
+    ctx.log.info('the cluster was stopped with `tsnode cluster down`; stopping what is left...');
+  } else if (crash) {
+    ctx.log.error(
+      `node ${crash.node.index} ${crash.node.url} exited on its own (${crash.code !== null ? `code ${crash.code}` : crash.signal}); stopping the others. Its log: ${crash.node.logFile}`,
+    );
+  } else {
+    ctx.log.info('stopping every node... (a second Ctrl-C exits at once; the nodes are still sent SIGTERM)');
+  }
+  const results = await cluster.stop();
+  for (const r of results) if (!(downElsewhere && r.outcome === 'gone')) ctx.log.info(`  ${describeStop(r)}`);
+  ctx.log.info(`cluster stopped; data kept in ${cluster.state.dir} (${join(cluster.state.dir, 'node-*')})`);
+  return crash && !downElsewhere ? EXIT.failed : EXIT.ok;
+}
+
 export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): Promise<ExitCode> {
   // A recorded cluster that does not run whole: its stopped nodes come back as recorded.
   const restarted = await import('./restart.js').then((m) => m.upRecordedCluster(flags, ctx));
@@ -191,25 +214,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
     }
     ctx.log.info(paint.green(`cluster up; node list in ${nodesFile}. Press Ctrl-C to stop every node.`));
     ctx.log.info(`  try:   ${tryIt}`);
-    const crash = await Promise.race([
-      cluster.unexpectedExit,
-      new Promise<undefined>((r) => (stop.signal.aborted ? r(undefined) : stop.signal.addEventListener('abort', () => r(undefined), { once: true }))),
-    ]);
-    // `tsnode cluster down` from another terminal removes cluster.json before it stops the nodes.
-    const downElsewhere = crash !== undefined && !existsSync(join(cluster.state.dir, CLUSTER_FILE));
-    if (downElsewhere) {
-      ctx.log.info('the cluster was stopped with `tsnode cluster down`; stopping what is left...');
-    } else if (crash) {
-      ctx.log.error(
-        `node ${crash.node.index} ${crash.node.url} exited on its own (${crash.code !== null ? `code ${crash.code}` : crash.signal}); stopping the others. Its log: ${crash.node.logFile}`,
-      );
-    } else {
-      ctx.log.info('stopping every node... (a second Ctrl-C exits at once; the nodes are still sent SIGTERM)');
-    }
-    const results = await cluster.stop();
-    for (const r of results) if (!(downElsewhere && r.outcome === 'gone')) ctx.log.info(`  ${describeStop(r)}`);
-    ctx.log.info(`cluster stopped; data kept in ${cluster.state.dir} (${join(cluster.state.dir, 'node-*')})`);
-    return crash && !downElsewhere ? EXIT.failed : EXIT.ok;
+    return await foreground(cluster, stop.signal, ctx);
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }

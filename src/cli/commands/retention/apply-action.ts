@@ -23,6 +23,8 @@ import {
   type RetentionEvent,
   type RetentionPlan,
   type RunState,
+  newRun,
+  type RunOrigin,
 } from '../../../retention/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -88,6 +90,32 @@ export function resumeCommand(
   if (ctx.env.TSNODE_HEADERS) addBack.push('TSNODE_HEADERS (read from the environment again when set)');
   if (ctx.profile === undefined && ctx.env.TSNODE_PROFILE) addBack.push(`TSNODE_PROFILE (${ctx.env.TSNODE_PROFILE}, read from the environment again when set)`);
   return { command: args.map(shellQuote).join(' '), addBack, reach: args.slice(first) };
+}
+
+/** The run's state, recording how it reached its nodes (a run file of version 1 gets this attempt's). */
+function withOrigin(found: RunState | undefined, plan: RetentionPlan, runId: string, base: ReturnType<typeof resumeCommand>, ctx: CliContext): RunState {
+  const origin: RunOrigin = found?.origin ?? { profile: ctx.profile ?? null, flags: base.reach, addBack: base.addBack };
+  return found ? { ...found, origin } : newRun(plan, { runId, at: ctx.now(), origin });
+}
+
+/**
+ * A resume reaches the run's nodes as the run did: without --profile (or TSNODE_PROFILE) it takes
+ * the profile its run file records; flags that differ from the recorded ones are named (the
+ * resume goes on with the ones given).
+ */
+function withRecordedProfile(saved: RunState, opts: RetentionApplyFlags, ctx: CliContext): CliContext {
+  const origin = saved.origin;
+  if (!origin) return ctx;
+  const recorded = origin.profile;
+  const run = recorded !== null && ctx.profile === undefined && !ctx.env.TSNODE_PROFILE ? { ...ctx, profile: recorded } : ctx;
+  if (run !== ctx) ctx.log.info(`profile ${recorded}: the one run ${saved.runId} was started with (its run file); --profile chooses another`);
+  const now = resumeCommand(saved.runId, opts, run).reach;
+  if (now.join('\0') !== origin.flags.join('\0')) {
+    const shown = (f: readonly string[]): string => (f.length ? f.map(shellQuote).join(' ') : '(none)');
+    ctx.log.warn(`run ${saved.runId} was started with ${shown(origin.flags)}; this resume reaches its nodes with ${shown(now)}`);
+  }
+  if (origin.addBack.length) ctx.log.info(`run ${saved.runId} also had: ${origin.addBack.join('; ')}`);
+  return run;
 }
 
 /** Rules under an hour (SHORT_AGE_SECONDS) off a terminal: only --allow-short-age lets them run. */
@@ -167,16 +195,18 @@ interface ApplyContext {
   lagRead?: LagReport;
 }
 
-async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
-  const policy = checkApplyFlags(opts, ctx);
-  const dir = runDir(ctx.env);
+async function applyRun(opts: RetentionApplyFlags, given: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
+  const policy = checkApplyFlags(opts, given);
+  const dir = runDir(given.env);
   let saved: RunState | undefined;
-  if (opts.resume !== undefined) saved = asUsage(() => findRun(dir, opts.resume!, ctx));
-  refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, ctx);
+  if (opts.resume !== undefined) saved = asUsage(() => findRun(dir, opts.resume!, given));
+  refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, given);
   if (saved && summariseRun(saved).outcome === 'complete') {
-    ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
+    given.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
   }
+  // A resume reaches the nodes as its run did (the profile its run file records).
+  const ctx = saved ? withRecordedProfile(saved, opts, given) : given;
   // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
   // DELETE, the run recorded as interrupted.
   const signal = ctx.signal;
@@ -204,8 +234,10 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       );
     if (!saved && sweepNodes.length === 0 && nodeManaged.length > 0) return onlyNodeManaged(opts, ctx, await verifyManaged(), metrics);
 
-    const { state, plan } = saved ? continueSaved(saved, ctx) : await planNewRun({ opts, ctx, clients, policy: policy!, target, facts, sweepNodes, report, dir, refuse });
-    const runId = state?.runId ?? newRetentionRunId(ctx.now());
+    const { state: found, plan } = saved ? continueSaved(saved, ctx) : await planNewRun({ opts, ctx, clients, policy: policy!, target, facts, sweepNodes, report, dir, refuse });
+    const runId = found?.runId ?? newRetentionRunId(ctx.now());
+    const catchUpBase = resumeCommand(runId, opts, ctx);
+    const state = withOrigin(found, plan, runId, catchUpBase, ctx);
     const runFile = runFilePath(dir, runId);
     held.lock = lockRun(dir, runId, (m) => ctx.log.warn(m));
     const log = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, true);
@@ -226,7 +258,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       resolved,
       allowed,
       skipUnreachable: skipUnreachableOf(opts.skipUnreachable, target, ctx),
-      catchUpBase: resumeCommand(runId, opts, ctx),
+      catchUpBase,
     };
 
     const result = await runOrRefuse(run, sweepClients, state);

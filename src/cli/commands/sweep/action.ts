@@ -23,6 +23,7 @@ import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { formatDuration } from '../../values.js';
 import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
+import { confirmShortAge, isShort, shortAgeChecks } from './short-age.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
@@ -76,6 +77,7 @@ async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRec
     throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
   }
   const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
+  if (opts.allowShortAge) carried.carry.push('--allow-short-age');
   const shown = runTarget(target);
   // A seed's ring is discovered here (GET only); a list is not contacted yet.
   const run = await connectTarget(target, opts, ctx);
@@ -129,6 +131,30 @@ export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefin
   for (const n of report.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: ${going})`);
 }
 
+/** An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'. */
+function skewChecks(run: TargetRun, plan: SweepPlan, opts: SweepOptions, ctx: CliContext): NonNullable<ClusterSweepOptions['checks']> {
+  if (!plan.relative) return [];
+  return [
+    clockSkewCheck(
+      run.nodes.map((n) => run.network.client(n)),
+      { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
+    ),
+  ];
+}
+
+/** What the journal says about the run: who, where the nodes came from, the flags a catch-up carries. */
+function journalDescription(run: TargetRun, carried: CarriedFlags, ctx: CliContext): ClusterSweepOptions['described'] {
+  return {
+    by: whoAmI(ctx.env),
+    headerPrefix: run.target.headerPrefix.value,
+    nodeSource: run.target.origin,
+    described: run.described,
+    profile: run.target.profile?.name ?? null,
+    carry: carried.carry,
+    addBack: carried.addBack,
+  };
+}
+
 /**
  * The run core's options for this command line: the checks (identity, coverage, spans), the
  * journal and lock, what the journal says about the run, the prompt, and the progress display
@@ -164,6 +190,7 @@ function coreOptions(
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
   const journal = openJournal(ctx, opts.journal);
+  const short = { before: opts.before ?? '', beforeMs: plan.beforeMs, allowShortAge: opts.allowShortAge };
   const options: ClusterSweepOptions = {
     force: opts.force,
     skipUnreachable: skipUnreachableOf(opts.skipUnreachable, run.target, ctx),
@@ -175,15 +202,7 @@ function coreOptions(
     replicationLag: replicationLagOption(allowed, (r) => {
       lag.report = r;
     }),
-    // An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'.
-    checks: plan.relative
-      ? [
-          clockSkewCheck(
-            run.nodes.map((n) => run.network.client(n)),
-            { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
-          ),
-        ]
-      : [],
+    checks: [...shortAgeChecks(short, ctx), ...skewChecks(run, plan, opts, ctx)],
     onEvent: (e) => progress?.onEvent(e),
     onStage,
     journal,
@@ -197,15 +216,7 @@ function coreOptions(
     lockDir: lockDir(ctx),
     onLockTakeOver: (m) => ctx.log.warn(m),
     runId: newRunId(),
-    described: {
-      by: whoAmI(ctx.env),
-      headerPrefix: run.target.headerPrefix.value,
-      nodeSource: run.target.origin,
-      described: run.described,
-      profile: run.target.profile?.name ?? null,
-      carry: carried.carry,
-      addBack: carried.addBack,
-    },
+    described: journalDescription(run, carried, ctx),
     concurrency: plan.concurrency,
     signal: ctx.signal,
     wait: plan.wait,
@@ -213,13 +224,18 @@ function coreOptions(
     lostAfterMs: plan.lostAfterMs,
     timeoutMs: plan.timeoutMs,
   };
-  if (!opts.yes)
-    options.confirm = (p) =>
-      confirmSweep(
-        ctx,
-        `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
-        `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
-      );
+  // A cut-off under an hour ago is typed back on a terminal, --yes or not (short-age.ts).
+  if (!opts.yes || isShort(short, ctx.now()))
+    options.confirm = async (p) => {
+      const yes = opts.yes
+        ? true
+        : await confirmSweep(
+            ctx,
+            `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
+            `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
+          );
+      return yes === true ? confirmShortAge(short, ctx) : yes;
+    };
   return { options, stop, lag };
 }
 
