@@ -47,7 +47,9 @@ async function host() {
 }
 
 async function main() {
-  const { NodeClient, createAgent, lagCheck, markLateData } = await import('../dist/index.js');
+  const { NodeClient, createAgent } = await import('../dist/index.js');
+  // Internal steps of the run core, not the public API: the bench times them alone.
+  const { lagCheck, markLateData } = await import('../dist/client/sweep-lag.js');
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--host'], { stdio: ['pipe', 'pipe', 'inherit'] });
   /** @type {string[]} */
   const urls = await new Promise((resolve) => createInterface({ input: /** @type {import('node:stream').Readable} */ (child.stdout) }).once('line', (l) => resolve(JSON.parse(l))));

@@ -34,6 +34,8 @@
 // looks per node: before the first DELETE and after the last step) and one with the hidden
 // `--no-receipt`; each run's journal is checked to hold a receipt exactly when asked. The two
 // looks are also timed alone (the library's takeLook on the same 100 nodes, holding the data).
+// RETENTION_BENCH_BASELINE=<dir of an older checkout, built> adds that build's apply with its
+// receipt to the same rounds (old against new in one run).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -93,12 +95,12 @@ async function seed(url, counts) {
   await post(url, '/histogram/write', JSON.stringify(ids(counts.histogram).map((id) => ({ metric: 'latency', id, offset, period: 60, histogram: 'AAA=' }))));
 }
 
-function cliApply(urls, stateDir, args = []) {
+function cliApply(urls, stateDir, args = [], bin = BIN) {
   const start = performance.now();
   const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
   const r = spawnSync(
     process.execPath,
-    [BIN, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
+    [bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
     {
       encoding: 'utf8',
       env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
@@ -127,31 +129,40 @@ function lastRunHasReceipt(stateDir) {
  * pair warms up), and the two looks alone, timed with the library on the same nodes.
  */
 async function receiptsCost(urls, counts, stateDir, RUNS) {
-  const { createAgent, NodeClient, takeLook } = await import('../dist/index.js');
+  const lib = await import('../dist/index.js');
+  const { createAgent, NodeClient, takeLook } = lib;
+  // What the run's looks read: only the lists its steps can change, where the build knows how (lookScopeOf).
+  const scopeOf = /** @type {any} */ (await import('../dist/client/receipt.js')).lookScopeOf;
+  const scope = scopeOf ? scopeOf([{ types: ['nnt'], nntRollups: [60] }, { types: ['text'] }, { types: ['histogram'], histogramRollups: [60] }]) : undefined;
   const on = [];
   const off = [];
+  const base = [];
   const looks = [];
   const dispatcher = createAgent();
   const clients = urls.map((u) => new NodeClient(u, { dispatcher }));
+  // RETENTION_BENCH_BASELINE=<an older checkout, built>: its apply with receipt, in the same rounds.
+  const baseRoot = process.env.RETENTION_BENCH_BASELINE;
+  const baseBin = baseRoot ? join(baseRoot, 'bin', 'tsnode.js') : undefined;
   for (let r = 0; r <= RUNS; r++) {
-    for (const [times, args, want] of /** @type {Array<[number[], string[], boolean]>} */ ([
-      [on, [], true],
-      [off, ['--no-receipt'], false],
+    for (const [times, args, want, bin] of /** @type {Array<[number[], string[], boolean, string]>} */ ([
+      [on, [], true, BIN],
+      [off, ['--no-receipt'], false, BIN],
+      ...(baseBin ? [[base, [], true, baseBin]] : []),
     ])) {
       await Promise.all(urls.map((u) => seed(u, counts)));
       if (times === on) {
         // Two looks, as the run takes them, on the data the run will remove.
         const t = performance.now();
-        for (let k = 0; k < 2; k++) await takeLook(clients, { concurrency: 16, now: () => Date.now() });
+        for (let k = 0; k < 2; k++) await takeLook(clients, { concurrency: 16, now: () => Date.now(), ...(scope ? { scope } : {}) });
         if (r > 0) looks.push(performance.now() - t);
       }
-      const ms = cliApply(urls, stateDir, args);
+      const ms = cliApply(urls, stateDir, args, bin);
       if (lastRunHasReceipt(stateDir) !== want) throw new Error(`a run ${want ? 'without' : 'with'} a receipt: ${args.join(' ') || 'default'}`);
       if (r > 0) times.push(ms);
     }
   }
   await dispatcher.close();
-  return { on: median(on), off: median(off), looks: median(looks), onAll: on, offAll: off };
+  return { on: median(on), off: median(off), base: base.length ? median(base) : null, looks: median(looks), onAll: on, offAll: off, baseAll: base };
 }
 
 /** The barrier: every node's DELETE for step k, then poll every node until all are idle, then step k+1. */
@@ -202,9 +213,10 @@ async function main() {
   const t0 = performance.now();
   const uniform = await hostNodes(Array(100).fill(PACE));
   const skewPaces = Array.from({ length: 100 }, (_, i) => Math.round(MIN_PACE * 10 ** (i / 99) * 10) / 10);
-  const skewed = await hostNodes(skewPaces);
+  const only = process.env.RETENTION_BENCH_ONLY;
+  const skewed = only === 'uniform' || only === 'receipts' ? { hosts: [], urls: [] } : await hostNodes(skewPaces);
   console.log(
-    `started 200 in-process nodes in 8 processes in ${Math.round(performance.now() - t0)} ms; 3-step policy ${RULES.filter((x) => x !== '--rule').join(' ')}; poll interval 100 ms\n` +
+    `started ${uniform.urls.length + skewed.urls.length} in-process nodes in ${uniform.hosts.length + skewed.hosts.length} processes in ${Math.round(performance.now() - t0)} ms; 3-step policy ${RULES.filter((x) => x !== '--rule').join(' ')}; poll interval 100 ms\n` +
       `uniform: pace ${PACE} ms/series, ${SERIES} series of each type on every node (~${PACE * SERIES} ms per step)\n` +
       `skewed: paces ${MIN_PACE}..${MIN_PACE * 10} ms/series (10x, geometric); node i: ${HEAVY} series of type i mod 3 (nnt, text, histogram), ${LIGHT} of the others\n` +
       `run files and journal in ${stateDir}`,
@@ -225,7 +237,6 @@ async function main() {
     return median(times);
   };
 
-  const only = process.env.RETENTION_BENCH_ONLY;
   let u1 = NaN;
   let u100 = NaN;
   let b100u = NaN;
@@ -292,6 +303,12 @@ async function main() {
         `the two looks alone ${receipts.looks.toFixed(0)} ms (${((receipts.looks / receipts.off) * 100).toFixed(1)}% of an apply without them); ` +
         `runs with: ${receipts.onAll.map((x) => x.toFixed(0)).join(', ')}; without: ${receipts.offAll.map((x) => x.toFixed(0)).join(', ')}`,
     );
+    if (receipts.base !== null) {
+      console.log(
+        `baseline build (${process.env.RETENTION_BENCH_BASELINE}) apply with receipt ${receipts.base.toFixed(0)} ms: +${((receipts.base / receipts.off - 1) * 100).toFixed(1)}% over this build without; ` +
+          `this build with / baseline with: ${(receipts.on / receipts.base).toFixed(2)}x; baseline runs: ${receipts.baseAll.map((x) => x.toFixed(0)).join(', ')}`,
+      );
+    }
   }
   if (only !== 'skewed' && only !== 'receipts') {
     const scale = u100 / u1;

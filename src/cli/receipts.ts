@@ -7,7 +7,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodeClient } from '../client/node-client.js';
-import { makeReceipt, receiptToJson, receiptTotals, takeLook, type NodeLook, type Receipt } from '../client/receipt.js';
+import { makeReceipt, receiptToJson, receiptTotals, takeLook, type LookScope, type NodeLook, type Receipt } from '../client/receipt.js';
+import type { WireNodeState } from '../protocol/index.js';
 import type { JournalEntry } from './journal.js';
 import type { MetricFamily } from './render/prometheus.js';
 
@@ -16,25 +17,38 @@ export interface ReceiptHookOptions {
   settleMs: number;
   concurrency: number;
   signal: AbortSignal;
-  histogramPeriods?: readonly number[];
   now: () => number;
+  /** `/state` answers the preflight just read, by node URL: the before-look does not ask again. */
+  states?: ReadonlyMap<string, WireNodeState>;
 }
 
 export class ReceiptHook {
   private beforeLook: NodeLook[] | undefined;
+  private scope: LookScope | undefined;
   constructor(
     private readonly clients: readonly NodeClient[],
     private readonly opts: ReceiptHookOptions,
   ) {}
 
-  private look(): Promise<NodeLook[]> {
+  private look(states?: ReadonlyMap<string, WireNodeState>): Promise<NodeLook[]> {
     const o = this.opts;
-    return takeLook(this.clients, { concurrency: o.concurrency, call: { signal: o.signal }, now: o.now, ...(o.histogramPeriods ? { histogramPeriods: o.histogramPeriods } : {}) });
+    return takeLook(this.clients, {
+      concurrency: o.concurrency,
+      call: { signal: o.signal },
+      now: o.now,
+      ...(this.scope ? { scope: this.scope } : {}),
+      ...(states ? { states } : {}),
+    });
   }
 
-  /** The look before anything is sent. */
-  async before(): Promise<void> {
-    this.beforeLook = await this.look();
+  /**
+   * The look before anything is sent (with the preflight's `/state` answers when given). `scope`:
+   * the lists the run's DELETEs can change (lookScopeOf its requests), the only ones both looks
+   * read; every list when absent.
+   */
+  async before(scope?: LookScope): Promise<void> {
+    this.scope = scope;
+    this.beforeLook = await this.look(this.opts.states);
   }
 
   /** Settles, looks again, diffs; journals the receipt under `run` when a journal is given. Null when before() never ran. */

@@ -97,11 +97,14 @@ const isStatus = (err: unknown, status: number): boolean => err instanceof NodeH
 /**
  * Asks a node who it is: `GET /state`, and `GET /stats.json` when /state is not there (404).
  * Unreachable nodes and failures other than a 404 throw as NodeRequestError; a node with neither
- * endpoint throws DiscoveryError `no_cluster_endpoints`.
+ * endpoint throws DiscoveryError `no_cluster_endpoints`. `onState` gets the `/state` answer, for a
+ * caller that needs more of it (receipts: free space) without asking again.
  */
-export async function probeNode(client: NodeClient, call: CallOptions = {}): Promise<NodeSelf> {
+export async function probeNode(client: NodeClient, call: CallOptions = {}, onState?: (state: WireNodeState) => void): Promise<NodeSelf> {
   try {
-    return selfFromState(client.url, await client.nodeState(call));
+    const state = await client.nodeState(call);
+    onState?.(state);
+    return selfFromState(client.url, state);
   } catch (err) {
     if (!isStatus(err, 404)) throw err;
   }

@@ -53,19 +53,47 @@ async function listOf(path: string, fetch: () => Promise<ShardRange[]>): Promise
   }
 }
 
-/** The four inventories of one node; `histogramPeriods` are the periods whose histogram shards are asked for. */
-export async function fetchInventory(client: NodeClient, histogramPeriods: readonly number[], call: CallOptions = {}): Promise<NodeInventory> {
-  const periods = [...new Set(histogramPeriods)].sort((a, b) => a - b);
+/** The lists of one node a look asks for (receipts): each false list is not requested and stays absent. */
+export interface ListSelection {
+  nnt: boolean;
+  raw: boolean;
+  histogramRaw: boolean;
+  histogramPeriods: readonly number[];
+}
+
+const skipped = Promise.resolve(undefined);
+
+/** The selected inventories of one node, in parallel. */
+export async function fetchListed(
+  client: NodeClient,
+  sel: ListSelection,
+  call: CallOptions = {},
+): Promise<Pick<NodeInventory, 'node' | 'histogram'> & Partial<Pick<NodeInventory, 'nnt' | 'raw' | 'histogramRaw'>>> {
+  const periods = [...new Set(sel.histogramPeriods)].sort((a, b) => a - b);
   const [nnt, raw, histogramRaw, ...hist] = await Promise.all([
-    client.nntShards(call).then(
-      (byPeriod) => ({ byPeriod }),
-      (err: unknown) => ({ problem: why(err, '/list_nntbs_shards') }),
-    ),
-    listOf('/raw/list_shards', () => client.startEndShards({ kind: 'raw' }, call)),
-    listOf('/histogram_raw/list_shards', () => client.startEndShards({ kind: 'histogram_raw' }, call)),
+    sel.nnt
+      ? client.nntShards(call).then(
+          (byPeriod): NodeInventory['nnt'] => ({ byPeriod }),
+          (err: unknown): NodeInventory['nnt'] => ({ problem: why(err, '/list_nntbs_shards') }),
+        )
+      : skipped,
+    sel.raw ? listOf('/raw/list_shards', () => client.startEndShards({ kind: 'raw' }, call)) : skipped,
+    sel.histogramRaw ? listOf('/histogram_raw/list_shards', () => client.startEndShards({ kind: 'histogram_raw' }, call)) : skipped,
     ...periods.map((period) => listOf(`/histogram/${period}/list_shards`, () => client.startEndShards({ kind: 'histogram', period }, call))),
   ]);
-  return { node: client.url, nnt, raw, histogramRaw, histogram: new Map(periods.map((p, i) => [p, hist[i]!])) };
+  return {
+    node: client.url,
+    ...(nnt ? { nnt } : {}),
+    ...(raw ? { raw } : {}),
+    ...(histogramRaw ? { histogramRaw } : {}),
+    histogram: new Map(periods.map((p, i) => [p, hist[i]!])),
+  };
+}
+
+/** The four inventories of one node; `histogramPeriods` are the periods whose histogram shards are asked for. */
+export async function fetchInventory(client: NodeClient, histogramPeriods: readonly number[], call: CallOptions = {}): Promise<NodeInventory> {
+  const got = await fetchListed(client, { nnt: true, raw: true, histogramRaw: true, histogramPeriods }, call);
+  return { node: got.node, nnt: got.nnt!, raw: got.raw!, histogramRaw: got.histogramRaw!, histogram: got.histogram };
 }
 
 /** Whether the node sweeps: a 404 on `GET /sweep_delete` means it has no sweep API and manages its own retention. */

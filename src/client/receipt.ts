@@ -6,17 +6,59 @@
  * free megabytes before and after (`/state` `nntbs.rollup_<period>.fs`): "freed so far", since the
  * store frees space asynchronously. `takeLook` reads (client), `makeReceipt` diffs (pure).
  */
-import type { NodeInventory, RollupFs, ShardList, ShardRange } from '../protocol/index.js';
-import { fetchRetentionFacts, type NodeRetentionFacts } from './inventory.js';
+import { rollupFsOf, stateStorageSchema, type NodeInventory, type RollupFs, type ShardList, type ShardRange, type SweepRequest, type WireNodeState } from '../protocol/index.js';
+import { NodeRequestError } from './errors.js';
+import { fetchListed } from './inventory.js';
 import { fanOut } from './fan-out.js';
 import type { CallOptions, NodeClient } from './node-client.js';
+
+/** The inventories a look reads: a list the run cannot change is not asked for, and the receipt says nothing about it. */
+export interface LookScope {
+  /** `GET /list_nntbs_shards` (every numeric span in one answer). */
+  nnt: boolean;
+  /** `GET /raw/list_shards`: always; else when a numeric step's spans cover every span the node reports (or it reports none). */
+  raw: boolean;
+  /** The span lists of the numeric steps that name spans. */
+  nntSpanLists?: readonly (readonly number[])[];
+  /** `GET /histogram_raw/list_shards`: always; else when a step names the node's smallest histogram period (or it reports none). */
+  histogramRaw: boolean;
+  /** `GET /histogram/{period}/list_shards` for these periods... */
+  histogramPeriods: readonly number[];
+  /** ...and for every period the node reports in `/state` (a histogram step naming no span sweeps them all). */
+  histogramOwn: boolean;
+}
+
+/** Every list: what a look without a scope reads. */
+export const FULL_LOOK: LookScope = { nnt: true, raw: true, histogramRaw: true, histogramPeriods: [], histogramOwn: true };
+
+/**
+ * What a run's DELETEs can change: numeric steps the nntbs shards, and the raw shards when a step
+ * sweeps every span (raw data goes with them); histogram steps the histogram shards of the periods
+ * they name (all the node's when they name none), and the raw histograms when that includes the
+ * smallest period; text has no shard inventory. Span-dependent parts are settled per node (lookAtNode).
+ */
+export function lookScopeOf(requests: readonly Pick<SweepRequest, 'types' | 'nntRollups' | 'histogramRollups'>[]): LookScope {
+  const nntReqs = requests.filter((r) => r.types.includes('nnt'));
+  const hist = requests.filter((r) => r.types.includes('histogram'));
+  return {
+    nnt: nntReqs.length > 0,
+    raw: nntReqs.some((r) => !r.nntRollups?.length),
+    nntSpanLists: nntReqs.flatMap((r) => (r.nntRollups?.length ? [r.nntRollups] : [])),
+    histogramRaw: hist.some((r) => !r.histogramRollups?.length),
+    histogramPeriods: [...new Set(hist.flatMap((r) => r.histogramRollups ?? []))].sort((a, b) => a - b),
+    histogramOwn: hist.some((r) => !r.histogramRollups?.length),
+  };
+}
+
+/** The lists of a look: those its scope did not ask for are absent. */
+export type LookInventory = Partial<Pick<NodeInventory, 'nnt' | 'raw' | 'histogramRaw'>> & Pick<NodeInventory, 'node' | 'histogram'>;
 
 /** One node's inventories and file systems at one moment. */
 export interface NodeLook {
   node: string;
   /** Epoch milliseconds when it was taken. */
   at: number;
-  inventory: NodeInventory | null;
+  inventory: LookInventory | null;
   fs: ReadonlyMap<number, RollupFs>;
   /** Why it could not be taken. */
   problem?: string;
@@ -57,20 +99,57 @@ export interface Receipt {
   nodes: NodeReceipt[];
 }
 
-function lookOf(f: NodeRetentionFacts, at: number): NodeLook {
-  return { node: f.node, at, inventory: f.inventory, fs: f.fs, ...(f.problem !== undefined ? { problem: f.problem } : {}) };
+/** Raw numeric records go only with a sweep of every numeric span: a list naming them all, or none. */
+function rawTouched(scope: LookScope, state: WireNodeState): boolean {
+  if (scope.raw) return true;
+  const spans = state.nnt?.rollups ?? state.rollups ?? [];
+  return (scope.nntSpanLists ?? []).some((l) => spans.length === 0 || spans.every((s) => l.includes(s)));
 }
 
-/** Takes a look at every node (read-only GETs), `concurrency` at a time. Never throws for a node's sake. */
+/** The raw histograms are the smallest histogram period's. */
+function histogramRawTouched(scope: LookScope, own: readonly number[]): boolean {
+  if (scope.histogramRaw) return true;
+  if (scope.histogramPeriods.length === 0) return false;
+  return own.length === 0 || scope.histogramPeriods.includes(Math.min(...own));
+}
+
+/**
+ * One node's look: `/state` (free space, the node's histogram periods) unless `state` is the one
+ * the run's preflight just read, then the lists of `scope`. Never throws for the node's sake.
+ */
+export async function lookAtNode(client: NodeClient, scope: LookScope, opts: { call?: CallOptions; state?: WireNodeState; now?: () => number } = {}): Promise<NodeLook> {
+  const now = opts.now ?? Date.now;
+  const call = opts.call ?? {};
+  try {
+    const state = opts.state ?? (await client.nodeState(call));
+    const storage = stateStorageSchema.safeParse(state);
+    const own = state.histogram?.rollups ?? [];
+    const periods = [...scope.histogramPeriods, ...(scope.histogramOwn ? own : [])];
+    const inventory = await fetchListed(client, { nnt: scope.nnt, raw: rawTouched(scope, state), histogramRaw: histogramRawTouched(scope, own), histogramPeriods: periods }, call);
+    return { node: client.url, at: now(), inventory, fs: storage.success ? rollupFsOf(storage.data.nntbs) : new Map() };
+  } catch (err) {
+    if (!(err instanceof NodeRequestError)) throw err;
+    return { node: client.url, at: now(), inventory: null, fs: new Map(), problem: err.detail };
+  }
+}
+
+/**
+ * Takes a look at every node (read-only GETs), `concurrency` at a time: the lists of `scope`
+ * (default every list). `states` are `/state` answers already read, by node URL. Never throws for a node's sake.
+ */
 export async function takeLook(
   clients: readonly NodeClient[],
-  opts: { histogramPeriods?: readonly number[]; concurrency?: number; call?: CallOptions; now?: () => number } = {},
+  opts: { scope?: LookScope; states?: ReadonlyMap<string, WireNodeState>; histogramPeriods?: readonly number[]; concurrency?: number; call?: CallOptions; now?: () => number } = {},
 ): Promise<NodeLook[]> {
   const now = opts.now ?? Date.now;
+  const base = opts.scope ?? FULL_LOOK;
+  const scope = opts.histogramPeriods ? { ...base, histogramPeriods: [...base.histogramPeriods, ...opts.histogramPeriods] } : base;
   const out = await fanOut(
     clients,
-    async (c) =>
-      lookOf(await fetchRetentionFacts(c, { ...(opts.histogramPeriods ? { histogramPeriods: opts.histogramPeriods } : {}), ...(opts.call ? { call: opts.call } : {}) }), now()),
+    (c) => {
+      const state = opts.states?.get(c.url);
+      return lookAtNode(c, scope, { now, ...(opts.call ? { call: opts.call } : {}), ...(state ? { state } : {}) });
+    },
     { concurrency: opts.concurrency ?? 32 },
   );
   return out.map((o) => (o.ok ? o.value : { node: o.node, at: now(), inventory: null, fs: new Map(), problem: o.error.detail }));
@@ -95,11 +174,11 @@ function listsOf(look: NodeLook | undefined): Map<string, ShardList> {
   const out = new Map<string, ShardList>();
   const inv = look?.inventory;
   if (!inv) return out;
-  if ('byPeriod' in inv.nnt) for (const [p, shards] of inv.nnt.byPeriod) out.set(`nnt:${p}`, { shards });
-  else out.set('nnt:*', inv.nnt);
+  if (inv.nnt && 'byPeriod' in inv.nnt) for (const [p, shards] of inv.nnt.byPeriod) out.set(`nnt:${p}`, { shards });
+  else if (inv.nnt) out.set('nnt:*', inv.nnt);
   for (const [p, list] of inv.histogram) out.set(`histogram:${p}`, list);
-  out.set('nnt:raw', inv.raw);
-  out.set('histogram:raw', inv.histogramRaw);
+  if (inv.raw) out.set('nnt:raw', inv.raw);
+  if (inv.histogramRaw) out.set('histogram:raw', inv.histogramRaw);
   return out;
 }
 

@@ -15,6 +15,7 @@
 import { fanOut } from './fan-out.js';
 import { checkCoverage, type CoverageReport, type CoverageVerdict } from './coverage.js';
 import { DiscoveryError, fetchTopology, probeNode, type NodeSelf } from './discovery.js';
+import type { WireNodeState } from '../protocol/cluster.js';
 import { NodeRequestError } from './errors.js';
 import type { CallOptions, NodeClient } from './node-client.js';
 import { checkSpans, describeMissingSpan, groupMissingSpans } from './spans.js';
@@ -41,10 +42,15 @@ export interface ClusterFacts {
 }
 
 /** Asks every listed node who it is, and reads the topology the first one with a topology runs. */
-export async function gatherClusterFacts(clients: readonly NodeClient[], opts: { concurrency?: number; call?: CallOptions } = {}): Promise<ClusterFacts> {
+/** `states`, when given, gets each node's `/state` answer (receipts read free space from it). */
+export async function gatherClusterFacts(
+  clients: readonly NodeClient[],
+  opts: { concurrency?: number; call?: CallOptions; states?: Map<string, WireNodeState> } = {},
+): Promise<ClusterFacts> {
   // A phase's probe: a node silent past its headers timeout is asked once, not four times.
   const call: CallOptions = { ...opts.call, probe: true };
-  const outcomes = await fanOut(clients, (c) => probeNode(c, call), { concurrency: opts.concurrency ?? 32 });
+  const keep = opts.states;
+  const outcomes = await fanOut(clients, (c) => probeNode(c, call, keep ? (s) => keep.set(c.url, s) : undefined), { concurrency: opts.concurrency ?? 32 });
   const nodes: ListedFacts[] = outcomes.map((o) => {
     if (o.ok) return { url: o.node, self: o.value };
     // (fanOut wraps what is not a NodeRequestError, keeping it as the cause)

@@ -10,7 +10,7 @@ import { fanOut } from './fan-out.js';
 import type { CallOptions, NodeClient } from './node-client.js';
 import { describeLag, hasLag, lateRecords, readReplicationLag, type LagReport, type NodeLag } from './replication-lag.js';
 import type { NodeSweepResult } from './sweep-node.js';
-import type { PreflightCheck } from './sweep-preflight.js';
+import type { PreflightCheck, PreflightProblem } from './sweep-preflight.js';
 
 /**
  * How a destructive run treats a replicating ring: refuse while data is in flight towards a node
@@ -33,17 +33,20 @@ export interface LagCheckOptions {
  * journals) and refuses the sweep for each of `swept` with data in flight beyond the allowed lag.
  */
 export function lagCheck(ring: readonly NodeClient[], swept: readonly string[], opts: LagCheckOptions = {}): PreflightCheck {
-  return async () => {
-    const report = await readReplicationLag(ring, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.call ? { call: opts.call } : {}) });
-    opts.onReport?.(report);
-    const allowed = opts.allowLagSeconds;
-    return report.nodes
-      .filter((n) => swept.includes(n.node) && hasLag(n) && (allowed === undefined || (n.lagSeconds ?? 0) > allowed))
-      .map((n) => ({
-        node: n.node,
-        message: `replication is behind: ${describeLag(n)}; records older than the cut-off may still be on their way to it${allowed !== undefined ? ` (more than the ${allowed}s that --allow-lag or the profile's allow_lag accepts)` : ''}`,
-      }));
-  };
+  return () => lagProblems(ring, swept, opts);
+}
+
+/** What lagCheck refuses, for a run without a sweep preflight (`tsnode delete`). */
+export async function lagProblems(ring: readonly NodeClient[], swept: readonly string[], opts: LagCheckOptions = {}): Promise<PreflightProblem[]> {
+  const report = await readReplicationLag(ring, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.call ? { call: opts.call } : {}) });
+  opts.onReport?.(report);
+  const allowed = opts.allowLagSeconds;
+  return report.nodes
+    .filter((n) => swept.includes(n.node) && hasLag(n) && (allowed === undefined || (n.lagSeconds ?? 0) > allowed))
+    .map((n) => ({
+      node: n.node,
+      message: `replication is behind: ${describeLag(n)}; records older than the cut-off may still be on their way to it${allowed !== undefined ? ` (more than the ${allowed}s that --allow-lag or the profile's allow_lag accepts)` : ''}`,
+    }));
 }
 
 /** What the look after a run found for one node that finished. */

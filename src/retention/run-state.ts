@@ -56,8 +56,23 @@ export interface NodeRun {
   steps: StepRecord[];
 }
 
+/**
+ * How the run reached its nodes, so its catch-up (and a resume) can do so again: the profile and
+ * the node-source flags (`--cacert`, `--redact`, ...; never header values), and what must be given
+ * back by hand (`--header`: counted, not shown). Absent in a run file written before version 2.
+ */
+export interface RunOrigin {
+  profile: string | null;
+  /** The flags after `--resume <run>` in the catch-up, `--profile` among them. */
+  flags: string[];
+  addBack: string[];
+}
+
+/** The run file version this tsnode writes; it reads this one and every earlier one. */
+export const RUN_FILE_VERSION = 2;
+
 export interface RunState {
-  version: 1;
+  version: 1 | 2;
   runId: string;
   /** Epoch ms. */
   createdAt: number;
@@ -65,20 +80,22 @@ export interface RunState {
   attempt: number;
   plan: RetentionPlan;
   nodes: NodeRun[];
+  origin?: RunOrigin;
 }
 
 /** What a run id may be: it names a file in the run directory, so no separators, no leading dot. */
 export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 /** A fresh run of `plan`: every step pending, or not_needed where the node has nothing to send. */
-export function newRun(plan: RetentionPlan, opts: { runId: string; at: number }): RunState {
+export function newRun(plan: RetentionPlan, opts: { runId: string; at: number; origin?: RunOrigin }): RunState {
   if (!RUN_ID.test(opts.runId)) throw new TypeError(`newRun: run id ${JSON.stringify(opts.runId)} must be 1-100 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`);
   return {
-    version: 1,
+    version: RUN_FILE_VERSION,
     runId: opts.runId,
     createdAt: opts.at,
     attempt: 1,
     plan,
+    ...(opts.origin ? { origin: opts.origin } : {}),
     nodes: plan.nodes.map((n) => ({
       node: n.node,
       steps: n.steps.map((s) => ({ step: s.step, state: s.request ? 'pending' : 'not_needed', attempt: 0 })),
@@ -307,13 +324,15 @@ export interface StepRecordJson {
 
 export interface RunStateJson {
   kind: 'tsnode_retention_run';
-  version: 1;
+  version: 1 | 2;
   run_id: string;
   /** Digests of the plan's fields (planDigests): a resume refuses a file whose plan no longer matches them. */
   plan_fingerprint?: Record<string, string>;
   created_at: number;
   created_at_iso: string;
   attempt: number;
+  /** Version 2: the profile and node-source flags of the run (RunOrigin). */
+  origin?: { profile: string | null; flags: string[]; add_back: string[] };
   plan: PlanJson;
   nodes: { node: string; steps: StepRecordJson[] }[];
 }
@@ -323,11 +342,12 @@ const seconds = (ms: number): number => ms / 1000;
 export function runStateToJson(state: RunState, opts: { plan?: boolean } = {}): RunStateJson {
   return {
     kind: 'tsnode_retention_run',
-    version: 1,
+    version: RUN_FILE_VERSION,
     run_id: state.runId,
     created_at: seconds(state.createdAt),
     created_at_iso: isoSeconds(seconds(state.createdAt)),
     attempt: state.attempt,
+    ...(state.origin ? { origin: { profile: state.origin.profile, flags: [...state.origin.flags], add_back: [...state.origin.addBack] } } : {}),
     plan_fingerprint: fingerprintOf(state.plan),
     // (serializeRunState leaves it out and puts in the plan's cached text)
     plan: opts.plan === false ? (undefined as unknown as PlanJson) : planToJson(state.plan),
@@ -433,12 +453,13 @@ const stepSchema = z.strictObject({
 });
 const runSchema = z.strictObject({
   kind: z.literal('tsnode_retention_run'),
-  version: z.literal(1),
+  version: z.union([z.literal(1), z.literal(2)]),
   run_id: z.string().regex(RUN_ID, 'a run id is 1-100 of A-Z a-z 0-9 . _ - (starting with a letter or digit)'),
   plan_fingerprint: z.record(z.string(), z.string()).optional(),
   created_at: epochSeconds,
   created_at_iso: z.string(),
   attempt: z.number().int().positive(),
+  origin: z.strictObject({ profile: z.string().nullable(), flags: z.array(z.string()), add_back: z.array(z.string()) }).optional(),
   plan: z.unknown(),
   nodes: z.array(z.strictObject({ node: z.string().min(1), steps: z.array(stepSchema) })),
 });
@@ -451,8 +472,14 @@ export function parseRunState(text: string, where: string): RunState {
   } catch (err) {
     throw bad(where, `not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'tsnode_retention_run' && (value as { version?: unknown }).version !== 1) {
-    throw bad(where, `version ${JSON.stringify((value as { version?: unknown }).version)} is not one this tsnode reads (1)`);
+  const version = typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'tsnode_retention_run' ? (value as { version?: unknown }).version : 1;
+  if (version !== 1 && version !== 2) {
+    const newer = typeof version === 'number' && version > RUN_FILE_VERSION;
+    throw new RetentionError(
+      'invalid_run_state',
+      `${where}: run file version ${JSON.stringify(version)} is not one this tsnode reads (1 to ${RUN_FILE_VERSION})${newer ? ': it was written by a newer tsnode' : ''} (nothing was sent)`,
+      newer ? 'resume it with the tsnode that started the run (or a newer one)' : 'the saved run is damaged; start a fresh run (a new plan covers everything the old one would)',
+    );
   }
   const parsed = runSchema.safeParse(value);
   if (!parsed.success) throw bad(where, formatIssues(parsed.error.issues));
@@ -493,7 +520,8 @@ export function parseRunState(text: string, where: string): RunState {
       }),
     };
   });
-  return { version: 1, runId: j.run_id, createdAt: Math.round(j.created_at * 1000), attempt: j.attempt, plan, nodes };
+  const origin = j.origin ? { origin: { profile: j.origin.profile, flags: j.origin.flags, addBack: j.origin.add_back } } : {};
+  return { version: j.version, runId: j.run_id, createdAt: Math.round(j.created_at * 1000), attempt: j.attempt, plan, nodes, ...origin };
 }
 
 function bad(where: string, problem: string): RetentionError {

@@ -130,11 +130,13 @@ export function judgeNodes(nodes: readonly string[], spec: DeleteSpec, ev: Delet
 /**
  * The exit code (run/outcome.ts's rule over the nodes that had something to delete): 0 all
  * proven done, 1 none deleted anything, 3 some (a node `partial` counts as some), 130 interrupted.
+ * Ring nodes left out with --allow-partial (`notSwept`) count as not done, as for sweeps.
  */
-export function deleteExitCode(outcomes: readonly NodeOutcome[], interrupted: boolean): RunExitCode {
-  const asked = outcomes.filter((o) => o.state !== 'nothing');
-  const good = asked.filter((o) => o.state === 'deleted').length;
-  const code = runExitCode({ good, total: asked.length, notSwept: 0, interrupted });
+export function deleteExitCode(outcomes: readonly NodeOutcome[], interrupted: boolean, notSwept = 0): RunExitCode {
+  // With ring nodes left out, a node with nothing to delete is a part of the ring that is done (as a swept node is).
+  const asked = outcomes.filter((o) => o.state !== 'nothing' || notSwept > 0);
+  const good = asked.filter((o) => o.state === 'deleted' || o.state === 'nothing').length;
+  const code = runExitCode({ good, total: asked.length, notSwept, interrupted });
   return code === 1 && asked.some((o) => o.state === 'partial') ? 3 : code;
 }
 

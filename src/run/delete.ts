@@ -13,13 +13,14 @@ import { TsnodeError } from '../tsnode-error.js';
 import type { NodeClient } from '../client/node-client.js';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport, type CoverageOutcome } from '../client/sweep-checks.js';
 import { SweepRefusedError, type PreflightNode } from '../client/sweep-preflight.js';
+import { lagProblems, type ReplicationLagOption } from '../client/sweep-lag.js';
 import { SweepNotConfirmedError } from '../client/sweep.js';
 import { deleteOnNodes, lookOnNodes, metricKey, type DeleteProgress, type NodeDeletion, type NodeLook, type TagDeleteRequest } from '../client/tag-delete.js';
 import type { CarriedFlags, CatchUp } from './catch-up.js';
 import { deleteCatchUp, deleteExitCode, foundOn, judgeNodes, notDeleted, type DeleteSpec, type NodeOutcome } from './delete-outcome.js';
 import { RunInterruptedError } from './errors.js';
-import type { RunExitCode } from './outcome.js';
-import type { JournaledCoverage } from './records.js';
+import { notSweptOf, type NotSwept, type RunExitCode, type SweptEarlier } from './outcome.js';
+import type { JournaledCoverage, JournaledDelete } from './records.js';
 import { guardRun, type RunRecordHooks } from './refusal.js';
 
 /** What the dry run found, in numbers (the prompt and the log name them). */
@@ -60,8 +61,13 @@ export interface DeleteRunOptions extends RunRecordHooks {
   skipUnreachable?: boolean;
   /** Go ahead although the list misses ring nodes (or they disagree, or a rebalance runs). */
   allowPartial?: boolean;
-  /** Stop after the dry run: nothing is deleted, nothing journaled. */
+  /** Stop after the dry run: nothing is deleted, nothing journaled (the lag is read and reported, never refused). */
   dryRun?: boolean;
+  /**
+   * A replicating ring (client/sweep-lag.ts, as for sweeps): refuse while data is in flight towards
+   * a node of the run (default), or accept up to `allowLagSeconds`. False: lag is not read.
+   */
+  replicationLag?: ReplicationLagOption;
   /** Called after the dry run when there is something to delete; false stops the run (SweepNotConfirmedError), 'interrupted' too (RunInterruptedError). */
   confirm?: (c: DeleteConfirmation) => boolean | 'interrupted' | Promise<boolean | 'interrupted'>;
   onStage?: (s: DeleteStage) => void;
@@ -73,6 +79,8 @@ export interface DeleteRunOptions extends RunRecordHooks {
   runId?: string;
   /** What the journal says about the run: who, where the nodes came from, the profile. */
   described?: { by?: string; nodeSource?: string; described?: string; profile?: string | null };
+  /** Of the ring nodes --allow-partial left out, those an earlier run of this very delete proved done (URL to its run id): they count as done, not left. */
+  deletedEarlier?: (missing: NotSwept, request: JournaledDelete) => ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>>;
   /** The flags a catch-up carries and names (catch-up.ts carriedFlags). */
   carried?: CarriedFlags;
   /** Take the target lock in this folder (the state dir's `locks/`). */
@@ -91,6 +99,10 @@ export interface DeleteRun {
   exitCode: RunExitCode;
   interrupted: boolean;
   catchUp: CatchUp | undefined;
+  /** Ring nodes --allow-partial left out: never deleted on, so the run is partial (exit 3) and the catch-up names them. */
+  notSwept: NotSwept;
+  /** Ring nodes left out that an earlier run of the same delete proved done (with that run). */
+  deletedEarlier: SweptEarlier;
   /** Nothing was sent but the dry run (`dryRun`), or no node had anything to delete. */
   stopped: 'dry-run' | 'nothing' | null;
 }
@@ -110,9 +122,29 @@ async function checkNodes(clients: readonly NodeClient[], spec: DeleteSpec, opts
   const unreachable: PreflightNode[] = opts.skipUnreachable
     ? []
     : silent.map((s) => ({ node: s.node, running: [], error: new NodeRequestError(s.node, 'unreachable', s.error, { retryable: false }) }));
-  if (report.problems.length || unreachable.length) throw new SweepRefusedError([], unreachable, report.problems);
   const left = new Set(silent.map((s) => s.node));
-  return { ask: clients.filter((c) => !left.has(c.url)), skipped: silent, report };
+  const ask = clients.filter((c) => !left.has(c.url));
+  const lag = await lagRefusals(clients, ask, spec, opts);
+  const problems = [...report.problems, ...lag];
+  if (problems.length || unreachable.length) throw new SweepRefusedError([], unreachable, problems);
+  return { ask, skipped: silent, report };
+}
+
+/** The replication-lag rule (as sweep's preflight): the whole ring is read, the nodes asked are judged; a dry run only reports. */
+async function lagRefusals(ring: readonly NodeClient[], ask: readonly NodeClient[], spec: DeleteSpec, opts: DeleteRunOptions) {
+  if (opts.replicationLag === false) return [];
+  const lag = opts.replicationLag ?? {};
+  const problems = await lagProblems(
+    ring,
+    ask.map((c) => c.url),
+    {
+      ...(lag.allowLagSeconds !== undefined ? { allowLagSeconds: lag.allowLagSeconds } : {}),
+      concurrency: spec.concurrency,
+      call: opts.signal ? { signal: opts.signal } : {},
+      ...(lag.onReport ? { onReport: lag.onReport } : {}),
+    },
+  );
+  return opts.dryRun ? [] : problems;
 }
 
 /** The dry run of every request on every node; with `metric`, only that metric counts, and a time-bounded query selecting others is refused. */
@@ -182,6 +214,7 @@ export async function runDelete(clients: readonly NodeClient[], spec: DeleteSpec
     nodes: clients.map((c) => c.url),
     nodeSource: d.nodeSource ?? 'library',
     profile: d.profile ?? null,
+    deleting: journaledRequest(spec),
   });
   const guard = { journal: opts.journal, onRefused: opts.onRefused, lockDir: opts.lockDir, onTakeOver: opts.onLockTakeOver, report: () => report };
   return guardRun(identity, guard, async () => {
@@ -225,10 +258,13 @@ async function lookConfirmAndDelete(clients: readonly NodeClient[], spec: Delete
     exitCode: 0,
     interrupted: false,
     catchUp: undefined,
+    notSwept: notSweptOf(c.report.coverage),
+    deletedEarlier: [],
     stopped,
   });
   if (opts.dryRun) return done('dry-run');
-  if (totals.targets === 0 && skipped.length === 0) return done('nothing');
+  // Ring nodes left out (--allow-partial) may hold what the query selects: the run still ends partial, with a catch-up for them.
+  if (totals.targets === 0 && skipped.length === 0 && notSweptOf(c.report.coverage).length === 0) return done('nothing');
   if (opts.confirm && totals.targets > 0) {
     const answer = await opts.confirm({ totals, looks, targets: ask.filter((x) => foundOn(looks, x.url) > 0).map((x) => x.url) });
     if (answer === 'interrupted') throw new RunInterruptedError('at the prompt');
@@ -244,17 +280,24 @@ async function lookConfirmAndDelete(clients: readonly NodeClient[], spec: Delete
   return deleteAndProve(clients, spec, opts, { ...c, ask, skipped }, looks, totals);
 }
 
-/** The common fields of the journal's delete lines (a file format: keys kept as they are). */
-function journaled(spec: DeleteSpec, opts: DeleteRunOptions, runId: string, report: ClusterCheckReport) {
+/** What a delete asks, as its journal lines (and a refusal's) carry it: the query, the metric, the account, the scope. */
+function journaledRequest(spec: DeleteSpec): JournaledDelete {
   const first = spec.requests[0]!.scope;
-  const d = opts.described ?? {};
   return {
-    run: runId,
-    by: d.by ?? 'library',
     query: spec.query,
     metric: spec.metric,
     account: spec.account,
     scope: first.kind === 'full' ? { kind: 'full' } : { kind: 'before', before: first.before, types: spec.requests.map((r) => (r.scope.kind === 'before' ? r.scope.type : 'all')) },
+  };
+}
+
+/** The common fields of the journal's delete lines (a file format: keys kept as they are). */
+function journaled(spec: DeleteSpec, opts: DeleteRunOptions, runId: string, report: ClusterCheckReport) {
+  const d = opts.described ?? {};
+  return {
+    run: runId,
+    by: d.by ?? 'library',
+    ...journaledRequest(spec),
     nodeSource: d.nodeSource ?? 'library',
     described: d.described ?? null,
     profile: d.profile ?? null,
@@ -287,12 +330,21 @@ async function deleteAndProve(
     spec,
     { before, skipped: c.skipped, deletions, after },
   );
-  const exitCode = deleteExitCode(outcomes, interrupted);
-  const catchUp = deleteCatchUp(spec, notDeleted(outcomes), clients.length, c.report.coverage, opts.carried);
+  const missing = notSweptOf(c.report.coverage);
+  const earlierRuns = missing.length && opts.deletedEarlier ? await opts.deletedEarlier(missing, journaledRequest(spec)) : new Map<string, string>();
+  const deletedEarlier: SweptEarlier = missing.filter((m) => earlierRuns.has(m.url)).map((m) => ({ ...m, run: earlierRuns.get(m.url)! }));
+  const notSwept = missing.filter((m) => !earlierRuns.has(m.url));
+  const exitCode = deleteExitCode(outcomes, interrupted, notSwept.length);
+  const catchUp = deleteCatchUp(spec, [...notDeleted(outcomes), ...notSwept.map((m) => m.url)], clients.length + notSwept.length, c.report.coverage, opts.carried);
   journalReceipt(opts.journal, c.runId, outcomes);
-  const nodes = outcomes.map(({ metrics, ...o }) => ({ ...o, receipt: metrics.length }));
+  const nodes = [
+    ...outcomes.map(({ metrics, ...o }) => ({ ...o, receipt: metrics.length })),
+    // A ring node the run went ahead without is not finished: history counts it as left (as for sweeps).
+    ...notSwept.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: not deleted on (--allow-partial)` })),
+    ...deletedEarlier.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: deleted on by run ${m.run}`, sweptBy: m.run })),
+  ];
   opts.journal?.append({ kind: 'delete.end', ...common, nodes, interrupted, exit: exitCode, catchUp: catchUp?.command ?? null });
-  return { runId: c.runId, looks: before, totals, report: c.report, outcomes, exitCode, interrupted, catchUp, stopped: null };
+  return { runId: c.runId, looks: before, totals, report: c.report, outcomes, exitCode, interrupted, catchUp, notSwept, deletedEarlier, stopped: null };
 }
 
 /** Receipt rows per journal line: a line stays far below what a journal reader holds (cli/journal.ts MAX_JOURNAL_LINE, 4 MiB). */

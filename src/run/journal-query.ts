@@ -4,7 +4,7 @@
  */
 import type { SweepRequest } from '../protocol/index.js';
 import { nodeLockKey } from './lock.js';
-import type { JournalEntry } from './records.js';
+import type { JournaledDelete, JournalEntry } from './records.js';
 
 const sorted = (v: unknown): string => (Array.isArray(v) ? JSON.stringify([...(v as number[])].sort((a, b) => a - b)) : JSON.stringify(v ?? null));
 
@@ -30,6 +30,22 @@ export function sweptByEarlierRuns(entries: Iterable<JournalEntry>, req: SweepRe
     if (e.kind !== 'sweep.end' || !Array.isArray(e.nodes) || !covers(e, req, headerPrefix)) continue;
     for (const n of e.nodes as Array<{ node?: unknown; state?: unknown }>) {
       if (n?.state !== 'done' || typeof n.node !== 'string') continue;
+      const url = wanted.get(nodeLockKey(n.node));
+      if (url !== undefined) found.set(url, e.run);
+    }
+  }
+  return found;
+}
+
+/** Of `urls`, those an earlier delete of the very same request (query, metric, account, scope) proved done (`deleted` or `nothing`): by URL, the latest such run's id. */
+export function deletedByEarlierRuns(entries: Iterable<JournalEntry>, req: JournaledDelete, urls: readonly string[]): Map<string, string> {
+  const key = JSON.stringify([req.query, req.metric, req.account, req.scope]);
+  const wanted = new Map(urls.map((u) => [nodeLockKey(u), u]));
+  const found = new Map<string, string>();
+  for (const e of entries) {
+    if (e.kind !== 'delete.end' || !Array.isArray(e.nodes) || JSON.stringify([e.query, e.metric, e.account, e.scope]) !== key) continue;
+    for (const n of e.nodes as Array<{ node?: unknown; state?: unknown }>) {
+      if ((n?.state !== 'deleted' && n?.state !== 'nothing') || typeof n.node !== 'string') continue;
       const url = wanted.get(nodeLockKey(n.node));
       if (url !== undefined) found.set(url, e.run);
     }

@@ -147,6 +147,14 @@ export interface RetentionEndEntry extends JournalEntry {
 
 // ---------------------------------------------------------------- refused runs
 
+/** What a delete run asks (delete.start, delete.end, and a refused delete's run.refused carry these keys). */
+export interface JournaledDelete {
+  query: string;
+  metric: { uuid: string; metric: string } | null;
+  account: number;
+  scope: { kind: 'full' } | { kind: 'before'; before: number; types: string[] };
+}
+
 /** Why a run stopped before sending anything (exit 2). */
 export type RefusalCode = 'busy' | 'unreachable' | 'coverage' | 'spans' | 'identity' | 'check' | 'lock';
 
@@ -167,6 +175,11 @@ export interface RefusedEntry extends JournalEntry {
   profile?: string | null;
   /** What the run would have deleted (a sweep's fields), when known. */
   sweep?: JournaledSweep | null;
+  /** A refused delete: what it would have deleted (JournaledDelete's keys, at the top level as in delete.start). */
+  query?: string;
+  metric?: JournaledDelete['metric'];
+  account?: number;
+  scope?: JournaledDelete['scope'];
   /** A retention run's policy source and fingerprint, when known. */
   policySource?: string | null;
   fingerprint?: string | null;

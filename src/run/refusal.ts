@@ -9,7 +9,7 @@ import type { ClusterCheckReport } from '../client/sweep-checks.js';
 import { SweepRefusedError } from '../client/sweep-preflight.js';
 import { RetentionError } from '../retention/errors.js';
 import { lockTargets, RunLockedError, type TargetLock } from './lock.js';
-import type { JournaledSweep, RefusalCode, RefusedEntry, RunJournal } from './records.js';
+import type { JournaledDelete, JournaledSweep, RefusalCode, RefusedEntry, RunJournal } from './records.js';
 
 /** Why a run was refused. */
 export interface Refusal {
@@ -34,6 +34,8 @@ export interface RunIdentity {
   policySource?: string | null;
   fingerprint?: string | null;
   catchUp?: RefusedEntry['catchUp'];
+  /** A delete: what it would have deleted. */
+  deleting?: JournaledDelete;
 }
 
 /** What a refused run told the outside: the record it wrote. */
@@ -96,6 +98,7 @@ export function recordRefusal(id: RunIdentity, refusal: Refusal, error: unknown,
     ...(id.sweep !== undefined ? { sweep: id.sweep } : {}),
     ...(id.policySource !== undefined ? { policySource: id.policySource } : {}),
     ...(id.fingerprint !== undefined ? { fingerprint: id.fingerprint } : {}),
+    ...(id.deleting ?? {}),
     catchUp: id.catchUp ?? null,
   };
   hooks.journal?.append(entry);

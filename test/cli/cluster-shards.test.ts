@@ -48,10 +48,10 @@ describe('cluster up: shard and retention flags', () => {
     const [one, two] = (JSON.parse(up.stdout) as { nodes: Array<{ url: string }> }).nodes.map((n) => n.url);
     try {
       expect((await get(`${one}/sweep_delete`)).status).toBe(200);
-      expect((await get(`${one}/state`)).json.retention).toEqual({ nnt: { '300': 104 * 604_800 }, histogram: {}, raw: null });
+      expect((await get(`${one}/state`)).json.retention).toEqual({ nnt: { '300': 104 * 604_800 }, histogram: {}, histogram_raw: null, raw: null });
       // Node 2's flags come after the ring-wide ones: its --retention replaces them.
       expect((await get(`${two}/sweep_delete`)).status).toBe(404);
-      expect((await get(`${two}/state`)).json.retention).toEqual({ nnt: { '60': 86_400 }, histogram: {}, raw: 86_400 });
+      expect((await get(`${two}/state`)).json.retention).toEqual({ nnt: { '60': 86_400 }, histogram: {}, histogram_raw: null, raw: 86_400 });
       for (const url of [one, two]) expect((await get(`${url}/list_nntbs_shards`)).json[0]).toEqual({ period: 60, shard: [] });
     } finally {
       const down = await runCli(['cluster', 'down', '--dir', dir]);

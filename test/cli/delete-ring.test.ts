@@ -73,7 +73,10 @@ it('a list missing a ring node is refused: nothing deleted, a run.refused record
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { kind: string; command: string; codes: string[] });
-  expect(lines).toMatchObject([{ kind: 'run.refused', command: 'delete', codes: ['coverage'] }]);
+  // The refusal says what was refused: the query and the scope, which history shows.
+  expect(lines).toMatchObject([{ kind: 'run.refused', command: 'delete', codes: ['coverage'], query: 'and(host:ref1)', account: 1, scope: { kind: 'full' } }]);
+  const hist = await runCli(['history', '--journal', journal]);
+  expect(hist.stdout).toContain('delete and(host:ref1): all data and the names');
   expect(r.stderr).toMatch(/ring node not in the list/);
   expect(r.stderr).toMatch(/--allow-partial/);
   expect((await everyNode()).flat().filter((m) => m.includes('host:ref1')).length).toBe(6 * 2);
@@ -153,7 +156,7 @@ it('a metric a late replay brings back is reported, with a catch-up that complet
   let looks = 0;
   const afterLook = ring.proxies[b]!.hold((ex) => ex.method === 'DELETE' && ex.headers['x-snowth-confirm-delete'] === undefined && ++looks === 2);
   const journal = join(root, 'late.jsonl');
-  const running = runCli(['delete', 'and(host:late1)', '--full', '--yes', '--nodes', list, '--journal', journal, '-o', 'json']);
+  const running = runCli(['delete', 'and(host:late1)', '--full', '--yes', '--allow-lag', '1h', '--nodes', list, '--journal', journal, '-o', 'json']);
   await afterLook.arrived;
   expect(await own(b, 'and(host:late1)')).toEqual([]);
   expect((await pause('resume')).status).toBe(200);

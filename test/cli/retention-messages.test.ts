@@ -4,7 +4,7 @@
  * which spans each step deleted, and a rule kept less than an hour (`nnt:*=1s`) is warned about and
  * needs --allow-short-age off a terminal.
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -179,7 +179,9 @@ describe('a retention apply killed mid-run', () => {
     const penv = { ...env, TSNODE_CONFIG: config };
     expect((await runCli(['profile', 'set', 'night', '--nodes', slow.url], { env: penv })).code).toBe(0);
     const run = startCli(['retention', 'apply', '--rule', 'nnt:*=1d', '--profile', 'night', '--redact', 'X-Team', '--header', 'X-Team: secret-value', '--yes'], { env: penv });
-    await run.waitForStderr(/run r-\S+: step 1/);
+    const runFile = (await run.waitForStderr(/run file \S+\.json/)).replace(/^run file /, '');
+    // Killed once the run file exists: written before the first DELETE.
+    for (const deadline = Date.now() + 15_000; !existsSync(runFile) && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
     run.child.kill('SIGKILL');
     await run.done;
 
@@ -191,6 +193,26 @@ describe('a retention apply killed mid-run', () => {
     expect(last.catch_up.command).toMatch(/^tsnode retention apply --resume r-\S+ --yes --profile night --redact X-Team$/);
     expect(last.catch_up.add_back).toEqual(['--header (1 given; values not shown)']);
     expect(h.stdout).not.toContain('secret-value');
+
+    // The run file records them too (version 2), never the header's value.
+    expect(last.retention.run_file).toBe(runFile);
+    const file = readFileSync(runFile, 'utf8');
+    expect(file).not.toContain('secret-value');
+    expect(JSON.parse(file)).toMatchObject({
+      version: 2,
+      origin: { profile: 'night', flags: ['--profile', 'night', '--redact', 'X-Team'], add_back: ['--header (1 given; values not shown)'] },
+    });
+
+    // The catch-up runs as printed (its words, no shell needed) and finishes the run.
+    const words = (last.catch_up.command as string).split(' ');
+    expect(words[0]).toBe('tsnode');
+    const resumed = await runCli(words.slice(1), { env: penv, timeoutMs: 60_000 });
+    expect(resumed.stderr).not.toMatch(/was started with/);
+    expect(resumed.code).toBe(0);
+    const after = JSON.parse((await runInProcess(['history', '-o', 'json'], { env: penv })).stdout).runs.at(-1);
+    expect(after.run).toBe(last.run);
+    expect(after.catch_up).toBeNull();
+
     await slow.stop();
   });
 });

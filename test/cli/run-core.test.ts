@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('a refused run leaves a trace', () => {
-  it('retention apply with a node down: exit 2, a run.refused record, history shows it refused with every node left', async () => {
+  it('retention apply with a node down: exit 2, a run.refused record, history shows it refused, no node left', async () => {
     const r = await runCli(['retention', 'apply', '--rule', 'nnt:*=30d', '--nodes', `${a.url},${dead}`, '--yes', '--retries', '0'], { env });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('refusing to apply the retention policy: nothing was sent');
@@ -70,12 +70,15 @@ describe('a refused run leaves a trace', () => {
     expect(refused[0]).toMatchObject({ command: 'retention apply', codes: ['unreachable'], nodes: [a.url, dead], nodeSource: expect.stringContaining('--nodes') });
     expect(refused[0]!.reason).toContain(dead);
     const run = (await history()).find((x) => x.run === refused[0]!.run)!;
-    expect(run).toMatchObject({ kind: 'retention', exit_code: 2, refused: { codes: ['unreachable'] }, pending: [a.url, dead] });
+    // Nothing of it ran: no node left behind by it, no catch-up (its reason says why it did not run).
+    expect(run).toMatchObject({ kind: 'retention', exit_code: 2, refused: { codes: ['unreachable'], run_again: null }, pending: [], catch_up: null });
+    expect((run.nodes as { state: string }[]).map((n) => n.state)).toEqual(['refused', 'refused']);
     const text = await runCli(['history'], { env, timeoutMs: 20_000 });
     expect(text.stdout).toMatch(/refused, nothing sent/);
+    expect(text.stdout).toContain('none (refused)');
   });
 
-  it('a sweep refused because a node is busy: journaled with its catch-up; history counts its nodes left', async () => {
+  it('a sweep refused because a node is busy: journaled; history shows no node left and a run-again command that runs as printed', async () => {
     await seed(a.url, 80);
     await client(a.url).sweepDelete({ before: BEFORE, types: ['nnt'] });
     const r = await runCli(['sweep', '--before', String(BEFORE), '--nodes', a.url, '--yes'], { env });
@@ -84,9 +87,16 @@ describe('a refused run leaves a trace', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ codes: ['busy'], sweep: { before: BEFORE, types: ['nnt'] } });
     const run = (await history()).find((x) => x.run === refused[0]!.run)!;
-    expect(run).toMatchObject({ kind: 'sweep', refused: { codes: ['busy'] }, pending: [a.url] });
-    expect((run.catch_up as { command: string }).command).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${a.url} --yes`);
+    expect(run).toMatchObject({ kind: 'sweep', refused: { codes: ['busy'] }, pending: [], catch_up: null });
+    const again = (run.refused as { run_again: { command: string } }).run_again.command;
+    expect(again).toBe(`tsnode sweep --before ${BEFORE} --types nnt --nodes ${a.url} --yes`);
+    const text = await runCli(['history'], { env, timeoutMs: 20_000 });
+    expect(text.stdout).toContain(`refused (nothing was sent); to run again:\n  run ${refused[0]!.run}: ${again}`);
+    expect(text.stdout).not.toContain(`to catch up:\n  run ${refused[0]!.run}:`);
+    // Once the other sweep ended, it runs as printed.
     await waitIdle(a.url);
+    const rerun = await runCli(again.split(' ').slice(1), { env });
+    expect(rerun.code, rerun.stderr).toBe(0);
   });
 });
 

@@ -49,7 +49,7 @@ describe('tsnode serve --retention', () => {
     const keptAt = (cutoff: number) => before.filter((s) => s['block:ceiling'] > cutoff);
     expect([keptAt(startedAfter), keptAt(startedBefore)]).toContainEqual(after);
     expect(after.length).toBeLessThan(before.length);
-    expect((await json(`${second.url}/state`)).retention).toEqual({ nnt: { '60': 3 * DAY, '300': 3 * DAY }, histogram: {}, raw: 3 * DAY });
+    expect((await json(`${second.url}/state`)).retention).toEqual({ nnt: { '60': 3 * DAY, '300': 3 * DAY }, histogram: {}, histogram_raw: null, raw: 3 * DAY });
     await second.stop();
     // The removals were logged (one line per shard) before the node stopped.
     const removed = second.stderr().match(/retention: removed nnt 60 s shard/g) ?? [];

@@ -271,8 +271,8 @@ describe('-o csv', () => {
     const h = await runCli(['history', '-o', 'csv'], { env: u.env, cwd: u.cwd });
     expect(h.code).toBe(0);
     const hrows = h.stdout.trimEnd().split('\r\n');
-    expect(hrows[0]).toBe('run,kind,started,finished,by,before,before_iso,types,nnt_rollups,histogram_rollups,node_source,nodes,outcome,left,catch_up');
-    expect(hrows[1]).toMatch(new RegExp(`^[0-9a-f]+,sweep,[0-9T:.-]+Z,[0-9T:.-]+Z,[^,]+,${BEFORE},[0-9T:-]+Z,nnt text,60,,--nodes,1,1 done,,$`));
+    expect(hrows[0]).toBe('run,kind,started,finished,by,before,before_iso,types,nnt_rollups,histogram_rollups,node_source,nodes,outcome,left,catch_up,steps');
+    expect(hrows[1]).toMatch(new RegExp(`^[0-9a-f]+,sweep,[0-9T:.-]+Z,[0-9T:.-]+Z,[^,]+,${BEFORE},[0-9T:-]+Z,nnt text,60,,--nodes,1,1 done,,,$`));
   });
 });
 

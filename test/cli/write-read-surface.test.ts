@@ -73,13 +73,15 @@ describe('profiles name the nodes of write and read', () => {
       const pinned = await runCli(['--profile', 'auth', 'read', ID, 'cpu', '--node', rec.url, '--start', '0', '--end', '60', '--span', '60s'], { env });
       expect(pinned.code, pinned.stderr).toBe(0);
       expect(lines(pinned.stderr)[0]).toBe(`nodes: --node ${rec.url}, 1 node`);
-      expect(rec.requests.map((q) => q.headers['x-tenant'])).toEqual(['blue']);
+      // Every request of the read carries it (the rollup, and the dispatch read's status GET beside it).
+      expect(rec.requests.length).toBeGreaterThan(0);
+      expect(new Set(rec.requests.map((q) => q.headers['x-tenant']))).toEqual(new Set(['blue']));
       rec.requests.length = 0;
       expect((await runCli(['profile', 'use', 'auth'], { env })).code).toBe(0);
       const current = await runCli(['read', ID, 'cpu', '--node', rec.url, '--start', '0', '--end', '60', '--span', '60s'], { env });
       expect(current.code, current.stderr).toBe(0);
-      expect(rec.requests).toHaveLength(1);
-      expect(rec.requests[0]!.headers['x-tenant']).toBeUndefined();
+      expect(rec.requests.length).toBeGreaterThan(0);
+      for (const q of rec.requests) expect(q.headers['x-tenant']).toBeUndefined();
     } finally {
       await rec.close();
     }

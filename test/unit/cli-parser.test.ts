@@ -47,6 +47,7 @@ const DEFAULTS: Record<string, Record<string, unknown>> = {
     force: false,
     skipUnreachable: false,
     allowPartial: false,
+    allowShortAge: false,
     maxClockSkew: 300_000,
     output: 'table',
     settle: 0,
@@ -176,6 +177,7 @@ const CONTRACT: Row[] = [
   ],
   [['--profile', 'prod', 'read', 'U', 'M', '--node', 'db2', '-o', 'chart'], 'read', { uuid: 'U', metric: 'M', node: 'db2', output: 'chart' }, { profile: 'prod' }],
   [['sweep', '--before', '90d', '--types', 'nnt,histogram', '--yes', '--no-wait'], 'sweep', { before: '90d', types: ['nnt', 'histogram'], yes: true, wait: false }],
+  [['sweep', '--before', '30m', '--yes', '--allow-short-age'], 'sweep', { before: '30m', yes: true, allowShortAge: true }],
   [
     ['sweep', '--before', '1d', '--dry-run', '--header-prefix', 'x-snowth', '--nnt-rollups', '300,1m', '--histogram-rollups', '60', '-y', '-o', 'csv'],
     'sweep',

@@ -60,6 +60,7 @@ const TYPES = [
   'InventoryOptions',
   'JournalEntry',
   'JournaledCoverage',
+  'JournaledDelete',
   'JournaledNode',
   'JournaledSpans',
   'JournaledSweep',

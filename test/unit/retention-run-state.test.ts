@@ -247,7 +247,7 @@ describe('the state file', () => {
     const j = JSON.parse(serializeRunState(markSending(fresh(), A, 1, 1_795_321_979_500)));
     expect(j).toMatchObject({
       kind: 'tsnode_retention_run',
-      version: 1,
+      version: 2,
       run_id: 'r-20261122T043258Z',
       attempt: 1,
       created_at: 1_795_321_979.25,
@@ -273,10 +273,24 @@ describe('the state file', () => {
     expect(parseRunState(serializeRunState(s), 'run.json')).toEqual(s);
   });
 
+  it('records how the run reached its nodes (version 2), and still reads a version 1 file without it', () => {
+    const origin = { profile: 'night', flags: ['--profile', 'night', '--redact', 'X-Team'], addBack: ['--header (1 given; values not shown)'] };
+    const s = newRun(plan, { runId: 'r-1', at: T0, origin });
+    const j = JSON.parse(serializeRunState(s));
+    expect(j.origin).toEqual({ profile: 'night', flags: ['--profile', 'night', '--redact', 'X-Team'], add_back: ['--header (1 given; values not shown)'] });
+    expect(parseRunState(serializeRunState(s), 'run.json').origin).toEqual(origin);
+    delete j.origin;
+    j.version = 1;
+    const old = parseRunState(JSON.stringify(j), 'run.json');
+    expect(old.origin).toBeUndefined();
+    expect(old.version).toBe(1);
+    expect(summariseRun(old).outcome).toBe(summariseRun(s).outcome);
+  });
+
   const damaged: [string, (j: any) => void, string][] = [
     ['not JSON', () => undefined, 'run.json: not JSON'],
     ['another kind of file', (j) => (j.kind = 'sweep'), 'run.json: kind'],
-    ['a newer version', (j) => (j.version = 2), 'run.json: version 2 is not one this tsnode reads (1)'],
+    ['a newer version', (j) => (j.version = 3), 'run.json: run file version 3 is not one this tsnode reads (1 to 2): it was written by a newer tsnode'],
     ['an unknown state', (j) => (j.nodes[0].steps[0].state = 'finished'), 'nodes[0].steps[0].state'],
     ['a node renamed', (j) => (j.nodes[1].node = 'http://c:8112'), "run.json: nodes[1] is http://c:8112, the plan's node there is http://b:8112"],
     ['a node dropped', (j) => j.nodes.pop(), 'run.json: nodes lists 1 node(s), the plan 2'],

@@ -18,7 +18,11 @@ import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-
 import { askYesNo } from '../../prompt.js';
 import { printable } from '../../render/printable.js';
 import { carriedFlags, type CarriedFlags } from '../sweep/catch-up.js';
-import { canAsk, coverageHint, lockDir, logReport, openJournal } from '../sweep/run-text.js';
+import { lagAllowance, logLag, replicationLagOption } from '../sweep/action.js';
+import { describeLag, hasLag, type LagReport } from '../../../client/replication-lag.js';
+import { ringShare } from '../../../run/outcome.js';
+import { canAsk, coverageHint, lockDir, logReport, openJournal, pastSweepEnds } from '../sweep/run-text.js';
+import { deletedByEarlierRuns } from '../../../run/journal-query.js';
 import type { DeleteOptions } from './options.js';
 import { planDelete, type DeletePlan } from './plan.js';
 import { printLooks, printResult } from './render.js';
@@ -37,10 +41,11 @@ export async function deleteAction(opts: Opts, ctx: CliContext): Promise<ExitCod
   const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
   const run = await connectTarget(target, opts, ctx);
   let report: ClusterCheckReport | undefined;
+  const lag: { report?: LagReport } = {};
   try {
     const clients = run.nodes.map((n) => run.network.client(n));
     const result = await runDelete(clients, plan, {
-      ...coreOptions(run, plan, carried, opts, ctx),
+      ...coreOptions(run, plan, carried, opts, ctx, lag),
       onReport: (r) => {
         report = r;
         logReport(ctx, r);
@@ -48,7 +53,7 @@ export async function deleteAction(opts: Opts, ctx: CliContext): Promise<ExitCod
     });
     return renderRun(result, plan, opts, ctx);
   } catch (err) {
-    return refused(err, report, opts, ctx);
+    return refused(err, report, lag.report, run.nodes.length, opts, ctx);
   } finally {
     await run.network.close();
   }
@@ -63,10 +68,16 @@ function totalsLine(t: DeleteTotals): string {
 }
 
 /** The run core's options for this command line: journal, lock, what the journal says, the prompt, the stages' lines. */
-function coreOptions(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, opts: Opts, ctx: CliContext): DeleteRunOptions {
+function coreOptions(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, opts: Opts, ctx: CliContext, lag: { report?: LagReport }): DeleteRunOptions {
   let shown: DeleteTotals | undefined;
+  const journal = openJournal(ctx, opts.journal);
+  const journalPath = journal.path;
+  const allowed = lagAllowance(opts.allowLag, run.target);
   const onStage = (s: DeleteStage): void => {
-    if (s.kind === 'looked' && !s.again) {
+    if (s.kind === 'checked') {
+      if (!opts.dryRun) logLag(ctx, lag.report, allowed);
+      else for (const n of lag.report?.nodes.filter(hasLag) ?? []) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (the delete refuses this without --allow-lag)`);
+    } else if (s.kind === 'looked' && !s.again) {
       shown = s.totals;
       printLooks(ctx, opts.output, plan, s.looks, Boolean(opts.dryRun));
       ctx.log.info(`dry run: ${totalsLine(s.totals)}${s.totals.skipped ? `; ${plural(s.totals.skipped)} skipped (unreachable)` : ''}`);
@@ -81,11 +92,18 @@ function coreOptions(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, op
     skipUnreachable: opts.skipUnreachable,
     allowPartial: opts.allowPartial,
     dryRun: opts.dryRun,
+    replicationLag: replicationLagOption(allowed, (r) => (lag.report = r)),
+    deletedEarlier: async (missing, request) =>
+      deletedByEarlierRuns(
+        await pastSweepEnds(journalPath, 'delete.end'),
+        request,
+        missing.map((m) => m.url),
+      ),
     onStage,
     onProgress: (p) => ctx.log.info(`${p.node}: round ${p.round}: ${p.deleted} deleted`),
     signal: ctx.signal,
     runId: newRunId(),
-    journal: openJournal(ctx, opts.journal),
+    journal,
     lockDir: lockDir(ctx),
     onLockTakeOver: (m) => ctx.log.warn(m),
     described: { by: whoAmI(ctx.env), nodeSource: run.target.origin, described: run.described, profile: run.target.profile?.name ?? null },
@@ -103,7 +121,12 @@ function coreOptions(run: TargetRun, plan: DeletePlan, carried: CarriedFlags, op
 
 /** The result on stdout; what came back, the catch-up and the receipt on stderr. */
 function renderRun(r: DeleteRun, plan: DeletePlan, opts: Opts, ctx: CliContext): ExitCode {
+  const share = ringShare(r.outcomes.filter((o) => o.state === 'deleted' || o.state === 'nothing').length, r.notSwept, r.deletedEarlier)
+    .replace('not swept', 'not deleted on')
+    .replace('swept by an earlier run', 'deleted on by an earlier run');
   if (r.stopped === 'dry-run') {
+    if (r.notSwept.length)
+      ctx.log.warn(`dry run: ${r.notSwept.length} ring node(s) not in the node list would not be deleted on: ${r.notSwept.map((m) => `${m.id} (${m.url})`).join(', ')}`);
     ctx.log.info('dry run: nothing was deleted');
     return EXIT.ok;
   }
@@ -111,7 +134,9 @@ function renderRun(r: DeleteRun, plan: DeletePlan, opts: Opts, ctx: CliContext):
     ctx.log.info('nothing to delete: no node has data the query selects');
     return EXIT.ok;
   }
-  printResult(ctx, opts.output, { run: r.runId, plan, outcomes: r.outcomes, exit: r.exitCode, catchUp: r.catchUp?.command });
+  printResult(ctx, opts.output, { run: r.runId, plan, outcomes: r.outcomes, exit: r.exitCode, catchUp: r.catchUp?.command, notSwept: r.notSwept });
+  if (share && r.notSwept.length) ctx.log.warn(`ring: ${share}`);
+  else if (share) ctx.log.info(`ring: ${share}`);
   for (const o of r.outcomes)
     if (o.reappeared.length)
       ctx.log.warn(`${o.node}: ${plural(o.reappeared.length, 'metric')} came back after the delete (a late replay?), e.g. ${printable(o.reappeared[0]!.metric)}`);
@@ -130,7 +155,7 @@ function renderRun(r: DeleteRun, plan: DeletePlan, opts: Opts, ctx: CliContext):
 }
 
 /** What stopped the run before anything was deleted, as the CLI says it (exit 2, or 130). */
-function refused(err: unknown, report: ClusterCheckReport | undefined, opts: Opts, ctx: CliContext): ExitCode {
+function refused(err: unknown, report: ClusterCheckReport | undefined, lag: LagReport | undefined, listed: number, opts: Opts, ctx: CliContext): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn('interrupted: nothing was deleted');
     return EXIT.interrupted;
@@ -151,8 +176,12 @@ function refused(err: unknown, report: ClusterCheckReport | undefined, opts: Opt
     else ctx.log.error(`${u.node}: ${printable(e?.detail ?? 'no answer')}${err.phase === 'recheck' ? ' (the second look after your answer)' : ''}`);
   }
   const hints = [
-    err.unreachable.length && !opts.skipUnreachable ? '--skip-unreachable to delete on the others (the skipped nodes are listed)' : '',
+    // (only when other nodes answered: with every node unreachable, skipping them leaves nothing)
+    err.unreachable.length && err.unreachable.length < listed && !opts.skipUnreachable ? '--skip-unreachable to delete on the others (the skipped nodes are listed)' : '',
     coverageHint(report).replace('sweep', 'delete on'),
+    lag?.nodes.some(hasLag)
+      ? 'tsnode status --watch --until-caught-up to wait until replication catches up, or --allow-lag <duration> to delete anyway (data on its way may bring a deleted metric back: the after-look reports it)'
+      : '',
   ].filter(Boolean);
   throw new UsageError('refusing to delete: nothing was deleted', hints.length ? `use ${hints.join('; ')}` : undefined);
 }

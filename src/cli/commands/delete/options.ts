@@ -2,7 +2,7 @@
 import { flag, type FlagValues } from '../../flags.js';
 import { destructiveNodesFlag, networkFlags } from '../../network-options.js';
 import { accountFlag } from '../find/options.js';
-import { DATA_TYPES } from '../sweep/options.js';
+import { allowLagFlag, DATA_TYPES } from '../sweep/options.js';
 
 /** Metrics one confirmed call handles by default: the store's default advisory limit (DEFAULT_TAG_ADVISORY_LIMIT, not imported here: the declaration loads only commander). */
 export const DEFAULT_BATCH = 10_000;
@@ -41,6 +41,7 @@ export function deleteFlags() {
     yes: flag.boolean('-y, --yes', 'do not ask for confirmation (required when not on a terminal)'),
     skipUnreachable: flag.boolean('--skip-unreachable', 'leave out nodes that do not answer (reported as skipped; the exit is then 3)'),
     allowPartial: flag.boolean('--allow-partial', 'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs'),
+    allowLag: allowLagFlag(),
     journal: flag.string('--journal <file>', 'append the receipt to this journal file (default $XDG_STATE_HOME/tsnode/sweeps.jsonl, else ~/.local/state/tsnode/sweeps.jsonl)', {
       complete: { kind: 'files' },
     }),

@@ -62,6 +62,8 @@ export interface DeleteResult {
   outcomes: NodeOutcome[];
   exit: number;
   catchUp: string | undefined;
+  /** Ring nodes --allow-partial left out. */
+  notSwept?: ReadonlyArray<{ id: string; url: string }>;
 }
 
 /** `delete -o json`: the run, what was asked, every node's outcome with its per-metric receipt. */
@@ -74,6 +76,7 @@ export function deleteJson(r: DeleteResult): unknown {
     scope: r.plan.scope,
     exit: r.exit,
     catch_up: r.catchUp ?? null,
+    not_swept: (r.notSwept ?? []).map((m) => ({ id: m.id, node: m.url })),
     nodes: r.outcomes.map((o) => ({
       ...o,
       reappeared: o.reappeared.map((m) => ({ uuid: m.uuid, metric_name: m.metric })),

@@ -161,7 +161,13 @@ export function runJson(r: HistoryRun): Record<string, unknown> {
     catch_up: r.catchUp ? { nodes: [...r.catchUp.nodes], command: r.catchUp.command, add_back: [...r.catchUp.addBack] } : null,
     receipt: r.receipt ?? null,
     receipt_summary: receiptSummary(r.receipt) || null,
-    refused: r.refused ? { codes: [...r.refused.codes], reason: r.refused.reason } : null,
+    refused: r.refused
+      ? {
+          codes: [...r.refused.codes],
+          reason: r.refused.reason,
+          run_again: r.refused.runAgain ? { command: r.refused.runAgain.command, add_back: [...r.refused.runAgain.addBack] } : null,
+        }
+      : null,
   };
   const ret = r.retention;
   if (ret) {
@@ -191,6 +197,22 @@ function skippedLines(skipped: ReadonlyMap<string, number[]>): string {
     ([why, lines]) => `${lines.length} ${why} (line${lines.length > 1 ? 's' : ''} ${lines.slice(0, 3).join(', ')}${lines.length > 3 ? ', ...' : ''})`,
   );
   return `${total} line(s) of the journal could not be read and were skipped: ${reasons.join('; ')}`;
+}
+
+/** Refused runs a later try may get past unchanged (runs.ts REFUSED_AGAIN): the command, under the table. */
+function printRunAgain(runs: readonly HistoryRun[], ctx: CliContext): void {
+  const again = runs.filter((r) => r.refused?.runAgain);
+  if (!again.length) return;
+  ctx.stdout.write(
+    `\nrefused (nothing was sent); to run again:\n${again
+      .map((r) => {
+        const a = r.refused!.runAgain!;
+        // Journal fields are text anyone could have written: escaped before the terminal.
+        const addBack = a.addBack.length ? `\n    add back: ${escapeText(a.addBack.join('; '))}` : '';
+        return `  run ${escapeText(r.run)}: ${escapeText(a.command)}${addBack}`;
+      })
+      .join('\n')}\n`,
+  );
 }
 
 /** `tsnode history`: the journal's runs, filtered, with what is left to catch up. */
@@ -248,7 +270,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
         what(r),
         `${r.nodes.length}${r.nodeSource ? ` (${r.nodeSource})` : ''}`,
         outcome(r, nodeKey),
-        r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : 'none',
+        r.kind === 'cancel' ? '' : r.pending.length ? String(r.pending.length) : r.refused ? 'none (refused)' : 'none',
         receiptSummary(r.receipt),
       ]),
       {
@@ -258,6 +280,7 @@ export async function historyAction(opts: HistoryOptions, ctx: CliContext): Prom
       },
     ),
   );
+  printRunAgain(runs, ctx);
   const open = runs.filter((r) => r.catchUp);
   if (open.length) {
     ctx.stdout.write(

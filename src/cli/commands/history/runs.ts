@@ -9,8 +9,9 @@
  * where it stands after the latest attempt (`finished`, or the state of the step it stopped at);
  * nodes not finished are left to catch up unless a later run of the same policy on the same nodes
  * (same fingerprint) finished them. A `run.refused` line is a run that stopped before sending
- * anything: every node `refused` and left (a missed night stays visible). Pure: the action reads
- * the file and hands the entries in.
+ * anything: every node `refused` with the reason (a missed night stays visible), none left to
+ * catch up (nothing of it ran), and a command to run it again only where that is the truthful
+ * next step (REFUSED_AGAIN). Pure: the action reads the file and hands the entries in.
  */
 import type { JournalEntry, JournaledNode, SweepCancelEntry } from '../../journal.js';
 import { sameNodeKey } from '../../nodes.js';
@@ -73,8 +74,11 @@ export interface HistoryRun {
   retention?: HistoryRetention;
   /** Delete runs only: the query (or --metric) and what went, in the journal's words (null: a refused run, which journals neither). */
   delete?: { query: string | null; metric: string | null; scope: string | null; key: string };
-  /** The run stopped before sending anything (a `run.refused` line): why. */
-  refused?: { codes: string[]; reason: string };
+  /**
+   * The run stopped before sending anything (a `run.refused` line): why, and the command that runs
+   * the same sweep again (null where running it again unchanged would only be refused again).
+   */
+  refused?: { codes: string[]; reason: string; runAgain: CatchUp | null };
   /** The run's receipt (cli/receipts.ts) as journaled, the latest attempt's; unchecked beyond being an object. */
   receipt?: JournaledReceipt;
 }
@@ -282,6 +286,10 @@ function cancelRun(e: JournalEntry & { run: string }, at: string | null): Histor
 /** Each sweep's pending nodes and, when it has a before and types, the command that catches them up. */
 function settleSweeps(sweeps: readonly HistoryRun[], coverage: ReadonlyMap<string, RunCoverage>, carry: ReadonlyMap<string, { carry: string[]; addBack: string[] }>): void {
   for (const r of sweeps) {
+    if (r.refused) {
+      r.refused.runAgain = refusedAgain(r, carry.get(r.run));
+      continue;
+    }
     r.pending = r.nodes.filter((n) => n.state !== 'done' && !n.caughtUpBy).map((n) => n.node);
     if (r.before !== null && r.types.length) {
       const request = {
@@ -294,6 +302,33 @@ function settleSweeps(sweeps: readonly HistoryRun[], coverage: ReadonlyMap<strin
       r.catchUp = catchUpFor(request, r.headerPrefix ?? 'X-Service', r.pending, carry.get(r.run), partial) ?? null;
     }
   }
+}
+
+/**
+ * Refusals that a later try of the same command may get past unchanged (a node back, a sweep
+ * ended, a lock released). Coverage, spans, identity and the other checks refuse again until the
+ * operator changes something, so no command is offered for them.
+ */
+const REFUSED_AGAIN: ReadonlySet<string> = new Set(['busy', 'unreachable', 'lock']);
+
+/** The same sweep on the same nodes with the same pinned cut-off, when REFUSED_AGAIN allows (sweeps only). */
+function refusedAgain(r: HistoryRun, flags: { carry: string[]; addBack: string[] } | undefined): CatchUp | null {
+  if (!r.refused || !r.refused.codes.length || !r.refused.codes.every((c) => REFUSED_AGAIN.has(c))) return null;
+  if (r.before === null || !r.types.length) return null;
+  const request = {
+    before: r.before,
+    types: r.types as DataType[],
+    ...(Array.isArray(r.nntRollups) ? { nntRollups: r.nntRollups } : {}),
+    ...(Array.isArray(r.histogramRollups) ? { histogramRollups: r.histogramRollups } : {}),
+  };
+  return (
+    catchUpFor(
+      request,
+      r.headerPrefix ?? 'X-Service',
+      r.nodes.map((n) => n.node),
+      flags,
+    ) ?? null
+  );
 }
 
 /** `--node` and `--since` filters. A run matches `node` when it lists a node of the same key. */
@@ -379,7 +414,7 @@ function refusedRun(e: Sweepish, at: string | null): HistoryRun {
     outcome: true,
     exit: 2,
     nodes: strings(e.nodes).map((node) => ({ node, state: 'refused', reason })),
-    refused: { codes: strings(e.codes), reason },
+    refused: { codes: strings(e.codes), reason, runAgain: null },
   };
 }
 
@@ -492,8 +527,13 @@ function settleRetention(runs: HistoryRun[]): void {
     for (const n of r.nodes) if (n.state === 'finished') finishedBy.set(`${fp} ${keyOf(n.node)}`, r.run);
   }
   for (const r of runs) {
+    if (r.refused) {
+      // Nothing of it ran: no node left behind by it (its reason says why it did not run).
+      r.pending = [];
+      r.catchUp = null;
+      continue;
+    }
     r.pending = r.nodes.filter((n) => n.state !== 'finished' && !n.caughtUpBy).map((n) => n.node);
-    if (r.refused) continue;
     if (r.catchUp && r.pending.length) r.catchUp = { ...r.catchUp, nodes: r.pending };
     else if (!r.outcome && r.pending.length) {
       // Killed before its end line: a re-run of the same command continues it; --resume names it.

@@ -23,6 +23,8 @@ import {
   type RetentionEvent,
   type RetentionPlan,
   type RunState,
+  newRun,
+  type RunOrigin,
 } from '../../../retention/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -55,6 +57,8 @@ import { resolveSettings } from './target.js';
 import type { ResolvedTarget } from '../../config/target.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import { lookScopeOf } from '../../../client/receipt.js';
+import type { WireNodeState } from '../../../protocol/index.js';
 import type { MetricFamily } from '../../render/prometheus.js';
 import type { ManagedBy } from '../../../protocol/index.js';
 import type { VerifyReport } from '../../../retention/index.js';
@@ -86,6 +90,32 @@ export function resumeCommand(
   if (ctx.env.TSNODE_HEADERS) addBack.push('TSNODE_HEADERS (read from the environment again when set)');
   if (ctx.profile === undefined && ctx.env.TSNODE_PROFILE) addBack.push(`TSNODE_PROFILE (${ctx.env.TSNODE_PROFILE}, read from the environment again when set)`);
   return { command: args.map(shellQuote).join(' '), addBack, reach: args.slice(first) };
+}
+
+/** The run's state, recording how it reached its nodes (a run file of version 1 gets this attempt's). */
+function withOrigin(found: RunState | undefined, plan: RetentionPlan, runId: string, base: ReturnType<typeof resumeCommand>, ctx: CliContext): RunState {
+  const origin: RunOrigin = found?.origin ?? { profile: ctx.profile ?? null, flags: base.reach, addBack: base.addBack };
+  return found ? { ...found, origin } : newRun(plan, { runId, at: ctx.now(), origin });
+}
+
+/**
+ * A resume reaches the run's nodes as the run did: without --profile (or TSNODE_PROFILE) it takes
+ * the profile its run file records; flags that differ from the recorded ones are named (the
+ * resume goes on with the ones given).
+ */
+function withRecordedProfile(saved: RunState, opts: RetentionApplyFlags, ctx: CliContext): CliContext {
+  const origin = saved.origin;
+  if (!origin) return ctx;
+  const recorded = origin.profile;
+  const run = recorded !== null && ctx.profile === undefined && !ctx.env.TSNODE_PROFILE ? { ...ctx, profile: recorded } : ctx;
+  if (run !== ctx) ctx.log.info(`profile ${recorded}: the one run ${saved.runId} was started with (its run file); --profile chooses another`);
+  const now = resumeCommand(saved.runId, opts, run).reach;
+  if (now.join('\0') !== origin.flags.join('\0')) {
+    const shown = (f: readonly string[]): string => (f.length ? f.map(shellQuote).join(' ') : '(none)');
+    ctx.log.warn(`run ${saved.runId} was started with ${shown(origin.flags)}; this resume reaches its nodes with ${shown(now)}`);
+  }
+  if (origin.addBack.length) ctx.log.info(`run ${saved.runId} also had: ${origin.addBack.join('; ')}`);
+  return run;
 }
 
 /** Rules under an hour (SHORT_AGE_SECONDS) off a terminal: only --allow-short-age lets them run. */
@@ -165,16 +195,18 @@ interface ApplyContext {
   lagRead?: LagReport;
 }
 
-async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
-  const policy = checkApplyFlags(opts, ctx);
-  const dir = runDir(ctx.env);
+async function applyRun(opts: RetentionApplyFlags, given: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
+  const policy = checkApplyFlags(opts, given);
+  const dir = runDir(given.env);
   let saved: RunState | undefined;
-  if (opts.resume !== undefined) saved = asUsage(() => findRun(dir, opts.resume!, ctx));
-  refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, ctx);
+  if (opts.resume !== undefined) saved = asUsage(() => findRun(dir, opts.resume!, given));
+  refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, given);
   if (saved && summariseRun(saved).outcome === 'complete') {
-    ctx.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
+    given.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
     return EXIT.ok;
   }
+  // A resume reaches the nodes as its run did (the profile its run file records).
+  const ctx = saved ? withRecordedProfile(saved, opts, given) : given;
   // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
   // DELETE, the run recorded as interrupted.
   const signal = ctx.signal;
@@ -191,8 +223,8 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
 
     const look = await lookAtNodes(opts, ctx, clients, resolved, saved);
     if (look === 'interrupted') return EXIT.interrupted;
-    const { facts, report, nodeManaged, sweepNodes, sweepClients } = look;
-    const receipts = opts.receipt ? new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now }) : null;
+    const { facts, report, nodeManaged, sweepNodes, sweepClients, states } = look;
+    const receipts = opts.receipt ? new ReceiptHook(sweepClients, { settleMs: opts.settle, concurrency: opts.concurrency, signal, now: ctx.now, states }) : null;
     const verifyManaged = (): Promise<VerifyReport | null> =>
       verifyManagedNodes(
         opts,
@@ -202,8 +234,10 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       );
     if (!saved && sweepNodes.length === 0 && nodeManaged.length > 0) return onlyNodeManaged(opts, ctx, await verifyManaged(), metrics);
 
-    const { state, plan } = saved ? continueSaved(saved, ctx) : await planNewRun({ opts, ctx, clients, policy: policy!, target, facts, sweepNodes, report, dir, refuse });
-    const runId = state?.runId ?? newRetentionRunId(ctx.now());
+    const { state: found, plan } = saved ? continueSaved(saved, ctx) : await planNewRun({ opts, ctx, clients, policy: policy!, target, facts, sweepNodes, report, dir, refuse });
+    const runId = found?.runId ?? newRetentionRunId(ctx.now());
+    const catchUpBase = resumeCommand(runId, opts, ctx);
+    const state = withOrigin(found, plan, runId, catchUpBase, ctx);
     const runFile = runFilePath(dir, runId);
     held.lock = lockRun(dir, runId, (m) => ctx.log.warn(m));
     const log = new Journal(journalPath({ flag: opts.journal, env: ctx.env, cwd: ctx.cwd }), (m) => ctx.log.warn(m), ctx.now, true);
@@ -224,7 +258,7 @@ async function applyRun(opts: RetentionApplyFlags, ctx: CliContext, metrics: Met
       resolved,
       allowed,
       skipUnreachable: skipUnreachableOf(opts.skipUnreachable, target, ctx),
-      catchUpBase: resumeCommand(runId, opts, ctx),
+      catchUpBase,
     };
 
     const result = await runOrRefuse(run, sweepClients, state);
@@ -253,9 +287,13 @@ async function lookAtNodes(
   clients: readonly NodeClient[],
   resolved: Resolved,
   saved: RunState | undefined,
-): Promise<'interrupted' | { facts: ClusterFacts; report: ClusterCheckReport; nodeManaged: string[]; sweepNodes: string[]; sweepClients: NodeClient[] }> {
+): Promise<
+  'interrupted' | { facts: ClusterFacts; report: ClusterCheckReport; nodeManaged: string[]; sweepNodes: string[]; sweepClients: NodeClient[]; states: Map<string, WireNodeState> }
+> {
   const signal = ctx.signal;
-  const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal } });
+  // Their `/state` answers are kept: the receipt's before-look reads free space from them rather than asking again.
+  const states = new Map<string, WireNodeState>();
+  const facts = await gatherClusterFacts(clients, { concurrency: opts.concurrency, call: { signal }, states });
   if (signal.aborted) {
     ctx.log.warn('interrupted before anything was sent');
     return 'interrupted';
@@ -267,7 +305,7 @@ async function lookAtNodes(
   for (const n of nodeManaged) ctx.log.info(`${n}: no sweep API, its retention is its own config: node_managed (nothing is sent to it; it is verified instead)`);
   const sweepNodes = resolved.nodes.filter((n) => managed.get(n) !== 'node');
   const sweepClients = clients.filter((c) => managed.get(c.url) !== 'node');
-  return { facts, report, nodeManaged, sweepNodes, sweepClients };
+  return { facts, report, nodeManaged, sweepNodes, sweepClients, states };
 }
 
 /** The nodes that keep their own retention, verified against the policy (none, or a resumed run without one: nothing to verify). */
@@ -463,7 +501,8 @@ function confirmHook(run: ApplyContext): (p: { state: RunState; send: string[]; 
       resume: { command: run.catchUpBase.command, addBack: run.catchUpBase.addBack },
     };
     run.log.append(start);
-    await run.receipts?.before();
+    // The receipt looks only at the lists this run's DELETEs can change.
+    await run.receipts?.before(lookScopeOf(plan.nodes.flatMap((n) => n.steps.flatMap((st) => (st.request ? [st.request] : [])))));
     ctx.log.info(`run ${run.runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${run.runFile}`);
     // Made once the run is confirmed: a live display must not draw over the prompt.
     run.held.progress ??= new RetentionProgress(ctx, run.resolved.nodes, plan.steps.length);

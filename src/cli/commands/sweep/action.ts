@@ -14,6 +14,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { newRunId, whoAmI } from '../../journal.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
+import { lookScopeOf } from '../../../client/receipt.js';
 import type { Receipt } from '../../../client/receipt.js';
 import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
@@ -22,6 +23,7 @@ import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { formatDuration } from '../../values.js';
 import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
+import { confirmShortAge, isShort, shortAgeChecks } from './short-age.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
@@ -75,6 +77,7 @@ async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRec
     throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
   }
   const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
+  if (opts.allowShortAge) carried.carry.push('--allow-short-age');
   const shown = runTarget(target);
   // A seed's ring is discovered here (GET only); a list is not contacted yet.
   const run = await connectTarget(target, opts, ctx);
@@ -187,6 +190,7 @@ function coreOptions(
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
   const journal = openJournal(ctx, opts.journal);
+  const short = { before: opts.before ?? '', beforeMs: plan.beforeMs, allowShortAge: opts.allowShortAge };
   const options: ClusterSweepOptions = {
     force: opts.force,
     skipUnreachable: skipUnreachableOf(opts.skipUnreachable, run.target, ctx),
@@ -198,7 +202,7 @@ function coreOptions(
     replicationLag: replicationLagOption(allowed, (r) => {
       lag.report = r;
     }),
-    checks: skewChecks(run, plan, opts, ctx),
+    checks: [...shortAgeChecks(short, ctx), ...skewChecks(run, plan, opts, ctx)],
     onEvent: (e) => progress?.onEvent(e),
     onStage,
     journal,
@@ -220,13 +224,18 @@ function coreOptions(
     lostAfterMs: plan.lostAfterMs,
     timeoutMs: plan.timeoutMs,
   };
-  if (!opts.yes)
-    options.confirm = (p) =>
-      confirmSweep(
-        ctx,
-        `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
-        `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
-      );
+  // A cut-off under an hour ago is typed back on a terminal, --yes or not (short-age.ts).
+  if (!opts.yes || isShort(short, ctx.now()))
+    options.confirm = async (p) => {
+      const yes = opts.yes
+        ? true
+        : await confirmSweep(
+            ctx,
+            `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
+            `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
+          );
+      return yes === true ? confirmShortAge(short, ctx) : yes;
+    };
   return { options, stop, lag };
 }
 
@@ -284,7 +293,7 @@ async function sweepNodes(
         clients.filter((c) => send.includes(c.url)),
         { settleMs: opts.settle, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now },
       );
-      await hook.before();
+      await hook.before(lookScopeOf([plan.request]));
     },
     after: async (runId, r) => {
       if (hook && !r.interrupted) receipt = await hook.after(options.journal, runId);

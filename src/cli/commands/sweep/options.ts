@@ -36,6 +36,10 @@ export function sweepFlags() {
       '--allow-partial',
       'go ahead although the node list misses ring nodes, the nodes disagree on the topology, or a rebalance runs (the result lists the missing nodes)',
     ),
+    allowShortAge: flag.boolean(
+      '--allow-short-age',
+      'sweep with --before less than 1h ago (deletes nearly everything): required for it off a terminal; on one, you type the --before value instead',
+    ),
     allowLag: allowLagFlag(),
     journal: flag.string('--journal <file>', 'append this run to this journal file (default sweeps.jsonl in the state dir, see --state-dir)', {
       complete: { kind: 'files' },

@@ -101,10 +101,10 @@ export function canAsk(ctx: CliContext): boolean {
 }
 
 /** The journal's `sweep.end` lines (a journal that cannot be read has none: the run then counts every left-out node as left). */
-export async function pastSweepEnds(path: string): Promise<JournalEntry[]> {
+export async function pastSweepEnds(path: string, kind: 'sweep.end' | 'delete.end' = 'sweep.end'): Promise<JournalEntry[]> {
   const ends: JournalEntry[] = [];
   try {
-    for await (const line of readJournal(path)) if ('entry' in line && line.entry.kind === 'sweep.end') ends.push(line.entry);
+    for await (const line of readJournal(path)) if ('entry' in line && line.entry.kind === kind) ends.push(line.entry);
   } catch {
     return [];
   }
