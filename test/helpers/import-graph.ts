@@ -57,6 +57,28 @@ export function layerViolations(graph: ImportGraph, rules: Readonly<Record<strin
   return out;
 }
 
+/** The command folder a file of src/cli/commands/<name>/ belongs to (undefined for any other file, commands/index.ts included). */
+function commandOf(file: string): string | undefined {
+  return /^cli\/commands\/([^/]+)\//.exec(file)?.[1];
+}
+
+/**
+ * Imports from one command's folder into another's (`from -> to`): what two commands share
+ * belongs in a module both import (src/cli/run/, src/cli/local-cluster/, ...), not in either.
+ */
+export function crossCommandImports(graph: ImportGraph): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of graph) {
+    const a = commandOf(from);
+    if (a === undefined) continue;
+    for (const to of targets) {
+      const b = commandOf(to);
+      if (b !== undefined && b !== a) out.push(`${from} -> ${to}`);
+    }
+  }
+  return out;
+}
+
 /** The import cycles (each as its files, first repeated at the end), one per strongly connected group. */
 export function importCycles(graph: ImportGraph): string[][] {
   // Tarjan's strongly connected components, iteratively (src/ is deep enough to matter for recursion).

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importCycles, importSpecifiers, layerViolations, readImportGraph, type ImportGraph } from '../helpers/import-graph.js';
+import { crossCommandImports, importCycles, importSpecifiers, layerViolations, readImportGraph, type ImportGraph } from '../helpers/import-graph.js';
 
 const SRC = join(import.meta.dirname, '../../src');
 
@@ -27,12 +27,26 @@ describe('the import graph of src/', () => {
     expect(layerViolations(readImportGraph(SRC)).map((v) => `${v.from} -> ${v.to} (${v.rule})`)).toEqual([]);
   });
 
+  it("has no command importing from another command's folder (shared helpers live in src/cli/run/ and the like)", () => {
+    expect(crossCommandImports(readImportGraph(SRC))).toEqual([]);
+  });
+
   it('has no cycle of runtime imports', () => {
     expect(importCycles(readImportGraph(SRC, { runtimeOnly: true })).map((c) => c.join(' -> '))).toEqual([]);
   });
 });
 
 describe('the checker', () => {
+  it("finds an import from one command's folder into another's, and nothing else", () => {
+    const g = graph({
+      'cli/commands/delete/action.ts': ['cli/commands/sweep/action.ts', 'cli/commands/delete/options.ts', 'cli/run/lag.ts'],
+      'cli/commands/demo/options.ts': ['cli/commands/cluster/options.ts'],
+      'cli/commands/index.ts': ['cli/commands/sweep/command.ts'],
+      'cli/run/lag.ts': ['cli/context.ts'],
+    });
+    expect(crossCommandImports(g)).toEqual(['cli/commands/delete/action.ts -> cli/commands/sweep/action.ts', 'cli/commands/demo/options.ts -> cli/commands/cluster/options.ts']);
+  });
+
   it('fails a wrong-direction import', () => {
     const bad = graph({
       'cli/main.ts': ['run/sweep.ts', 'server/server.ts'],

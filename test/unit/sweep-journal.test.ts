@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assembleRuns, filterRuns } from '../../src/cli/commands/history/runs.js';
-import { carriedFlags, catchUpFor, shellQuote } from '../../src/cli/commands/sweep/catch-up.js';
+import { carriedFlags, catchUpFor, shellQuote } from '../../src/run/catch-up.js';
 import { Journal, journalPath, readJournal, type JournalEntry } from '../../src/cli/journal.js';
 
 const T = 1_690_000_000;

@@ -1,59 +1,20 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startCluster, type RunningCluster } from '../../local-cluster/start.js';
-import { CLUSTER_FILE, type StopResult } from '../../local-cluster/state.js';
+import { CLUSTER_FILE } from '../../local-cluster/state.js';
 import { parseNodeFlags, shardServeArgs } from '../../local-cluster/shard-args.js';
 import { stopClusterDir } from '../../local-cluster/stop.js';
 import { homeOf, loadConfig } from '../../config/load.js';
 import { configPath } from '../../config/paths.js';
 import { checkProfileName, setProfileText, withConfigLock, writeConfigFile } from '../../config/write.js';
 import type { CliContext } from '../../context.js';
-import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { whoAmI } from '../../journal.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './options.js';
-
-/** `--write-copies`: 1 to the node count; by default 2 (1 for a single node). */
-export function writeCopiesFor(requested: number | undefined, count: number): number {
-  if (requested === undefined) return Math.min(2, count);
-  if (requested > count) {
-    throw new UsageError(
-      `--write-copies: ${requested} copies need at least ${requested} nodes, and --count is ${count}`,
-      'each copy of a metric lives on a different node: raise --count or lower --write-copies',
-    );
-  }
-  return requested;
-}
-
-/**
- * The node count from `--count`, or from the old `--nodes <n>` (with a warning; both at once is
- * an error), else the default.
- */
-export function nodeCount(flags: { count?: number | undefined; nodes?: number | undefined }, ctx: Pick<CliContext, 'log'>, command: string, fallback: number): number {
-  if (flags.count !== undefined && flags.nodes !== undefined) {
-    throw new UsageError(`--count and --nodes both given to ${command}`, '--nodes <n> is the old spelling of --count <n>: give --count only');
-  }
-  if (flags.nodes !== undefined) {
-    ctx.log.warn(
-      `${command} --nodes ${flags.nodes} is deprecated: use --count ${flags.nodes} (--nodes names a node list in every other command; this spelling goes in the next release)`,
-    );
-    return flags.nodes;
-  }
-  return flags.count ?? fallback;
-}
-
-/** How a stop ended, in a table and in JSON. */
-const OUTCOME: Record<StopResult['outcome'], { text: string; json: string }> = {
-  stopped: { text: 'stopped', json: 'stopped' },
-  killed: { text: 'killed (did not stop after SIGTERM)', json: 'killed' },
-  gone: { text: 'was not running', json: 'not_running' },
-};
-
-export function describeStop(r: StopResult): string {
-  return `node ${r.index} ${r.url} (pid ${r.pid}) ${OUTCOME[r.outcome].text}`;
-}
+import { nodeCount, writeCopiesFor } from '../../local-cluster/node-count.js';
+import { describeStop, STOP_OUTCOME } from '../../local-cluster/stop-text.js';
 
 /** One started cluster as the result of `cluster up`: stdout, in the chosen format. */
 export function clusterJson(cluster: RunningCluster, profile: string | undefined): unknown {
@@ -222,16 +183,16 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
 
 export async function clusterDownAction(flags: ClusterDownFlags, ctx: CliContext): Promise<ExitCode> {
   const result = await stopClusterDir(flags.dir, { graceMs: flags.grace, by: whoAmI(ctx.env) });
-  const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].text]);
+  const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, STOP_OUTCOME[r.outcome].text]);
   if (flags.output === 'json') {
     ctx.stdout.write(
-      renderJson({ dir: result.dir, found: result.found, nodes: result.nodes.map((r) => ({ index: r.index, url: r.url, pid: r.pid, outcome: OUTCOME[r.outcome].json })) }),
+      renderJson({ dir: result.dir, found: result.found, nodes: result.nodes.map((r) => ({ index: r.index, url: r.url, pid: r.pid, outcome: STOP_OUTCOME[r.outcome].json })) }),
     );
   } else if (flags.output === 'csv') {
     ctx.stdout.write(
       renderCsv(
         ['node', 'url', 'pid', 'outcome'],
-        result.nodes.map((r) => [r.index, r.url, r.pid, OUTCOME[r.outcome].json]),
+        result.nodes.map((r) => [r.index, r.url, r.pid, STOP_OUTCOME[r.outcome].json]),
       ),
     );
   } else if (result.found) {

@@ -1,35 +1,10 @@
 /** `tsnode cluster`: its flags and their types, for the declaration (command.ts) and the action alike. */
-import { InvalidValueError } from '../../errors.js';
 import { flag, type FlagValues } from '../../flags.js';
+import { deprecatedNodeCount } from '../../local-cluster/node-count.js';
 
 export const DEFAULT_CLUSTER_DIR = './tsnode-cluster';
 export const DEFAULT_NODE_COUNT = 3;
 export const MAX_CLUSTER_NODES = 64;
-
-/**
- * The old `cluster up --nodes <n>` (and `demo --nodes <n>`): still read for one release, with a
- * warning, because `--nodes` is a node list everywhere else. A list given here is refused with a
- * pointer to --count, not read as a count.
- */
-export function deprecatedNodeCount(max: number) {
-  return flag.parsed(
-    '--nodes <n>',
-    'deprecated spelling of --count',
-    (text, field) => {
-      const t = text.trim();
-      if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > max) {
-        throw new InvalidValueError(
-          field,
-          text,
-          `${JSON.stringify(text)} is not a node count (this command starts nodes; --nodes <n> is the old spelling of --count <n>)`,
-          `use --count <n>, from 1 to ${max}`,
-        );
-      }
-      return Number(t);
-    },
-    { hidden: true, complete: { kind: 'none' } },
-  );
-}
 
 export function clusterUpFlags() {
   return {

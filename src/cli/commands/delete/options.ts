@@ -1,8 +1,9 @@
 /** `tsnode delete`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
 import { destructiveNodesFlag, networkFlags } from '../../network-options.js';
-import { accountFlag } from '../find/options.js';
-import { allowLagFlag, DATA_TYPES } from '../sweep/options.js';
+import { accountFlag } from '../../account-flag.js';
+import { DATA_TYPES } from '../../../protocol/constants.js';
+import { allowLagFlag } from '../../run/flags.js';
 
 /** Metrics one confirmed call handles by default: the store's default advisory limit (DEFAULT_TAG_ADVISORY_LIMIT, not imported here: the declaration loads only commander). */
 export const DEFAULT_BATCH = 10_000;

@@ -13,7 +13,8 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderTable } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
-import { describeStop, nodeCount, writeCopiesFor } from '../cluster/action.js';
+import { nodeCount, writeCopiesFor } from '../../local-cluster/node-count.js';
+import { describeStop } from '../../local-cluster/stop-text.js';
 import { DEMO_DEFAULT_NODES, type DemoFlags } from './options.js';
 import {
   DEMO_CHECKS,

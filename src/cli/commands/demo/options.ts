@@ -1,6 +1,6 @@
 /** `tsnode demo`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
-import { deprecatedNodeCount } from '../cluster/options.js';
+import { deprecatedNodeCount } from '../../local-cluster/node-count.js';
 
 export const DEMO_MAX_NODES = 16;
 export const DEMO_DEFAULT_NODES = 3;

@@ -1,16 +1,10 @@
 /** `tsnode find`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
+import { accountFlag } from '../../account-flag.js';
 import { networkFlags } from '../../network-options.js';
 
 /** The most metrics one node lists by default (the store's default advisory limit). */
 export const DEFAULT_FIND_LIMIT = 10_000;
-
-export function accountFlag() {
-  return flag.count('--account <id>', "the account whose metrics the query selects, sent as X-Snowth-Account-Id (default: 1, a reference node's default)", {
-    min: 0,
-    complete: { kind: 'none' },
-  });
-}
 
 export function findFlags() {
   return {

@@ -15,7 +15,7 @@
  */
 import type { JournalEntry, JournaledNode, SweepCancelEntry } from '../../journal.js';
 import { sameNodeKey } from '../../nodes.js';
-import { catchUpFor, catchUpIsPartial, type CatchUp, type RunCoverage } from '../sweep/catch-up.js';
+import { catchUpFor, catchUpIsPartial, type CatchUp, type RunCoverage } from '../../../run/catch-up.js';
 import type { DataType } from '../../../protocol/index.js';
 
 export interface HistoryNode {

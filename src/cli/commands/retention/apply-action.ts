@@ -29,8 +29,8 @@ import {
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { silentNodesHint, lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../sweep/run-text.js';
-import { lagAllowance, logLag, replicationLagOption, skipUnreachableOf } from '../sweep/action.js';
+import { silentNodesHint, lockDir, logRefusal, missingFooter, NO_SWEEP_API_HINT, openJournal } from '../../run/run-text.js';
+import { lagAllowance, logLag, replicationLagOption, skipUnreachableOf } from '../../run/lag.js';
 import type { LagReport } from '../../../client/replication-lag.js';
 import {
   Journal,
@@ -45,7 +45,7 @@ import {
 import { askTyped, askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
-import { shellQuote } from '../sweep/catch-up.js';
+import { shellQuote } from '../../../run/catch-up.js';
 import type { RetentionApplyFlags } from './options.js';
 import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
 import { RetentionProgress } from './progress.js';

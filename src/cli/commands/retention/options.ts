@@ -5,7 +5,7 @@ import { flag, type Flag, type FlagValues } from '../../flags.js';
 import { clockSkewFlags, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
-import { allowLagFlag } from '../sweep/options.js';
+import { allowLagFlag } from '../../run/flags.js';
 
 /** Where the nodes come from and how to reach them: the network flags every command on the flag tables shares. */
 export const targetFlags = {

@@ -6,7 +6,7 @@ import { RunLockedError } from '../../../run/lock.js';
 import { sweptByEarlierRuns } from '../../../run/journal-query.js';
 import { ringShare } from '../../../run/outcome.js';
 import { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type SweepStage } from '../../../run/sweep.js';
-import { describeLag, hasLag, type LagReport } from '../../../client/replication-lag.js';
+import { hasLag, type LagReport } from '../../../client/replication-lag.js';
 import type { ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -21,11 +21,11 @@ import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
-import { formatDuration } from '../../values.js';
-import { carriedFlags, catchUpIsPartial, type CarriedFlags } from './catch-up.js';
+import { carriedFlags, catchUpIsPartial, type CarriedFlags } from '../../../run/catch-up.js';
 import { confirmShortAge, isShort, shortAgeChecks } from './short-age.js';
 import type { SweepOptions } from './options.js';
 import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
+import { lagAllowance, logLag, replicationLagOption, skipUnreachableOf } from '../../run/lag.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
 import {
   silentNodesHint,
@@ -40,10 +40,10 @@ import {
   openJournal,
   pastSweepEnds,
   runTarget,
-} from './run-text.js';
+} from '../../run/run-text.js';
 
 export type { SweepOptions } from './options.js';
-export { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from './run-text.js';
+export { coverageHint, journaledCoverage, logReport, missingFooter, runTarget } from '../../run/run-text.js';
 
 /** ` --nodes a,b`, and the profile whose headers and TLS reach them (never its values). */
 function nodesHint(nodes: readonly string[], target: RunTarget): string {
@@ -99,36 +99,6 @@ function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOp
     `dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`,
   );
   return EXIT.ok;
-}
-
-/** `--skip-unreachable`, else the profile's `skip_unreachable: true` (said on stderr, with where it is set). */
-export function skipUnreachableOf(flag: boolean, target: Pick<ResolvedTarget, 'skipUnreachable'>, ctx: Pick<CliContext, 'log'>): boolean {
-  if (flag) return true;
-  if (target.skipUnreachable?.value !== true) return false;
-  ctx.log.info(`skip_unreachable from ${target.skipUnreachable.from}: nodes that do not answer are left out (listed as skipped)`);
-  return true;
-}
-
-/** The replication lag a run accepts: `--allow-lag`, else the profile's `allow_lag`; with where it came from. */
-export function lagAllowance(flagMs: number | undefined, target: Pick<ResolvedTarget, 'allowLag'>): { ms: number; from: string } | undefined {
-  if (flagMs !== undefined) return { ms: flagMs, from: '--allow-lag' };
-  return target.allowLag ? { ms: target.allowLag.value, from: target.allowLag.from } : undefined;
-}
-
-/** The replication options of the run core for an allowance (lagAllowance), reporting what was read to `onReport`. */
-export function replicationLagOption(allowed: { ms: number } | undefined, onReport: (r: LagReport) => void): { allowLagSeconds?: number; onReport: (r: LagReport) => void } {
-  return { ...(allowed !== undefined ? { allowLagSeconds: allowed.ms / 1000 } : {}), onReport };
-}
-
-/** Lines for stderr after the lag check: each node data is in flight to (a sweep that goes ahead: --allow-lag or allow_lag), or that it could not be checked. */
-export function logLag(ctx: Pick<CliContext, 'log'>, report: LagReport | undefined, allowed: { ms: number; from: string } | undefined): void {
-  if (!report) return;
-  if (!report.checked) {
-    ctx.log.info('replication lag: not reported by the nodes (no max_peer_lag, no /replication/json, no lag in /gossip/json): not checked');
-    return;
-  }
-  const going = allowed ? `${allowed.from === '--allow-lag' ? '--allow-lag' : `allow_lag from ${allowed.from}`} ${formatDuration(allowed.ms)}` : '--allow-lag 0s';
-  for (const n of report.nodes.filter(hasLag)) ctx.log.warn(`${n.node}: replication ${describeLag(n)} (going ahead: ${going})`);
 }
 
 /** An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'. */

@@ -13,7 +13,7 @@ import { askYesNo } from '../../prompt.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import type { CancelOptions } from './options.js';
 import { cancelCsv, cancelJson, cancelTable, dryRunCsv, dryRunJson, dryRunText } from './render.js';
-import { canAsk, coverageHint, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, runTarget } from './run-text.js';
+import { canAsk, coverageHint, logReport, missingFooter, NO_SWEEP_API_HINT, openJournal, runTarget } from '../../run/run-text.js';
 
 const plural = (n: number): string => `${n} node${n === 1 ? '' : 's'}`;
 

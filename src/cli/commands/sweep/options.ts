@@ -3,6 +3,7 @@ import { flag, type FlagValues } from '../../flags.js';
 import { clockSkewFlags, destructiveNodesFlag, networkFlags, sweepSendFlags } from '../../network-options.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { metricsFileFlag, settleFlag } from '../../metrics-flags.js';
+import { allowLagFlag } from '../../run/flags.js';
 
 export { HEADER_PREFIXES } from '../../network-options.js';
 import { DATA_TYPES } from '../../../protocol/constants.js';
@@ -56,11 +57,3 @@ export type SweepOptions = FlagValues<ReturnType<typeof sweepFlags>>;
 /** What `sweep cancel` reads of sweep's flags: the target, the network, and these. */
 export const CANCEL_FLAGS = ['yes', 'dryRun', 'allowPartial', 'journal', 'output', 'concurrency', 'headerPrefix', 'metricsFile'] as const;
 export type CancelOptions = Pick<SweepOptions, (typeof CANCEL_FLAGS)[number] | keyof ReturnType<typeof networkFlags>>;
-
-/** `--allow-lag`: the replication-lag preflight's flag, the same for sweep and retention apply. */
-export function allowLagFlag() {
-  return flag.duration(
-    '--allow-lag <duration>',
-    'a replicating ring: sweep nodes whose replication is behind by at most this much (default: refuse while any data is in flight towards a swept node)',
-  );
-}

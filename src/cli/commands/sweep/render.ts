@@ -8,21 +8,15 @@ import type { CoverageOutcome } from '../../../client/sweep-checks.js';
 import type { ClusterSweepResult } from '../../../client/sweep.js';
 import type { NodeSweepResult } from '../../../client/sweep-node.js';
 import type { FinalSweepState } from '../../../client/sweep-states.js';
-import type { HeaderPrefix, SweepRequest } from '../../../protocol/index.js';
+import type { SweepRequest } from '../../../protocol/index.js';
 import { errorJson, timeFields } from '../../render/json-values.js';
 import { stateLabel } from '../../render/node-progress.js';
 import { renderCsv, renderTable, type CellValue } from '../../render/table.js';
-import type { CatchUp } from './catch-up.js';
+import type { CatchUp } from '../../../run/catch-up.js';
+import type { RunTarget } from '../../run/run-text.js';
 import { formatElapsed } from '../../render/elapsed.js';
 
-/** Where a run's nodes came from and with which settings: every document of a run carries it. */
-export interface RunTarget {
-  /** `--nodes nodes.txt`, `profile prod`, `--seed http://db1:8112`. */
-  origin: string;
-  /** The profile whose settings applied, if any. */
-  profile: string | null;
-  headerPrefix: HeaderPrefix;
-}
+export type { RunTarget };
 
 /** A type's spans in JSON: the list, or null when every span is swept (or the type is not: `types` says which). */
 export function spansJson(req: SweepRequest, type: 'nnt' | 'histogram'): number[] | null {

@@ -9,7 +9,7 @@ import { SHORT_AGE_SECONDS } from '../../../retention/plan.js';
 import type { CliContext } from '../../context.js';
 import { askTyped } from '../../prompt.js';
 import { describeTime } from '../../time.js';
-import { canAsk } from './run-text.js';
+import { canAsk } from '../../run/run-text.js';
 
 export interface ShortAgeInput {
   /** The --before text as given. */

@@ -1,20 +1,29 @@
 /**
- * What the destructive commands (sweep, sweep cancel, retention apply) say about a run around its
+ * What the destructive commands (sweep, sweep cancel, retention apply, delete) say about a run around its
  * result: the checks' notes, a refusal's lines and hints, the ring nodes a partial run left out,
  * the journal and the lock the run core uses. Shared here so the three say it alike.
  */
 import { join } from 'node:path';
-import type { ClusterCheckReport, CoverageOutcome } from '../../../client/sweep-checks.js';
-import { preflightProblem, type SweepRefusedError } from '../../../client/sweep-preflight.js';
-import type { ResolvedTarget } from '../../config/target.js';
-import type { CliContext } from '../../context.js';
-import { Journal, journalPath, readJournal, stateDir, type JournalEntry, type JournaledCoverage } from '../../journal.js';
-import { describeTime } from '../../time.js';
-import type { RunTarget } from './render.js';
+import type { ClusterCheckReport, CoverageOutcome } from '../../client/sweep-checks.js';
+import { preflightProblem, type SweepRefusedError } from '../../client/sweep-preflight.js';
+import type { ResolvedTarget } from '../config/target.js';
+import type { CliContext } from '../context.js';
+import { Journal, journalPath, readJournal, stateDir, type JournalEntry, type JournaledCoverage } from '../journal.js';
+import { describeTime } from '../time.js';
+import type { HeaderPrefix } from '../../protocol/constants.js';
 
 /** The coverage as the journal carries it (null: not checked, e.g. a dry run). A file format: keys kept as they are. */
 export function journaledCoverage(c: CoverageOutcome | undefined): JournaledCoverage | null {
   return c ? { verdict: c.verdict, hash: c.hash, missing: c.missing, problems: c.problems, allowed: c.allowed } : null;
+}
+
+/** Where a run's nodes came from and with which settings: every document of a run carries it. */
+export interface RunTarget {
+  /** `--nodes nodes.txt`, `profile prod`, `--seed http://db1:8112`. */
+  origin: string;
+  /** The profile whose settings applied, if any. */
+  profile: string | null;
+  headerPrefix: HeaderPrefix;
 }
 
 /** The target as results and documents name it. */
