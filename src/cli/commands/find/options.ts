@@ -24,3 +24,5 @@ export function findFlags() {
   };
 }
 export type FindOptions = FlagValues<ReturnType<typeof findFlags>>;
+/** The flags and the query argument, as the action and the render read them. */
+export type FindArgs = FindOptions & { query: string };
