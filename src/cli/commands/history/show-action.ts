@@ -4,7 +4,7 @@ import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { journalPath, readJournal, type JournalEntry } from '../../journal.js';
 import { printable } from '../../render/printable.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
-import { runJson } from './action.js';
+import { runJson } from './render.js';
 import type { HistoryOptions } from './options.js';
 import { assembleRuns, receiptSummary, type HistoryRun } from './runs.js';
 import { isDeleteRun, showDeleteRun } from './show-delete.js';
