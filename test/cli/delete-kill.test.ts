@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { printedArgs, runCli } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
-import { eventually, startProxiedRing } from '../helpers/ring.js';
+import { caughtUp, eventually, startProxiedRing } from '../helpers/ring.js';
 import { call, UUID, write } from '../integration/server-helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsnode-delete-kill-'));
@@ -48,6 +48,7 @@ beforeAll(async () => {
     const held = await Promise.all(ring.nodes.map((_, i) => own(i)));
     return all.every((m) => ownersOf(m).every((i) => held[i]!.includes(m)));
   });
+  await caughtUp(ring);
 }, 60_000);
 
 afterAll(async () => {
@@ -119,6 +120,7 @@ it('a node killed between batches leaves a partial receipt (exit 3) and a catch-
   ring.nodes[v] = await victim.restart();
   const left = await own(v);
   expect(left).toEqual([...mine.filter((m) => m !== vRounds[0]!.deleted![0]!.metric_name), ...KEEP.filter((m) => ownersOf(m).includes(v))].sort());
+  await caughtUp(ring); // the catch-up's lag preflight runs once replication is caught up
   const again = await runCli([...printedArgs(out.catch_up), '-o', 'json']);
   expect(again.code, again.stderr).toBe(0);
   // ... and history then counts the node caught up by the catch-up's run: nothing left.

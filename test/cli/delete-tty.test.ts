@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { stopAllNodes } from '../helpers/nodes.js';
-import { eventually, startProxiedRing } from '../helpers/ring.js';
+import { caughtUp, eventually, startProxiedRing } from '../helpers/ring.js';
 import { closeTerminals, openTerminal } from '../helpers/tmux.js';
 import { call, UUID, write } from '../integration/server-helpers.js';
 
@@ -43,6 +43,7 @@ beforeAll(async () => {
     ).status,
   ).toBe(200);
   await eventually('replication put every metric on its owners', async () => (await everyNode()).flat().length === NAMES.length * 2);
+  await caughtUp(ring);
 }, 60_000);
 
 afterAll(async () => {

@@ -21,7 +21,8 @@ const dir = mkdtempSync(join(tmpdir(), 'tsnode-sweep-lag-'));
 const journal = join(dir, 'sweeps.jsonl');
 const NOW = Math.floor(Date.now() / 1000);
 const T = NOW - (NOW % 60) - 7200;
-const BEFORE = String(NOW - 600);
+// Over an hour ago: a --before under 1h needs --allow-short-age (sweep's short-age rule).
+const BEFORE = String(NOW - 3900);
 
 beforeAll(async () => {
   ring = await startRing(3, 2);

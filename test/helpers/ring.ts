@@ -89,6 +89,22 @@ export async function eventually(what: string, check: () => Promise<boolean>, de
 }
 
 /**
+ * Until no node holds journaled records for a peer (`/replication/json` pending 0 everywhere). A
+ * record can reach its owner before the sender has its ack and empties the journal: a destructive
+ * run in between sees lag and, rightly, refuses.
+ */
+export async function caughtUp(ring: TestRing, deadlineMs = 20_000): Promise<void> {
+  await eventually(
+    'every replication journal empty',
+    async () => {
+      const all = await Promise.all(ring.nodes.map((n) => getJson(`${n.url}/replication/json`)));
+      return all.every((r) => r.status === 200 && (r.body as { peers: Array<{ pending: number }> }).peers.every((p) => p.pending === 0));
+    },
+    deadlineMs,
+  );
+}
+
+/**
  * For the lag tests (sweep, retention apply): a series of `ring` owned by `a` (primary) and `b`,
  * whether node `node` holds its record at `t` (read locally: the no-proxy header), and pausing or
  * resuming `from`'s replication towards `to` (the node's admin endpoint).
