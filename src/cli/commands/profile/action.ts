@@ -4,51 +4,21 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { parseNodeEntry, parseNodeList } from '../../nodes.js';
-import { renderJson, renderTable, tableWidth } from '../../render/table.js';
-import type { ConfigFile, Profile } from '../../config/file.js';
+import { renderJson } from '../../render/table.js';
+import type { ConfigFile } from '../../config/file.js';
 import { homeOf, loadConfig, profileNotFound, type LoadedConfig } from '../../config/load.js';
-import { configPath, resolveConfigRelative, showPath } from '../../config/paths.js';
-import { hasLiteralSecret, redactTemplate } from '../../config/secrets.js';
+import { configPath } from '../../config/paths.js';
+import { hasLiteralSecret } from '../../config/secrets.js';
 import { removeProfileText, setProfileText, useProfileText, withConfigLock, writeConfigFile, type ProfileChanges } from '../../config/write.js';
 import { didYouMean } from '../../suggest.js';
-import { formatDuration } from '../../values.js';
 import { parseHeaderLine, HeaderError } from '../../../client/headers.js';
 import type { ProfileListFlags, ProfileSetFlags, ProfileShowFlags } from './options.js';
+import { printProfile, printProfileList, profileJson } from './render.js';
 
 function load(ctx: CliContext): LoadedConfig {
   const loaded = loadConfig({ env: ctx.env, cwd: ctx.cwd });
   for (const w of loaded.warnings) ctx.log.warn(w);
   return loaded;
-}
-
-/** One profile as `show --output json` and `list --output json` print it: the file's keys, secrets redacted. */
-export function profileJson(p: Profile, config: ConfigFile, home: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { name: p.name, current: config.current?.name === p.name };
-  if (p.nodes) out.nodes = p.nodes;
-  if (p.nodesFile) out.nodes_file = p.nodesFile;
-  if (p.seed) out.seed = p.seed;
-  if (p.headerPrefix) out.header_prefix = p.headerPrefix;
-  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) out[k] = p[k];
-  if (p.headers.length) out.headers = Object.fromEntries(p.headers.map((h) => [h.name, redactTemplate(h.template)]));
-  if (p.smallestSpan !== undefined) out.smallest_span = p.smallestSpan;
-  if (p.nntRollups) out.nnt_rollups = p.nntRollups;
-  if (p.histogramRollups) out.histogram_rollups = p.histogramRollups;
-  if (p.writeTo) out.write_to = p.writeTo;
-  if (p.allowLag !== undefined) out.allow_lag = formatDuration(p.allowLag);
-  if (p.skipUnreachable !== undefined) out.skip_unreachable = p.skipUnreachable;
-  // Paths as they will be read (relative ones from the config file's directory, ~ expanded).
-  const resolved: Record<string, string> = {};
-  if (p.nodesFile) resolved.nodes_file = resolveConfigRelative(p.nodesFile, config.path, home);
-  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) resolved[k] = resolveConfigRelative(p[k], config.path, home);
-  if (Object.keys(resolved).length) out.resolved_paths = resolved;
-  return out;
-}
-
-function nodesSummary(p: Profile, config: ConfigFile, home: string): string {
-  if (p.nodes) return `${p.nodes.length} node${p.nodes.length === 1 ? '' : 's'}: ${p.nodes.join(', ')}`;
-  if (p.nodesFile) return `file ${showPath(resolveConfigRelative(p.nodesFile, config.path, home), home)}`;
-  if (p.seed) return `seed ${p.seed}`;
-  return '(none)';
 }
 
 export async function profileListAction(flags: ProfileListFlags, ctx: CliContext): Promise<ExitCode> {
@@ -66,14 +36,7 @@ export async function profileListAction(flags: ProfileListFlags, ctx: CliContext
     ctx.log.info(`no profiles in ${config.shown}${config.exists ? '' : ' (the file does not exist yet)'}; create one: tsnode profile set <name> --nodes <file|list>`);
     return EXIT.ok;
   }
-  const rows = profiles.map((p) => [
-    config.current?.name === p.name ? '*' : '',
-    p.name,
-    nodesSummary(p, config, home),
-    p.headerPrefix ?? '',
-    p.headers.map((h) => h.name).join(', '),
-  ]);
-  ctx.stdout.write(renderTable(['', 'profile', 'nodes', 'header prefix', 'headers'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
+  printProfileList(profiles, config, home, ctx);
   ctx.log.info(`config: ${config.shown}`);
   if (config.current && !config.profiles.has(config.current.name)) ctx.log.warn(`current names ${config.current.name}, which is not a profile here`);
   return EXIT.ok;
@@ -99,25 +62,7 @@ export async function profileShowAction(flags: ProfileShowFlags, ctx: CliContext
     ctx.stdout.write(renderJson({ config_file: config.path, ...json }));
     return EXIT.ok;
   }
-  const rows: string[][] = [];
-  const resolved = (json.resolved_paths ?? {}) as Record<string, string>;
-  const withResolved = (k: string, v: string): string => (resolved[k] && resolved[k] !== v ? `${v} (${showPath(resolved[k], home)})` : v);
-  rows.push(['profile', `${p.name}${json.current ? ' (current)' : ''}`]);
-  // One row per node: a line break inside a cell would show as \n (cells are escaped).
-  if (p.nodes) p.nodes.forEach((node, i) => rows.push([i === 0 ? 'nodes' : '', node]));
-  if (p.nodesFile) rows.push(['nodes_file', withResolved('nodes_file', p.nodesFile)]);
-  if (p.seed) rows.push(['seed', p.seed]);
-  if (!p.nodes && !p.nodesFile && !p.seed) rows.push(['nodes', '(none: give --nodes or --seed, or TSNODE_NODES)']);
-  if (p.headerPrefix) rows.push(['header_prefix', p.headerPrefix]);
-  for (const k of ['cacert', 'cert', 'key'] as const) if (p[k]) rows.push([k, withResolved(k, p[k])]);
-  for (const h of p.headers) rows.push([`headers.${h.name}`, redactTemplate(h.template)]);
-  if (p.smallestSpan !== undefined) rows.push(['smallest_span', String(p.smallestSpan)]);
-  if (p.nntRollups) rows.push(['nnt_rollups', p.nntRollups.join(', ')]);
-  if (p.histogramRollups) rows.push(['histogram_rollups', p.histogramRollups.join(', ')]);
-  if (p.writeTo) rows.push(['write_to', p.writeTo]);
-  if (p.allowLag !== undefined) rows.push(['allow_lag', formatDuration(p.allowLag)]);
-  if (p.skipUnreachable !== undefined) rows.push(['skip_unreachable', String(p.skipUnreachable)]);
-  ctx.stdout.write(renderTable(['setting', 'value'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
+  printProfile(p, json, home, ctx);
   ctx.log.info(`config: ${config.shown}:${p.line}`);
   return EXIT.ok;
 }
