@@ -89,16 +89,21 @@ export async function eventually(what: string, check: () => Promise<boolean>, de
 }
 
 /**
- * Until no node holds journaled records for a peer (`/replication/json` pending 0 everywhere). A
- * record can reach its owner before the sender has its ack and empties the journal: a destructive
- * run in between sees lag and, rightly, refuses.
+ * Until no node holds journaled records for a peer (`/replication/json` pending 0 everywhere) and
+ * every node's `/state` says it is not behind (`max_peer_lag` 0, which gossip carries a moment
+ * later). A record can reach its owner before the sender has its ack and empties the journal: a
+ * destructive run in between sees lag and, rightly, refuses.
  */
 export async function caughtUp(ring: TestRing, deadlineMs = 20_000): Promise<void> {
   await eventually(
-    'every replication journal empty',
+    'every replication journal empty and no node behind',
     async () => {
-      const all = await Promise.all(ring.nodes.map((n) => getJson(`${n.url}/replication/json`)));
-      return all.every((r) => r.status === 200 && (r.body as { peers: Array<{ pending: number }> }).peers.every((p) => p.pending === 0));
+      const journals = await Promise.all(ring.nodes.map((n) => getJson(`${n.url}/replication/json`)));
+      const states = await Promise.all(ring.nodes.map((n) => getJson(`${n.url}/state`)));
+      return (
+        journals.every((r) => r.status === 200 && (r.body as { peers: Array<{ pending: number }> }).peers.every((p) => p.pending === 0)) &&
+        states.every((r) => r.status === 200 && Number((r.body as { max_peer_lag?: unknown }).max_peer_lag ?? 0) === 0)
+      );
     },
     deadlineMs,
   );

@@ -83,23 +83,44 @@ async function scanRuns(path: string): Promise<{ runs: Map<string, JournalRun>; 
   return { runs, lines };
 }
 
-/** Copies `from` (from byte `start`) to `to`, leaving out the lines numbered in `drop` (counting from `firstLine`); returns the bytes read. */
+/** A line longer than this is copied in pieces (no journal line is: the reader skips lines over 4 MiB). */
+const MAX_HELD = 8 * 1024 * 1024;
+
+/**
+ * Copies the whole lines of `from` (from byte `start`) to `to`, leaving out the lines numbered in
+ * `drop` (counting from `firstLine`); returns the bytes copied or dropped. An unfinished last line
+ * is left where it is: a writer may be in the middle of it, and copying half a line would glue it
+ * to the next. The next pass takes it, or its writer writes it again to the renamed journal.
+ */
 function copyLines(from: number, start: number, to: number, drop: ReadonlySet<number>, firstLine = 1): number {
-  const buf = Buffer.allocUnsafe(256 * 1024);
+  let buf = Buffer.allocUnsafe(256 * 1024);
   let line = firstLine;
-  let pos = start;
+  let pos = start; // the first byte not yet copied (nor dropped)
+  let held = 0; // bytes read from `pos` on, at the front of `buf`
   for (;;) {
-    const n = readSync(from, buf, 0, buf.length, pos);
-    if (n === 0) return pos - start;
-    pos += n;
-    const view = buf.subarray(0, n);
-    for (let at = 0; at < n;) {
-      const nl = view.indexOf(10, at);
-      const end = nl === -1 ? n : nl + 1;
-      if (!drop.has(line)) writeAll(to, view.subarray(at, end));
-      if (nl !== -1) line++;
-      at = end;
+    if (held === buf.length) {
+      if (held >= MAX_HELD) {
+        writeAll(to, buf.subarray(0, held));
+        pos += held;
+        held = 0;
+      } else {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, held);
+        buf = bigger;
+      }
     }
+    const n = readSync(from, buf, held, buf.length - held, pos + held);
+    if (n === 0) return pos - start;
+    held += n;
+    let at = 0;
+    for (let nl = buf.indexOf(10, at); nl !== -1 && nl < held; nl = buf.indexOf(10, at)) {
+      if (!drop.has(line)) writeAll(to, buf.subarray(at, nl + 1));
+      line++;
+      at = nl + 1;
+    }
+    buf.copy(buf, 0, at, held);
+    held -= at;
+    pos += at;
   }
 }
 
