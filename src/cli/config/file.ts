@@ -31,6 +31,7 @@ import { didYouMean } from '../suggest.js';
 import { DURATION_FORMS, parseDuration, parseSpan, quote, SPAN_FORMS } from '../values.js';
 import { templateProblem } from './secrets.js';
 import { WRITE_TARGETS, type WriteTarget } from '../write-targets.js';
+import { PROFILE_KEYS, TOP_KEYS, type ProfileKey } from './keys.js';
 
 /**
  * The YAML parser, loaded on the first config file read: most runs have no config file (or no
@@ -43,24 +44,7 @@ const isMap = (n: unknown): n is YAMLMap => yaml().isMap(n);
 const isScalar = (n: unknown): n is Scalar => yaml().isScalar(n);
 const isSeq = (n: unknown): n is YAMLSeq => yaml().isSeq(n);
 
-export const TOP_KEYS = ['current', 'profiles'] as const;
-export const PROFILE_KEYS = [
-  'nodes',
-  'nodes_file',
-  'seed',
-  'header_prefix',
-  'cacert',
-  'cert',
-  'key',
-  'headers',
-  'smallest_span',
-  'nnt_rollups',
-  'histogram_rollups',
-  'write_to',
-  'allow_lag',
-  'skip_unreachable',
-] as const;
-export type ProfileKey = (typeof PROFILE_KEYS)[number];
+export { PROFILE_KEYS, TOP_KEYS, type ProfileKey } from './keys.js';
 
 /** The three ways a profile can name its nodes; at most one per profile. */
 export const NODE_SOURCE_KEYS = ['nodes', 'nodes_file', 'seed'] as const;

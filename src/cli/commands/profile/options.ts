@@ -1,6 +1,7 @@
 /** `tsnode profile`: its flags and their types, for the declaration (command.ts) and the action alike. */
 import { flag, type FlagValues } from '../../flags.js';
 import { WRITE_TARGETS } from '../../write-targets.js';
+import { PROFILE_KEYS } from '../../config/keys.js';
 import { HEADER_PREFIXES } from '../../../protocol/constants.js';
 
 export const profileListFlags = {
@@ -38,22 +39,7 @@ export const profileSetFlags = {
   unset: flag.repeatable('--unset <key>', 'remove a setting: a key such as cacert or smallest_span, or headers.<Name>; repeatable', {
     complete: {
       kind: 'values',
-      values: [
-        'nodes',
-        'nodes_file',
-        'seed',
-        'header_prefix',
-        'cacert',
-        'cert',
-        'key',
-        'headers',
-        'smallest_span',
-        'nnt_rollups',
-        'histogram_rollups',
-        'write_to',
-        'allow_lag',
-        'skip_unreachable',
-      ],
+      values: [...PROFILE_KEYS],
     },
   }),
 };
