@@ -16,8 +16,11 @@ export type DurationUnit = keyof typeof DURATION_UNITS_MS;
 
 export const DURATION_FORMS = 'a number and a unit: 500ms, 2s, 30m, 6h, 1d, 1w or 1y (365 days)';
 
-/** A reading: the value, or what is wrong with the text (a sentence about the quoted text) and a hint. */
-export type Reading = { ok: true; value: number } | { ok: false; problem: string; hint?: string };
+/**
+ * A reading: the value, or what is wrong with the text (a sentence about the quoted text) and a
+ * hint. `rounded` (durations): the text came to a fraction of a millisecond (`1.0004s`) and was rounded.
+ */
+export type Reading = { ok: true; value: number; rounded?: true } | { ok: false; problem: string; hint?: string };
 
 /** A value for a message: quoted, shortened (a pasted blob must not flood the terminal). */
 export function quoteValue(text: string): string {
@@ -71,7 +74,7 @@ export function readDuration(text: string, opts: ReadDurationOptions = {}): Read
   const numerator = (BigInt(whole) * scale + BigInt(frac || '0')) * BigInt(perUnit);
   const ms = (numerator * 2n + scale) / (2n * scale);
   if (ms > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, problem: `${shown} is too long`, hint: 'use a smaller number or a larger unit' };
-  return { ok: true, value: Number(ms) };
+  return numerator % scale === 0n ? { ok: true, value: Number(ms) } : { ok: true, value: Number(ms), rounded: true };
 }
 
 /** A duration in the largest unit that divides it: 90000 -> `90s`, 3600000 -> `1h`, 1500 -> `1500ms`. */

@@ -5,7 +5,7 @@
  * age that does not come to whole seconds (`0.5s`). Arithmetic is exact (BigInt), so `0.1h` is
  * 360 s, not 360.00000000000006.
  */
-import { DURATION_UNITS_MS, quoteValue, readDuration } from '../protocol/units.js';
+import { quoteValue, readDuration } from '../protocol/units.js';
 import { RetentionError } from './errors.js';
 
 /** Seconds per unit. `y` is 365 days: a fixed length, never a calendar year. */
@@ -33,21 +33,12 @@ export function checkAge(text: string): AgeCheck {
   const r = readDuration(t, { noun: 'age', bareUnit: 's' });
   if (!r.ok) return r.hint === undefined ? { ok: false, problem: r.problem } : { ok: false, problem: r.problem, hint: r.hint };
   if (r.value === 0) return { ok: false, problem: `${shown} is zero`, hint: 'an age of zero would delete everything up to now' };
-  if (r.value % 1000 !== 0 || !exactMs(t)) {
+  if (r.value % 1000 !== 0 || r.rounded) {
     return { ok: false, problem: `${shown} is not a whole number of seconds`, hint: 'cut-offs are whole seconds' };
   }
   const seconds = r.value / 1000;
   if (seconds > MAX_AGE_SECONDS) return { ok: false, problem: `${shown} is longer than 10000y` };
   return { ok: true, seconds };
-}
-
-/** True when the age comes to whole milliseconds exactly (readDuration rounds `0.0001s`). */
-function exactMs(t: string): boolean {
-  const m = /^(\d+)(?:\.(\d+))?([a-z]+)$/.exec(t);
-  if (!m) return false;
-  const per = DURATION_UNITS_MS[m[3] as keyof typeof DURATION_UNITS_MS];
-  const frac = m[2] ?? '';
-  return per !== undefined && (BigInt(frac || '0') * BigInt(per)) % 10n ** BigInt(frac.length) === 0n;
 }
 
 /** Parses an age into whole seconds; throws RetentionError (`invalid_age`) naming `field`. */

@@ -294,7 +294,7 @@ const AGE_FORMS = `whole seconds (3600) or ${DURATION_FORMS}`;
 export function parseAgeSeconds(text: string, field: string): number {
   const r = readDuration(text, { bareUnit: 's', noun: 'time span' });
   if (!r.ok) throw new ConfigError(field, text, AGE_FORMS, 'is not a time span');
-  if (r.value < 1000 || r.value % 1000 !== 0) throw new ConfigError(field, text, AGE_FORMS, 'must be a whole number of seconds, at least 1');
+  if (r.value < 1000 || r.value % 1000 !== 0 || r.rounded) throw new ConfigError(field, text, AGE_FORMS, 'must be a whole number of seconds, at least 1');
   return r.value / 1000;
 }
 
