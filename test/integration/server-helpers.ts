@@ -19,7 +19,8 @@ export async function call(
   path: string,
   opts: { headers?: Record<string, string>; body?: string | Buffer | AsyncIterable<Buffer> } = {},
 ): Promise<Reply> {
-  const res = await request(base + path, { method: method as 'GET', headers: opts.headers ?? {}, body: (opts.body ?? null) as string | null });
+  // A fresh connection per call: a kept-alive socket a node or proxy has just closed fails a POST with ECONNRESET.
+  const res = await request(base + path, { method: method as 'GET', headers: opts.headers ?? {}, body: (opts.body ?? null) as string | null, reset: true });
   const text = await res.body.text();
   let json: unknown;
   try {
