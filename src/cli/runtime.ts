@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { painter } from './render/painter.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { formatIssues } from '../protocol/index.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
 import { CliError, exitCodeOf, hintOf, TsnodeError } from './errors.js';
@@ -53,6 +53,14 @@ function debugStack(ctx: CliContext, stack: string): void {
 }
 
 /**
+ * A schema's parse() that threw. Told by name, not `instanceof z.ZodError`: that would load zod
+ * (~95 modules) on every command's start-up, and only a command that parses by schema can throw one.
+ */
+function isZodError(err: unknown): err is z.ZodError {
+  return err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+}
+
+/**
  * Maps an error escaping a command to a message on stderr and an exit code, once for every
  * command: a TsnodeError (the library's or the CLI's) by its code (errors.ts exitCodeOf, hintOf).
  */
@@ -70,7 +78,7 @@ export function reportError(err: unknown, ctx: CliContext): ExitCode {
     if (ctx.verbose && exit === EXIT.failed && !(err instanceof CliError) && err.stack) debugStack(ctx, err.stack);
     return exit;
   }
-  if (err instanceof z.ZodError) {
+  if (isZodError(err)) {
     ctx.log.error(formatIssues(err.issues));
     return EXIT.usage;
   }
