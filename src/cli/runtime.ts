@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { painter } from './render/painter.js';
 import type { z } from 'zod';
 import { formatIssues } from '../protocol/index.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
@@ -18,7 +17,9 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal,
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
   const interactive = Boolean(io.stderr.isTTY) && !ci && env.TERM !== 'dumb';
   const verbose = globals.verbose || /(^|,)tsnode(,|$)/.test(env.DEBUG ?? '');
-  const paint = painter(colourErr);
+  // chalk only when stderr takes colour: a piped or redirected run never loads it.
+  const paint = colourErr ? (await import('./render/painter.js')).painter(true) : undefined;
+  const plain = (s: string): string => s;
   const now = (): number => io.now();
   return {
     stdout: io.stdout,
@@ -42,7 +43,7 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal,
       quiet: globals.quiet === true,
       now,
       colour: colourErr,
-      paint: { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) },
+      paint: paint ? { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) } : { warn: plain, error: plain, dim: plain },
     }),
   };
 }

@@ -29,6 +29,10 @@ import { isoTime } from '../../time.js';
 import type { HistogramBins } from '../../../protocol/index.js';
 import type { ReadPlan } from './plan.js';
 
+// What --compare reads with, for action.ts, which loads this module only once a read is on its way.
+export { compareSeries } from '../../render/rollup.js';
+export { errorJson } from '../../render/json-values.js';
+
 /** One node's outcome in a `--compare` (the JSON document's `nodes`). */
 export interface CompareNode {
   node: string;
