@@ -32,13 +32,18 @@ export function numericPoints(text: string): RollupPoint<number | null>[] | unde
   return points;
 }
 
-/** JSON whitespace: space, line feed, carriage return, tab. */
+/**
+ * JSON whitespace (space, line feed, carriage return, tab) from `i` on. Every read of `b` here and
+ * below stays inside it: a read past the end deoptimises the scan, which a year of rows feels.
+ */
 function skipWs(b: Uint8Array, i: number): number {
-  for (;;) {
-    const c = b[i];
-    if (c === 32 || c === 10 || c === 13 || c === 9) i++;
-    else return i;
+  const n = b.length;
+  while (i < n) {
+    const c = b[i]!;
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return i;
+    i++;
   }
+  return i;
 }
 
 /** Every member present, null where the node left one out. */
@@ -55,7 +60,8 @@ const BAD = -2;
 /** Powers of ten a double holds exactly (10^22 is the last). */
 const EXACT_POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 
-const isDigit = (c: number | undefined): boolean => c !== undefined && c >= 48 && c <= 57;
+/** Whether `b[i]` is a digit (false past the end). */
+const digitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
 
 /**
  * `[[seconds, number|null], ...]` read into two Float64Arrays as the answer arrives in chunks (a
@@ -193,30 +199,31 @@ export class NumericRowStream {
    */
   private numberAt(b: Buffer, i: number): number {
     const start = i;
-    const negative = b[i] === 45;
+    const n = b.length;
+    const negative = i < n && b[i] === 45;
     if (negative) i++;
-    if (i >= b.length) return MORE;
+    if (i >= n) return MORE;
     let m = 0;
     if (b[i] === 48) i++;
-    else if (isDigit(b[i])) {
-      while (isDigit(b[i])) m = m * 10 + (b[i++]! - 48);
+    else if (digitAt(b, i)) {
+      while (digitAt(b, i)) m = m * 10 + (b[i++]! - 48);
     } else return BAD;
     let fraction = 0;
-    if (b[i] === 46) {
+    if (i < n && b[i] === 46) {
       const first = ++i;
-      while (isDigit(b[i])) m = m * 10 + (b[i++]! - 48);
+      while (digitAt(b, i)) m = m * 10 + (b[i++]! - 48);
       fraction = i - first;
-      if (fraction === 0) return i >= b.length ? MORE : BAD;
+      if (fraction === 0) return i >= n ? MORE : BAD;
     }
     let exponent = false;
-    if (b[i] === 101 || b[i] === 69) {
+    if (i < n && (b[i] === 101 || b[i] === 69)) {
       exponent = true;
       i++;
-      if (b[i] === 43 || b[i] === 45) i++;
-      if (!isDigit(b[i])) return i >= b.length ? MORE : BAD;
-      while (isDigit(b[i])) i++;
+      if (i < n && (b[i] === 43 || b[i] === 45)) i++;
+      if (!digitAt(b, i)) return i >= n ? MORE : BAD;
+      while (digitAt(b, i)) i++;
     }
-    if (i >= b.length) return MORE;
+    if (i >= n) return MORE;
     if (!exponent && m <= Number.MAX_SAFE_INTEGER && fraction <= 22) {
       const v = fraction === 0 ? m : m / EXACT_POW10[fraction]!;
       this.num = negative ? -v : v;
