@@ -1,7 +1,7 @@
 import { fanOut } from '../../../client/fan-out.js';
 import { type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
-import { NodeClient, type RollupResult } from '../../../client/node-client.js';
+import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
 import { NO_RETRY } from '../../../client/retry.js';
 import { metricKey } from '../../../ring/index.js';
@@ -94,15 +94,19 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
   }
   const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
   ctx.log.debug(`GET ${node}${NodeClient.rollupPath(q)}`);
-  // Alongside the read: how far the node's sweeps went per span (a dispatch read fills swept buckets from raw records).
+  // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
+  const columns = q.type !== 'all' && plan.output !== 'chart';
+  const reading = columns ? client.readRollupColumns(q, call) : (client.readRollup(q, call) as Promise<RollupResult<BucketValue>>);
+  // Beside the read, sent after it so the node starts on the rollup first: how far the node's
+  // sweeps went per span (a dispatch read fills swept buckets from raw records). Awaited only
+  // once the rows are in; its failure only means no warning.
   const swept = q.engine === 'dispatch' ? client.sweepStatus({ signal: ctx.signal, retry: NO_RETRY }).catch(() => null) : Promise.resolve(null);
   const warnFilled = async (rows: FilledRows): Promise<void> => {
     const w = sweptFillWarning(await swept, q.spanMs / 1000, rows, node);
     if (w) ctx.log.warn(w);
   };
-  if (q.type !== 'all' && plan.output !== 'chart') {
-    // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
-    const [cols, render] = await withRender(client.readRollupColumns(q, call));
+  if (columns) {
+    const [cols, render] = await withRender(reading as Promise<RollupColumns>);
     const rows = cols.timestampsMs.length;
     render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
     warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
@@ -110,7 +114,7 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
     await render.renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited });
     return EXIT.ok;
   }
-  const [res, render] = await withRender(client.readRollup(q, call) as Promise<RollupResult<BucketValue>>);
+  const [res, render] = await withRender(reading as Promise<RollupResult<BucketValue>>);
   const used = render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
   warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
   await warnFilled({ count: res.points.length, timestampMs: (i) => res.points[i]!.timestampMs, hasValue: (i) => res.points[i]!.value !== null });
