@@ -95,4 +95,20 @@ describe('tsnode read -o csv: what it loads', () => {
     // ...and they did load afterwards, so the hook saw what it should.
     expect(lines.slice(sent).some((l) => l.includes('/dist/cli/commands/read/render.js'))).toBe(true);
   });
+
+  it("turns off the TurboFan tier-up of WebAssembly (undici's llhttp) before anything is parsed", async () => {
+    // V8 has no API to read a flag back: record what the process asks for, and when.
+    const flags = join(dir, 'flags.txt');
+    writeFileSync(flags, '');
+    writeFileSync(
+      join(dir, 'flags.cjs'),
+      `const v8 = require('node:v8'); const fs = require('node:fs'); const set = v8.setFlagsFromString;
+v8.setFlagsFromString = (f) => { fs.appendFileSync(${JSON.stringify(flags)}, f + ' ' + (typeof WebAssembly === 'object' && require.cache[require.resolve('undici/lib/llhttp/llhttp_simd-wasm.js', { paths: [${JSON.stringify(join(__dirname, '..', '..'))}] })] ? 'late' : 'early') + '\\n'); return set(f); };`,
+    );
+    const r = await runCli(['read', U, 'cpu', '--node', node.url, '--start', String(T0), '--end', String(T0 + 600), '--span', '300s', '-o', 'csv', '--retries', '0'], {
+      env: { NODE_OPTIONS: `--require ${join(dir, 'flags.cjs')}` },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(flags, 'utf8').trim().split('\n').sort()).toEqual(['--no-wasm-dynamic-tiering early', '--no-wasm-tier-up early']);
+  });
 });
