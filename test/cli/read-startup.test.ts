@@ -2,8 +2,8 @@
  * What `tsnode read -o csv` loads, and in what order (bench/read.bench.mjs: a year of 300 s
  * buckets within 1.5x of a plain GET to a file). Checked on the built bin against a real
  * reference node, by a module-loader hook that records every module and when the rollup request
- * left: zod (the answer schemas) is never loaded when the answers pass their hand checks, and
- * the printing side (chalk, cli-table3, the renderers) loads only once the request is on its way.
+ * left: zod (the answer schemas) is never loaded when the answers pass their hand checks, nor
+ * are tables, colours and charts for CSV, and the printing side loads only once the request is on its way.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 describe('tsnode read -o csv: what it loads', () => {
-  it('no zod at all; the printing side only after the rollup request left', async () => {
+  it('no zod, no tables, colours or charts; the printing side only after the rollup request left', async () => {
     writeFileSync(log, '');
     const r = await runCli(['read', U, 'cpu', '--node', node.url, '--start', String(T0), '--end', String(T0 + 50 * 300), '--span', '300s', '-o', 'csv', '--retries', '0'], {
       env: { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'preload.mjs')).href}`, NO_COLOR: '1' },
@@ -78,6 +78,13 @@ describe('tsnode read -o csv: what it loads', () => {
     const sent = lines.findIndex((l) => l.startsWith('request /rollup/'));
     expect(sent, 'the rollup request was seen').toBeGreaterThan(0);
     expect(lines.filter((l) => l.includes('/node_modules/zod/'))).toEqual([]);
+    // CSV draws no table, colour or chart: their modules are never loaded.
+    for (const never of ['/node_modules/chalk/', 'cli-table3', '/dist/cli/render/table.js', '/dist/cli/render/chart.js', '/dist/cli/render/painter.js']) {
+      expect(
+        lines.filter((l) => l.includes(never)),
+        never,
+      ).toEqual([]);
+    }
     const before = lines.slice(0, sent);
     for (const late of [
       '/node_modules/chalk/',
