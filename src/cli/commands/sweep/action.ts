@@ -2,7 +2,6 @@ import { clockSkewCheck } from '../../../client/clock-skew.js';
 import { runningTypes, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { RunInterruptedError } from '../../../run/errors.js';
-import { RunLockedError } from '../../../run/lock.js';
 import { sweptByEarlierRuns } from '../../../run/journal-query.js';
 import { ringShare } from '../../../run/outcome.js';
 import { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type SweepStage } from '../../../run/sweep.js';
@@ -215,13 +214,17 @@ async function confirmSweep(ctx: CliContext, question: string, would: string): P
   return answer === 'interrupted' ? 'interrupted' : answer === 'yes';
 }
 
-/** What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). */
+/**
+ * What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). Kept here, not
+ * in cli/errors.ts: an interruption is a warning in the sweep's words, and a refusal is one line
+ * per node with hints that only this run's report and lag reading know.
+ */
 function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext, total: number): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
   }
-  if (err instanceof RunLockedError) throw new UsageError(`refusing to sweep: ${err.message}`, err.hint);
+  // Every other error says itself through the one mapping (cli/errors.ts messageOf, exitCodeOf).
   if (!(err instanceof SweepRefusedError)) throw err;
   if (err.phase === 'recheck') {
     for (const b of err.busy) ctx.log.error(`${b.node} started sweeping ${b.running.join(',')} while you were answering`);
