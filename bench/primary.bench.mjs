@@ -22,7 +22,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { cpuSecondsOf } from './proc-cpu.mjs';
+import { CLIENT_CPU_HOOK, cpuSecondsOf } from './proc-cpu.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '..', 'bin', 'tsnode.js');
@@ -54,13 +54,9 @@ async function generate(run, n = N) {
   return file;
 }
 
-// The client's own CPU time (user+sys), written by its process as it exits.
-const CPU_HOOK =
-  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
-
 /** @param {string[]} args @param {{ bin?: string, cpuFile?: string }} [opts] */
 function tsnode(args, { bin = BIN, cpuFile } = {}) {
-  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CPU_HOOK] : []), bin, ...args], {
+  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CLIENT_CPU_HOOK] : []), bin, ...args], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     env: { ...process.env, ...(cpuFile ? { TSNODE_BENCH_CPU: cpuFile } : {}) },
