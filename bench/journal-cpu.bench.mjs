@@ -13,7 +13,7 @@
 //   sent while it is measured, so the CPU is node 1's ingest path and nothing else: neither the
 //   replayer's sending nor node 2's apply (a process of its own, idle meanwhile) competes for it;
 // - replay: the same node right after, resumed until node 2 has every record: the CPU node 1 spends
-//   sending its journal (read back from memory and, for a backlog this long, its files). Not ingest
+//   per record sending its journal (read back from memory and, for a backlog this long, its files). Not ingest
 //   CPU, but the journals' other cost to the owner, so it is reported as well, per record and as a
 //   share of the baseline; journaled + replay is everything journaling costs node 1 for a record;
 // - live, owners: the realistic whole, side by side. live: node 1 replicating during the feed,
@@ -26,11 +26,17 @@
 // The CPU is the node process's own (utime + stime from /proc/<pid>/stat, every thread), counted from
 // before the first batch until the node has flushed (SETTLE_MS after the last answer, or after node 2
 // has every record: the same for every side, so each one's flush to the database is counted).
+// The machine is shared, so the sides are fed side by side: every node fed alone (off, journaled,
+// single, of every build) takes each batch in turn, one write at a time, and so do the nodes with a
+// busy neighbour (live, owners); a burst of load elsewhere hits every side of a round alike, and
+// each comparison is the median over the rounds of the two sides' ratio within a round. Every round
+// starts every ring afresh and warms it up with WARM_BATCHES batches (not counted): a node process
+// keeps its own speed for its lifetime (its JIT's choices), which would otherwise bias every round alike.
 //
 // BASE_BIN=<another build's bin/tsnode.js> runs that build's sides too, in the same rounds, so an old
 // and a new build compare within one run (the machine is shared: compare ratios, not absolutes).
 //
-//   npm run bench -- journal-cpu     (RECORDS=200000, BATCH=5000, RUNS=5, SETTLE_MS=2000, KIND=nnt)
+//   npm run bench -- journal-cpu     (RECORDS=200000, BATCH=5000, RUNS=5, SETTLE_MS=2000, WARM_BATCHES=4, KIND=nnt)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +50,7 @@ const N = Number(process.env.RECORDS ?? 200_000);
 const BATCH = Number(process.env.BATCH ?? 5000);
 const RUNS = Number(process.env.RUNS ?? 5);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 2000);
+const WARM_BATCHES = Number(process.env.WARM_BATCHES ?? 4);
 /** nnt (numeric records, /write/nnt) or text (/write/text: the general path, JSON.parse and validation). */
 const KIND = process.env.KIND ?? 'nnt';
 if (KIND !== 'nnt' && KIND !== 'text') throw new Error(`KIND must be nnt or text, not ${KIND}`);
@@ -127,58 +134,83 @@ async function drained(receiver, count) {
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
 
 /**
- * CPU microseconds per record node `s.target` spends on the batches, and for the journaled side
- * also on sending them afterwards (`replay`).
- * @returns {Promise<{ feed: number, replay?: number }>}
+ * Feeds the batches to a group of sides, batch by batch in turn (one write at a time, so a burst of
+ * load elsewhere hits every side of the group alike), and records the CPU microseconds per record
+ * each side's node 1 spent, from before its first batch until the group settled.
+ * @param {Side[]} group
  */
-async function feed(s, batches) {
-  const { target, receiver, sibling } = /** @type {Required<Side>} */ (s);
-  const had = receiver ? await receivedFromPeers(receiver.url) : 0;
-  const before = cpuSecondsOf(target.pid);
-  for (const body of batches) await Promise.all([write(target.url, body), sibling && write(sibling.url, body)]);
-  if (s.side === 'live') await drained(receiver, had + N);
-  await settle();
-  const fed = cpuSecondsOf(target.pid);
-  const out = { feed: ((fed - before) * 1e6) / N };
-  if (s.side === 'journaled') {
-    await setPaused(target, receiver, false);
-    await drained(receiver, had + N);
-    await settle();
-    out.replay = ((cpuSecondsOf(target.pid) - fed) * 1e6) / N;
-    await setPaused(target, receiver, true);
+async function feedGroup(group, batches, turn) {
+  const had = await Promise.all(group.map((s) => (s.side === 'live' ? receivedFromPeers(/** @type {Node} */ (s.receiver).url) : 0)));
+  const before = group.map((s) => cpuSecondsOf(/** @type {Node} */ (s.target).pid));
+  for (const [b, body] of batches.entries()) {
+    for (let k = 0; k < group.length; k++) {
+      const s = group[(k + b + turn) % group.length];
+      await Promise.all([write(/** @type {Node} */ (s.target).url, body), s.sibling && write(s.sibling.url, body)]);
+    }
   }
-  return out;
+  await Promise.all(group.map((s, i) => (s.side === 'live' ? drained(/** @type {Node} */ (s.receiver), had[i] + N) : null)));
+  await settle();
+  group.forEach((s, i) => s.runs.push(((cpuSecondsOf(/** @type {Node} */ (s.target).pid) - before[i]) * 1e6) / N));
+}
+
+/** A journaled side's node 1 resumed until node 2 has every record it journaled: the CPU per record of sending them. */
+async function replayed(s) {
+  const { target, receiver } = /** @type {Required<Side>} */ (s);
+  const res = await request(`${target.url}/replication/json`);
+  const pending = /** @type {{ peers: Array<{ pending: number }> }} */ (await res.body.json()).peers[0].pending;
+  const had = await receivedFromPeers(receiver.url);
+  const before = cpuSecondsOf(target.pid);
+  await setPaused(target, receiver, false);
+  await drained(receiver, had + pending);
+  await settle();
+  s.replays.push(((cpuSecondsOf(target.pid) - before) * 1e6) / pending);
+}
+
+/** Starts a side's ring afresh (each round runs new processes: one process's JIT luck is not every round's). */
+async function start(s, run) {
+  s.dir = join(tmp, `${s.build}-${s.side}-${run}`);
+  const nodes = up(s.bin, s.dir, s.side === 'single' ? 1 : 2, s.side === 'off' || s.side === 'owners' ? ['--no-replication'] : []);
+  s.target = nodes[0];
+  if (s.side === 'live' || s.side === 'journaled') s.receiver = nodes[1];
+  if (s.side === 'owners') s.sibling = nodes[1];
+  if (s.side === 'journaled') await setPaused(nodes[0], nodes[1], true);
+}
+
+function stop(s) {
+  if (!s.dir) return;
+  spawnSync(process.execPath, [s.bin, 'cluster', 'down', '--dir', s.dir, '--grace', '2s']);
+  rmSync(s.dir, { recursive: true, force: true });
+  s.dir = undefined;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const SIDES = ['off', 'journaled', 'live', 'owners', 'single'];
-/** @typedef {{ build: string, side: string, bin: string, dir: string, target?: Node, receiver?: Node, sibling?: Node, runs: number[], replays: number[] }} Side */
+/** @typedef {{ build: string, side: string, bin: string, dir?: string, target?: Node, receiver?: Node, sibling?: Node, runs: number[], replays: number[] }} Side */
 /** @type {Side[]} */
 const sides = [];
 for (const b of builds) {
-  for (const side of SIDES) sides.push({ build: b.name, side, bin: b.bin, dir: join(tmp, `${b.name}-${side}`), runs: [], replays: [] });
+  for (const side of SIDES) sides.push({ build: b.name, side, bin: b.bin, runs: [], replays: [] });
 }
+// The nodes fed alone (every build's off, journaled and single) take the batches in turn, as do
+// the nodes with a busy neighbour (live and owners); the order turns with each batch and round.
+const alone = sides.filter((s) => ['off', 'journaled', 'single'].includes(s.side));
+const busy = sides.filter((s) => ['live', 'owners'].includes(s.side));
 try {
-  for (const s of sides) {
-    const nodes = up(s.bin, s.dir, s.side === 'single' ? 1 : 2, s.side === 'off' || s.side === 'owners' ? ['--no-replication'] : []);
-    s.target = nodes[0];
-    if (s.side === 'live' || s.side === 'journaled') s.receiver = nodes[1];
-    if (s.side === 'owners') s.sibling = nodes[1];
-    if (s.side === 'journaled') await setPaused(nodes[0], nodes[1], true);
-  }
-  // Alternating rounds, so a burst of load elsewhere hits every side alike; the order turns each
-  // round, so no side always follows the same one. Ratios are taken within a round (see below).
   for (let run = 0; run < RUNS; run++) {
+    for (const s of sides) await start(s, run);
+    // Warm-up (not counted): a few batches each, so the measured ones run compiled code.
+    const warm = bodies(RUNS + run).slice(0, WARM_BATCHES);
+    for (const s of sides) for (const body of warm) await Promise.all([write(/** @type {Node} */ (s.target).url, body), s.sibling && write(s.sibling.url, body)]);
+    const warmed = warm.reduce((n, body) => n + JSON.parse(body).length, 0);
+    for (const s of busy) if (s.receiver) await drained(s.receiver, warmed);
     const batches = bodies(run);
-    for (let k = 0; k < sides.length; k++) {
-      const s = sides[(k + run) % sides.length];
-      const r = await feed(s, batches);
-      s.runs.push(r.feed);
-      if (r.replay !== undefined) s.replays.push(r.replay);
-    }
+    await feedGroup(alone, batches, run);
+    for (const s of alone) if (s.side === 'journaled') await replayed(s);
+    await feedGroup(busy, batches, run);
+    for (const s of sides) stop(s);
   }
 } finally {
-  for (const s of sides) spawnSync(process.execPath, [s.bin, 'cluster', 'down', '--dir', s.dir, '--grace', '2s']);
+  for (const s of sides) stop(s);
   rmSync(tmp, { recursive: true, force: true });
 }
 
@@ -191,7 +223,7 @@ const label = {
   live: 'owner, replicating live (+ replay sends)',
   single: 'single node, no ring (reference)',
 };
-/** Median of the per-round ratios of two sides' runs, as a signed percentage (a burst of load hits both halves of a round alike). */
+/** Median of the per-round ratios of two sides' runs, as a signed percentage (fed in the same rounds, batch by batch in turn). */
 const added = (xs, base) => {
   const m = median(xs.map((x, i) => x / base[i] - 1)) * 100;
   return `${m >= 0 ? '+' : ''}${m.toFixed(1)}%`;
