@@ -19,6 +19,22 @@ describe('arrayElementSpans: where the elements of a JSON array lie in its bytes
     expect(arrayElementSpans(Buffer.from('{"a":1}'), 1)).toBeNull();
   });
 
+  it('finds the end of long strings too, escapes anywhere in them (past the bytes looked at one by one)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(fc.constantFrom('a', '\\', '"', ',', ']', 'é'), { minLength: 30, maxLength: 200, size: 'max' }).map((cs) => cs.join('')),
+          { minLength: 1, maxLength: 8 },
+        ),
+        (strings) => {
+          const body = Buffer.from(JSON.stringify(strings.map((histogram) => ({ histogram, period: 60 }))));
+          expect(slices(body, arrayElementSpans(body, strings.length)!).map((x) => (JSON.parse(x) as { histogram: string }).histogram)).toEqual(strings);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('each slice parses to its element, whatever the values and the whitespace', () => {
     fc.assert(
       fc.property(fc.array(fc.jsonValue(), { maxLength: 20 }), fc.constantFrom('', ' ', '\n  ', '\t'), (values, ws) => {
