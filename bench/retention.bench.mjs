@@ -36,25 +36,21 @@
 // looks are also timed alone (the library's takeLook on the same 100 nodes, holding the data).
 // RETENTION_BENCH_BASELINE=<dir of an older checkout, built> adds that build's apply with its
 // receipt to the same rounds (old against new in one run). Besides wall time, each apply's CPU is
-// counted: the CLI's own (user + system, reported by the CLI process as it exits) and the node
-// hosts' during it: on a loaded machine wall times swing by a third from run to run, CPU much less,
-// and it is what the looks add.
+// counted: the CLI's own (user + system, written as it exits: proc-cpu.mjs CLIENT_CPU_HOOK) and
+// the node hosts' meanwhile. On a loaded machine wall times swing by a third from run to run, CPU
+// much less, and CPU is what the looks add (they overlap the preflight and the other nodes' steps).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { cpuSecondsOf } from './proc-cpu.mjs';
+import { CLIENT_CPU_HOOK, cpuSecondsOf } from './proc-cpu.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/tsnode.js', import.meta.url));
 const RULES = ['--rule', 'nnt:60=30d', '--rule', 'text=90d', '--rule', 'histogram:60=1y'];
 const TYPES = ['nnt', 'text', 'histogram'];
 const DAY = 86_400;
-/** Preloaded into the CLI: its CPU (microseconds) on stderr as it exits. */
-const CPU_HOOK_CODE =
-  "import { writeSync } from 'node:fs'; process.on('exit', () => { const u = process.cpuUsage(); writeSync(2, '\\ntsnode-bench-cpu-us ' + (u.user + u.system) + '\\n'); });";
-const CPU_HOOK = `data:text/javascript,${encodeURIComponent(CPU_HOOK_CODE)}`;
 /** The CPU of the last cliApply's process, ms (NaN when it did not say). */
 let lastCliCpuMs = NaN;
 
@@ -106,21 +102,24 @@ async function seed(url, counts) {
 }
 
 function cliApply(urls, stateDir, args = [], bin = BIN) {
+  // The CLI writes its own CPU here as it exits (proc-cpu.mjs CLIENT_CPU_HOOK).
+  const cpuFile = join(stateDir, 'cli-cpu');
+  rmSync(cpuFile, { force: true });
   const start = performance.now();
   const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
   const r = spawnSync(
     process.execPath,
-    ['--import', CPU_HOOK, bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
+    ['--import', CLIENT_CPU_HOOK, bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
     {
       encoding: 'utf8',
-      env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
+      env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml'), TSNODE_BENCH_CPU: cpuFile },
       maxBuffer: 64 * 1024 * 1024,
     },
   );
   const ms = performance.now() - start;
   if (r.status !== 0) throw new Error(`tsnode retention apply exited ${r.status}: ${r.stderr}`);
-  const cpu = /tsnode-bench-cpu-us (\d+)/.exec(r.stderr);
-  lastCliCpuMs = cpu ? Number(cpu[1]) / 1000 : NaN;
+  lastCliCpuMs = existsSync(cpuFile) ? Number(readFileSync(cpuFile, 'utf8')) / 1000 : NaN;
+  rmSync(cpuFile, { force: true });
   const doc = JSON.parse(r.stdout);
   if (doc.outcome !== 'complete') throw new Error(`not complete: ${doc.outcome}`);
   return ms;
