@@ -356,6 +356,14 @@ async function main() {
             : ''),
       );
     }
+    // Each round runs its applies back to back: a ratio within a round shares that moment's load.
+    const paired = (/** @type {number[]} */ a, /** @type {number[]} */ b) => median(a.map((x, i) => x / b[i]));
+    console.log(
+      `receipts, per-round ratios (medians): with / without ${paired(receipts.onAll, receipts.offAll).toFixed(3)}` +
+        (receipts.baseAll.length
+          ? `; baseline with / this build without ${paired(receipts.baseAll, receipts.offAll).toFixed(3)}; this build with / baseline with ${paired(receipts.onAll, receipts.baseAll).toFixed(3)}`
+          : ''),
+    );
     if (receipts.base !== null) {
       console.log(
         `baseline build (${process.env.RETENTION_BENCH_BASELINE}) apply with receipt ${receipts.base.toFixed(0)} ms: +${((receipts.base / receipts.off - 1) * 100).toFixed(1)}% over this build without; ` +
