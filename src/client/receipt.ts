@@ -126,7 +126,9 @@ export async function lookAtNode(client: NodeClient, scope: LookScope, opts: { c
     const storage = (await answerSchemas()).stateStorageSchema.safeParse(state);
     const own = state.histogram?.rollups ?? [];
     const periods = [...scope.histogramPeriods, ...(scope.histogramOwn ? own : [])];
-    const inventory = await fetchListed(client, { nnt: scope.nnt, raw: rawTouched(scope, state), histogramRaw: histogramRawTouched(scope, own), histogramPeriods: periods }, call);
+    // In turn: a node's lists on the one connection the run's polls keep (a look is a few small answers).
+    const sel = { nnt: scope.nnt, raw: rawTouched(scope, state), histogramRaw: histogramRawTouched(scope, own), histogramPeriods: periods };
+    const inventory = await fetchListed(client, sel, call, { inTurn: true });
     return { node: client.url, at: now(), inventory, fs: storage.success ? rollupFsOf(storage.data.nntbs) : new Map() };
   } catch (err) {
     if (!(err instanceof NodeRequestError)) throw err;
