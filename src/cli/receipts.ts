@@ -6,7 +6,7 @@
  * receipt as one `receipt` line under the run's id, and returns it. Reads only; a look that fails
  * is recorded in the receipt as a problem, never a reason to stop the run.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { abortableSleep } from '../client/clock.js';
 import { limiter, type Gate } from '../client/concurrency.js';
 import type { NodeClient } from '../client/node-client.js';
 import { makeReceipt, receiptToJson, receiptTotals, takeLook, type LookScope, type NodeLook, type Receipt } from '../client/receipt.js';
@@ -78,7 +78,7 @@ export class ReceiptHook {
 
   private async lookAfter(client: NodeClient): Promise<NodeLook> {
     const o = this.opts;
-    if (o.settleMs > 0) await sleep(o.settleMs, undefined, { signal: o.signal }).catch(() => undefined);
+    if (o.settleMs > 0) await abortableSleep(o.settleMs, o.signal).catch(() => undefined);
     const [look] = await this.gate(() => this.look([client]));
     return look!;
   }
