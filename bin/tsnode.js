@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 // Kept in plain JavaScript so an unsupported Node gets a clear message instead of a syntax error.
 const [major, minor, patch] = process.versions.node.split('.').map(Number);
 const atLeast = (a, b, c) => major > a || (major === a && (minor > b || (minor === b && patch >= c)));
@@ -13,6 +14,12 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
+  // undici parses HTTP with a WebAssembly build of llhttp. V8 compiles it quickly (Liftoff), then
+  // recompiles its hot functions on a background thread, and Node waits for that compile before
+  // the process may exit: 0.2-0.4 s after a command's last request on a busy machine, and CPU
+  // taken from the nodes on a small one. The quick compile parses as fast for tsnode's answers
+  // (bodies pass through llhttp in bulk: bench/write.bench.mjs's 1-record row measures the exit).
+  setFlagsFromString('--liftoff-only');
   import('../dist/cli/main.js').then(
     (cli) => cli.run(process.argv),
     (err) => {
