@@ -7,7 +7,7 @@ import { bucketTime, compareSeries, gridCsv, gridJson, gridOf, gridTable, withRo
 import { fitHeaders, wrapHeader } from '../../src/cli/render/rollup-table.js';
 import { bucketCount, checkBuckets, chooseSpan, parseSpanFlag } from '../../src/cli/commands/read/span.js';
 import { UsageError } from '../../src/cli/errors.js';
-import { headerLines } from '../../src/cli/commands/read/action.js';
+import { headerLines } from '../../src/cli/commands/read/render.js';
 
 describe('number formatting', () => {
   it('hides float noise and keeps about six significant digits', () => {

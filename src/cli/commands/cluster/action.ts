@@ -10,35 +10,11 @@ import { checkProfileName, setProfileText, withConfigLock, writeConfigFile } fro
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { whoAmI } from '../../journal.js';
-import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { DEFAULT_NODE_COUNT, type ClusterDownFlags, type ClusterUpFlags } from './options.js';
 import { nodeCount, writeCopiesFor } from '../../local-cluster/node-count.js';
-import { describeStop, STOP_OUTCOME } from '../../local-cluster/stop-text.js';
-
-/** One started cluster as the result of `cluster up`: stdout, in the chosen format. */
-export function clusterJson(cluster: RunningCluster, profile: string | undefined): unknown {
-  const st = cluster.state;
-  return {
-    dir: st.dir,
-    nodes_file: cluster.nodesFile,
-    topology_file: st.ring?.file ?? null,
-    seed: st.nodes[0]?.url ?? null,
-    ring: st.ring ? { hash: st.ring.hash, write_copies: st.ring.writeCopies } : null,
-    detached: st.detached,
-    profile: profile ?? null,
-    nodes: st.nodes.map((n) => ({ index: n.index, url: n.url, port: n.port, pid: n.pid, id: n.id ?? null, data_dir: n.dataDir, log_file: n.logFile })),
-  };
-}
-
-const CLUSTER_HEADERS = ['node', 'url', 'id', 'pid', 'data_dir'] as const;
-
-function printCluster(ctx: CliContext, output: ClusterUpFlags['output'], cluster: RunningCluster, profile: string | undefined): void {
-  if (output === 'json') return void ctx.stdout.write(renderJson(clusterJson(cluster, profile)));
-  const rows: CellValue[][] = cluster.state.nodes.map((n) => [n.index, n.url, n.id ?? '', n.pid, n.dataDir]);
-  if (output === 'csv') return void ctx.stdout.write(renderCsv(CLUSTER_HEADERS, rows, { terminal: Boolean(ctx.stdout.isTTY) }));
-  ctx.stdout.write(renderTable(['node', 'url', 'id', 'pid', 'data dir'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, undefined, 'right'] }));
-}
+import { describeStop } from '../../local-cluster/stop-text.js';
+import { printCluster, printStopped } from './render.js';
 
 /**
  * `cluster up --profile <name>`: the config file is read and the name checked before any node
@@ -183,21 +159,7 @@ export async function clusterUpAction(flags: ClusterUpFlags, ctx: CliContext): P
 
 export async function clusterDownAction(flags: ClusterDownFlags, ctx: CliContext): Promise<ExitCode> {
   const result = await stopClusterDir(flags.dir, { graceMs: flags.grace, by: whoAmI(ctx.env) });
-  const rows: CellValue[][] = result.nodes.map((r) => [r.index, r.url, r.pid, STOP_OUTCOME[r.outcome].text]);
-  if (flags.output === 'json') {
-    ctx.stdout.write(
-      renderJson({ dir: result.dir, found: result.found, nodes: result.nodes.map((r) => ({ index: r.index, url: r.url, pid: r.pid, outcome: STOP_OUTCOME[r.outcome].json })) }),
-    );
-  } else if (flags.output === 'csv') {
-    ctx.stdout.write(
-      renderCsv(
-        ['node', 'url', 'pid', 'outcome'],
-        result.nodes.map((r) => [r.index, r.url, r.pid, STOP_OUTCOME[r.outcome].json]),
-      ),
-    );
-  } else if (result.found) {
-    ctx.stdout.write(renderTable(['node', 'url', 'pid', 'outcome'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, 'right'] }));
-  }
+  printStopped(ctx, flags.output, result);
   if (!result.found) {
     ctx.log.info(`no cluster recorded in ${result.dir} (no cluster.json): nothing to stop`);
     return EXIT.ok;

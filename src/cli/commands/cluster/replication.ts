@@ -9,8 +9,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { plainNetwork } from '../../network.js';
-import { renderCsv, renderJson, renderTable, tableWidth } from '../../render/table.js';
-import { printable } from '../../render/printable.js';
+import { printReplication, type ReplicationAnswer } from './render.js';
 import type { ClusterReplicationFlags } from './options.js';
 
 /** The cluster node a `<node>` argument names: its id, its URL, or its 1-based index. */
@@ -33,7 +32,7 @@ export async function clusterReplicationAction(flags: ClusterReplicationFlags & 
   }
   const others = state.nodes.filter((n) => n !== target);
   const net = plainNetwork({ connectTimeoutMs: 5_000, requestTimeoutMs: 30_000, retries: 1 }, ctx);
-  let results: Array<{ node: ClusterNode; ok: boolean; error: string | null; pending: number | null }>;
+  let results: ReplicationAnswer[];
   try {
     results = await Promise.all(
       others.map(async (node) => {
@@ -53,25 +52,7 @@ export async function clusterReplicationAction(flags: ClusterReplicationFlags & 
   } finally {
     await net.close();
   }
-  if (flags.output === 'json') {
-    ctx.stdout.write(
-      renderJson({
-        action: verb,
-        target: { id: target.id, url: target.url },
-        nodes: results.map((r) => ({ url: r.node.url, id: r.node.id ?? null, ok: r.ok, pending: r.pending, error: r.error })),
-      }),
-    );
-  } else if (flags.output === 'csv') {
-    ctx.stdout.write(
-      renderCsv(
-        ['url', 'id', 'ok', 'pending', 'error'],
-        results.map((r) => [r.node.url, r.node.id ?? '', String(r.ok), r.pending ?? '', r.error ?? '']),
-      ),
-    );
-  } else {
-    const rows = results.map((r) => [r.node.url, r.ok ? (flags.paused ? 'paused' : 'resumed') : 'failed', r.pending ?? '-', printable(r.error ?? '')]);
-    ctx.stdout.write(renderTable(['node', `replication to ${target.url}`, 'pending', 'note'], rows, { colour: ctx.colour, width: tableWidth(ctx) }));
-  }
+  printReplication(ctx, flags.output, flags.paused, target, results);
   const ok = results.filter((r) => r.ok).length;
   ctx.log.info(
     `${verb}d replication towards ${target.url} (${target.id}) on ${ok} of ${others.length} nodes${flags.paused ? '; their journals keep it until `tsnode cluster resume`' : ''}`,

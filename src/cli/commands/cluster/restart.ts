@@ -11,38 +11,9 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { whoAmI } from '../../journal.js';
-import { renderCsv, renderJson, renderTable, tableWidth } from '../../render/table.js';
 import type { ClusterRestartFlags, ClusterUpFlags } from './options.js';
 import { findClusterNode } from './replication.js';
-
-const OUTCOME_TEXT: Record<RestartResult['outcome'], string> = {
-  started: 'started (was not running)',
-  restarted: 'restarted',
-  running: 'running (left alone)',
-};
-
-function printResults(ctx: CliContext, dir: string, output: ClusterRestartFlags['output'], results: readonly RestartResult[]): void {
-  if (output === 'json') {
-    ctx.stdout.write(
-      renderJson({
-        dir,
-        nodes: results.map(({ node: n, outcome, oldPid }) => ({ index: n.index, url: n.url, port: n.port, id: n.id ?? null, pid: n.pid, old_pid: oldPid || null, outcome })),
-      }),
-    );
-    return;
-  }
-  if (output === 'csv') {
-    ctx.stdout.write(
-      renderCsv(
-        ['node', 'url', 'id', 'pid', 'old_pid', 'outcome'],
-        results.map(({ node: n, outcome, oldPid }) => [n.index, n.url, n.id ?? '', n.pid, oldPid || '', outcome]),
-      ),
-    );
-    return;
-  }
-  const rows = results.map(({ node: n, outcome }) => [n.index, n.url, n.id ?? '', n.pid, OUTCOME_TEXT[outcome]]);
-  ctx.stdout.write(renderTable(['node', 'url', 'id', 'pid', 'outcome'], rows, { colour: ctx.colour, width: tableWidth(ctx), align: ['right', undefined, undefined, 'right'] }));
-}
+import { printRestarted } from './render.js';
 
 async function restartAndReport(
   ctx: CliContext,
@@ -58,7 +29,7 @@ async function restartAndReport(
     by: whoAmI(ctx.env),
     onNode: (r) => ctx.log.info(`  node ${r.node.index} ${r.outcome}: ${r.node.url}  (pid ${r.node.pid}${r.oldPid && r.outcome === 'restarted' ? `, was ${r.oldPid}` : ''})`),
   });
-  printResults(ctx, dir, output, results);
+  printRestarted(ctx, dir, output, results);
   return results;
 }
 

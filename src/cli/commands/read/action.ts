@@ -1,7 +1,7 @@
 import { fanOut } from '../../../client/fan-out.js';
 import { type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
-import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
+import { NodeClient, type RollupResult } from '../../../client/node-client.js';
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
 import { NO_RETRY } from '../../../client/retry.js';
 import { metricKey } from '../../../ring/index.js';
@@ -11,78 +11,13 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
-import { painter } from '../../render/painter.js';
-import { renderChart } from '../../render/chart.js';
 import { errorJson } from '../../render/json-values.js';
-import {
-  columnsCsvChunks,
-  compareSeries,
-  comparisonJson,
-  gridCsv,
-  gridCsvChunks,
-  gridJson,
-  gridOf,
-  gridOfColumns,
-  gridTable,
-  nodeLabel,
-  type BucketValue,
-  type NodeSeries,
-  type Paint,
-} from '../../render/rollup.js';
-import { tableWidth } from '../../render/table.js';
+import { compareSeries, type BucketValue, type NodeSeries } from '../../render/rollup.js';
 import type { DiscoveredRing } from '../../../client/discovery.js';
 import { sweptFillWarning, type FilledRows } from './swept-fill.js';
 import type { ReadOptions } from './options.js';
-import { renderHistogramRows, renderTextRows, write } from './records.js';
+import { logHeader, printComparison, renderColumns, renderHistogramRows, renderSingle, renderTextRows, type CompareNode } from './render.js';
 import { describePlan, planRead, readMeta, type ReadPlan } from './plan.js';
-
-/**
- * The header as lines: one line for logs and pipes (easy to grep), wrapped at the ` · `
- * separators to the terminal width on a TTY so it does not break mid-word.
- */
-export function headerLines(parts: readonly string[], width: number | undefined): string[] {
-  if (!width) return [parts.join(' · ')];
-  const lines: string[] = [];
-  let line = '';
-  parts.forEach((part, i) => {
-    const next = line === '' ? part : `${line} · ${part}`;
-    // Every line but the last ends in ` ·`: keep room for it.
-    const room = i === parts.length - 1 ? width : width - 2;
-    if (line !== '' && [...next].length > room) {
-      lines.push(`${line} ·`);
-      line = `  ${part}`;
-    } else line = next;
-  });
-  if (line !== '') lines.push(line);
-  return lines;
-}
-
-function logHeader(ctx: CliContext, parts: string[]): number {
-  const lines = headerLines(parts, ctx.stderr.isTTY ? (ctx.stderr.columns ?? 80) : undefined);
-  for (const l of lines) ctx.log.info(l);
-  return lines.length;
-}
-
-/** Colours for tables, or none at all (no per-cell calls when colour is off). */
-function paintFor(enabled: boolean): Paint | undefined {
-  if (!enabled) return undefined;
-  const c = painter(enabled);
-  return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
-}
-
-function tableOpts(ctx: CliContext): { paint?: Paint; width: number | undefined } {
-  const paint = paintFor(ctx.colour);
-  return { ...(paint ? { paint } : {}), width: tableWidth(ctx) };
-}
-
-function chartSize(ctx: CliContext, headerUsed: number): { width: number; height: number } {
-  const tty = Boolean(ctx.stdout.isTTY);
-  const cols = tty && ctx.stdout.columns ? ctx.stdout.columns : Number(ctx.env.COLUMNS) || 80;
-  const rows = tty && ctx.stdout.rows ? ctx.stdout.rows : Number(ctx.env.LINES) || 24;
-  // Leave room for the header lines on stderr and the shell prompt, so the chart fits one screen.
-  // One column spare: a line that fills the last column makes some terminals wrap.
-  return { width: Math.max(30, cols - 1), height: Math.max(8, Math.min(rows - headerUsed - 1, 40)) };
-}
 
 export async function readAction(flags: ReadOptions & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
   const plan = planRead(flags, ctx.now());
@@ -239,58 +174,6 @@ function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; row
   );
 }
 
-async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
-  const spanMs = plan.query.spanMs;
-  switch (plan.output) {
-    case 'csv':
-      for (const chunk of columnsCsvChunks(cols.timestampsMs, cols.values, 'value', spanMs)) await write(ctx, chunk);
-      return;
-    case 'json':
-      return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs, meta));
-    default: {
-      if (cols.timestampsMs.length === 0) {
-        ctx.log.info('no buckets in range');
-        return;
-      }
-      const grid = gridOfColumns(cols.timestampsMs, cols.values, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, tableOpts(ctx)).join('\n')}\n`);
-    }
-  }
-}
-
-async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPlan, ctx: CliContext, headerUsed: number, meta: Record<string, unknown>): Promise<void> {
-  const spanMs = plan.query.spanMs;
-  const all = plan.query.type === 'all';
-  switch (plan.output) {
-    case 'json':
-      return write(ctx, gridJson(gridOf(res.points, all), spanMs, meta));
-    case 'csv':
-      for (const chunk of gridCsvChunks(gridOf(res.points, all), spanMs)) await write(ctx, chunk);
-      return;
-    case 'chart': {
-      const { width, height } = chartSize(ctx, headerUsed);
-      const c = painter(ctx.colour);
-      const lines = renderChart(res.points as Array<{ timestampMs: number; value: number | null }>, {
-        width,
-        height,
-        spanMs,
-        ascii: ctx.env.TSNODE_CHART === 'ascii',
-        paintLine: (s) => c.cyan(s),
-        paintAxis: (s) => c.dim(s),
-      });
-      return write(ctx, `${lines.join('\n')}\n`);
-    }
-    case 'table': {
-      if (res.points.length === 0) {
-        ctx.log.info('no buckets in range');
-        return;
-      }
-      const grid = gridOf(res.points, all, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, tableOpts(ctx)).join('\n')}\n`);
-    }
-  }
-}
-
 async function runCompare(plan: ReadPlan, ctx: CliContext, client: (url: string) => NodeClient, call: { signal: AbortSignal; limit?: number | 'none' }): Promise<ExitCode> {
   const outcomes = await fanOut(
     plan.nodes.map((n) => client(n)),
@@ -299,7 +182,7 @@ async function runCompare(plan: ReadPlan, ctx: CliContext, client: (url: string)
   if (ctx.signal.aborted) return EXIT.interrupted;
   logHeader(ctx, [`compare ${plan.nodes.length} nodes`, ...describePlan(plan)]);
   const series: NodeSeries[] = [];
-  const nodes: Array<{ node: string; ok: boolean; error?: { code: string; message: string }; rows?: number; limited?: boolean }> = [];
+  const nodes: CompareNode[] = [];
   for (const o of outcomes) {
     if (o.ok) {
       series.push({ node: o.node, points: o.value.points });
@@ -316,28 +199,12 @@ async function runCompare(plan: ReadPlan, ctx: CliContext, client: (url: string)
   const failed = nodes.filter((n) => !n.ok).length;
   if (series.length === 0) {
     ctx.log.error(`every node failed (${failed} of ${plan.nodes.length})`);
-    if (plan.output === 'json') await write(ctx, comparisonJson(compareSeries([], false), [], plan.query.spanMs, nodes, meta));
+    if (plan.output === 'json') await printComparison(compareSeries([], false), [], nodes, plan, ctx, meta);
     return EXIT.failed;
   }
   const all = plan.query.type === 'all';
   const cmp = compareSeries(series, all, plan.tolerance);
-  const spanMs = plan.query.spanMs;
-  switch (plan.output) {
-    case 'json':
-      await write(ctx, comparisonJson(cmp, series, spanMs, nodes, meta));
-      break;
-    case 'csv': {
-      const grid = { ...cmp.grid, columns: cmp.grid.columns.map((c) => ({ ...c })) };
-      await write(ctx, gridCsv(grid, spanMs, { header: 'differs', cells: cmp.differs.map((d) => (d ? 'true' : 'false')) }));
-      break;
-    }
-    default: {
-      const headers = cmp.sources.map((s) => (s.member ? `${nodeLabel(s.node)} ${s.member}` : nodeLabel(s.node)));
-      if (cmp.grid.timestampsMs.length > 0) {
-        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...tableOpts(ctx), headers, marks: cmp.differs }).join('\n')}\n`);
-      }
-    }
-  }
+  await printComparison(cmp, series, nodes, plan, ctx, meta);
   const n = cmp.grid.timestampsMs.length;
   const verdict =
     cmp.differing === 0

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Ora } from 'ora';
 import { DEFAULT_RETRY } from '../../../client/retry.js';
 import { type RejectEntry } from '../../../records/index.js';
-import { writeRecords, type ReplayEvent, type ReplayOptions, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
+import { writeRecords, type ReplayOptions, type ReplayProgress, type ReplayResult } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ExitCode } from '../../exit-codes.js';
@@ -10,21 +10,8 @@ import { openTarget, type TargetRun } from '../../node-source.js';
 import { startSpinner } from '../../render/spinner.js';
 import type { WriteOptions } from './options.js';
 import { planWriteRoute, type WriteRoute } from './route.js';
-import { describeReject, humanBytes, report, STRICT_SHOWN } from './summary.js';
-import { formatElapsed } from '../../render/elapsed.js';
-
-function progressLine(p: ReplayProgress): string {
-  const secs = p.elapsedMs / 1000;
-  const rate = secs > 0 ? Math.round(p.read / secs) : 0;
-  let where = `${p.read.toLocaleString('en-US')} records read`;
-  let eta = '';
-  if (p.bytesTotal !== undefined && p.bytesTotal > 0) {
-    const frac = Math.min(1, p.bytesRead / p.bytesTotal);
-    where = `${(frac * 100).toFixed(1)}% (${humanBytes(p.bytesRead)} of ${humanBytes(p.bytesTotal)}), ${p.read.toLocaleString('en-US')} records read`;
-    if (frac > 0 && frac < 1) eta = `, ETA ${formatElapsed((secs / frac) * (1 - frac))}`;
-  }
-  return `${where}, ${p.written.toLocaleString('en-US')} written, ${rate.toLocaleString('en-US')} records/s${eta}, ${p.retries} retries, ${p.rejected} rejected`;
-}
+import { eventLog, progressTimer } from './progress.js';
+import { report } from './render.js';
 
 /** Refuses flags that contradict each other or name an input twice, before anything is read; returns --allow-changed-input (or its old spelling). */
 function checkWriteFlags(opts: WriteOptions & { files: string[] }, ctx: CliContext): boolean {
@@ -80,78 +67,6 @@ async function openRoute(opts: WriteOptions, ctx: CliContext): Promise<{ net: Ta
     await net.close();
     throw err;
   }
-}
-
-/** What the run says on stderr as it goes (nodes failing and back, failed batches, rejects); --strict's first invalid records are kept in `invalidShown`. */
-function eventLog(route: WriteRoute, opts: WriteOptions, ctx: CliContext, spinner: () => Ora | undefined, invalidShown: RejectEntry[]): (e: ReplayEvent) => void {
-  let shownRejects = 0;
-  const say = (m: string, warn = false): void => {
-    spinner()?.clear();
-    if (warn) ctx.log.warn(m);
-    else ctx.log.info(m);
-    spinner()?.render();
-  };
-  return (e) => {
-    switch (e.type) {
-      case 'node-down':
-        say(
-          route.to === 'owners'
-            ? `${e.node} is failing (${e.error}); its records go to the rejects file (naming it) for ${Math.round((e.untilMs - ctx.now()) / 1000)}s, then it is tried again`
-            : route.to === 'primary'
-              ? `${e.node} is failing (${e.error}); the records it is primary for go to their next owner for ${Math.round((e.untilMs - ctx.now()) / 1000)}s, then it is tried again`
-              : `${e.node} is failing (${e.error}); sending to the other nodes for ${Math.round((e.untilMs - ctx.now()) / 1000)}s`,
-          true,
-        );
-        break;
-      case 'node-up':
-        say(`${e.node} is taking writes again`);
-        break;
-      case 'batch-failed':
-        say(`batch ${e.source} records ${e.firstRecord}-${e.lastRecord} not written: ${e.error}`, true);
-        break;
-      case 'warning':
-        say(e.message, true);
-        break;
-      case 'rejected':
-        if (opts.strict) {
-          if (invalidShown.length < STRICT_SHOWN) invalidShown.push(e.entry);
-        } else if (opts.dryRun || ctx.verbose) {
-          if (shownRejects < 20) say(describeReject(e.entry), true);
-          shownRejects++;
-        }
-        break;
-      case 'input':
-        ctx.log.debug(
-          `${e.name}: ${e.format}${e.resumedAt ? `, resuming after record ${e.resumedAt.record} (${e.seeked ? `seeked to byte ${e.resumedAt.byte}` : 'skipping records'})` : ''}`,
-        );
-        break;
-    }
-  };
-}
-
-/**
- * The progress: the spinner's text every 250 ms, or without a spinner (a pipe, --no-progress) a
- * plain line every 5 s. The spinner line is cut to one row: ora counts wrapped lines to erase, and
- * a wrapped line would leave copies of itself behind.
- */
-function progressTimer(ctx: CliContext, spinner: Ora | undefined, latest: () => ReplayProgress | undefined): NodeJS.Timeout {
-  const columns = ctx.stderr.columns ?? 80;
-  const fit = (line: string): string => (line.length > columns - 3 ? `${line.slice(0, Math.max(0, columns - 4))}…` : line);
-  const timer = setInterval(
-    () => {
-      const p = latest();
-      if (!p) return;
-      if (spinner) spinner.text = fit(progressLine(p));
-      else ctx.log.info(progressLine(p));
-      if (ctx.verbose && !spinner) {
-        const m = process.memoryUsage();
-        ctx.log.debug(`memory: rss ${humanBytes(m.rss)}, heap ${humanBytes(m.heapUsed)} of ${humanBytes(m.heapTotal)}, buffers ${humanBytes(m.arrayBuffers)}`);
-      }
-    },
-    spinner ? 250 : 5000,
-  );
-  timer.unref();
-  return timer;
 }
 
 /** The library's options for this run, from the flags and the route. */
@@ -210,4 +125,4 @@ export async function writeAction(opts: WriteOptions & { files: string[] }, ctx:
   return report(result, opts, ctx, route, invalidShown);
 }
 
-export { describeReject, resumeCommand, STRICT_SHOWN } from './summary.js';
+export { describeReject, resumeCommand, STRICT_SHOWN } from './render.js';
