@@ -73,7 +73,8 @@ export class NdjsonSplitter implements Splitter {
       }
     }
     const last = this.pending.empty ? chunk.lastIndexOf(NL) : -1;
-    if (last >= from && isAscii(chunk.subarray(from, last))) {
+    // (Spans hold offsets as 32-bit integers: a chunk over 2 GiB, which no reader makes, goes line by line.)
+    if (last >= from && chunk.length <= 0x7fffffff && isAscii(chunk.subarray(from, last))) {
       from = this.asciiSpans(out, chunk, from, last);
     } else {
       for (;;) {
