@@ -89,6 +89,36 @@ export function hintOf(err: TsnodeError): string | undefined {
   return err.hint ?? HINTS[err.code];
 }
 
+/** How each destructive command says it was refused, in front of the run core's reason. */
+const REFUSING: Readonly<Record<string, string>> = {
+  sweep: 'refusing to sweep',
+  delete: 'refusing to delete',
+  'retention apply': 'refusing to apply the retention policy',
+};
+
+/** The command a run-core refusal stopped, where its message does not say (a lock held, a delete's query too wide). */
+function refusedCommand(err: TsnodeError): string | undefined {
+  // RunLockedError's `run` (not imported: this file loads at startup, the run core must not).
+  if (err.code === 'run_locked') return 'run' in err && typeof err.run === 'string' ? err.run : undefined;
+  if (err.code === 'delete_selects_others') return 'delete';
+  return undefined;
+}
+
+/** The retention core's errors (retention/errors.ts): each stops the run before anything is sent, which the CLI says. */
+const RETENTION_CODES: ReadonlySet<string> = new Set(['invalid_age', 'invalid_policy', 'unknown_span', 'unsafe_wildcard', 'invalid_run_state', 'edited_run_state']);
+
+/**
+ * The message an error is reported with: its own, after the command's words when it refused a
+ * run (`refusing to sweep: <node> is the target of another destructive run ...`), and saying
+ * that nothing was sent for a retention error.
+ */
+export function messageOf(err: TsnodeError): string {
+  if (RETENTION_CODES.has(err.code)) return `${err.message} (nothing was sent)`;
+  const command = refusedCommand(err);
+  const refusing = command === undefined ? undefined : REFUSING[command];
+  return refusing ? `${refusing}: ${err.message}` : err.message;
+}
+
 export { TsnodeError };
 
 /**

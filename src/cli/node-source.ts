@@ -159,6 +159,7 @@ async function discoverSeed(seedUrl: string, label: string, net: Network): Promi
   try {
     return await discoverRing(net.client(seedUrl), { signal: net.signal });
   } catch (err) {
+    // Kept: only this caller knows where the seed came from (the label), which the message names.
     if (err instanceof DiscoveryError) throw new UsageError(`${label}: ${err.message}`, err.hint);
     // Say which setting led there: the command has not started, and no other node source is tried.
     // Nothing was sent to the ring yet: exit 2, as for any other unusable node source.

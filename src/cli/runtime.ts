@@ -3,7 +3,7 @@ import { painter } from './render/painter.js';
 import { z } from 'zod';
 import { formatIssues } from '../protocol/index.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
-import { CliError, exitCodeOf, hintOf, TsnodeError } from './errors.js';
+import { CliError, exitCodeOf, hintOf, messageOf, TsnodeError } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { GlobalOptions } from './global-options.js';
 import type { CliIo } from './io.js';
@@ -59,7 +59,7 @@ function debugStack(ctx: CliContext, stack: string): void {
 export function reportError(err: unknown, ctx: CliContext): ExitCode {
   if (err instanceof TsnodeError) {
     // Our own words, sometimes several lines (a node's start-up log quoted under them): one log line each.
-    const [first, ...more] = err.message.split('\n');
+    const [first, ...more] = messageOf(err).split('\n');
     ctx.log.error(first!);
     for (const line of more) ctx.log.info(line);
     const hint = hintOf(err);

@@ -7,6 +7,7 @@ export function checkTagQuery(query: string): void {
   try {
     parseTagQuery(query);
   } catch (err) {
+    // Kept: the caret under the query as typed is drawn here, with the query in hand.
     if (!(err instanceof TagQueryError)) throw err;
     const shown = printable(query);
     // The caret sits under the column when the query shows as typed (no escaped characters before it).

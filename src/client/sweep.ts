@@ -99,11 +99,11 @@ export async function startAndWait(
   return { request: req, nodes, summary: summarise(nodes), interrupted: Boolean(opts.signal?.aborted) };
 }
 
-/** Thrown when `confirm` declined: nothing was sent. */
+/** Thrown when `confirm` declined: nothing was sent. `what` names the run (`delete not confirmed: nothing was deleted`). */
 export class SweepNotConfirmedError extends TsnodeError {
   declare readonly code: 'sweep_not_confirmed';
-  constructor() {
-    super('sweep_not_confirmed', 'sweep not confirmed: nothing was sent');
+  constructor(what = 'sweep', nothing = 'nothing was sent') {
+    super('sweep_not_confirmed', `${what} not confirmed: ${nothing}`);
     this.name = 'SweepNotConfirmedError';
   }
 }

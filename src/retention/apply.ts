@@ -227,7 +227,7 @@ class ApplyRun {
           ];
     await runPreflightChecks(pre, [...(opts.checks ?? []), ...lagRule]);
     const send = pre.nodes.filter((n) => !n.error).map((n) => n.node);
-    if (opts.confirm && !(await opts.confirm({ preflight: pre, state: this.state, send, skipped: pre.unreachable }))) throw new SweepNotConfirmedError();
+    if (opts.confirm && !(await opts.confirm({ preflight: pre, state: this.state, send, skipped: pre.unreachable }))) throw new SweepNotConfirmedError('retention run');
     return { pre, send };
   }
 

@@ -62,7 +62,7 @@ export async function runSweepCancel(clients: readonly NodeClient[], opts: Sweep
     if (opts.confirm) {
       const answer = await opts.confirm(clients.map((c) => c.url));
       if (answer === 'interrupted') throw new RunInterruptedError('at the prompt');
-      if (!answer) throw new SweepNotConfirmedError();
+      if (!answer) throw new SweepNotConfirmedError('cancel');
     }
     const outcomes = await fanOut(clients, (c) => c.cancelSweep(call), { concurrency: opts.concurrency ?? 32 });
     const rows: CancelRow[] = outcomes.map((o) => {

@@ -161,7 +161,10 @@ async function look(clients: readonly NodeClient[], spec: DeleteSpec, signal: Ab
   );
 }
 
-/** `metric` with --before: its query (a time-bounded delete has no exact form) also selects other metrics; nothing was deleted. */
+/**
+ * `metric` with --before: its query (a time-bounded delete has no exact form) also selects other
+ * metrics; nothing was deleted. A refusal of the delete (the CLI says `refusing to delete:` first).
+ */
 export class DeleteSelectsOthersError extends TsnodeError {
   declare readonly code: 'delete_selects_others';
   constructor(
@@ -170,7 +173,9 @@ export class DeleteSelectsOthersError extends TsnodeError {
     readonly others: number,
     readonly example: string,
   ) {
-    super('delete_selects_others', `the query for ${metric} also selects ${others} other metric(s) on ${node} (e.g. ${example}); nothing was deleted`);
+    super('delete_selects_others', `the query for ${metric} also selects ${others} other metric${others === 1 ? '' : 's'} on ${node} (e.g. ${example}); nothing was deleted`, {
+      hint: 'use a tag query that selects only what should go, and check it with tsnode find',
+    });
     this.name = 'DeleteSelectsOthersError';
   }
 }
@@ -268,7 +273,7 @@ async function lookConfirmAndDelete(clients: readonly NodeClient[], spec: Delete
   if (opts.confirm && totals.targets > 0) {
     const answer = await opts.confirm({ totals, looks, targets: ask.filter((x) => foundOn(looks, x.url) > 0).map((x) => x.url) });
     if (answer === 'interrupted') throw new RunInterruptedError('at the prompt');
-    if (!answer) throw new SweepNotConfirmedError();
+    if (!answer) throw new SweepNotConfirmedError('delete', 'nothing was deleted');
     // The second look: what the nodes hold now is what the receipt is judged against; a node that no longer answers refuses the run.
     looks = await look(ask, spec, opts.signal);
     if (opts.signal?.aborted) throw new RunInterruptedError('at the prompt');

@@ -29,12 +29,16 @@ export interface TargetLock {
   release(): void;
 }
 
-/** Another run holds a node of this run's target set: nothing was sent. */
+/**
+ * Another run holds a node of this run's target set: nothing was sent. `run` is the command
+ * refused (`sweep`, `delete`, `retention apply`), for a caller that says which run it refused.
+ */
 export class RunLockedError extends RunError {
   constructor(
     readonly node: string,
     readonly path: string,
     readonly holder: Partial<LockHolder> | null,
+    readonly run?: string,
   ) {
     super(
       'run_locked',
@@ -105,13 +109,13 @@ function tryCreate(path: string, body: string): boolean {
 }
 
 /** Takes one node's lock, taking over a stale one once; throws RunLockedError when it is held. */
-function lockOne(dir: string, node: string, body: string, onTakeOver: (m: string) => void): string {
+function lockOne(dir: string, node: string, body: string, onTakeOver: (m: string) => void, run: string | undefined): string {
   const path = join(dir, `${nodeLockKey(node)}.lock`);
   for (let attempt = 0; attempt < 2; attempt++) {
     if (tryCreate(path, body)) return path;
     const holder = readHolder(path);
     const stale = holder !== null && holder.host === hostname() && typeof holder.pid === 'number' && !alive(holder.pid);
-    if (!stale) throw new RunLockedError(node, path, holder);
+    if (!stale) throw new RunLockedError(node, path, holder, run);
     onTakeOver(`${node} was locked by ${describeHolder(holder)}, which no longer runs: taking the lock over`);
     try {
       unlinkSync(path);
@@ -119,14 +123,19 @@ function lockOne(dir: string, node: string, body: string, onTakeOver: (m: string
       // another run took it over first: the next attempt says so
     }
   }
-  throw new RunLockedError(node, path, readHolder(path));
+  throw new RunLockedError(node, path, readHolder(path), run);
 }
 
 /**
  * Locks every node of `nodes` for this process (all or none). `holder` names the run in the
- * files; `onTakeOver` hears of stale locks taken over.
+ * files (and `run`, the command, in a RunLockedError); `onTakeOver` hears of stale locks taken over.
  */
-export function lockTargets(dir: string, nodes: readonly string[], holder: Pick<LockHolder, 'command' | 'by'>, onTakeOver: (m: string) => void = () => {}): TargetLock {
+export function lockTargets(
+  dir: string,
+  nodes: readonly string[],
+  holder: Pick<LockHolder, 'command' | 'by'> & { run?: string },
+  onTakeOver: (m: string) => void = () => {},
+): TargetLock {
   mkdirSync(dir, { recursive: true, mode: stateModes(dirname(dir)).dir });
   const body = JSON.stringify({ pid: process.pid, host: hostname(), command: holder.command, by: holder.by, at: new Date().toISOString() } satisfies LockHolder);
   const held: string[] = [];
@@ -142,7 +151,7 @@ export function lockTargets(dir: string, nodes: readonly string[], holder: Pick<
   // Sorted by key, so two runs over overlapping sets take them in one order.
   const unique = [...new Map(nodes.map((n) => [nodeLockKey(n), n])).entries()].sort(([a], [b]) => a.localeCompare(b));
   try {
-    for (const [, node] of unique) held.push(lockOne(dir, node, body, onTakeOver));
+    for (const [, node] of unique) held.push(lockOne(dir, node, body, onTakeOver, holder.run));
   } catch (err) {
     release();
     throw err;

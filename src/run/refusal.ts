@@ -124,7 +124,7 @@ export async function guardRun<T>(id: () => RunIdentity, opts: GuardOptions, bod
   try {
     if (opts.lockDir !== undefined) {
       const who = id();
-      lock = lockTargets(opts.lockDir, who.nodes, { command: `${who.command} ${who.runId}`, by: who.by }, opts.onTakeOver);
+      lock = lockTargets(opts.lockDir, who.nodes, { command: `${who.command} ${who.runId}`, by: who.by, run: who.command }, opts.onTakeOver);
     }
     return await body();
   } catch (err) {

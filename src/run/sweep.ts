@@ -22,6 +22,7 @@ import {
 } from '../client/sweep-preflight.js';
 import { SweepNotConfirmedError, startAndWait, summarise, type ClusterSweepResult, type StartOptions } from '../client/sweep.js';
 import { lagCheck, markLateData } from '../client/sweep-lag.js';
+import { clockSkewCheck } from '../client/clock-skew.js';
 import type { LagReport } from '../client/replication-lag.js';
 import { AbortedError } from '../client/errors.js';
 import type { SweepRequest, SweepStatus } from '../protocol/index.js';
@@ -71,6 +72,12 @@ export interface ClusterSweepOptions extends StartOptions, RunRecordHooks {
    * reached late ends `late_data`. False: lag is not read at all.
    */
   replicationLag?: { allowLagSeconds?: number; onReport?: (r: LagReport) => void } | false;
+  /**
+   * A cut-off pinned from this host's clock (an age such as 90d): the preflight refuses a node
+   * whose clock (its HTTP Date) differs by more than `maxSkewMs`, named as `limitName` (the
+   * flag that sets it). Checked after `checks`, before the replication lag.
+   */
+  clockSkew?: { maxSkewMs: number; limitName?: string; now?: () => number };
   /**
    * Called after a clean preflight; false stops the run (SweepNotConfirmedError), 'interrupted'
    * too (RunInterruptedError). When given, and without `force`, the nodes are looked at again
@@ -196,8 +203,9 @@ export async function runClusterSweep(clients: readonly NodeClient[], req: Sweep
   return guardRun(identity, guard, async () => {
     let checked;
     try {
+      const skew = opts.clockSkew ? [skewRule(clients, opts.clockSkew, opts)] : [];
       const lag = opts.replicationLag === false ? [] : [lagRule(clients, opts)];
-      checked = await preflight(clients, { ...opts, checks: [...(opts.checks ?? []), ...lag] }, (r) => {
+      checked = await preflight(clients, { ...opts, checks: [...(opts.checks ?? []), ...skew, ...lag] }, (r) => {
         report = r;
         opts.onReport?.(r);
       });
@@ -228,6 +236,17 @@ type Sending = ClusterSweepOptions & {
   baseline: Map<string, SweepStatus>;
 };
 
+/** The clock rule of the preflight (a cut-off from this host's clock), for every node that answered. */
+function skewRule(clients: readonly NodeClient[], skew: NonNullable<ClusterSweepOptions['clockSkew']>, opts: ClusterSweepOptions): PreflightExtension {
+  return clockSkewCheck(clients, {
+    maxSkewMs: skew.maxSkewMs,
+    limitName: skew.limitName ?? 'maxSkewMs',
+    concurrency: opts.concurrency ?? 32,
+    call: opts.signal ? { signal: opts.signal } : {},
+    ...(skew.now ? { now: skew.now } : {}),
+  });
+}
+
 /** The replication-lag rule of the preflight, for every node of the run. */
 function lagRule(clients: readonly NodeClient[], opts: ClusterSweepOptions): PreflightExtension {
   const lag = opts.replicationLag === false ? {} : (opts.replicationLag ?? {});
@@ -252,7 +271,7 @@ async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o:
   await o.around?.before(o.send);
   o.onStage?.({ kind: 'sending', send: o.send, skipped: o.skipped.map((x) => x.node) });
   const sending = new Set(o.send);
-  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, replicationLag: _l, ...start_ } = o;
+  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, replicationLag: _l, clockSkew: _s, ...start_ } = o;
   let result = await startAndWait(
     clients.filter((c) => sending.has(c.url)),
     req,

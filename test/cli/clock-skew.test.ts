@@ -5,7 +5,11 @@
  * more than --max-clock-skew.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
 import { judgeClockSkew, leastSkewMs } from '../../src/client/clock-skew.js';
+import { NodeClient } from '../../src/client/node-client.js';
+import { SweepRefusedError } from '../../src/client/sweep-preflight.js';
+import { runClusterSweep } from '../../src/run/sweep.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
@@ -65,6 +69,23 @@ describe('a host clock 20 days fast', () => {
     expect(abs.code).toBe(0);
     const raised = await runInProcess(['sweep', '--nodes', node.url, '--before', '30d', '--yes', '--max-clock-skew', '21d', '-o', 'json'], { env, now: fast });
     expect(raised.code).toBe(0);
+  });
+
+  it("the library's runClusterSweep refuses the same with clockSkew (the CLI's --max-clock-skew is this option)", async () => {
+    const agent = new Agent();
+    try {
+      const clients = [new NodeClient(node.url, { dispatcher: agent })];
+      const req = { before: Math.floor((fast() - 30 * DAY) / 1000), types: ['nnt' as const] };
+      const status = async (): Promise<string> => JSON.stringify(await (await fetch(`${node.url}/sweep_delete`)).json());
+      const before = await status();
+      const err = await runClusterSweep(clients, req, { clockSkew: { maxSkewMs: 5 * 60_000, now: fast } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SweepRefusedError);
+      expect((err as SweepRefusedError).problems.map((p) => p.message).join('\n')).toMatch(/20 days ahead of it, more than maxSkewMs 5 min/);
+      // nothing was sent: the node's sweep status is as it was
+      expect(await status()).toBe(before);
+    } finally {
+      await agent.close();
+    }
   });
 
   it('retention apply is refused before planning; with the right clock it goes ahead', async () => {

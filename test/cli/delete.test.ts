@@ -115,6 +115,18 @@ describe('tsnode delete', () => {
     expect(r.code).toBe(0);
     for (const n of nodes) expect(await own(n, 'and(host:web1)')).toEqual(['cpu|ST[host:web1]', 'disk|ST[host:web1]']);
   });
+
+  it("--metric with --before whose query also selects another metric: refused in the delete's words, nothing deleted", async () => {
+    // The exact query of mem|ST[host:web1] also matches a metric with one more tag; a time-bounded delete cannot tell them apart.
+    await write(nodes[0]!.url, [rec('mem|ST[env:prod,host:web1]')]);
+    const r = await runCli(['delete', '--metric', UUID, 'mem|ST[host:web1]', '--before', '2025-01-01T00:00:00Z', '--yes', '--nodes', list]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(
+      `error: refusing to delete: the query for mem|ST[host:web1] also selects 1 other metric on ${nodes[0]!.url} (e.g. mem|ST[env:prod,host:web1]); nothing was deleted`,
+    );
+    expect(r.stderr).toContain('hint: use a tag query that selects only what should go, and check it with tsnode find');
+    for (const n of nodes) expect(await own(n, 'and(host:web1)')).toContain('mem|ST[host:web1]');
+  });
 });
 
 describe('tsnode delete refusals send nothing', () => {

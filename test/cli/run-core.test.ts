@@ -117,7 +117,9 @@ describe('one destructive run per target set from a host', () => {
     await first.waitForStderr(/step 1\/1 running/, 30_000);
     const second = await runCli(args, { env });
     expect(second.code, second.stderr).toBe(2);
-    expect(second.stderr).toMatch(/is the target of another destructive run: tsnode retention apply \(new run\) process \d+ on \S+ by \S+ since /);
+    expect(second.stderr).toMatch(
+      /refusing to apply the retention policy: \S+ is the target of another destructive run: tsnode retention apply \(new run\) process \d+ on \S+ by \S+ since /,
+    );
     const done = await first.done;
     expect(done.code, done.stderr).toBe(0);
     expect(done.stderr).not.toMatch(/replaced|cancelled/);

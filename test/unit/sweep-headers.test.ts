@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DATA_TYPES as SWEEP_DATA_TYPES, HEADER_PREFIXES as SWEEP_HEADER_PREFIXES, type SweepOptions } from '../../src/cli/commands/sweep/options.js';
 import { describeRequest, describeScope, planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js';
 import { parseArgv } from '../helpers/parse.js';
+import { sweepFlagsWith } from '../helpers/sweep-flags.js';
 import { buildSweepHeaders, DATA_TYPES, parseSweepHeaders, sweepHeaderNamesUsed, HEADER_PREFIXES, type DataType, type SweepRequest } from '../../src/protocol/index.js';
 
 const TYPE_SETS: DataType[][] = [['nnt'], ['text'], ['histogram'], ['nnt', 'text'], ['nnt', 'histogram'], ['text', 'histogram'], ['nnt', 'text', 'histogram']];
@@ -90,17 +91,7 @@ describe('planSweep flags', () => {
   });
 });
 
-const NO_SPANS: SweepFlags = {
-  before: '1787529600',
-  types: ['nnt'],
-  nntRollups: undefined,
-  histogramRollups: undefined,
-  concurrency: 32,
-  pollInterval: 2000,
-  lostAfter: undefined,
-  timeout: 21_600_000,
-  wait: true,
-};
+const NO_SPANS: SweepFlags = sweepFlagsWith({ before: '1787529600' });
 
 describe("header names as the request spelled them (for the node's errors)", () => {
   it('uses X-Snowth- for every header once the request used that prefix, and ours otherwise', () => {

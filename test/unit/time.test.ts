@@ -3,6 +3,7 @@ import { planSweep, type SweepFlags } from '../../src/cli/commands/sweep/plan.js
 import { UsageError } from '../../src/cli/errors.js';
 import { describeTime, isoTime, parseTime } from '../../src/cli/time.js';
 import { parseDuration } from '../../src/cli/values.js';
+import { sweepFlagsWith } from '../helpers/sweep-flags.js';
 
 const NOW = Date.UTC(2026, 7, 24, 12, 0, 0); // 2026-08-24T12:00:00Z
 
@@ -70,17 +71,7 @@ describe('parseTime', () => {
 });
 
 describe('--before in a sweep plan', () => {
-  const flags = (before: string): SweepFlags => ({
-    before,
-    types: ['nnt'],
-    nntRollups: undefined,
-    histogramRollups: undefined,
-    concurrency: 32,
-    pollInterval: 2000,
-    lostAfter: undefined,
-    timeout: 21_600_000,
-    wait: true,
-  });
+  const flags = (before: string): SweepFlags => sweepFlagsWith({ before });
 
   it('rejects a time in the future, showing it in ISO and epoch', () => {
     expect(() => planSweep(flags('2026-08-25T00:00:00Z'), NOW)).toThrow(UsageError);

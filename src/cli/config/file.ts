@@ -290,6 +290,7 @@ function durationValue(value: Node | null, field: string, vLine: number | undefi
   try {
     return parseDuration(raw, field);
   } catch (err) {
+    // Kept: the config file's error names the file and line, which only this reader knows.
     if (err instanceof InvalidValueError) fail(vLine, field, err.message.replace(`${field}: `, ''), DURATION_FORMS);
     throw err;
   }
@@ -359,6 +360,7 @@ function addHeaders(headers: Profile['headers'], value: Node | null, field: stri
     try {
       validateHeader(hName, template!.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, 'x'), hField);
     } catch (err) {
+      // Kept: the config file's error names the file and line, which only this reader knows.
       if (err instanceof HeaderError) fail(hLine, hField, err.message.replace(`${hField}: `, ''), 'a valid header name and a single-line value');
       throw err;
     }

@@ -57,6 +57,7 @@ export async function launchNode(node: ClusterNode, opts: LaunchOptions): Promis
   const url = await waitForReady(child, node.logFile, { timeoutMs: opts.startTimeoutMs ?? 15_000, fromByte, ...(opts.signal ? { signal: opts.signal } : {}) }).catch(
     (err: unknown) => {
       const tail = readTail(node.logFile);
+      // Kept: any other failure to start is quoted with the node's log tail, which only this place reads.
       if (err instanceof ClusterError) throw err;
       throw new ClusterError(
         'node_start_failed',

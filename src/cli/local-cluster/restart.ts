@@ -44,6 +44,7 @@ export function lockCluster(dir: string, command: string, by: string): TargetLoc
   try {
     return lockTargets(join(dir, 'locks'), [`cluster:${dir}`], { command, by });
   } catch (err) {
+    // Kept: the cluster's lock is no run's target: it names the directory and says to try again.
     if (err instanceof RunLockedError) {
       throw new ClusterError('already_running', `another tsnode changes the cluster in ${dir}: ${err.message.replace(/^.*?: /, '')}`, 'wait for it to end, then try again');
     }

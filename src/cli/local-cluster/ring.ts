@@ -25,6 +25,7 @@ export function localRing(opts: { dir: string; host: string; ports: readonly num
   try {
     return checkTopology({ writeCopies: opts.writeCopies, nodes });
   } catch (err) {
+    // Kept: the local cluster's own code (bad_ring): the ring it was asked to build, not one it read.
     if (err instanceof TopologyError) throw new ClusterError('bad_ring', err.message);
     throw err;
   }

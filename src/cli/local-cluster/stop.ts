@@ -33,6 +33,7 @@ async function waitForClusterLock(dir: string, by: string): Promise<TargetLock> 
     try {
       return lockCluster(dir, 'cluster down', by);
     } catch (err) {
+      // Kept: a held lock is waited for (tried again), not translated.
       if (!(err instanceof ClusterError) || Date.now() > until) throw err;
       await new Promise((r) => setTimeout(r, 100));
     }

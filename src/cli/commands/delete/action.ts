@@ -4,11 +4,9 @@
  */
 import { NodeRequestError } from '../../../client/errors.js';
 import { SweepRefusedError } from '../../../client/sweep-preflight.js';
-import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import type { ClusterCheckReport } from '../../../client/sweep-checks.js';
-import { DeleteSelectsOthersError, runDelete, type DeleteRun, type DeleteRunOptions, type DeleteStage, type DeleteTotals } from '../../../run/delete.js';
+import { runDelete, type DeleteRun, type DeleteRunOptions, type DeleteStage, type DeleteTotals } from '../../../run/delete.js';
 import { RunInterruptedError } from '../../../run/errors.js';
-import { RunLockedError } from '../../../run/lock.js';
 import { parseMetricName } from '../../../tags/index.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -154,20 +152,17 @@ function renderRun(r: DeleteRun, plan: DeletePlan, opts: Opts, ctx: CliContext):
   return r.exitCode;
 }
 
-/** What stopped the run before anything was deleted, as the CLI says it (exit 2, or 130). */
+/**
+ * What stopped the run before anything was deleted, as the CLI says it (exit 2, or 130). Kept
+ * here, not in cli/errors.ts: an interruption is a warning in the delete's words, and a refusal
+ * is one line per node with hints that only this run's report and lag reading know.
+ */
 function refused(err: unknown, report: ClusterCheckReport | undefined, lag: LagReport | undefined, listed: number, opts: Opts, ctx: CliContext): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn('interrupted: nothing was deleted');
     return EXIT.interrupted;
   }
-  if (err instanceof SweepNotConfirmedError) throw new UsageError('delete not confirmed: nothing was deleted');
-  if (err instanceof RunLockedError) throw new UsageError(`refusing to delete: ${err.message}`, err.hint);
-  if (err instanceof DeleteSelectsOthersError) {
-    throw new UsageError(
-      `refusing to delete: the query for ${printable(err.metric)} also selects ${plural(err.others, 'other metric')} on ${err.node} (e.g. ${printable(err.example)}); nothing was deleted`,
-      'use a tag query that selects only what should go, and check it with tsnode find',
-    );
-  }
+  // Every other error says itself through the one mapping (cli/errors.ts messageOf, exitCodeOf).
   if (!(err instanceof SweepRefusedError)) throw err;
   for (const p of err.problems) ctx.log.error(printable(p.node ? `${p.node}: ${p.message}` : p.message));
   for (const u of err.unreachable) {

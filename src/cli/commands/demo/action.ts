@@ -315,6 +315,7 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
       ctx.log.warn(`interrupted during step "${demo.step}"; cleaning up`);
       return EXIT.interrupted;
     }
+    // Kept: a failed step is the demo's result (exit 1 naming the step), and the cleanup below runs either way.
     if (err instanceof StepFailed) {
       ctx.log.error(`demo failed at step "${err.step}": ${err.message}`);
       return EXIT.failed;

@@ -23,6 +23,7 @@ export async function locateAction(opts: LocateOptions & { uuid: string; metric:
       { signal: net.signal },
     );
   } catch (err) {
+    // Kept: the same error from a seed is the seed's (node-source.ts); here the listed nodes run no ring.
     if (err instanceof DiscoveryError) throw new UsageError(`locate needs a ring topology: ${err.message}`, err.hint);
     throw err;
   } finally {

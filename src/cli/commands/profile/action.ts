@@ -137,6 +137,7 @@ export function changesFromFlags(flags: ProfileSetFlags, cwd: string): ProfileCh
       try {
         return parseHeaderLine(line, '--header');
       } catch (err) {
+        // Kept: in a profile a header is quoted for tsnode to expand ${TOKEN}, not the shell (cli/errors.ts HINTS).
         if (err instanceof HeaderError) throw new UsageError(err.message, "write a header as 'Name: value', e.g. --header 'Authorization: Bearer ${TOKEN}'");
         throw err;
       }

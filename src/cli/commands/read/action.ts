@@ -57,6 +57,7 @@ async function firstAnswer(plan: ReadPlan, ctx: CliContext, owners: boolean, rea
     try {
       return await read(node);
     } catch (err) {
+      // Kept: a node that cannot be reached is a fallback to the next, not an error to translate.
       const next = plan.nodes[i + 1];
       if (next === undefined || !(err instanceof NodeRequestError) || (err.code !== 'unreachable' && err.code !== 'timeout')) throw err;
       ctx.log.warn(`${err.message}; trying ${owners ? `the next owner, ${next}` : next}`);

@@ -2,10 +2,9 @@ import type { NodeClient } from '../../../client/node-client.js';
 import { describeGap, describeSkew, judgeClockSkew, sampleClocks } from '../../../client/clock-skew.js';
 import { resolve } from 'node:path';
 import { gatherClusterFacts, judgeCluster, type ClusterCheckReport, type ClusterFacts } from '../../../client/sweep-checks.js';
-import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import { SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { AbortedError } from '../../../client/errors.js';
-import { lockTargets, RunLockedError } from '../../../run/lock.js';
+import { lockTargets } from '../../../run/lock.js';
 import { recordRefusal, refusalOf } from '../../../run/refusal.js';
 import { notSweptCatchUp, runRetention, type RetentionRun } from '../../../run/retention.js';
 import {
@@ -47,7 +46,7 @@ import { renderJson, tableWidth } from '../../render/table.js';
 import { describeTime } from '../../time.js';
 import { shellQuote } from '../../../run/catch-up.js';
 import type { RetentionApplyFlags } from './options.js';
-import { asUsage, nodeSpansOf, readPolicy, usageOf } from './policy-input.js';
+import { nodeSpansOf, readPolicy } from './policy-input.js';
 import { RetentionProgress } from './progress.js';
 import { describeRequest, resultCsv, resultJson, resultTable, stoppedAt } from './render.js';
 import { CONTINUABLE, findSavedRun, lockRun, rawHasWorkLeft, readRunFile, runDir, runFilePath, writeRunFile } from './run-files.js';
@@ -199,7 +198,7 @@ async function applyRun(opts: RetentionApplyFlags, given: CliContext, metrics: M
   const policy = checkApplyFlags(opts, given);
   const dir = runDir(given.env);
   let saved: RunState | undefined;
-  if (opts.resume !== undefined) saved = asUsage(() => findRun(dir, opts.resume!, given));
+  if (opts.resume !== undefined) saved = findRun(dir, opts.resume, given);
   refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, given);
   if (saved && summariseRun(saved).outcome === 'complete') {
     given.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
@@ -327,10 +326,12 @@ function onlyNodeManaged(opts: RetentionApplyFlags, ctx: CliContext, r: VerifyRe
 /** The target lock on the run's nodes; a node another run holds refuses this one (journaled). */
 function lockNodes(ctx: CliContext, resolved: Resolved, saved: RunState | undefined, refuse: (err: unknown) => void): { release(): void } {
   try {
-    return lockTargets(lockDir(ctx), resolved.nodes, { command: `retention apply (${saved?.runId ?? 'new run'})`, by: whoAmI(ctx.env) }, (m) => ctx.log.warn(m));
+    return lockTargets(lockDir(ctx), resolved.nodes, { command: `retention apply (${saved?.runId ?? 'new run'})`, by: whoAmI(ctx.env), run: 'retention apply' }, (m) =>
+      ctx.log.warn(m),
+    );
   } catch (err) {
+    // Kept: the refusal is journaled (refuse) before the error says itself (cli/errors.ts messageOf).
     refuse(err);
-    if (err instanceof RunLockedError) throw new UsageError(`refusing to apply the retention policy: ${err.message}`, err.hint);
     throw err;
   }
 }
@@ -419,7 +420,7 @@ async function planNewRun(x: {
   } catch (err) {
     // A span some node lacks refuses the run before anything is sent: the journal keeps it.
     x.refuse(err, x.report);
-    throw usageOf(err);
+    throw err;
   }
   for (const w of plan.warnings) ctx.log.warn(w);
   if (opts.fresh) return { state: undefined, plan };
@@ -541,6 +542,8 @@ async function runOrRefuse(run: ApplyContext, sweepClients: readonly NodeClient[
     });
   } catch (err) {
     run.held.progress?.stop();
+    // Kept: a refusal is one line per node and hints only this run's report knows; an interruption
+    // is a warning and 130, not an error. Any other error says itself (cli/errors.ts messageOf).
     if (err instanceof SweepRefusedError) {
       logRefusal(ctx, err, (b) => `${b.node} is already sweeping ${b.running.join(',')}: a retention run never cancels a sweep`);
       const hints = [
@@ -554,12 +557,11 @@ async function runOrRefuse(run: ApplyContext, sweepClients: readonly NodeClient[
       ].filter(Boolean);
       throw new UsageError('refusing to apply the retention policy: nothing was sent', hints.length ? hints.join('; ') : undefined);
     }
-    if (err instanceof SweepNotConfirmedError) throw new UsageError('retention run not confirmed: nothing was sent');
     if (err instanceof AbortedError || ctx.signal.aborted) {
       ctx.log.warn('interrupted before anything was sent');
       return EXIT.interrupted;
     }
-    throw usageOf(err);
+    throw err;
   }
 }
 

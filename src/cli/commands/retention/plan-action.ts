@@ -5,7 +5,7 @@ import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { renderJson, tableWidth } from '../../render/table.js';
 import type { RetentionPlanFlags } from './options.js';
-import { asUsage, nodeSpansOf, readPolicy } from './policy-input.js';
+import { nodeSpansOf, readPolicy } from './policy-input.js';
 import { planCsv, planJson, planText } from './render.js';
 import { openTarget } from '../../node-source.js';
 import { managedByOfNodes } from './node-managed.js';
@@ -46,7 +46,7 @@ export async function retentionPlanAction(opts: RetentionPlanFlags, ctx: CliCont
       ...(target.spans.nntRollups ? { nnt: target.spans.nntRollups.value } : {}),
       ...(target.spans.histogramRollups ? { histogram: target.spans.histogramRollups.value } : {}),
     };
-    const plan = asUsage(() => planRetention(policy, now, nodeSpansOf(nodes, facts), { headerPrefix: target.headerPrefix.value, declared }));
+    const plan = planRetention(policy, now, nodeSpansOf(nodes, facts), { headerPrefix: target.headerPrefix.value, declared });
     for (const w of plan.warnings) ctx.log.warn(w);
     for (const t of ['nnt', 'histogram', 'text'] as const) {
       if (!policy.rules.some((r) => r.type === t)) ctx.log.info(`${t}: no rule, kept forever`);

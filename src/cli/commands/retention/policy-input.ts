@@ -5,7 +5,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ClusterFacts } from '../../../client/sweep-checks.js';
-import { parsePolicyFile, parseRules, RetentionError, type NodeSpans, type Policy } from '../../../retention/index.js';
+import { parsePolicyFile, parseRules, type NodeSpans, type Policy } from '../../../retention/index.js';
 import { UsageError } from '../../errors.js';
 
 /** A policy file is a few lines; a larger file is not one (and is not read into memory). */
@@ -24,7 +24,7 @@ export function readPolicy(file: string | undefined, rules: readonly string[], c
       'missing_argument',
     );
   }
-  return asUsage(() => (file !== undefined ? parsePolicyFile(readSmall(file, cwd), file) : parseRules(rules)));
+  return file !== undefined ? parsePolicyFile(readSmall(file, cwd), file) : parseRules(rules);
 }
 
 function readSmall(file: string, cwd: string): string {
@@ -51,20 +51,6 @@ function readSmall(file: string, cwd: string): string {
   } finally {
     closeSync(fd);
   }
-}
-
-/** Runs `fn`, turning the retention core's errors (each means nothing was sent) into exit-2 usage errors. */
-export function asUsage<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw usageOf(err);
-  }
-}
-
-export function usageOf(err: unknown): unknown {
-  if (err instanceof RetentionError) return new UsageError(`${err.message} (nothing was sent)`, err.hint);
-  return err;
 }
 
 /** What each node said about its spans (GET /state), for planRetention. A node that did not say is left to the profile's spans. */

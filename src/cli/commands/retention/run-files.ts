@@ -60,6 +60,7 @@ export function readRunFile(path: string): RunState {
     if (statSync(path).size > MAX_RUN_FILE_BYTES) throw new RetentionError('invalid_run_state', `${path}: larger than 64MiB: not a run file`);
     text = readFileSync(path, 'utf8');
   } catch (err) {
+    // Kept: the size check's own error passes; a file system error is said with --resume's hint.
     if (err instanceof RetentionError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such run' : code === 'EACCES' ? 'permission denied' : (err as Error).message;

@@ -1,8 +1,6 @@
-import { clockSkewCheck } from '../../../client/clock-skew.js';
 import { runningTypes, SweepRefusedError } from '../../../client/sweep-preflight.js';
 import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { RunInterruptedError } from '../../../run/errors.js';
-import { RunLockedError } from '../../../run/lock.js';
 import { sweptByEarlierRuns } from '../../../run/journal-query.js';
 import { ringShare } from '../../../run/outcome.js';
 import { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type SweepStage } from '../../../run/sweep.js';
@@ -20,11 +18,10 @@ import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-
 import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
-import { describeTime } from '../../time.js';
 import { carriedFlags, catchUpIsPartial, type CarriedFlags } from '../../../run/catch-up.js';
 import { confirmShortAge, isShort, shortAgeChecks } from './short-age.js';
 import type { SweepOptions } from './options.js';
-import { describeRequest, describeScope, planSweep, type SweepPlan } from './plan.js';
+import { describeRequest, planSweep, type SweepPlan } from './plan.js';
 import { lagAllowance, logLag, replicationLagOption, skipUnreachableOf } from '../../run/lag.js';
 import { dryRunCsv, dryRunJson, dryRunText, summaryLine, sweepCsv, sweepJson, sweepTable, type RunTarget } from './render.js';
 import {
@@ -65,51 +62,41 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
   return withMetricsFile(opts.metricsFile, 'sweep', ctx, (metrics) => sweepRun(opts, ctx, metrics));
 }
 
+/**
+ * The flags, once: the sweep's own become the plan, the node flags the target, the ones a
+ * catch-up repeats `carried`; every step after this reads those, never the flags.
+ */
 async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   // 1. The command's own flags, then the target: nothing is sent until both have passed.
-  const plan: SweepPlan = planSweep(opts, ctx.now());
+  const plan = planSweep(opts, ctx.now());
   for (const w of plan.warnings) ctx.log.warn(w);
-  const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
   // --nnt-rollups/--histogram-rollups name what to delete, not the spans the nodes have: the
   // target's declared spans are the profile's, to check them against.
   const target = resolveCommandTarget({ ...opts, nntRollups: undefined, histogramRollups: undefined }, ctx, { command: 'tsnode sweep', destructive: true });
-  if (!opts.dryRun && !opts.yes && !canAsk(ctx)) {
-    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${what} on the nodes of ${target.origin}`);
+  if (!plan.dryRun && !plan.yes && !canAsk(ctx)) {
+    throw new UsageError('not on a terminal: pass --yes to confirm the sweep (nothing was sent)', `it would delete ${plan.what} on the nodes of ${target.origin}`);
   }
-  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: opts.journal, yes: opts.yes });
-  if (opts.allowShortAge) carried.carry.push('--allow-short-age');
-  const shown = runTarget(target);
+  const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: plan.journal, yes: plan.yes });
+  if (plan.shortAge.allowShortAge) carried.carry.push('--allow-short-age');
   // A seed's ring is discovered here (GET only); a list is not contacted yet.
   const run = await connectTarget(target, opts, ctx);
   try {
-    if (opts.dryRun) return dryRun(run, plan, shown, opts, ctx);
-    return await sweepNodes(run, plan, shown, carried, opts, ctx, metrics);
+    if (plan.dryRun) return dryRun(run, plan, ctx);
+    return await sweepNodes(run, plan, carried, ctx, metrics);
   } finally {
     await run.network.close();
   }
 }
 
 /** --dry-run: each node's exact request; sends nothing at all, not even the read-only status check. */
-function dryRun(run: TargetRun, plan: SweepPlan, shown: RunTarget, opts: SweepOptions, ctx: CliContext): ExitCode {
+function dryRun(run: TargetRun, plan: SweepPlan, ctx: CliContext): ExitCode {
+  const shown = runTarget(run.target);
   const requests = run.nodes.map((n) => ({ node: n, ...describeRequest(n, plan.request, shown.headerPrefix) }));
-  if (opts.output === 'json') ctx.stdout.write(renderJson(dryRunJson(requests, { target: shown, request: plan.request })));
-  else if (opts.output === 'csv') ctx.stdout.write(dryRunCsv(requests, Boolean(ctx.stdout.isTTY)));
+  if (plan.output === 'json') ctx.stdout.write(renderJson(dryRunJson(requests, { target: shown, request: plan.request })));
+  else if (plan.output === 'csv') ctx.stdout.write(dryRunCsv(requests, Boolean(ctx.stdout.isTTY)));
   else ctx.stdout.write(dryRunText(requests));
-  ctx.log.info(
-    `dry run: would delete data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)}) on ${plural(run.nodes.length)} (${run.described}); nothing was sent`,
-  );
+  ctx.log.info(`dry run: would delete ${plan.what} on ${plural(run.nodes.length)} (${run.described}); nothing was sent`);
   return EXIT.ok;
-}
-
-/** An age (--before 90d) is pinned from this host's clock: it must agree with the nodes'. */
-function skewChecks(run: TargetRun, plan: SweepPlan, opts: SweepOptions, ctx: CliContext): NonNullable<ClusterSweepOptions['checks']> {
-  if (!plan.relative) return [];
-  return [
-    clockSkewCheck(
-      run.nodes.map((n) => run.network.client(n)),
-      { maxSkewMs: opts.maxClockSkew, limitName: '--max-clock-skew', concurrency: plan.concurrency, call: { signal: ctx.signal }, now: ctx.now },
-    ),
-  ];
 }
 
 /** What the journal says about the run: who, where the nodes came from, the flags a catch-up carries. */
@@ -125,19 +112,13 @@ function journalDescription(run: TargetRun, carried: CarriedFlags, ctx: CliConte
   };
 }
 
-/**
- * The run core's options for this command line: the checks (identity, coverage, spans), the
- * journal and lock, what the journal says about the run, the prompt, and the progress display
- * (one for the status check, one for the DELETEs and the waiting).
- */
-function coreOptions(
+/** The progress display: one for the status check, one for the DELETEs and the waiting; the stages' lines. */
+function progressOf(
   run: TargetRun,
   plan: SweepPlan,
-  carried: CarriedFlags,
-  opts: SweepOptions,
   ctx: CliContext,
-  what: string,
-): { options: ClusterSweepOptions; stop: () => void; lag: { report?: LagReport } } {
+  lagLine: () => void,
+): { onStage: (s: SweepStage) => void; onEvent: ClusterSweepOptions['onEvent']; stop: () => void } {
   let progress: NodeProgress | undefined = new NodeProgress(ctx, run.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
   const stop = (): void => {
     progress?.stop();
@@ -147,42 +128,45 @@ function coreOptions(
     stop();
     if (s.kind === 'checked') {
       logReport(ctx, s.report);
-      logLag(ctx, lag.report, allowed);
-      if (opts.force) for (const b of s.preflight.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
+      lagLine();
+      if (plan.force) for (const b of s.preflight.busy) ctx.log.warn(`${b.node} is sweeping ${runningTypes(b.status!).join(',')}: --force replaces that sweep`);
       if (s.send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
       return;
     }
-    if (s.send.length) ctx.log.info(`deleting ${what} on ${plural(s.send.length)} (${run.described})${plan.wait ? '' : ' (not waiting)'}`);
+    if (s.send.length) ctx.log.info(`deleting ${plan.what} on ${plural(s.send.length)} (${run.described})${plan.wait ? '' : ' (not waiting)'}`);
     progress = new NodeProgress(ctx, [...s.send, ...s.skipped], { quiet: new Set<NodeSweepState>(['sending']) });
   };
+  return { onStage, onEvent: (e) => progress?.onEvent(e), stop };
+}
+
+/**
+ * The run core's options for this plan: the journal and lock, what the journal says about the run,
+ * the checks (identity, coverage, spans, a short age, the clock for an age), the prompt, and the
+ * progress display. Everything the CLI decides first; the core's own steps (the journal query,
+ * the clock check) after it, as data or hooks the core calls.
+ */
+function coreOptions(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx: CliContext): { options: ClusterSweepOptions; stop: () => void; lag: { report?: LagReport } } {
   const req = plan.request;
-  const allowed = lagAllowance(opts.allowLag, run.target);
+  const allowed = lagAllowance(plan.allowLagMs, run.target);
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
-  const journal = openJournal(ctx, opts.journal);
-  const short = { before: opts.before ?? '', beforeMs: plan.beforeMs, allowShortAge: opts.allowShortAge };
+  const { onStage, onEvent, stop } = progressOf(run, plan, ctx, () => logLag(ctx, lag.report, allowed));
+  const journal = openJournal(ctx, plan.journal);
   const options: ClusterSweepOptions = {
-    force: opts.force,
-    skipUnreachable: skipUnreachableOf(opts.skipUnreachable, run.target, ctx),
+    force: plan.force,
+    skipUnreachable: skipUnreachableOf(plan.skipUnreachable, run.target, ctx),
     cluster: {
-      allowPartial: opts.allowPartial,
+      allowPartial: plan.allowPartial,
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
       declared: declaredSpans(run.target),
     },
     replicationLag: replicationLagOption(allowed, (r) => {
       lag.report = r;
     }),
-    checks: [...shortAgeChecks(short, ctx), ...skewChecks(run, plan, opts, ctx)],
-    onEvent: (e) => progress?.onEvent(e),
+    checks: shortAgeChecks(plan.shortAge, ctx),
+    onEvent,
     onStage,
     journal,
-    sweptEarlier: async (missing) =>
-      sweptByEarlierRuns(
-        await pastSweepEnds(journal.path),
-        req,
-        run.target.headerPrefix.value,
-        missing.map((m) => m.url),
-      ),
     lockDir: lockDir(ctx),
     onLockTakeOver: (m) => ctx.log.warn(m),
     runId: newRunId(),
@@ -193,20 +177,36 @@ function coreOptions(
     intervalMs: plan.intervalMs,
     lostAfterMs: plan.lostAfterMs,
     timeoutMs: plan.timeoutMs,
+    ...confirmOption(run, plan, ctx),
+    // An age (--before 90d) is pinned from this host's clock: the core checks it against the nodes'.
+    ...(plan.maxClockSkewMs !== undefined ? { clockSkew: { maxSkewMs: plan.maxClockSkewMs, limitName: '--max-clock-skew', now: ctx.now } } : {}),
+    sweptEarlier: async (missing) =>
+      sweptByEarlierRuns(
+        await pastSweepEnds(journal.path),
+        req,
+        run.target.headerPrefix.value,
+        missing.map((m) => m.url),
+      ),
   };
-  // A cut-off under an hour ago is typed back on a terminal, --yes or not (short-age.ts).
-  if (!opts.yes || isShort(short, ctx.now()))
-    options.confirm = async (p) => {
-      const yes = opts.yes
+  return { options, stop, lag };
+}
+
+/** The prompt: without --yes; and a cut-off under an hour ago is typed back on a terminal, --yes or not (short-age.ts). */
+function confirmOption(run: TargetRun, plan: SweepPlan, ctx: CliContext): Pick<ClusterSweepOptions, 'confirm'> {
+  if (plan.yes && !isShort(plan.shortAge, ctx.now())) return {};
+  const { what } = plan;
+  return {
+    confirm: async (p) => {
+      const yes = plan.yes
         ? true
         : await confirmSweep(
             ctx,
             `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
             `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
           );
-      return yes === true ? confirmShortAge(short, ctx) : yes;
-    };
-  return { options, stop, lag };
+      return yes === true ? confirmShortAge(plan.shortAge, ctx) : yes;
+    },
+  };
 }
 
 async function confirmSweep(ctx: CliContext, question: string, would: string): Promise<boolean | 'interrupted'> {
@@ -215,13 +215,17 @@ async function confirmSweep(ctx: CliContext, question: string, would: string): P
   return answer === 'interrupted' ? 'interrupted' : answer === 'yes';
 }
 
-/** What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). */
+/**
+ * What stopped a run before anything was sent, as the CLI says it (exit 2, or 130). Kept here, not
+ * in cli/errors.ts: an interruption is a warning in the sweep's words, and a refusal is one line
+ * per node with hints that only this run's report and lag reading know.
+ */
 function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport | undefined, ctx: CliContext, total: number): ExitCode {
   if (err instanceof RunInterruptedError) {
     ctx.log.warn(err.phase === 'during the status check' ? 'interrupted during the status check: nothing was sent' : 'interrupted: nothing was sent');
     return EXIT.interrupted;
   }
-  if (err instanceof RunLockedError) throw new UsageError(`refusing to sweep: ${err.message}`, err.hint);
+  // Every other error says itself through the one mapping (cli/errors.ts messageOf, exitCodeOf).
   if (!(err instanceof SweepRefusedError)) throw err;
   if (err.phase === 'recheck') {
     for (const b of err.busy) ctx.log.error(`${b.node} started sweeping ${b.running.join(',')} while you were answering`);
@@ -241,18 +245,9 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
   throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? hints.join('; ') : undefined);
 }
 
-async function sweepNodes(
-  run: TargetRun,
-  plan: SweepPlan,
-  shown: RunTarget,
-  carried: CarriedFlags,
-  opts: SweepOptions,
-  ctx: CliContext,
-  metrics: MetricsRecorder,
-): Promise<ExitCode> {
-  const what = `data before ${describeTime(plan.request.before * 1000)} (${describeScope(plan.request)})`;
+async function sweepNodes(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   const clients = run.nodes.map((n) => run.network.client(n));
-  const { options, stop, lag } = coreOptions(run, plan, carried, opts, ctx, what);
+  const { options, stop, lag } = coreOptions(run, plan, carried, ctx);
   // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
   let hook: ReceiptHook | undefined;
   let receipt: Receipt | null = null;
@@ -261,7 +256,7 @@ async function sweepNodes(
       if (!plan.wait || send.length === 0) return;
       hook = new ReceiptHook(
         clients.filter((c) => send.includes(c.url)),
-        { settleMs: opts.settle, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now },
+        { settleMs: plan.settleMs, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now },
       );
       await hook.before(lookScopeOf([plan.request]));
     },
@@ -280,7 +275,7 @@ async function sweepNodes(
   } finally {
     stop();
   }
-  renderResult(result, shown, opts, ctx);
+  renderResult(result, runTarget(run.target), plan.output, ctx);
   const done: Receipt | null = receipt;
   if (done) ctx.log.info(`${receiptLine(done)} (tsnode history show ${result.runId})`);
   metrics.add(
@@ -296,10 +291,10 @@ async function sweepNodes(
 }
 
 /** The result on stdout, then the summary, the watch and cancel hints, the catch-up on stderr. */
-function renderResult(result: ClusterSweepRun, shown: RunTarget, opts: SweepOptions, ctx: CliContext): void {
+function renderResult(result: ClusterSweepRun, shown: RunTarget, output: SweepPlan['output'], ctx: CliContext): void {
   const { catchUp, report } = result;
-  if (opts.output === 'json') ctx.stdout.write(renderJson(sweepJson(result, { target: shown, exitCode: result.exitCode, catchUp, coverage: report?.coverage })));
-  else if (opts.output === 'csv') ctx.stdout.write(sweepCsv(result, Boolean(ctx.stdout.isTTY)));
+  if (output === 'json') ctx.stdout.write(renderJson(sweepJson(result, { target: shown, exitCode: result.exitCode, catchUp, coverage: report?.coverage })));
+  else if (output === 'csv') ctx.stdout.write(sweepCsv(result, Boolean(ctx.stdout.isTTY)));
   else ctx.stdout.write(sweepTable(result, { colour: ctx.colour, width: tableWidth(ctx) }) + missingFooter(report));
   const share = ringShare(result.nodes.filter((n) => n.state === 'done').length, result.notSwept, result.sweptEarlier);
   ctx.log.info(`summary: ${summaryLine(result)}${share ? ` (${share})` : ''}`);

@@ -1,4 +1,3 @@
-import { SweepNotConfirmedError } from '../../../client/sweep.js';
 import type { ClusterCheckReport } from '../../../client/sweep-checks.js';
 import { SweepRefusedError } from '../../../client/sweep-preflight.js';
 import { runSweepCancel, type SweepCancelRun } from '../../../run/cancel.js';
@@ -57,8 +56,9 @@ async function cancelRun(opts: CancelOptions, ctx: CliContext, metrics: MetricsR
         ...(opts.yes ? {} : { confirm: (nodes: readonly string[]) => confirmCancel(ctx, `Cancel running sweeps on ${plural(nodes.length)} (${run.described})?`) }),
       });
     } catch (err) {
+      // Kept: an interruption is 130 without an error line; a refusal lists each node's problem
+      // and the coverage hint of this run's report. Any other error says itself (cli/errors.ts).
       if (err instanceof RunInterruptedError) return EXIT.interrupted;
-      if (err instanceof SweepNotConfirmedError) throw new UsageError('cancel not confirmed: nothing was sent');
       if (!(err instanceof SweepRefusedError)) throw err;
       for (const p of err.problems) ctx.log.error(p.node ? `${p.node}: ${p.message}` : p.message);
       throw new UsageError('refusing to cancel: nothing was sent', coverageHint(report) || undefined);

@@ -8,26 +8,101 @@ import { buildSweepHeaders, type HeaderPrefix, type SweepRequest } from '../../.
 import { UsageError } from '../../errors.js';
 import { describeTime, isRelativeTime, parseTime } from '../../time.js';
 import type { SweepOptions } from './options.js';
+import type { ShortAgeInput } from './short-age.js';
 
-/** The flags a plan is made from. */
-export type SweepFlags = Pick<SweepOptions, 'before' | 'types' | 'nntRollups' | 'histogramRollups' | 'concurrency' | 'pollInterval' | 'lostAfter' | 'timeout' | 'wait'>;
+/** The flags a plan is made from: every one of sweep's own (the target's and the network's are node-source.ts's). */
+export type SweepFlags = Pick<
+  SweepOptions,
+  | 'before'
+  | 'types'
+  | 'nntRollups'
+  | 'histogramRollups'
+  | 'concurrency'
+  | 'pollInterval'
+  | 'lostAfter'
+  | 'timeout'
+  | 'wait'
+  | 'output'
+  | 'dryRun'
+  | 'yes'
+  | 'force'
+  | 'skipUnreachable'
+  | 'allowPartial'
+  | 'allowShortAge'
+  | 'allowLag'
+  | 'maxClockSkew'
+  | 'journal'
+  | 'settle'
+>;
 
+/**
+ * A sweep's flags, normalised once: what the steps after it read (never the flags themselves), so
+ * each step takes what it needs from one typed object and nothing climbs back to the command line.
+ */
 export interface SweepPlan {
   request: SweepRequest;
   /** The --before instant as given, in ms (before rounding down to whole seconds). */
   beforeMs: number;
   /** --before was an age (90d): the cut-off comes from this host's clock, which the preflight then checks against the nodes'. */
   relative: boolean;
+  /** What the run deletes, in words: `data before <time> (<types and spans>)`. */
+  what: string;
   concurrency: number;
   intervalMs: number;
   lostAfterMs: number;
   timeoutMs: number;
   wait: boolean;
   warnings: string[];
+  output: SweepOptions['output'];
+  dryRun: boolean;
+  /** --yes: no question (a short age is still typed back on a terminal: short-age.ts). */
+  yes: boolean;
+  force: boolean;
+  allowPartial: boolean;
+  /** --skip-unreachable as given (the profile's skip_unreachable is the target's). */
+  skipUnreachable: boolean;
+  /** --allow-lag in ms, when given (else the profile's allow_lag, else none). */
+  allowLagMs: number | undefined;
+  /** The check for a cut-off under an hour ago (short-age.ts). */
+  shortAge: ShortAgeInput;
+  /** --max-clock-skew for an age: the nodes' clocks must agree with this host's; undefined for an instant. */
+  maxClockSkewMs: number | undefined;
+  /** --settle: the receipt's wait before its second look. */
+  settleMs: number;
+  /** --journal, when given. */
+  journal: string | undefined;
 }
 
 /** Validates the sweep's flags against `now` (epoch ms). Throws UsageError naming the flag and value. */
 export function planSweep(flags: SweepFlags, now: number): SweepPlan {
+  const { request, beforeMs, relative, warnings } = requestOf(flags, now);
+  return {
+    request,
+    beforeMs,
+    relative,
+    what: `data before ${describeTime(request.before * 1000)} (${describeScope(request)})`,
+    concurrency: flags.concurrency,
+    intervalMs: flags.pollInterval,
+    lostAfterMs: flags.lostAfter ?? Math.max(30_000, 3 * flags.pollInterval),
+    timeoutMs: flags.timeout,
+    wait: flags.wait,
+    warnings,
+    output: flags.output,
+    dryRun: flags.dryRun,
+    yes: flags.yes,
+    force: flags.force,
+    allowPartial: flags.allowPartial,
+    skipUnreachable: flags.skipUnreachable,
+    allowLagMs: flags.allowLag,
+    shortAge: { before: flags.before ?? '', beforeMs, allowShortAge: flags.allowShortAge },
+    maxClockSkewMs: relative ? flags.maxClockSkew : undefined,
+    settleMs: flags.settle,
+    journal: flags.journal,
+  };
+}
+
+/** --before, --types and the spans as the request every node is sent, or a UsageError. */
+function requestOf(flags: SweepFlags, now: number): { request: SweepRequest; beforeMs: number; relative: boolean; warnings: string[] } {
   if (flags.before === undefined || flags.before.trim() === '') {
     throw new UsageError('--before is required: the sweep deletes everything older than it', 'e.g. --before 90d or --before 2026-08-24T00:00:00Z');
   }
@@ -58,17 +133,7 @@ export function planSweep(flags: SweepFlags, now: number): SweepPlan {
     ...(nntRollups ? { nntRollups: [...nntRollups] } : {}),
     ...(histogramRollups ? { histogramRollups: [...histogramRollups] } : {}),
   };
-  return {
-    request,
-    beforeMs,
-    relative,
-    concurrency: flags.concurrency,
-    intervalMs: flags.pollInterval,
-    lostAfterMs: flags.lostAfter ?? Math.max(30_000, 3 * flags.pollInterval),
-    timeoutMs: flags.timeout,
-    wait: flags.wait,
-    warnings,
-  };
+  return { request, beforeMs, relative, warnings };
 }
 
 /** The exact request each node would receive, for --dry-run. */
