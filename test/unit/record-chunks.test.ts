@@ -18,47 +18,39 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ID = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 const good = (i: number): string => JSON.stringify({ metric: `cpu.${i % 7}`, id: ID, offset: 60 * i, count: 1, value: i / 2 });
 
-/** Every record of a file through addFrom: the batches (body as text) and the rejects. */
-async function viaChunks(path: string, start?: { record: number; byte: number; line: number }) {
-  const h = await openRecordChunks(await statSource(path), start ? { start } : {});
-  const b = new Batcher({ source: path, batchSize: 1000, batchBytes: 1 << 20, smallestSpan: 60, deferCopies: true, ...(start ? { start } : {}) });
-  const batches: Array<Omit<Batch, 'body'> & { body: string }> = [];
-  const rejects: RejectEntry[] = [];
-  const keep = (batch: Batch): void => {
-    batches.push({ ...batch, body: batch.body.toString('latin1') });
-  };
-  for await (const c of h.chunks) {
-    for (let j = 0; j < chunkSize(c); j++) {
-      const added = b.addFrom(c, j);
-      if (added.kind === 'reject') rejects.push(added.reject);
-      if (added.full) keep(added.full);
-    }
-    b.release();
-  }
-  keep(b.flush());
-  return { batches, rejects };
-}
+type Start = { record: number; byte: number; line: number };
 
-/** The same through openRecords and add, record by record. */
-async function viaRecords(path: string, start?: { record: number; byte: number; line: number }) {
-  const h = await openRecords(await statSource(path), start ? { start } : {});
-  const b = new Batcher({ source: path, batchSize: 1000, batchBytes: 1 << 20, smallestSpan: 60, deferCopies: true, ...(start ? { start } : {}) });
+/**
+ * Every record of a file through the Batcher: `chunks` by openRecordChunks and addFrom (the write
+ * pipeline), else by openRecords and add, record by record. The batches (body as text), the rejects.
+ */
+async function batchFile(path: string, how: 'chunks' | 'records', start?: Start) {
+  const info = await statSource(path);
+  const opts = start ? { start } : {};
+  const b = new Batcher({ source: path, batchSize: 1000, batchBytes: 1 << 20, smallestSpan: 60, deferCopies: true, ...opts });
   const batches: Array<Omit<Batch, 'body'> & { body: string }> = [];
   const rejects: RejectEntry[] = [];
-  const keep = (batch: Batch): void => {
-    batches.push({ ...batch, body: batch.body.toString('latin1') });
+  const take = (added: ReturnType<Batcher['add']>): void => {
+    if (added.kind === 'reject') rejects.push(added.reject);
+    if (added.full) batches.push({ ...added.full, body: added.full.body.toString('latin1') });
   };
-  for await (const g of h.groups) {
-    for (const raw of g) {
-      const added = b.add(raw);
-      if (added.kind === 'reject') rejects.push(added.reject);
-      if (added.full) keep(added.full);
+  if (how === 'chunks') {
+    for await (const c of (await openRecordChunks(info, opts)).chunks) {
+      for (let j = 0; j < chunkSize(c); j++) take(b.addFrom(c, j));
+      b.release();
     }
-    b.release();
+  } else {
+    for await (const g of (await openRecords(info, opts)).groups) {
+      for (const raw of g) take(b.add(raw));
+      b.release();
+    }
   }
-  keep(b.flush());
+  const last = b.flush();
+  batches.push({ ...last, body: last.body.toString('latin1') });
   return { batches, rejects };
 }
+const viaChunks = (path: string, start?: Start) => batchFile(path, 'chunks', start);
+const viaRecords = (path: string, start?: Start) => batchFile(path, 'records', start);
 
 describe('the chunk path (openRecordChunks + Batcher.addFrom)', () => {
   // 6,000 lines over several 256 KiB chunks, with malformed and odd lines among them.
