@@ -8,6 +8,12 @@ if (!atLeast(20, 18, 1)) {
   process.stderr.write(`tsnode needs Node.js 20.18.1 or newer; this is ${process.version}.\n`);
   process.exit(1);
 }
+// undici parses HTTP with llhttp compiled to WebAssembly; V8 then recompiles it with TurboFan on
+// background threads, which costs a CLI run ~60-80 ms of CPU and holds its exit until done
+// (bench/read.bench.mjs: a 2-row read 240 -> 180 ms of CPU). A run parses a handful of answers, for
+// which the baseline (Liftoff) code is plenty: no tier-up. Only this process; the library is untouched.
+setFlagsFromString('--no-wasm-tier-up');
+setFlagsFromString('--no-wasm-dynamic-tiering');
 // `tsnode --version` alone needs no parser: answer before loading commander and the command tree
 // (startup budget: bench/startup.bench.mjs). Anything else goes through the full program.
 const args = process.argv.slice(2);

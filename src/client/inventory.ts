@@ -4,17 +4,8 @@
  * retention and its rollups' file systems (`GET /state`). A list the node does not give is a
  * `problem` naming the request, never an empty list: "lists nothing" and "holds nothing" differ.
  */
-import {
-  rollupFsOf,
-  retentionConfigOf,
-  stateStorageSchema,
-  type ManagedBy,
-  type NodeInventory,
-  type NodeRetentionConfig,
-  type RollupFs,
-  type ShardList,
-  type ShardRange,
-} from '../protocol/index.js';
+import { rollupFsOf, retentionConfigOf, type ManagedBy, type NodeInventory, type NodeRetentionConfig, type RollupFs, type ShardList, type ShardRange } from '../protocol/index.js';
+import { answerSchemas } from './answers.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { fanOut } from './fan-out.js';
 import type { CallOptions, NodeClient } from './node-client.js';
@@ -112,7 +103,7 @@ export async function fetchRetentionFacts(client: NodeClient, opts: InventoryOpt
   const call = opts.call ?? {};
   try {
     const [state, managedBy] = await Promise.all([client.nodeState(call), managedByOf(client, call)]);
-    const storage = stateStorageSchema.safeParse(state);
+    const storage = (await answerSchemas()).stateStorageSchema.safeParse(state);
     const own = state.histogram?.rollups ?? [];
     const inventory = await fetchInventory(client, [...own, ...(opts.histogramPeriods ?? [])], call);
     return {
