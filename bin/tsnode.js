@@ -20,12 +20,6 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
-  // undici parses HTTP with a WebAssembly build of llhttp. V8 compiles it quickly (Liftoff), then
-  // recompiles its hot functions on a background thread, and Node waits for that compile before
-  // the process may exit: 0.2-0.4 s after a command's last request on a busy machine, and CPU
-  // taken from the nodes on a small one. The quick compile parses as fast for tsnode's answers
-  // (bodies pass through llhttp in bulk: bench/write.bench.mjs's 1-record row measures the exit).
-  setFlagsFromString('--liftoff-only');
   import('../dist/cli/main.js').then(
     (cli) => cli.run(process.argv),
     (err) => {

@@ -2,9 +2,9 @@
  * undici parses HTTP with a WebAssembly llhttp. Left to itself, V8 recompiles its parser loop
  * with TurboFan on a background thread once it is warm (0.1-0.4 s of CPU), and Node waits for that
  * compile before the process exits: every command that made a request ended that much later, and
- * took that CPU from the nodes on a two-core machine. bin/tsnode.js keeps wasm on its quick
- * compiler (Liftoff). V8 traces each wasm compile and its compiler: a real node, a real write,
- * and no TurboFan in the trace.
+ * took that CPU from the nodes on a two-core machine. bin/tsnode.js turns the tier-up off
+ * (--no-wasm-tier-up --no-wasm-dynamic-tiering). V8 traces each wasm compile and its compiler: a
+ * real node, a real write, and no TurboFan in the trace.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
