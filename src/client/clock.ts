@@ -17,7 +17,9 @@ export interface Clock {
  */
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (!signal) return delay(ms);
-  if (getMaxListeners(signal) !== 0) setMaxListeners(0, signal);
+  // Infinity, not 0: Node 20's getMaxListeners throws for an AbortSignal whose limit is 0, which
+  // made every later pause on that signal end at once (a busy poll).
+  if (getMaxListeners(signal) !== Infinity) setMaxListeners(Infinity, signal);
   return delay(ms, undefined, { signal });
 }
 
