@@ -157,7 +157,8 @@ export interface NetworkOptions {
  * TSNODE_HEADERS, --header), TLS files and header prefix it uses. Commands get it from openTarget.
  */
 export function openNetwork(input: TargetNetwork, ctx: CliContext, opts: NetworkOptions = {}): Network {
-  return open(settingsFromTarget(input.values, input.target, ctx), ctx, opts);
+  const settings = settingsFromTarget(input.values, input.target, ctx);
+  return open(settings, ctx, opts);
 }
 
 /** Plain timeouts for a command that talks to nodes it started itself (the cluster commands): no target, headers or TLS. */

@@ -103,10 +103,10 @@ export async function connectTarget(target: ResolvedTarget, values: NetworkValue
   }
   let ring: DiscoveredRing;
   try {
-    ring = await discoverSeed(target.source.seed, seedLabel(target), network);
+    ring = await discoverRing(network.client(target.source.seed), { signal: network.signal });
   } catch (err) {
     await network.close();
-    throw err;
+    throw seedError(err, seedLabel(target));
   }
   const described = target.describe(ring.nodes.length, ringDetail(ring));
   ctx.log.info(described);
@@ -151,21 +151,17 @@ export function authHint(err: NodeRequestError): string | undefined {
 }
 
 /**
- * Reads the ring a seed runs. A seed without a ring is a usage error naming where the seed came
- * from (exit 2); so is one that cannot be reached or refuses us (nothing was sent yet); never a fallback to
- * another node source.
+ * Why a seed's ring could not be read, as a usage error naming where the seed came from (exit 2);
+ * so is a seed that cannot be reached or refuses us (nothing was sent yet); never a fallback to
+ * another node source. Other errors (an interruption) as they are.
  */
-async function discoverSeed(seedUrl: string, label: string, net: Network): Promise<DiscoveredRing> {
-  try {
-    return await discoverRing(net.client(seedUrl), { signal: net.signal });
-  } catch (err) {
-    // Kept: only this caller knows where the seed came from (the label), which the message names.
-    if (err instanceof DiscoveryError) throw new UsageError(`${label}: ${err.message}`, err.hint);
-    // Say which setting led there: the command has not started, and no other node source is tried.
-    // Nothing was sent to the ring yet: exit 2, as for any other unusable node source.
-    if (err instanceof NodeRequestError && err.code !== 'aborted') {
-      throw new UsageError(`cannot read the ring from this ${label}: ${err.detail} (nothing was sent)`, authHint(err) ?? err.hint ?? 'is the seed a running node of the ring?');
-    }
-    throw err;
+function seedError(err: unknown, label: string): unknown {
+  // Kept: only this caller knows where the seed came from (the label), which the message names.
+  if (err instanceof DiscoveryError) return new UsageError(`${label}: ${err.message}`, err.hint);
+  // Say which setting led there: the command has not started, and no other node source is tried.
+  // Nothing was sent to the ring yet: exit 2, as for any other unusable node source.
+  if (err instanceof NodeRequestError && err.code !== 'aborted') {
+    return new UsageError(`cannot read the ring from this ${label}: ${err.detail} (nothing was sent)`, authHint(err) ?? err.hint ?? 'is the seed a running node of the ring?');
   }
+  return err;
 }
