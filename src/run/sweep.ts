@@ -266,6 +266,8 @@ function lagRule(clients: readonly NodeClient[], opts: ClusterSweepOptions): Pre
 async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o: Sending): Promise<ClusterSweepRun> {
   const coverage = journaledCoverage(o.report?.coverage);
   const wait = o.wait ?? true;
+  // What the nodes' results will mean, fixed from the request and the options before anything is sent.
+  const end = runEnd(req, o, wait, coverage);
   const start: SweepStartEntry = { kind: 'sweep.start', run: o.runId, ...o.sweep, nodes: [...o.send, ...o.skipped.map((x) => x.node)], force: Boolean(o.force), wait, coverage };
   o.journal?.append(start);
   await o.around?.before(o.send);
@@ -286,38 +288,48 @@ async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o:
     result = { ...result, nodes: late.nodes, summary: summarise(late.nodes) };
   }
   await o.around?.after(o.runId, result);
-  const missing = notSweptOf(o.report?.coverage);
-  const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();
-  const sweptEarlier: SweptEarlier = missing.filter((m) => earlierRuns.has(m.url)).map((m) => ({ ...m, run: earlierRuns.get(m.url)! }));
-  const notSwept = missing.filter((m) => !earlierRuns.has(m.url));
-  const exitCode = sweepExitCode(result, wait, notSwept.length);
-  const pending = notDone(result, notSwept);
-  const total = result.nodes.length + notSwept.length;
-  const catchUp = catchUpFor(req, o.sweep.headerPrefix, pending, o.sweep, catchUpIsPartial(o.report?.coverage, pending.length, total));
-  const end: SweepEndEntry = {
-    kind: 'sweep.end',
-    run: o.runId,
-    ...o.sweep,
-    nodes: [
-      ...result.nodes.map((n) => ({
-        node: n.node,
-        state: n.state,
-        reason: n.reason,
-        ...(n.error ? { error: n.error } : {}),
-        ...(n.other ? { other: n.other } : {}),
-        ...(n.seconds !== undefined ? { seconds: n.seconds } : {}),
-      })),
-      // A ring node the run went ahead without is not finished: history counts it as left.
-      ...notSwept.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: not swept (--allow-partial)` })),
-      ...sweptEarlier.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: swept by run ${m.run}`, sweptBy: m.run })),
-    ],
-    summary: { ...result.summary, ...(notSwept.length ? { not_swept: notSwept.length } : {}) },
-    interrupted: result.interrupted,
-    exit: exitCode,
-    catchUp: catchUp ?? null,
-    coverage,
+  return end(result);
+}
+
+/**
+ * The end of a run, as a function of its nodes' results: the ring nodes left out (and the ones an
+ * earlier run swept), the exit code, the nodes left, the catch-up, the journal's end line.
+ */
+function runEnd(req: SweepRequest, o: Sending, wait: boolean, coverage: JournaledCoverage | null): (result: ClusterSweepResult) => Promise<ClusterSweepRun> {
+  return async (result) => {
+    const missing = notSweptOf(o.report?.coverage);
+    const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();
+    const sweptEarlier: SweptEarlier = missing.filter((m) => earlierRuns.has(m.url)).map((m) => ({ ...m, run: earlierRuns.get(m.url)! }));
+    const notSwept = missing.filter((m) => !earlierRuns.has(m.url));
+    const exitCode = sweepExitCode(result, wait, notSwept.length);
+    const pending = notDone(result, notSwept);
+    const total = result.nodes.length + notSwept.length;
+    const catchUp = catchUpFor(req, o.sweep.headerPrefix, pending, o.sweep, catchUpIsPartial(o.report?.coverage, pending.length, total));
+    const end: SweepEndEntry = {
+      kind: 'sweep.end',
+      run: o.runId,
+      ...o.sweep,
+      nodes: [
+        ...result.nodes.map((n) => ({
+          node: n.node,
+          state: n.state,
+          reason: n.reason,
+          ...(n.error ? { error: n.error } : {}),
+          ...(n.other ? { other: n.other } : {}),
+          ...(n.seconds !== undefined ? { seconds: n.seconds } : {}),
+        })),
+        // A ring node the run went ahead without is not finished: history counts it as left.
+        ...notSwept.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: not swept (--allow-partial)` })),
+        ...sweptEarlier.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: swept by run ${m.run}`, sweptBy: m.run })),
+      ],
+      summary: { ...result.summary, ...(notSwept.length ? { not_swept: notSwept.length } : {}) },
+      interrupted: result.interrupted,
+      exit: exitCode,
+      catchUp: catchUp ?? null,
+      coverage,
+    };
+    o.journal?.append(end);
+    const mayRun = result.nodes.filter((n) => MAY_RUN.has(n.state)).map((n) => n.node);
+    return { ...result, runId: o.runId, exitCode, coverage: o.report?.coverage, report: o.report, notSwept, sweptEarlier, pending, mayRun, catchUp };
   };
-  o.journal?.append(end);
-  const mayRun = result.nodes.filter((n) => MAY_RUN.has(n.state)).map((n) => n.node);
-  return { ...result, runId: o.runId, exitCode, coverage: o.report?.coverage, report: o.report, notSwept, sweptEarlier, pending, mayRun, catchUp };
 }

@@ -247,6 +247,8 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
 
 async function sweepNodes(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   const clients = run.nodes.map((n) => run.network.client(n));
+  // How the result is shown: chosen from the plan before the run, fed the result after it.
+  const render = (result: ClusterSweepRun): void => renderResult(result, runTarget(run.target), plan.output, ctx);
   const { options, stop, lag } = coreOptions(run, plan, carried, ctx);
   // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
   let hook: ReceiptHook | undefined;
@@ -275,7 +277,7 @@ async function sweepNodes(run: TargetRun, plan: SweepPlan, carried: CarriedFlags
   } finally {
     stop();
   }
-  renderResult(result, runTarget(run.target), plan.output, ctx);
+  render(result);
   const done: Receipt | null = receipt;
   if (done) ctx.log.info(`${receiptLine(done)} (tsnode history show ${result.runId})`);
   metrics.add(
