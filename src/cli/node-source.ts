@@ -97,7 +97,7 @@ export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts
 export async function connectTarget(target: ResolvedTarget, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
   const network = openNetwork({ values, target }, ctx, opts);
   if (target.source.kind === 'list') {
-    const described = target.describe();
+    const described = describeNodes(target, undefined);
     ctx.log.info(described);
     return { target, nodes: target.source.nodes, network, described };
   }
@@ -108,7 +108,7 @@ export async function connectTarget(target: ResolvedTarget, values: NetworkValue
     await network.close();
     throw seedError(err, seedLabel(target));
   }
-  const described = target.describe(ring.nodes.length, ringDetail(ring));
+  const described = describeNodes(target, ring);
   ctx.log.info(described);
   warnAboutRing(ring, ctx);
   return { target, nodes: ring.nodes.map((n) => n.url), ring, network, described };
@@ -130,12 +130,22 @@ function seedLabel(target: ResolvedTarget): string {
   return target.layer === 'flag' ? '--seed' : target.origin;
 }
 
+/** `nodes: profile prod, 6 nodes (topology 699a1e0b7b27, write_copies 2)`: where the nodes came from, as said on stderr. */
+export function describeNodes(target: ResolvedTarget, ring: DiscoveredRing | undefined): string {
+  return ring ? target.describe(ring.nodes.length, ringDetail(ring)) : target.describe();
+}
+
+/** What stopped a seed's ring from being read, as the CLI says it (a seed's own words, or the error as it is). */
+export function connectError(err: unknown, target: ResolvedTarget): unknown {
+  return target.source.kind === 'seed' ? seedError(err, seedLabel(target)) : err;
+}
+
 /** `topology 699a1e0b7b27, write_copies 2`. */
 function ringDetail(ring: DiscoveredRing): string {
   return `topology ${ring.hash.slice(0, 12)}, write_copies ${ring.topology.writeCopies}`;
 }
 
-function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
+export function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
   if (!ring.verified) {
     ctx.log.warn(
       `the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: metric owners computed by tsnode may differ from the store's`,
