@@ -14,6 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { CLIENT_CPU_HOOK } from './proc-cpu.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '..', 'bin', 'tsnode.js');
@@ -54,12 +55,8 @@ async function generate(run) {
   return file;
 }
 
-// The client's own CPU time (user+sys), read inside its process as it exits.
-const CPU_HOOK =
-  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
-
 function tsnode(args, cpuFile) {
-  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CPU_HOOK] : []), BIN, ...args], {
+  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CLIENT_CPU_HOOK] : []), BIN, ...args], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     env: { ...process.env, ...(cpuFile ? { TSNODE_BENCH_CPU: cpuFile } : {}) },

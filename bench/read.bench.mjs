@@ -1,9 +1,12 @@
 // tsnode read: one year of 300 s buckets (105,120 rows) read and rendered end to end, spawning the
 // CLI with stdout to a file, against (a) a reference node holding the data and (b) a recording node
 // replaying a canned answer (network + parse + render only). Prints medians.
+// The issue's target: `read -o csv` end to end within 1.5x of a separate plain Node process that
+// GETs the same URL with node:http and writes the answer to a file; the two alternate run by run.
+// BENCH_BASELINE_BIN=/path/to/an/older/bin/tsnode.js alternates that build's CSV read with them.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, openSync, closeSync, statSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, statSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +22,7 @@ const START = 1_700_000_100 - (1_700_000_100 % SPAN);
 const END = START + ROWS * SPAN;
 const RUNS = Number(process.env.RUNS ?? 5);
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+const BASELINE = process.env.BENCH_BASELINE_BIN;
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-read-bench-'));
 
 function startReferenceNode() {
@@ -45,13 +49,13 @@ function startReplayNode(body) {
   );
 }
 
-function runToFile(args, file) {
+function runToFile(args, file, bin = BIN) {
   return new Promise((resolve, reject) => {
     const fd = openSync(file, 'w');
     const t0 = performance.now();
     // /usr/bin/time reports the CLI's own CPU time (user + sys), which a loaded machine distorts
     // far less than wall time.
-    const [exe, argv] = /** @type {[string, string[]]} */ (TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]]);
+    const [exe, argv] = /** @type {[string, string[]]} */ (TIME ? [TIME, ['-f', 'CPU %U %S', process.execPath, bin, ...args]] : [process.execPath, [bin, ...args]]);
     const child = spawn(exe, argv, { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let err = '';
     child.stderr?.on('data', (d) => (err += d));
@@ -92,30 +96,38 @@ function plainGetToFile(url, file) {
   });
 }
 
-async function measurePlain(url) {
-  const file = join(dir, 'plain.json');
-  await plainGetToFile(url, file);
-  const runs = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await plainGetToFile(url, file));
+const readArgs = (url, output) => ['read', U, 'cpu', '--node', url, '--start', String(START), '--end', String(END), '--span', `${SPAN}s`, '--output', output, '--retries', '0'];
+
+/** One row of the table from a side's runs. */
+function row(label, output, runs, file) {
   const times = runs.map((r) => r.ms);
-  return {
-    label: 'plain node:http GET to a file (separate process)',
-    output: 'raw',
-    median: median(times),
-    min: Math.min(...times),
-    cpu: median(runs.map((r) => r.cpuMs)),
-    bytes: statSync(file).size,
-  };
+  return { label, output, median: median(times), min: Math.min(...times), cpu: median(runs.map((r) => r.cpuMs)), bytes: statSync(file).size };
+}
+
+/**
+ * The plain GET and `read -o csv` (and the baseline build's, when given) run by run in turn, so
+ * load from other processes hits every side alike: 3 x RUNS runs each after one warm-up.
+ */
+async function measureAgainstPlain(url, path) {
+  const sides = [
+    { label: 'plain node:http GET to a file (separate process)', output: 'raw', file: join(dir, 'plain.json'), run: (f) => plainGetToFile(url + path, f) },
+    { label: 'reference node', output: 'csv', file: join(dir, 'out.csv'), run: (f) => runToFile(readArgs(url, 'csv'), f) },
+    ...(BASELINE ? [{ label: 'reference node, baseline build', output: 'csv', file: join(dir, 'base.csv'), run: (f) => runToFile(readArgs(url, 'csv'), f, BASELINE) }] : []),
+  ];
+  for (const side of sides) await side.run(side.file); // warm-up (disk cache, JIT of the node)
+  const runs = sides.map(() => /** @type {Array<{ ms: number; cpuMs: number }>} */ ([]));
+  for (let i = 0; i < 3 * RUNS; i++) for (const [k, side] of sides.entries()) runs[k].push(await side.run(side.file));
+  if (BASELINE && !readFileSync(sides[1].file).equals(readFileSync(sides[2].file))) throw new Error('the baseline build printed different CSV');
+  return sides.map((side, k) => row(side.label, side.output, runs[k], side.file));
 }
 
 async function measure(label, url, output) {
   const file = join(dir, `out.${output}`);
-  const args = ['read', U, 'cpu', '--node', url, '--start', String(START), '--end', String(END), '--span', `${SPAN}s`, '--output', output, '--retries', '0'];
+  const args = readArgs(url, output);
   await runToFile(args, file); // warm-up (disk cache, JIT of the node)
   const runs = [];
   for (let i = 0; i < RUNS; i++) runs.push(await runToFile(args, file));
-  const times = runs.map((r) => r.ms);
-  return { label, output, median: median(times), min: Math.min(...times), cpu: median(runs.map((r) => r.cpuMs)), bytes: statSync(file).size };
+  return row(label, output, runs, file);
 }
 
 const rows = [];
@@ -158,15 +170,7 @@ try {
   rows.push({ label: 'reference node answer only (fetch)', output: '-', median: median(serverTimes), min: Math.min(...serverTimes), cpu: NaN, bytes: canned.length });
   const replay = await startReplayNode(canned);
   try {
-    // Interleaved: the plain GET and the CSV read alternate, so load from other processes hits both alike.
-    const plainRuns = [];
-    const csvRuns = [];
-    for (let k = 0; k < 3; k++) {
-      plainRuns.push(await measurePlain(ref.url + path));
-      csvRuns.push(await measure('reference node', ref.url, 'csv'));
-    }
-    const mid = (xs) => xs.sort((a, b) => a.median - b.median)[1];
-    rows.push(mid(plainRuns), mid(csvRuns));
+    rows.push(...(await measureAgainstPlain(ref.url, path)));
     for (const output of ['table', 'json']) rows.push(await measure('reference node', ref.url, output));
     for (const output of ['csv', 'table']) rows.push(await measure('replay node', replay.url, output));
   } finally {
@@ -182,6 +186,7 @@ console.log('| source | output | median wall ms | min wall ms | median CLI CPU m
 console.log('|---|---|---:|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.label} | ${r.output} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${Number.isNaN(r.cpu) ? '-' : r.cpu.toFixed(0)} | ${r.bytes} |`);
 const csv = rows.find((r) => r.label === 'reference node' && r.output === 'csv');
+const baseCsv = rows.find((r) => r.label === 'reference node, baseline build');
 if (!csv) throw new Error('no CSV row from the reference node');
 console.log(
   `load average at the end: ${(await import('node:os'))
@@ -194,5 +199,12 @@ const plain = rows.find((r) => r.output === 'raw');
 if (!plain) throw new Error('no plain GET row');
 const ratio = csv.median / plain.median;
 console.log(
-  `read -o csv / plain node:http GET to a file: ${ratio.toFixed(2)}x wall (${csv.median.toFixed(0)} vs ${plain.median.toFixed(0)} ms; target <= 1.5x: ${ratio <= 1.5 ? 'met' : 'NOT met'})`,
+  `read -o csv / plain node:http GET to a file: ${ratio.toFixed(2)}x wall (${csv.median.toFixed(0)} vs ${plain.median.toFixed(0)} ms; target <= 1.5x: ${ratio <= 1.5 ? 'met' : 'NOT met'}); ` +
+    `CLI CPU ${(csv.cpu / plain.cpu).toFixed(2)}x (${csv.cpu.toFixed(0)} vs ${plain.cpu.toFixed(0)} ms)`,
 );
+if (baseCsv) {
+  console.log(
+    `baseline build (${BASELINE}): ${(baseCsv.median / plain.median).toFixed(2)}x wall (${baseCsv.median.toFixed(0)} ms), CLI CPU ${baseCsv.cpu.toFixed(0)} ms; ` +
+      `this build / baseline: ${(csv.median / baseCsv.median).toFixed(2)}x wall, ${(csv.cpu / baseCsv.cpu).toFixed(2)}x CPU`,
+  );
+}

@@ -35,18 +35,24 @@
 // `--no-receipt`; each run's journal is checked to hold a receipt exactly when asked. The two
 // looks are also timed alone (the library's takeLook on the same 100 nodes, holding the data).
 // RETENTION_BENCH_BASELINE=<dir of an older checkout, built> adds that build's apply with its
-// receipt to the same rounds (old against new in one run).
+// receipt to the same rounds (old against new in one run). Besides wall time, each apply's CPU is
+// counted: the CLI's own (user + system, written as it exits: proc-cpu.mjs CLIENT_CPU_HOOK) and
+// the node hosts' meanwhile. On a loaded machine wall times swing by a third from run to run, CPU
+// much less, and CPU is what the looks add (they overlap the preflight and the other nodes' steps).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { CLIENT_CPU_HOOK, cpuSecondsOf } from './proc-cpu.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/tsnode.js', import.meta.url));
 const RULES = ['--rule', 'nnt:60=30d', '--rule', 'text=90d', '--rule', 'histogram:60=1y'];
 const TYPES = ['nnt', 'text', 'histogram'];
 const DAY = 86_400;
+/** The CPU of the last cliApply's process, ms (NaN when it did not say). */
+let lastCliCpuMs = NaN;
 
 async function host(paces) {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--host', JSON.stringify(paces)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -96,19 +102,24 @@ async function seed(url, counts) {
 }
 
 function cliApply(urls, stateDir, args = [], bin = BIN) {
+  // The CLI writes its own CPU here as it exits (proc-cpu.mjs CLIENT_CPU_HOOK).
+  const cpuFile = join(stateDir, 'cli-cpu');
+  rmSync(cpuFile, { force: true });
   const start = performance.now();
   const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
   const r = spawnSync(
     process.execPath,
-    [bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
+    ['--import', CLIENT_CPU_HOOK, bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
     {
       encoding: 'utf8',
-      env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml') },
+      env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml'), TSNODE_BENCH_CPU: cpuFile },
       maxBuffer: 64 * 1024 * 1024,
     },
   );
   const ms = performance.now() - start;
   if (r.status !== 0) throw new Error(`tsnode retention apply exited ${r.status}: ${r.stderr}`);
+  lastCliCpuMs = existsSync(cpuFile) ? Number(readFileSync(cpuFile, 'utf8')) / 1000 : NaN;
+  rmSync(cpuFile, { force: true });
   const doc = JSON.parse(r.stdout);
   if (doc.outcome !== 'complete') throw new Error(`not complete: ${doc.outcome}`);
   return ms;
@@ -128,7 +139,7 @@ function lastRunHasReceipt(stateDir) {
  * The receipt's cost on 100 nodes: applies with and without it in alternating rounds (the first
  * pair warms up), and the two looks alone, timed with the library on the same nodes.
  */
-async function receiptsCost(urls, counts, stateDir, RUNS) {
+async function receiptsCost(urls, counts, stateDir, RUNS, hostPids) {
   const lib = await import('../dist/index.js');
   const { createAgent, NodeClient, takeLook } = lib;
   // What the run's looks read: only the lists its steps can change, where the build knows how (lookScopeOf).
@@ -138,6 +149,9 @@ async function receiptsCost(urls, counts, stateDir, RUNS) {
   const off = [];
   const base = [];
   const looks = [];
+  /** CPU ms per apply, by the times array it goes with: the CLI's, and the node hosts' meanwhile. */
+  const cpu = new Map([on, off, base].map((t) => [t, { cli: /** @type {number[]} */ ([]), hosts: /** @type {number[]} */ ([]) }]));
+  const hostCpu = () => hostPids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0) * 1000;
   const dispatcher = createAgent();
   const clients = urls.map((u) => new NodeClient(u, { dispatcher }));
   // RETENTION_BENCH_BASELINE=<an older checkout, built>: its apply with receipt, in the same rounds.
@@ -156,13 +170,34 @@ async function receiptsCost(urls, counts, stateDir, RUNS) {
         for (let k = 0; k < 2; k++) await takeLook(clients, { concurrency: 16, now: () => Date.now(), ...(scope ? { scope } : {}) });
         if (r > 0) looks.push(performance.now() - t);
       }
+      const h0 = hostCpu();
       const ms = cliApply(urls, stateDir, args, bin);
+      const hosts = hostCpu() - h0;
       if (lastRunHasReceipt(stateDir) !== want) throw new Error(`a run ${want ? 'without' : 'with'} a receipt: ${args.join(' ') || 'default'}`);
-      if (r > 0) times.push(ms);
+      if (r > 0) {
+        times.push(ms);
+        cpu.get(times)?.cli.push(lastCliCpuMs);
+        cpu.get(times)?.hosts.push(hosts);
+      }
     }
   }
   await dispatcher.close();
-  return { on: median(on), off: median(off), base: base.length ? median(base) : null, looks: median(looks), onAll: on, offAll: off, baseAll: base };
+  const cpuOf = (/** @type {number[]} */ t) => {
+    const c = cpu.get(t);
+    return c && c.cli.length ? { cli: median(c.cli), hosts: median(c.hosts), total: median(c.cli.map((x, i) => x + c.hosts[i])) } : null;
+  };
+  return {
+    on: median(on),
+    off: median(off),
+    base: base.length ? median(base) : null,
+    looks: median(looks),
+    onAll: on,
+    offAll: off,
+    baseAll: base,
+    cpuOn: cpuOf(on),
+    cpuOff: cpuOf(off),
+    cpuBase: cpuOf(base),
+  };
 }
 
 /** The barrier: every node's DELETE for step k, then poll every node until all are idle, then step k+1. */
@@ -267,7 +302,14 @@ async function main() {
     );
   }
   let receipts = null;
-  if (only === undefined || only === 'receipts') receipts = await receiptsCost(uniform.urls, uniformCounts, stateDir, RUNS);
+  if (only === undefined || only === 'receipts')
+    receipts = await receiptsCost(
+      uniform.urls,
+      uniformCounts,
+      stateDir,
+      RUNS,
+      uniform.hosts.map((h) => h.child.pid),
+    );
   const skew = [];
   if (only !== 'uniform' && only !== 'receipts') {
     // 10 nodes across the pace range, and all 100
@@ -302,6 +344,25 @@ async function main() {
       `receipts, 100 nodes (uniform): apply ${receipts.on.toFixed(0)} ms with, ${receipts.off.toFixed(0)} ms without (--no-receipt): +${(cost * 100).toFixed(1)}% (target < 10%) ${cost < 0.1 ? 'OK' : 'MISSED'}; ` +
         `the two looks alone ${receipts.looks.toFixed(0)} ms (${((receipts.looks / receipts.off) * 100).toFixed(1)}% of an apply without them); ` +
         `runs with: ${receipts.onAll.map((x) => x.toFixed(0)).join(', ')}; without: ${receipts.offAll.map((x) => x.toFixed(0)).join(', ')}`,
+    );
+    const cpuLine = (/** @type {string} */ what, /** @type {{ cli: number, hosts: number, total: number } | null} */ c) =>
+      c ? `${what} ${c.total.toFixed(0)} ms (CLI ${c.cli.toFixed(0)} + node hosts ${c.hosts.toFixed(0)})` : `${what} not measured`;
+    if (receipts.cpuOn && receipts.cpuOff) {
+      console.log(
+        `receipts, CPU per apply (medians): ${cpuLine('with', receipts.cpuOn)}; ${cpuLine('without', receipts.cpuOff)}: ` +
+          `+${((receipts.cpuOn.total / receipts.cpuOff.total - 1) * 100).toFixed(1)}%` +
+          (receipts.cpuBase
+            ? `; ${cpuLine('baseline build with', receipts.cpuBase)}: +${((receipts.cpuBase.total / receipts.cpuOff.total - 1) * 100).toFixed(1)}% over this build without`
+            : ''),
+      );
+    }
+    // Each round runs its applies back to back: a ratio within a round shares that moment's load.
+    const paired = (/** @type {number[]} */ a, /** @type {number[]} */ b) => median(a.map((x, i) => x / b[i]));
+    console.log(
+      `receipts, per-round ratios (medians): with / without ${paired(receipts.onAll, receipts.offAll).toFixed(3)}` +
+        (receipts.baseAll.length
+          ? `; baseline with / this build without ${paired(receipts.baseAll, receipts.offAll).toFixed(3)}; this build with / baseline with ${paired(receipts.onAll, receipts.baseAll).toFixed(3)}`
+          : ''),
     );
     if (receipts.base !== null) {
       console.log(

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 // Kept in plain JavaScript so an unsupported Node gets a clear message instead of a syntax error.
 const [major, minor, patch] = process.versions.node.split('.').map(Number);
 const atLeast = (a, b, c) => major > a || (major === a && (minor > b || (minor === b && patch >= c)));
@@ -7,6 +8,12 @@ if (!atLeast(20, 18, 1)) {
   process.stderr.write(`tsnode needs Node.js 20.18.1 or newer; this is ${process.version}.\n`);
   process.exit(1);
 }
+// undici parses HTTP with llhttp compiled to WebAssembly; V8 then recompiles it with TurboFan on
+// background threads, which costs a CLI run ~60-80 ms of CPU and holds its exit until done
+// (bench/read.bench.mjs: a 2-row read 240 -> 180 ms of CPU). A run parses a handful of answers, for
+// which the baseline (Liftoff) code is plenty: no tier-up. Only this process; the library is untouched.
+setFlagsFromString('--no-wasm-tier-up');
+setFlagsFromString('--no-wasm-dynamic-tiering');
 // `tsnode --version` alone needs no parser: answer before loading commander and the command tree
 // (startup budget: bench/startup.bench.mjs). Anything else goes through the full program.
 const args = process.argv.slice(2);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Runner } from './action.js';
 import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
-import { commands } from './commands/index.js';
+import { commandNamed, commands } from './commands/index.js';
 import { TsnodeError } from './errors.js';
 import { parseError } from './parse-errors.js';
 import type { GlobalOptions } from './global-options.js';
@@ -13,8 +13,12 @@ export type { CliIo } from './io.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
-/** Builds the program. Pure declaration: loading it must stay cheap (see bench/startup). */
-export function buildProgram(runner: Runner): Command {
+/**
+ * Builds the program. Pure declaration: loading it must stay cheap (see bench/startup). With
+ * `args` (the arguments after the program name), only the command they name is declared, when it
+ * can stand alone (commands/index.ts commandNamed); without, every command.
+ */
+export async function buildProgram(runner: Runner, args?: readonly string[]): Promise<Command> {
   const program = new Command('tsnode')
     .description('Retention sweeps, rollup reads and record replay across the nodes of a time-series cluster.')
     .version(pkg.version, '-V, --version')
@@ -50,7 +54,10 @@ Examples:
 
 ${EXIT_CODES_HELP}`,
     );
-  for (const declare of commands) declare(program, runner);
+  const valued = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((f) => f !== undefined)));
+  const only = args && commandNamed(args, valued);
+  const declarations = await Promise.all(commands.filter(([name]) => only === undefined || name === only).map(([, load]) => load()));
+  for (const declare of declarations) declare(program, runner);
   return program;
 }
 
@@ -102,7 +109,7 @@ export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
       if (own) for (const s of SIGNALS) process.off(s, onSignal);
     }
   };
-  program = buildProgram(runner);
+  program = await buildProgram(runner, argv.slice(2));
   const parsing = prepareForParsing(program, io);
   try {
     await program.parseAsync(argv);

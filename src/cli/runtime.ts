@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { painter } from './render/painter.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { formatIssues } from '../protocol/index.js';
 import { colourEnabled, makeLogger, type CliContext } from './context.js';
 import { CliError, exitCodeOf, hintOf, messageOf, TsnodeError } from './errors.js';
@@ -18,7 +17,9 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal,
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
   const interactive = Boolean(io.stderr.isTTY) && !ci && env.TERM !== 'dumb';
   const verbose = globals.verbose || /(^|,)tsnode(,|$)/.test(env.DEBUG ?? '');
-  const paint = painter(colourErr);
+  // chalk only when stderr takes colour: a piped or redirected run never loads it.
+  const paint = colourErr ? (await import('./render/painter.js')).painter(true) : undefined;
+  const plain = (s: string): string => s;
   const now = (): number => io.now();
   return {
     stdout: io.stdout,
@@ -42,7 +43,7 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal,
       quiet: globals.quiet === true,
       now,
       colour: colourErr,
-      paint: { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) },
+      paint: paint ? { warn: (s) => paint.yellow(s), error: (s) => paint.red(s), dim: (s) => paint.dim(s) } : { warn: plain, error: plain, dim: plain },
     }),
   };
 }
@@ -50,6 +51,14 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal,
 /** A stack trace, one log line per frame (the logger shows a line break inside a message as `\n`). */
 function debugStack(ctx: CliContext, stack: string): void {
   for (const line of stack.split('\n')) ctx.log.debug(line);
+}
+
+/**
+ * A schema's parse() that threw. Told by name, not `instanceof z.ZodError`: that would load zod
+ * (~95 modules) on every command's start-up, and only a command that parses by schema can throw one.
+ */
+function isZodError(err: unknown): err is z.ZodError {
+  return err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
 }
 
 /**
@@ -70,7 +79,7 @@ export function reportError(err: unknown, ctx: CliContext): ExitCode {
     if (ctx.verbose && exit === EXIT.failed && !(err instanceof CliError) && err.stack) debugStack(ctx, err.stack);
     return exit;
   }
-  if (err instanceof z.ZodError) {
+  if (isZodError(err)) {
     ctx.log.error(formatIssues(err.issues));
     return EXIT.usage;
   }

@@ -9,7 +9,6 @@ const require = createRequire(import.meta.url);
 const DispatcherBase = require('undici/lib/dispatcher/dispatcher') as { prototype: object };
 Object.assign(DispatcherBase.prototype, require('undici/lib/api') as object);
 const Agent = require('undici/lib/dispatcher/agent') as typeof AgentT;
-const EnvHttpProxyAgent = require('undici/lib/dispatcher/env-http-proxy-agent') as typeof EnvHttpProxyAgentT;
 
 /** TLS material for https:// nodes, already loaded (PEM text). */
 export interface TlsOptions {
@@ -68,6 +67,8 @@ export function createAgent(opts: AgentOptions = {}): Dispatcher {
   const connect = { timeout, ...tls };
   const common = { connections: opts.connectionsPerNode ?? 16, keepAliveTimeout: 10_000 };
   if (opts.proxy) {
+    // Loaded only with proxy settings: the proxy agents (HTTP and SOCKS) are five more modules.
+    const EnvHttpProxyAgent = require('undici/lib/dispatcher/env-http-proxy-agent') as typeof EnvHttpProxyAgentT;
     return new EnvHttpProxyAgent({
       ...common,
       connect,

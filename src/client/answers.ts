@@ -2,22 +2,31 @@
  * Reading a node's answers: a 2xx body checked against the shape the call expects (anything
  * else is `bad_answer`, in words that say what was expected), and a write's acknowledgement.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { formatIssues, parseJsonAllowingTrailingCommas } from '../protocol/index.js';
+import type * as Schemas from './answer-schemas.js';
 import { NodeRequestError } from './errors.js';
 
+export type AnswerSchemas = typeof Schemas;
+let loading: Promise<AnswerSchemas> | undefined;
+
+/** The answer schemas, loaded once, on the first answer that needs one (a hand check passed saves loading zod). */
+export function answerSchemas(): Promise<AnswerSchemas> {
+  return (loading ??= import('./answer-schemas.js'));
+}
+
 /**
- * Parses a node's 2xx answer against `schema`. Anything else is `bad_answer`, never
- * "unreachable": the node did answer. `expected` says in words what would have been understood.
+ * Parses a node's 2xx answer against the schema `pick` chooses. Anything else is `bad_answer`,
+ * never "unreachable": the node did answer. `expected` says in words what would have been understood.
  */
-export function parseAnswer<S extends z.ZodType>(
+export async function parseAnswer<S extends z.ZodType>(
   node: string,
   text: string,
-  schema: S,
+  pick: (schemas: AnswerSchemas) => S,
   what: string,
   expected: string,
   opts: { trailingCommas?: boolean; matches?: (json: unknown) => boolean } = {},
-): z.infer<S> {
+): Promise<z.infer<S>> {
   let json: unknown;
   try {
     json = opts.trailingCommas ? parseJsonAllowingTrailingCommas(text) : JSON.parse(text);
@@ -31,7 +40,7 @@ export function parseAnswer<S extends z.ZodType>(
   // A large, frequent answer may come with a hand check of the same shape: when it holds, the value
   // is what the schema (which transforms nothing) would give; otherwise the schema says what is wrong.
   if (opts.matches?.(json)) return json as z.infer<S>;
-  const parsed = schema.safeParse(json);
+  const parsed = pick(await answerSchemas()).safeParse(json);
   if (!parsed.success) {
     // A node (or proxy) that answers 200 with its error object: show its own words.
     if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { error?: unknown }).error === 'string') {
@@ -107,11 +116,4 @@ export function writeAck(node: string, text: string): WriteAck {
 export const STATUS_SHAPE = 'a JSON object with nnt, text and histogram members, each holding string attributes with running "true" or "false"';
 export const ROLLUP_SHAPE = 'a JSON array of [seconds, number or null] rows';
 export const ROLLUP_ALL_SHAPE = 'a JSON array of [seconds, object of numbers or null] rows';
-
-export const textRows = z.array(z.tuple([z.number(), z.string()]));
-/** Histogram rows as api/read-histogram.md gives them: `[seconds, period, {bin: count}]`. */
-export const histogramRows = z.array(z.tuple([z.number(), z.number(), z.record(z.string(), z.number().int().nonnegative())]));
 export const HISTOGRAM_ROWS_SHAPE = 'a JSON array of [seconds, period, {bin: count}] rows';
-
-/** The only answer that means a DELETE started a sweep. */
-export const startedAck = z.array(z.unknown()).length(0, { message: 'expected [] (the sweep started)' });

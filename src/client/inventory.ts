@@ -4,17 +4,8 @@
  * retention and its rollups' file systems (`GET /state`). A list the node does not give is a
  * `problem` naming the request, never an empty list: "lists nothing" and "holds nothing" differ.
  */
-import {
-  rollupFsOf,
-  retentionConfigOf,
-  stateStorageSchema,
-  type ManagedBy,
-  type NodeInventory,
-  type NodeRetentionConfig,
-  type RollupFs,
-  type ShardList,
-  type ShardRange,
-} from '../protocol/index.js';
+import { rollupFsOf, retentionConfigOf, type ManagedBy, type NodeInventory, type NodeRetentionConfig, type RollupFs, type ShardList, type ShardRange } from '../protocol/index.js';
+import { answerSchemas } from './answers.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { fanOut } from './fan-out.js';
 import type { CallOptions, NodeClient } from './node-client.js';
@@ -61,26 +52,31 @@ export interface ListSelection {
   histogramPeriods: readonly number[];
 }
 
-const skipped = Promise.resolve(undefined);
-
-/** The selected inventories of one node, in parallel. */
+/**
+ * The selected inventories of one node: in parallel, or with `inTurn` one request after another
+ * (on one kept-alive connection: a parallel look opens a connection per extra list, on both sides).
+ */
 export async function fetchListed(
   client: NodeClient,
   sel: ListSelection,
   call: CallOptions = {},
+  opts: { inTurn?: boolean } = {},
 ): Promise<Pick<NodeInventory, 'node' | 'histogram'> & Partial<Pick<NodeInventory, 'nnt' | 'raw' | 'histogramRaw'>>> {
   const periods = [...new Set(sel.histogramPeriods)].sort((a, b) => a - b);
-  const [nnt, raw, histogramRaw, ...hist] = await Promise.all([
-    sel.nnt
-      ? client.nntShards(call).then(
-          (byPeriod): NodeInventory['nnt'] => ({ byPeriod }),
-          (err: unknown): NodeInventory['nnt'] => ({ problem: why(err, '/list_nntbs_shards') }),
-        )
-      : skipped,
-    sel.raw ? listOf('/raw/list_shards', () => client.startEndShards({ kind: 'raw' }, call)) : skipped,
-    sel.histogramRaw ? listOf('/histogram_raw/list_shards', () => client.startEndShards({ kind: 'histogram_raw' }, call)) : skipped,
-    ...periods.map((period) => listOf(`/histogram/${period}/list_shards`, () => client.startEndShards({ kind: 'histogram', period }, call))),
-  ]);
+  const nntList = (): Promise<NodeInventory['nnt']> =>
+    client.nntShards(call).then(
+      (byPeriod): NodeInventory['nnt'] => ({ byPeriod }),
+      (err: unknown): NodeInventory['nnt'] => ({ problem: why(err, '/list_nntbs_shards') }),
+    );
+  const skipped = (): Promise<undefined> => Promise.resolve(undefined);
+  const asks: Array<() => Promise<ShardList | NodeInventory['nnt'] | undefined>> = [
+    sel.nnt ? nntList : skipped,
+    sel.raw ? () => listOf('/raw/list_shards', () => client.startEndShards({ kind: 'raw' }, call)) : skipped,
+    sel.histogramRaw ? () => listOf('/histogram_raw/list_shards', () => client.startEndShards({ kind: 'histogram_raw' }, call)) : skipped,
+    ...periods.map((period) => () => listOf(`/histogram/${period}/list_shards`, () => client.startEndShards({ kind: 'histogram', period }, call))),
+  ];
+  const got = opts.inTurn ? await inTurn(asks) : await Promise.all(asks.map((ask) => ask()));
+  const [nnt, raw, histogramRaw, ...hist] = got as [NodeInventory['nnt'] | undefined, ShardList | undefined, ShardList | undefined, ...ShardList[]];
   return {
     node: client.url,
     ...(nnt ? { nnt } : {}),
@@ -88,6 +84,12 @@ export async function fetchListed(
     ...(histogramRaw ? { histogramRaw } : {}),
     histogram: new Map(periods.map((p, i) => [p, hist[i]!])),
   };
+}
+
+async function inTurn<T>(asks: ReadonlyArray<() => Promise<T>>): Promise<T[]> {
+  const out: T[] = [];
+  for (const ask of asks) out.push(await ask());
+  return out;
 }
 
 /** The four inventories of one node; `histogramPeriods` are the periods whose histogram shards are asked for. */
@@ -112,7 +114,7 @@ export async function fetchRetentionFacts(client: NodeClient, opts: InventoryOpt
   const call = opts.call ?? {};
   try {
     const [state, managedBy] = await Promise.all([client.nodeState(call), managedByOf(client, call)]);
-    const storage = stateStorageSchema.safeParse(state);
+    const storage = (await answerSchemas()).stateStorageSchema.safeParse(state);
     const own = state.histogram?.rollups ?? [];
     const inventory = await fetchInventory(client, [...own, ...(opts.histogramPeriods ?? [])], call);
     return {

@@ -9,17 +9,13 @@ import {
   formatSpan,
   formatTimestamp,
   msFromSeconds,
+  isWireSweepStatus,
   normaliseStatus,
   NNT_SHARDS_SHAPE,
-  nntShardListSchema,
   nntShardsByPeriod,
-  rollupAllRowsSchema,
   scanNntShards,
   scanStartEndShards,
   START_END_SHARDS_SHAPE,
-  startEndShardListSchema,
-  rollupRowsSchema,
-  wireSweepStatusSchema,
   type HeaderPrefix,
   type HistogramBins,
   type HistogramRecord,
@@ -30,31 +26,15 @@ import {
   type SweepRequest,
   type SweepStatus,
   type TextRecord,
-  deleteAnswerSchema,
-  findAnswerSchema,
-  findCountSchema,
   readTagHeader,
-  canonicalDeleteSchema,
   tagHeaderName,
   type DataType,
   type DeleteResultRow,
   type FoundMetric,
 } from '../protocol/index.js';
-import {
-  locateSchema,
-  nodeStateSchema,
-  nodeStatsSchema,
-  replicationStatusSchema,
-  isReplicationStatus,
-  gossipSchema,
-  type ReplicationStatus,
-  type WireGossip,
-  type WireLocate,
-  type WireNodeState,
-  type WireNodeStats,
-} from '../protocol/cluster.js';
+import { isReplicationStatus, type ReplicationStatus, type WireGossip, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
-import { HISTOGRAM_ROWS_SHAPE, histogramRows, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, startedAck, STATUS_SHAPE, textRows, writeAck, type WriteAck } from './answers.js';
+import { HISTOGRAM_ROWS_SHAPE, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, STATUS_SHAPE, writeAck, type WriteAck } from './answers.js';
 import {
   GOSSIP_ANSWER_BYTES,
   INVENTORY_ANSWER_BYTES,
@@ -226,19 +206,23 @@ export class NodeClient {
     const res = await this.sweepCall({ method: 'DELETE', path: '/sweep_delete', headers }, call, NO_RETRY);
     // Only `[]` means "started": a 2xx with anything else (a proxy's HTML page, an error object)
     // is not evidence that the node began this sweep.
-    parseAnswer(this.url, res.text, startedAck, 'sweep delete', '[] (the sweep started)');
+    await parseAnswer(this.url, res.text, (s) => s.startedAck, 'sweep delete', '[] (the sweep started)');
   }
 
   /** `retry` overrides the client's policy for this call (a poll loop is its own retry: it passes NO_RETRY). */
   async sweepStatus(call: CallOptions & { retry?: RetryPolicy } = {}): Promise<SweepStatus> {
     const res = await this.sweepCall({ method: 'GET', path: '/sweep_delete' }, call, call.retry);
-    return normaliseStatus(parseAnswer(this.url, res.text, wireSweepStatusSchema, 'sweep status', STATUS_SHAPE, { trailingCommas: true }));
+    return normaliseStatus(
+      await parseAnswer(this.url, res.text, (s) => s.wireSweepStatusSchema, 'sweep status', STATUS_SHAPE, { trailingCommas: true, matches: isWireSweepStatus }),
+    );
   }
 
   /** The production store's `GET /sweep_delete/cancel`; returns the status after cancelling. */
   async cancelSweep(call: CallOptions = {}): Promise<SweepStatus> {
     const res = await this.sweepCall({ method: 'GET', path: '/sweep_delete/cancel' }, call);
-    return normaliseStatus(parseAnswer(this.url, res.text, wireSweepStatusSchema, 'sweep cancel', STATUS_SHAPE, { trailingCommas: true }));
+    return normaliseStatus(
+      await parseAnswer(this.url, res.text, (s) => s.wireSweepStatusSchema, 'sweep cancel', STATUS_SHAPE, { trailingCommas: true, matches: isWireSweepStatus }),
+    );
   }
 
   /** The request path of a rollup read, exactly as sent (exported for --dry-run and tests). */
@@ -262,7 +246,7 @@ export class NodeClient {
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     if (q.type === 'all') {
-      const rows = parseAnswer(this.url, res.text, rollupAllRowsSchema, 'rollup read', ROLLUP_ALL_SHAPE);
+      const rows = await parseAnswer(this.url, res.text, (s) => s.rollupAllRowsSchema, 'rollup read', ROLLUP_ALL_SHAPE);
       return {
         limited,
         points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v === null ? null : fillAll(v) })),
@@ -272,7 +256,7 @@ export class NodeClient {
     // explain an answer that does not fit it.
     const fast = numericPoints(res.text);
     if (fast) return { limited, points: fast };
-    const rows = parseAnswer(this.url, res.text, rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
+    const rows = await parseAnswer(this.url, res.text, (s) => s.rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     return { limited, points: rows.map(([ts, v]) => ({ timestampMs: msFromSeconds(ts), value: v })) };
   }
 
@@ -292,7 +276,7 @@ export class NodeClient {
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
     const fast = stream.end();
     if (fast) return { ...fast, limited };
-    const rows = parseAnswer(this.url, stream.text(), rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
+    const rows = await parseAnswer(this.url, stream.text(), (s) => s.rollupRowsSchema, 'rollup read', ROLLUP_SHAPE);
     const timestampsMs = new Float64Array(rows.length);
     const values = new Float64Array(rows.length);
     rows.forEach(([ts, v], i) => {
@@ -330,7 +314,7 @@ export class NodeClient {
   async readText(q: { uuid: string; metric: string; startMs: number; endMs: number }, call: CallOptions = {}): Promise<Array<[number, string]>> {
     const path = `/read/${Math.floor(q.startMs / 1000)}/${Math.ceil(q.endMs / 1000)}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, textRows, 'text read', 'a JSON array of [milliseconds, text] pairs');
+    return await parseAnswer(this.url, res.text, (s) => s.textRows, 'text read', 'a JSON array of [milliseconds, text] pairs');
   }
 
   /**
@@ -347,13 +331,13 @@ export class NodeClient {
     const end = Math.max(start, Math.ceil(q.endMs / 1000) - 1);
     const path = `/histogram/${start}/${end}/${q.periodS}/${encodePathSegment(q.uuid)}/${encodePathSegment(q.metric)}`;
     const res = await this.call({ method: 'GET', path }, call, undefined, READ_BACK_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, histogramRows, 'histogram read', HISTOGRAM_ROWS_SHAPE);
+    return await parseAnswer(this.url, res.text, (s) => s.histogramRows, 'histogram read', HISTOGRAM_ROWS_SHAPE);
   }
 
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
+    return await parseAnswer(this.url, res.text, (s) => s.nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
   }
 
   /**
@@ -370,7 +354,7 @@ export class NodeClient {
   async nntShards(call: CallOptions = {}): Promise<Map<number, ShardRange[]>> {
     const res = await this.call({ method: 'GET', path: '/list_nntbs_shards', headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
     const fast = scanNntShards(jsonOrUndefined(res.text));
-    return fast ?? nntShardsByPeriod(parseAnswer(this.url, res.text, nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
+    return fast ?? nntShardsByPeriod(await parseAnswer(this.url, res.text, (s) => s.nntShardListSchema, 'nntbs shard list', NNT_SHARDS_SHAPE));
   }
 
   /**
@@ -381,13 +365,16 @@ export class NodeClient {
     const path = list.kind === 'histogram' ? `/histogram/${list.period}/list_shards` : `/${list.kind}/list_shards`;
     const res = await this.call({ method: 'GET', path, headers: { accept: 'application/json' } }, call, undefined, INVENTORY_ANSWER_BYTES);
     const fast = scanStartEndShards(jsonOrUndefined(res.text));
-    return fast ?? parseAnswer(this.url, res.text, startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE).map((s) => ({ start: s.start, end: s.end }));
+    return (
+      fast ??
+      (await parseAnswer(this.url, res.text, (s) => s.startEndShardListSchema, `${list.kind} shard list`, START_END_SHARDS_SHAPE)).map((s) => ({ start: s.start, end: s.end }))
+    );
   }
 
   /** `GET /stats.json`: the node's stats tree (identity, semver, topology.current/next leaves). */
   async nodeStats(call: CallOptions = {}): Promise<WireNodeStats> {
     const res = await this.call({ method: 'GET', path: '/stats.json' }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, nodeStatsSchema, 'node stats', 'a JSON stats tree with identity and topology leaves');
+    return await parseAnswer(this.url, res.text, (s) => s.nodeStatsSchema, 'node stats', 'a JSON stats tree with identity and topology leaves');
   }
 
   /**
@@ -416,13 +403,13 @@ export class NodeClient {
   /** `GET /locate/json/<uuid>/<metric>`: the owners of a metric as the node places it, primary first. */
   async locate(uuid: string, metric: string, call: CallOptions = {}): Promise<WireLocate> {
     const res = await this.call({ method: 'GET', path: `/locate/json/${encodePathSegment(uuid)}/${encodePathSegment(metric)}` }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, locateSchema, 'locate', 'a JSON array of the owner nodes');
+    return await parseAnswer(this.url, res.text, (s) => s.locateSchema, 'locate', 'a JSON array of the owner nodes');
   }
 
   /** `GET /replication/json` (tsnode's own): what this node's journals still hold per peer, and what it received. */
   async replicationStatus(call: CallOptions = {}): Promise<ReplicationStatus> {
     const res = await this.call({ method: 'GET', path: '/replication/json' }, call, undefined, STATUS_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}', {
+    return await parseAnswer(this.url, res.text, (s) => s.replicationStatusSchema, 'replication status', 'a JSON object {peers: [{id, url, pending, ...}], received}', {
       matches: isReplicationStatus,
     });
   }
@@ -430,7 +417,7 @@ export class NodeClient {
   /** `GET /gossip/json`: each node's gossip entry, the answering node's own first (its `latency` says how far each peer is behind it). */
   async gossip(call: CallOptions = {}): Promise<WireGossip> {
     const res = await this.call({ method: 'GET', path: '/gossip/json' }, call, undefined, GOSSIP_ANSWER_BYTES);
-    return parseAnswer(this.url, res.text, gossipSchema, 'gossip', 'a JSON array [{id, gossip_time, gossip_age, latency: {<peer id>: "<seconds>"}}]');
+    return await parseAnswer(this.url, res.text, (s) => s.gossipSchema, 'gossip', 'a JSON array [{id, gossip_time, gossip_age, latency: {<peer id>: "<seconds>"}}]');
   }
 
   /**
@@ -468,14 +455,14 @@ export class NodeClient {
   /** `GET /find/<account>/tags`: the metrics the query selects on this node, at most `limit`. */
   async findTags(c: TagCall, call: CallOptions = {}): Promise<TagPage<FoundMetric>> {
     const res = await this.call({ method: 'GET', path: NodeClient.tagPath('find', c.query, c.account), headers: this.tagHeaders(c) }, call, undefined, tagAnswerBytes(c.limit));
-    const rows = parseAnswer(this.url, res.text, findAnswerSchema, 'find', 'a JSON array of {uuid, metric_name, category, type, account_id}');
+    const rows = await parseAnswer(this.url, res.text, (s) => s.findAnswerSchema, 'find', 'a JSON array of {uuid, metric_name, category, type, account_id}');
     return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
   }
 
   /** `GET /find/<account>/tags?count_only=1`: how many metrics the query selects on this node. */
   async countTags(c: Omit<TagCall, 'limit'>, call: CallOptions = {}): Promise<{ count: number; estimate: boolean }> {
     const res = await this.call({ method: 'GET', path: NodeClient.tagPath('find', c.query, c.account, true), headers: this.tagHeaders(c) }, call, undefined, STATUS_ANSWER_BYTES);
-    const body = parseAnswer(this.url, res.text, findCountSchema, 'find count', 'a JSON object {count, estimate}');
+    const body = await parseAnswer(this.url, res.text, (s) => s.findCountSchema, 'find count', 'a JSON object {count, estimate}');
     return { count: body.count, estimate: body.estimate === true };
   }
 
@@ -491,7 +478,7 @@ export class NodeClient {
     if (c.scope.kind === 'before') headers[tagHeaderName('deleteTime')] = String(c.scope.before);
     const path = NodeClient.tagPath(c.scope.kind === 'full' ? 'full' : c.scope.type, c.query);
     const res = await this.call({ method: 'DELETE', path, headers }, call, undefined, tagAnswerBytes(c.limit));
-    const rows = parseAnswer(this.url, res.text, deleteAnswerSchema, 'tag delete', 'a JSON array of {metric_name, delete_result, payload}');
+    const rows = await parseAnswer(this.url, res.text, (s) => s.deleteAnswerSchema, 'tag delete', 'a JSON array of {metric_name, delete_result, payload}');
     return { rows, incomplete: readTagHeader(res.headers, 'incomplete')?.value === 'true' };
   }
 
@@ -499,7 +486,7 @@ export class NodeClient {
   async deleteCanonical(c: { uuid: string; metric: string; account: number }, call: CallOptions = {}): Promise<void> {
     const path = `/full/canonical/${encodePathSegment(c.uuid)}/${encodePathSegment(c.metric)}`;
     const res = await this.call({ method: 'DELETE', path, headers: this.tagHeaders({ account: c.account }) }, call, NO_RETRY, STATUS_ANSWER_BYTES);
-    parseAnswer(this.url, res.text, canonicalDeleteSchema, 'full delete', '{"status": "succeeded"}');
+    await parseAnswer(this.url, res.text, (s) => s.canonicalDeleteSchema, 'full delete', '{"status": "succeeded"}');
   }
 
   private async write(path: string, body: readonly unknown[] | string | Uint8Array, call: CallOptions & { method?: 'POST' | 'PUT' }): Promise<WriteAck> {

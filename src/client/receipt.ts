@@ -6,7 +6,8 @@
  * free megabytes before and after (`/state` `nntbs.rollup_<period>.fs`): "freed so far", since the
  * store frees space asynchronously. `takeLook` reads (client), `makeReceipt` diffs (pure).
  */
-import { rollupFsOf, stateStorageSchema, type NodeInventory, type RollupFs, type ShardList, type ShardRange, type SweepRequest, type WireNodeState } from '../protocol/index.js';
+import { rollupFsOf, type NodeInventory, type RollupFs, type ShardList, type ShardRange, type SweepRequest, type WireNodeState } from '../protocol/index.js';
+import { answerSchemas } from './answers.js';
 import { NodeRequestError } from './errors.js';
 import { fetchListed } from './inventory.js';
 import { fanOut } from './fan-out.js';
@@ -122,10 +123,12 @@ export async function lookAtNode(client: NodeClient, scope: LookScope, opts: { c
   const call = opts.call ?? {};
   try {
     const state = opts.state ?? (await client.nodeState(call));
-    const storage = stateStorageSchema.safeParse(state);
+    const storage = (await answerSchemas()).stateStorageSchema.safeParse(state);
     const own = state.histogram?.rollups ?? [];
     const periods = [...scope.histogramPeriods, ...(scope.histogramOwn ? own : [])];
-    const inventory = await fetchListed(client, { nnt: scope.nnt, raw: rawTouched(scope, state), histogramRaw: histogramRawTouched(scope, own), histogramPeriods: periods }, call);
+    // In turn: a node's lists on the one connection the run's polls keep (a look is a few small answers).
+    const sel = { nnt: scope.nnt, raw: rawTouched(scope, state), histogramRaw: histogramRawTouched(scope, own), histogramPeriods: periods };
+    const inventory = await fetchListed(client, sel, call, { inTurn: true });
     return { node: client.url, at: now(), inventory, fs: storage.success ? rollupFsOf(storage.data.nntbs) : new Map() };
   } catch (err) {
     if (!(err instanceof NodeRequestError)) throw err;

@@ -32,14 +32,18 @@ export function numericPoints(text: string): RollupPoint<number | null>[] | unde
   return points;
 }
 
-const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-
-function skipWs(text: string, i: number): number {
-  for (;;) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || c === 10 || c === 13 || c === 9) i++;
-    else return i;
+/**
+ * JSON whitespace (space, line feed, carriage return, tab) from `i` on. Every read of `b` here and
+ * below stays inside it: a read past the end deoptimises the scan, which a year of rows feels.
+ */
+function skipWs(b: Uint8Array, i: number): number {
+  const n = b.length;
+  while (i < n) {
+    const c = b[i]!;
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return i;
+    i++;
   }
+  return i;
 }
 
 /** Every member present, null where the node left one out. */
@@ -49,29 +53,26 @@ export function fillAll(v: Partial<Record<keyof RollupAll, number | null | undef
   return out;
 }
 
-/**
- * Whether a number that ends at `j` may go on in the next chunk: `s` ends there, or with a `.`,
- * `e` or `E` (and at most a sign) after it, which the next chunk could complete (`1.` + `5`).
- */
-function cutShort(s: string, j: number): boolean {
-  if (j >= s.length) return true;
-  const c = s.charCodeAt(j);
-  return (c === 46 || c === 101 || c === 69) && s.length - j <= 2;
-}
-
-/** parseRow's answers besides an index: the row runs past the text seen so far, or is not of the shape. */
+/** parseRow's answers besides an index: the row runs past the bytes seen so far, or is not of the shape. */
 const MORE = -1;
 const BAD = -2;
 
+/** Powers of ten a double holds exactly (10^22 is the last). */
+const EXACT_POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/** Whether `b[i]` is a digit (false past the end). */
+const digitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
+
 /**
  * `[[seconds, number|null], ...]` read into two Float64Arrays as the answer arrives in chunks (a
- * BodySink), without JSON.parse's array per row: each complete row is read as its chunk arrives;
- * only an unfinished row's text is carried to the next chunk. Strict JSON grammar for this shape.
- * The raw bytes are kept until the end, so an answer that does not fit (another shape, bad JSON)
- * still goes to the schema and its messages (`text()`).
+ * BodySink), straight from the bytes: no string per chunk, no array per row. Each complete row is
+ * read as its chunk arrives; only an unfinished row's bytes are carried to the next chunk. Strict
+ * JSON grammar for this shape. The raw bytes are kept until the end, so an answer that does not fit
+ * (another shape, bad JSON) still goes to the schema and its messages (`text()`), which name the
+ * row at fault.
  */
 export class NumericRowStream {
-  private carry = '';
+  private carry: Buffer | undefined;
   /** 0: before the outer `[`; 1: before a row (or `]` of an empty array); 2: after a row; 3: after the outer `]`. */
   private stage = 0;
   private bad = false;
@@ -79,9 +80,11 @@ export class NumericRowStream {
   private ts: Float64Array = new Float64Array(1024);
   private vals: Float64Array = new Float64Array(1024);
   private n = 0;
+  /** The number numberAt() read last. */
+  private num = 0;
 
   start(): void {
-    this.carry = '';
+    this.carry = undefined;
     this.stage = 0;
     this.bad = false;
     this.chunks = [];
@@ -91,16 +94,15 @@ export class NumericRowStream {
   chunk(bytes: Buffer): void {
     this.chunks.push(bytes);
     if (this.bad) return;
-    // The shape is ASCII; latin1 maps each byte to one char, so anything else fails the scan below.
-    const s = this.carry === '' ? bytes.toString('latin1') : this.carry + bytes.toString('latin1');
-    const i = this.scan(s);
+    const b = this.carry ? Buffer.concat([this.carry, bytes]) : bytes;
+    const i = this.scan(b);
     if (i === BAD) this.bad = true;
-    else this.carry = s.slice(i);
+    else this.carry = i < b.length ? b.subarray(i) : undefined;
   }
 
   /** The columns, or undefined when the answer is not `[[seconds, number|null], ...]` (then use text()). */
   end(): { timestampsMs: Float64Array; values: Float64Array } | undefined {
-    if (this.bad || this.stage !== 3 || skipWs(this.carry, 0) !== this.carry.length) return undefined;
+    if (this.bad || this.stage !== 3 || (this.carry && skipWs(this.carry, 0) !== this.carry.length)) return undefined;
     return { timestampsMs: this.ts.slice(0, this.n), values: this.vals.slice(0, this.n) };
   }
 
@@ -110,16 +112,16 @@ export class NumericRowStream {
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
 
-  /** Reads what it can of `s`; returns where the unread rest starts, or BAD. */
-  private scan(s: string): number {
-    let i = skipWs(s, 0);
+  /** Reads what it can of `b`; returns where the unread rest starts, or BAD. */
+  private scan(b: Buffer): number {
+    let i = skipWs(b, 0);
     for (;;) {
-      if (i >= s.length) return i;
-      const c = s.charCodeAt(i);
+      if (i >= b.length) return i;
+      const c = b[i];
       if (this.stage === 0) {
         if (c !== 91) return BAD;
         this.stage = 1;
-        i = skipWs(s, i + 1);
+        i = skipWs(b, i + 1);
         continue;
       } else if (this.stage === 2) {
         if (c === 93) {
@@ -128,70 +130,104 @@ export class NumericRowStream {
         }
         if (c !== 44) return BAD;
         // Keep the comma with an unfinished row: the row after it is read once whole.
-        const next = skipWs(s, i + 1);
-        if (next >= s.length) return i;
-        const end = this.row(s, next);
+        const next = skipWs(b, i + 1);
+        if (next >= b.length) return i;
+        const end = this.row(b, next);
         if (end === MORE) return i;
         if (end === BAD) return BAD;
-        i = skipWs(s, end);
+        i = skipWs(b, end);
         continue;
       } else if (this.stage === 3) return i;
       // stage 1: the first row, or the `]` of an empty array.
-      if (s.charCodeAt(i) === 93) {
+      if (c === 93) {
         this.stage = 3;
         return i + 1;
       }
-      const end = this.row(s, i);
+      const end = this.row(b, i);
       if (end === MORE) return i;
       if (end === BAD) return BAD;
-      i = skipWs(s, end);
+      i = skipWs(b, end);
     }
   }
 
-  /** One `[seconds, number|null]` at `i`: stored, and the index after its `]`; MORE when `s` ends first. */
-  private row(s: string, i: number): number {
-    if (s.charCodeAt(i) !== 91) return BAD;
-    i = skipWs(s, i + 1);
-    JSON_NUMBER.lastIndex = i;
-    if (!JSON_NUMBER.test(s)) return i >= s.length || (s.charCodeAt(i) === 45 && i + 1 >= s.length) ? MORE : BAD;
-    let j = JSON_NUMBER.lastIndex;
-    if (cutShort(s, j)) return MORE;
-    const ts = Number(s.slice(i, j));
-    i = skipWs(s, j);
-    if (i >= s.length) return MORE;
-    if (s.charCodeAt(i) !== 44) return BAD;
-    i = skipWs(s, i + 1);
-    if (i >= s.length) return MORE;
+  /** One `[seconds, number|null]` at `i`: stored, and the index after its `]`; MORE when `b` ends first. */
+  private row(b: Buffer, i: number): number {
+    if (b[i] !== 91) return BAD;
+    i = this.numberAt(b, skipWs(b, i + 1));
+    if (i < 0) return i;
+    const ts = this.num;
+    i = skipWs(b, i);
+    if (i >= b.length) return MORE;
+    if (b[i] !== 44) return BAD;
+    i = skipWs(b, i + 1);
+    if (i >= b.length) return MORE;
     let v: number;
-    if (s.charCodeAt(i) === 110) {
-      if (i + 4 > s.length) return MORE;
-      if (s.charCodeAt(i + 1) !== 117 || s.charCodeAt(i + 2) !== 108 || s.charCodeAt(i + 3) !== 108) return BAD;
+    if (b[i] === 110) {
+      if (i + 4 > b.length) return MORE;
+      if (b[i + 1] !== 117 || b[i + 2] !== 108 || b[i + 3] !== 108) return BAD;
       v = NaN;
       i += 4;
     } else {
-      JSON_NUMBER.lastIndex = i;
-      if (!JSON_NUMBER.test(s)) return i + 1 >= s.length ? MORE : BAD;
-      j = JSON_NUMBER.lastIndex;
-      if (cutShort(s, j)) return MORE;
-      v = Number(s.slice(i, j));
-      i = j;
+      i = this.numberAt(b, i);
+      if (i < 0) return i;
+      v = this.num;
     }
-    i = skipWs(s, i);
-    if (i >= s.length) return MORE;
-    if (s.charCodeAt(i) !== 93) return BAD;
+    i = skipWs(b, i);
+    if (i >= b.length) return MORE;
+    if (b[i] !== 93) return BAD;
     if (this.n === this.ts.length) {
       const grow = (a: Float64Array): Float64Array => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
+        const bigger = new Float64Array(a.length * 2);
+        bigger.set(a);
+        return bigger;
       };
       this.ts = grow(this.ts);
       this.vals = grow(this.vals);
     }
-    this.ts[this.n] = Math.round(ts * 1000);
+    this.ts[this.n] = msFromSeconds(ts);
     this.vals[this.n] = v;
     this.n++;
     this.stage = 2;
     return i + 1;
+  }
+
+  /**
+   * A JSON number at `i` into `this.num`: the index after it, BAD, or MORE when `b` ends inside
+   * it or right after it (the next chunk could go on with it). Exact: digits that fit in 2^53
+   * with at most 22 after the point are one correctly rounded division (both operands exact,
+   * Clinger's fast path); anything else (an exponent, more digits) is left to Number().
+   */
+  private numberAt(b: Buffer, i: number): number {
+    const start = i;
+    const n = b.length;
+    const negative = i < n && b[i] === 45;
+    if (negative) i++;
+    if (i >= n) return MORE;
+    let m = 0;
+    if (b[i] === 48) i++;
+    else if (digitAt(b, i)) {
+      while (digitAt(b, i)) m = m * 10 + (b[i++]! - 48);
+    } else return BAD;
+    let fraction = 0;
+    if (i < n && b[i] === 46) {
+      const first = ++i;
+      while (digitAt(b, i)) m = m * 10 + (b[i++]! - 48);
+      fraction = i - first;
+      if (fraction === 0) return i >= n ? MORE : BAD;
+    }
+    let exponent = false;
+    if (i < n && (b[i] === 101 || b[i] === 69)) {
+      exponent = true;
+      i++;
+      if (i < n && (b[i] === 43 || b[i] === 45)) i++;
+      if (!digitAt(b, i)) return i >= n ? MORE : BAD;
+      while (digitAt(b, i)) i++;
+    }
+    if (i >= n) return MORE;
+    if (!exponent && m <= Number.MAX_SAFE_INTEGER && fraction <= 22) {
+      const v = fraction === 0 ? m : m / EXACT_POW10[fraction]!;
+      this.num = negative ? -v : v;
+    } else this.num = Number(b.toString('latin1', start, i));
+    return i;
   }
 }

@@ -4,65 +4,21 @@
  * stats tree as gosnowth reads it). Loose: a production node reports far more than these
  * members, and only what is read here is checked.
  */
-import { z } from 'zod';
-
-const spans = z.array(z.number().int().positive());
-
-/** `GET /state`: the members tsnode uses. `current`/`next` are a topology hash or "-". */
-export const nodeStateSchema = z.looseObject({
-  identity: z.string().min(1),
-  current: z.string().optional(),
-  next: z.string().optional(),
-  base_rollup: z.number().int().positive().optional(),
-  rollups: spans.optional(),
-  nnt: z.looseObject({ rollups: spans.optional() }).optional(),
-  histogram: z.looseObject({ rollups: spans.optional() }).optional(),
-  features: z.record(z.string(), z.unknown()).optional(),
-  version: z.string().optional(),
-  application: z.string().optional(),
-});
+import type { z } from 'zod';
+import type { gossipSchema, locateSchema, nodeStateSchema, nodeStatsSchema, replicationStatusSchema } from './schemas.js';
+/** `GET /state`: the members tsnode uses (nodeStateSchema, schemas.ts). */
 export type WireNodeState = z.infer<typeof nodeStateSchema>;
 
-/** A libmtev stats leaf: `{"_type": "s", "_value": "..."}`. */
-const leaf = z.looseObject({ _type: z.string().optional(), _value: z.unknown() });
-
-/** `GET /stats.json`: the tree's leaves the production client reads. */
-export const nodeStatsSchema = z.looseObject({
-  identity: leaf.optional(),
-  semver: leaf.optional(),
-  version: leaf.optional(),
-  application: leaf.optional(),
-  topology: z.looseObject({ current: leaf.optional(), next: leaf.optional() }).optional(),
-});
+/** `GET /stats.json`: the leaves the production client reads (nodeStatsSchema). */
 export type WireNodeStats = z.infer<typeof nodeStatsSchema>;
 
-/** `GET /locate/json/<uuid>/<metric>`: the key and the owner nodes, primary first. */
-export const locateSchema = z.looseObject({
-  key: z.string(),
-  location: z.array(z.looseObject({ id: z.string(), address: z.string().optional(), port: z.number().optional(), apiport: z.number().optional(), weight: z.number().optional() })),
-});
+/** `GET /locate/json/<uuid>/<metric>` (locateSchema). */
 export type WireLocate = z.infer<typeof locateSchema>;
 
 /** The hash a node reports when it has no topology (or no rebalance in progress, for `next`). */
 export const NO_TOPOLOGY = '-';
 
-/** `GET /replication/json` (tsnode's own): per peer, the journal not yet delivered; records received. */
-export const replicationStatusSchema = z.looseObject({
-  peers: z.array(
-    z.looseObject({
-      id: z.string(),
-      url: z.string(),
-      pending: z.number().int().nonnegative(),
-      bytes: z.number().nonnegative(),
-      oldest_offset: z.number().nullable(),
-      lag_seconds: z.number().nonnegative(),
-      paused: z.boolean(),
-      last_error: z.string().nullable(),
-      dead_letters: z.number().int().nonnegative(),
-    }),
-  ),
-  received: z.looseObject({ clients: z.number(), peers: z.number() }),
-});
+/** `GET /replication/json` (replicationStatusSchema). */
 export type ReplicationStatus = z.infer<typeof replicationStatusSchema>;
 
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
@@ -85,15 +41,5 @@ export function isReplicationStatus(json: unknown): json is ReplicationStatus {
   return true;
 }
 
-/**
- * `GET /gossip/json` (circonus/irondb-docs api/gossip-json): one entry per node, the answering
- * node's own first. `latency` maps a peer's id to how many seconds that peer is behind this node
- * (strings with decimals, as the store sends them; numbers accepted too).
- */
-export const gossipSchema = z.array(
-  z.looseObject({
-    id: z.string(),
-    latency: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
-  }),
-);
+/** `GET /gossip/json` (gossipSchema). */
 export type WireGossip = z.infer<typeof gossipSchema>;

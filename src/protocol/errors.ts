@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { TsnodeError } from '../tsnode-error.js';
 
 /** Stable error codes the node puts in `code` (spec part B). */
@@ -45,11 +45,11 @@ export class ProtocolError extends TsnodeError {
 }
 
 /** Every error response is a JSON object with at least these two members. */
-export const errorBodySchema = z.looseObject({
-  error: z.string(),
-  code: z.string().optional(),
-});
-export type ErrorBody = z.infer<typeof errorBodySchema>;
+export interface ErrorBody {
+  error: string;
+  code?: string;
+  [member: string]: unknown;
+}
 
 /** Renders zod issues as `path: message` lines, the project's one format for validation errors. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {

@@ -9,7 +9,8 @@
  *   extension: a reference node's configured retention, seconds per span).
  * Loose: members not read here are ignored.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { nntShardListSchema, stateStorageSchema } from './schemas.js';
 
 /** Who removes a node's old data: tsnode's sweeps, or the node itself (the store since 0.19.23). */
 export type ManagedBy = 'sweep' | 'node';
@@ -48,18 +49,10 @@ export interface NodeRetentionConfig {
   histogramRaw?: number | null;
 }
 
-const seconds = z.number().int().nonnegative();
-
-const nntShard = z
-  .looseObject({ block_floor: seconds, block_ceiling: seconds.optional(), 'block:ceiling': seconds.optional(), mode: z.string().optional() })
-  .refine((s) => s.block_ceiling !== undefined || s['block:ceiling'] !== undefined, { message: 'a shard needs block_ceiling (or block:ceiling)' });
-
-export const nntShardListSchema = z.array(z.looseObject({ period: z.number().int().positive(), shard: z.array(nntShard) }));
-export const startEndShardListSchema = z.array(z.looseObject({ start: seconds, end: seconds }));
-
 export const NNT_SHARDS_SHAPE = 'a JSON array of {period, shard: [{block_floor, block_ceiling, mode}]}';
 export const START_END_SHARDS_SHAPE = 'a JSON array of {start, end} (epoch seconds)';
 
+const isAmount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 const isSecond = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 /**
@@ -110,18 +103,6 @@ export function nntShardsByPeriod(wire: z.infer<typeof nntShardListSchema>): Map
   return out;
 }
 
-const fs = z.looseObject({ id: z.string().optional(), totalMB: z.number().nonnegative(), freeMB: z.number().nonnegative() });
-const spanSeconds = z.record(z.string().regex(/^\d+$/), seconds);
-
-/** The `/state` members read for retention: the rollups' file systems and the configured retention. */
-export const stateStorageSchema = z.looseObject({
-  nntbs: z.record(z.string(), z.unknown()).optional(),
-  retention: z
-    .looseObject({ nnt: spanSeconds.optional(), histogram: spanSeconds.optional(), raw: seconds.nullable().optional(), histogram_raw: seconds.nullable().optional() })
-    .nullable()
-    .optional(),
-});
-
 /** A rollup's file system as `/state` reports it (`nntbs.rollup_<period>.fs`). */
 export interface RollupFs {
   id: string | null;
@@ -135,8 +116,11 @@ export function rollupFsOf(nntbs: Record<string, unknown> | undefined): Map<numb
   for (const [key, value] of Object.entries(nntbs ?? {})) {
     const m = /^rollup_(\d+)$/.exec(key);
     if (!m || !value || typeof value !== 'object') continue;
-    const parsed = fs.safeParse((value as { fs?: unknown }).fs);
-    if (parsed.success) out.set(Number(m[1]), { id: parsed.data.id ?? null, totalMB: parsed.data.totalMB, freeMB: parsed.data.freeMB });
+    const fs = (value as { fs?: unknown }).fs;
+    if (!fs || typeof fs !== 'object' || Array.isArray(fs)) continue;
+    const { id, totalMB, freeMB } = fs as Record<string, unknown>;
+    if ((id !== undefined && typeof id !== 'string') || !isAmount(totalMB) || !isAmount(freeMB)) continue;
+    out.set(Number(m[1]), { id: id ?? null, totalMB, freeMB });
   }
   return out;
 }

@@ -1,19 +1,24 @@
-import { z } from 'zod';
 import { DATA_TYPES, type DataType } from './types.js';
 
-/**
- * `GET /sweep_delete` on the wire: every attribute is a string (`"running":"true"`).
- * Unknown attributes from newer nodes are kept, not rejected.
- */
-const wireTypeStatusSchema = z.record(z.string(), z.string()).refine((o) => o.running === 'true' || o.running === 'false', {
-  message: 'running must be the string "true" or "false"',
-});
-export const wireSweepStatusSchema = z.looseObject({
-  nnt: wireTypeStatusSchema,
-  text: wireTypeStatusSchema,
-  histogram: wireTypeStatusSchema,
-});
+/** `GET /sweep_delete` on the wire (checked by wireSweepStatusSchema, schemas.ts): every attribute a string. */
 export type WireSweepStatus = Record<DataType, Record<string, string>> & Record<string, unknown>;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One type's wire status: string attributes only, `running` "true" or "false". */
+function isWireTypeStatus(v: unknown): boolean {
+  if (!isRecord(v) || (v.running !== 'true' && v.running !== 'false')) return false;
+  for (const key in v) if (typeof v[key] !== 'string') return false;
+  return true;
+}
+
+/**
+ * The same check as wireSweepStatusSchema (schemas.ts), by hand: a `read` asks for the status
+ * beside every rollup, and loading zod for it would cost the read more than the answer does.
+ */
+export function isWireSweepStatus(json: unknown): json is WireSweepStatus {
+  return isRecord(json) && isWireTypeStatus(json.nnt) && isWireTypeStatus(json.text) && isWireTypeStatus(json.histogram);
+}
 
 /** How a sweep ended for one type, as the reference node records it. */
 export const SWEEP_RESULTS = ['completed', 'cancelled', 'replaced', 'failed'] as const;
@@ -99,7 +104,7 @@ function sweptBeforeOf(v: string | undefined): Record<number, number> | undefine
 }
 
 /** Normalises a validated wire status into typed values. */
-export function normaliseStatus(wire: z.infer<typeof wireSweepStatusSchema>): SweepStatus {
+export function normaliseStatus(wire: WireSweepStatus): SweepStatus {
   const out = {} as SweepStatus;
   for (const type of DATA_TYPES) {
     const w = wire[type];

@@ -5,7 +5,8 @@
  * Header names, the per-metric answer and its status words, the find answer: shared by the node
  * (which answers them) and the client (which reads them).
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { deleteResultRowSchema, foundMetricSchema } from './schemas.js';
 import { HEADER_PREFIXES } from './headers.js';
 
 /** Header suffixes, sent as `X-Snowth-<suffix>` (the store's spelling); nodes accept `X-Service-` too. */
@@ -65,25 +66,7 @@ export function deleteStatusOf(result: string): DeleteStatus | null {
   return (DELETE_STATUSES as readonly string[]).includes(word) ? (word as DeleteStatus) : null;
 }
 
-/** One metric of a tag-query delete answer. `payload`: the reference node puts the check uuid there. */
-export const deleteResultRowSchema = z.looseObject({
-  metric_name: z.string(),
-  delete_result: z.string(),
-  payload: z.unknown().optional(),
-});
+/** One metric of a tag-query delete answer (deleteResultRowSchema, schemas.ts). */
 export type DeleteResultRow = z.infer<typeof deleteResultRowSchema>;
-export const deleteAnswerSchema = z.array(deleteResultRowSchema);
-
-/** One metric of a find answer. `type`: `numeric`, `text`, `histogram`, or a comma list of them. */
-export const foundMetricSchema = z.looseObject({
-  uuid: z.string(),
-  metric_name: z.string(),
-  category: z.string().optional(),
-  type: z.string().optional(),
-  account_id: z.number().optional(),
-});
+/** One metric of a find answer (foundMetricSchema, schemas.ts). */
 export type FoundMetric = z.infer<typeof foundMetricSchema>;
-export const findAnswerSchema = z.array(foundMetricSchema);
-export const findCountSchema = z.looseObject({ count: z.number().int().nonnegative(), estimate: z.boolean().optional() });
-/** `DELETE /full/canonical/<uuid>/<metric>`: only `succeeded` is success. */
-export const canonicalDeleteSchema = z.looseObject({ status: z.literal('succeeded') });

@@ -67,6 +67,22 @@ function equalBytes(kept: Uint8Array, buf: Uint8Array, from: number, to: number)
   return true;
 }
 
+/**
+ * Whether the record `at` locates has the id and metric at those other positions. Their last bytes
+ * first: ids written in sequence (and metrics like `cpu.1`, `cpu.2`) differ at the end, where a
+ * byte-by-byte compare from the start would get last.
+ */
+function sameSeries(buf: Uint8Array, at: Located, idFrom: number, idTo: number, metricFrom: number, metricTo: number): boolean {
+  return (
+    at.idTo - at.idFrom === idTo - idFrom &&
+    at.metricTo - at.metricFrom === metricTo - metricFrom &&
+    buf[at.idTo - 1] === buf[idTo - 1] &&
+    buf[at.metricTo - 1] === buf[metricTo - 1] &&
+    sameBytes(buf, at.idFrom, at.idTo, idFrom, idTo) &&
+    sameBytes(buf, at.metricFrom, at.metricTo, metricFrom, metricTo)
+  );
+}
+
 /** Routes records to their owners on a ring; indices are positions in the ring's topology. */
 export class OwnerRouter {
   readonly ring: Ring;
@@ -171,7 +187,7 @@ export class OwnerRouter {
         const v = JSON.parse(Buffer.prototype.utf8Slice.call(buf, start, p) as string) as { id: string; metric: string };
         owners = this.ownersOf(v.id, v.metric);
         prevIdFrom = -1;
-      } else if (prevIdFrom >= 0 && sameBytes(buf, at.idFrom, at.idTo, prevIdFrom, prevIdTo) && sameBytes(buf, at.metricFrom, at.metricTo, prevMetricFrom, prevMetricTo)) {
+      } else if (prevIdFrom >= 0 && sameSeries(buf, at, prevIdFrom, prevIdTo, prevMetricFrom, prevMetricTo)) {
         owners = prevOwners;
       } else {
         owners = this.placedBytes(buf, at);

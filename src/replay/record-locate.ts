@@ -77,11 +77,18 @@ function startsWith(buf: Uint8Array, p: number, prefix: Uint8Array): boolean {
   return true;
 }
 
-/** The end of a string's text from `p` (its closing quote), or -1 when it has an escape. */
+/**
+ * The end of a string's text from `p` (its closing quote), or -1 when it has an escape or no end.
+ * One pass in JavaScript: an id or a metric is a few dozen bytes, less than a call into
+ * Buffer.indexOf costs (and its text would be read a second time for the escapes).
+ */
 function plainStringEnd(buf: Buffer, p: number): number {
-  const q = buf.indexOf(QUOTE, p);
-  for (let i = p; i < q; i++) if (buf[i] === BACKSLASH) return -1;
-  return q;
+  for (let i = p; i < buf.length; i++) {
+    const c = buf[i];
+    if (c === QUOTE) return i;
+    if (c === BACKSLASH) return -1;
+  }
+  return -1;
 }
 
 /**

@@ -85,6 +85,8 @@ export interface ApplyRetentionOptions {
   /** Makes the run state durable (the run file). Awaited before every DELETE; a failure there sends nothing. */
   persist?: (state: RunState) => Promise<void>;
   onEvent?: (e: RetentionEvent) => void;
+  /** A node sent to in this attempt has ended its steps (nothing more is sent to it); other nodes may still run. */
+  onNodeEnd?: (node: string) => void;
   /** Extra preflight rules (ring coverage, node identity): any problem refuses the run, nothing sent. */
   checks?: readonly PreflightCheck[];
   /** Leave out nodes that do not answer the preflight (their step is `skipped`). */
@@ -144,7 +146,7 @@ export async function applyRetention(clients: readonly NodeClient[], plan: Reten
   // 2. Nodes left out at preflight stop at the step they are at.
   await run.leaveOut(pre.unreachable);
   // 3. Every node's steps, nodes side by side sharing one request limiter.
-  await Promise.all(send.map((node) => run.guarded(node)));
+  await Promise.all(send.map((node) => run.guarded(node).then(() => opts.onNodeEnd?.(node))));
   return run.finish(pre);
 }
 

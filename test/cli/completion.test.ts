@@ -131,8 +131,8 @@ describe('the completion scripts', () => {
     expect(out).toEqual(['_tsnode']);
   });
 
-  it("are generated from the program: every command, its options and its parents' are in them", () => {
-    const specs = completionSpecs(buildProgram(async () => {}));
+  it("are generated from the program: every command, its options and its parents' are in them", async () => {
+    const specs = completionSpecs(await buildProgram(async () => {}));
     const root = specs.find((s) => s.path === '')!;
     expect(root.subcommands.map((s) => s.name)).toEqual(expect.arrayContaining(['sweep', 'status', 'history', 'read', 'write', 'cluster', 'demo', 'profile', 'completion']));
     const history = specs.find((s) => s.path === 'history')!;

@@ -312,6 +312,69 @@ describe('tsnode read: broken answers', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/unexpected answer: \[0\]\[1\]: .*\(and 47 more\)/);
   });
+  it('one malformed row among many is named by its index, nothing is printed', async () => {
+    const rows = Array.from({ length: 2000 }, (_, i) => `[${1700000000 + i * 60},${i % 7 === 0 ? 'null' : i / 8}]`);
+    for (const [bad, why] of [
+      ['[1700100000,"7"]', /unexpected answer: \[1234\]\[1\]: .*expected number/],
+      ['[1700100000,7,8]', /unexpected answer: \[1234\]: .*expected array to have <=2 items/],
+      ['[1700100000]', /unexpected answer: \[1234\]: .*expected array to have >=2 items/],
+    ] as const) {
+      node.reply = { body: `[${rows.map((r, i) => (i === 1234 ? bad : r)).join(',')}]` };
+      for (const output of ['csv', 'json']) {
+        const r = await read(['cpu', ...range, '--output', output]);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toMatch(why);
+        expect(r.stderr).toContain('expected a JSON array of [seconds, number or null] rows');
+      }
+    }
+  });
+});
+
+describe('tsnode read: output pinned byte for byte', () => {
+  // Every kind of number a node may send (17 digits, exponents, beyond 2^53, null, -1e-6), as the
+  // built bin prints it: the bytes are the contract of `read -o csv` and `-o json`.
+  const range = ['--start', '1700000000', '--end', '1700001800', '--span', '300s'];
+  const body = '[[1700000000,50.23888860980741],[1700000300,null],[1700000600,-0.000001],[1700000900,1e21],[1700001200,12345678901234567890],[1700001500,0.30000000000000004]]';
+  it('CSV and JSON of a multi-row answer', async () => {
+    node.reply = { body };
+    const csv = await spawnRead(['cpu', ...range, '-o', 'csv']);
+    expect(csv.code).toBe(0);
+    expect(csv.stdout).toBe(
+      'time,time_iso,value\r\n1700000000,2023-11-14T22:13:20Z,50.23888860980741\r\n1700000300,2023-11-14T22:18:20Z,\r\n1700000600,2023-11-14T22:23:20Z,-0.000001\r\n' +
+        '1700000900,2023-11-14T22:28:20Z,1e+21\r\n1700001200,2023-11-14T22:33:20Z,12345678901234567000\r\n1700001500,2023-11-14T22:38:20Z,0.30000000000000004\r\n',
+    );
+    expect(csv.stderr).toMatch(/· 6 rows\n/);
+    const json = await read(['cpu', ...range, '-o', 'json']);
+    expect(json.code).toBe(0);
+    expect(json.stdout).toBe(
+      [
+        '{',
+        '  "kind": "nnt",',
+        `  "node": "${node.url}",`,
+        `  "uuid": "${U}",`,
+        '  "metric": "cpu",',
+        '  "type": "average",',
+        '  "engine": "dispatch",',
+        '  "span": 300,',
+        '  "start": 1700000000,',
+        '  "start_iso": "2023-11-14T22:13:20Z",',
+        '  "end": 1700001800,',
+        '  "end_iso": "2023-11-14T22:43:20Z",',
+        '  "limited": false,',
+        '  "rows": [',
+        '    {"time":1700000000,"time_iso":"2023-11-14T22:13:20Z","value":50.23888860980741},',
+        '    {"time":1700000300,"time_iso":"2023-11-14T22:18:20Z","value":null},',
+        '    {"time":1700000600,"time_iso":"2023-11-14T22:23:20Z","value":-0.000001},',
+        '    {"time":1700000900,"time_iso":"2023-11-14T22:28:20Z","value":1e+21},',
+        '    {"time":1700001200,"time_iso":"2023-11-14T22:33:20Z","value":12345678901234567000},',
+        '    {"time":1700001500,"time_iso":"2023-11-14T22:38:20Z","value":0.30000000000000004}',
+        '  ]',
+        '}',
+        '',
+      ].join('\n'),
+    );
+  });
 });
 
 describe('tsnode read --compare', () => {

@@ -17,7 +17,7 @@ export async function parseArgv(argv: readonly string[]): Promise<ParseResult> {
   const runner: Runner = async (_load, opts) => {
     options = opts as Record<string, unknown>;
   };
-  const program = buildProgram(runner);
+  const program = await buildProgram(runner);
   let ran: Command | undefined;
   program.hook('preAction', (_self, action) => {
     ran = action;

@@ -409,24 +409,21 @@ describe('parser contract: argv -> command and options', () => {
     expect(r.globals).toEqual({ ...GLOBAL_DEFAULTS, ...globals });
   });
 
-  it('every command of the program has a row', () => {
+  it('every command of the program has a row', async () => {
     const paths: string[] = [];
     const visit = (cmd: Command, path: string): void => {
       if (cmd.commands.length === 0) paths.push(path);
       for (const sub of cmd.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
     };
-    visit(
-      buildProgram(async () => {}),
-      '',
-    );
+    visit(await buildProgram(async () => {}), '');
     const covered = new Set(CONTRACT.map((row) => row[1]));
     const missing = paths.filter((p) => !covered.has(p));
     expect(missing, `no parser contract row for: ${missing.join(', ')} (add one to CONTRACT in test/unit/cli-parser.test.ts)`).toEqual([]);
   });
 
-  it('no command declares an option the program reads globally (the program would take it first)', () => {
+  it('no command declares an option the program reads globally (the program would take it first)', async () => {
     const clashes: string[] = [];
-    const program = buildProgram(async () => {});
+    const program = await buildProgram(async () => {});
     // The program's own options, as main.ts declares them (and help, which commander adds).
     const globalFlags = new Set([...program.options.flatMap((o) => [o.short, o.long]), '-h', '--help']);
     expect(globalFlags).toContain('--profile');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCoverage, type ListedNode } from '../../src/client/coverage.js';
 import { selfFromState, selfFromStats, type NodeSelf } from '../../src/client/discovery.js';
 import { checkSpans, smallestSpan } from '../../src/client/spans.js';
-import { nodeStateSchema, nodeStatsSchema } from '../../src/protocol/cluster.js';
+import { nodeStateSchema, nodeStatsSchema } from '../../src/protocol/schemas.js';
 import { topologyHash, type Topology } from '../../src/ring/index.js';
 
 const IDS = ['1f846f26-0cfd-4df5-b4f1-e0930604e577', '765ac4cc-1929-4642-9ef1-d194d08f9538', '8c2fc7b8-c569-402d-a393-db433fb267aa'];

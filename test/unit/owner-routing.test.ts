@@ -85,6 +85,36 @@ describe('OwnerRouter.split', () => {
     );
   });
 
+  it('places each of neighbouring records that share their ids and metrics but for one byte, in every spot (primary and owners)', () => {
+    // Ids and metrics of equal length and the same last byte, differing in one byte anywhere else:
+    // a record is never given its neighbour's placement.
+    const baseId = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+    const lines: string[] = [];
+    for (let at = 0; at < baseId.length - 1; at++) {
+      if (baseId[at] === '-') continue;
+      const other = `${baseId.slice(0, at)}${baseId[at] === '0' ? '1' : '0'}${baseId.slice(at + 1)}`;
+      for (const [id, metric] of [
+        [baseId, 'cpu.user'],
+        [other, 'cpu.user'],
+        [other, 'cpu.usxr'],
+        [other, 'xpu.user'],
+      ] as const)
+        lines.push(JSON.stringify({ metric, id, offset: 60 * lines.length, count: 1, value: 1 }));
+    }
+    const batch = batchOf(lines);
+    for (const primaryOnly of [false, true]) {
+      const routed = new OwnerRouter(ring).split(batch, primaryOnly);
+      const got = new Map<number, number[]>();
+      for (const s of routed.slices) s.index.forEach((k) => got.set(k, [...(got.get(k) ?? []), s.node]));
+      lines.forEach((l, k) => {
+        const v = JSON.parse(l) as { id: string; metric: string };
+        const owners = ownersOf(v.id, v.metric);
+        expect(got.get(k)).toEqual(primaryOnly ? [owners[0]] : [...owners].sort((a, b) => a - b));
+        if (primaryOnly) expect(routed.placement?.[k]).toEqual(owners);
+      });
+    }
+  });
+
   it('sends a rejects-file line that names its owner to that owner alone; a non-owner named means all owners', () => {
     const id = ids[0]!;
     const [primary, second] = ownersOf(id, 'cpu');

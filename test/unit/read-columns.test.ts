@@ -1,4 +1,5 @@
 import { MockAgent } from 'undici';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
 import { columnsCsvChunks, gridCsv, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
@@ -133,5 +134,30 @@ describe('columnsCsvChunks', () => {
       expect([...columnsCsvChunks(ts, vs, 'value', span)].join('')).toBe(want);
       expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
     }
+  });
+});
+
+describe('NumericRowStream numbers', () => {
+  // The scanner reads most numbers by hand (digits within 2^53, one exact division): it must give
+  // the very double JSON.parse gives, for every spelling of every double, and for long digit strings.
+  const spellings = (v: number): string[] => [String(v), v.toExponential(), v.toPrecision(17), v.toFixed(Math.min(20, Math.max(0, 15 - Math.floor(Math.log10(Math.abs(v) || 1)))))];
+  it('reads every number as JSON.parse does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.stringMatching(/^-?(0|[1-9]\d{0,25})(\.\d{1,30})?$/)), { maxLength: 40 }),
+        (items) => {
+          const texts = items.flatMap((x) => (typeof x === 'string' ? [x] : spellings(x))).filter((t) => /^-?(0|[1-9]\d*)(\.\d+)?(e[+-]?\d+)?$/i.test(t));
+          const body = `[${texts.map((t, i) => `[${i},${t}]`).join(',')}]`;
+          const s = new NumericRowStream();
+          s.start();
+          s.chunk(Buffer.from(body));
+          const r = s.end()!;
+          const want = (JSON.parse(body) as Array<[number, number]>).map(([, v]) => v);
+          expect(Array.from(r.values)).toEqual(want);
+          want.forEach((v, i) => expect(Object.is(r.values[i], v), `${texts[i]}`).toBe(true));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

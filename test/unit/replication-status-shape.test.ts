@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseAnswer } from '../../src/client/answers.js';
-import { isReplicationStatus, replicationStatusSchema } from '../../src/protocol/cluster.js';
+import { isReplicationStatus } from '../../src/protocol/cluster.js';
+import { replicationStatusSchema } from '../../src/protocol/schemas.js';
 
 const peer = { id: 'a1', url: 'http://127.0.0.1:1', pending: 3, bytes: 120, oldest_offset: 1700000000, lag_seconds: 1.5, paused: false, last_error: null, dead_letters: 0 };
 const good = { peers: [peer, { ...peer, id: 'b2', oldest_offset: null, last_error: 'ECONNREFUSED', extra: 'kept' }], received: { clients: 1, peers: 2 }, more: 1 };
@@ -35,11 +36,13 @@ describe('isReplicationStatus', () => {
     expect(isReplicationStatus(json)).toBe(replicationStatusSchema.safeParse(json).success);
   });
 
-  it('the fast path gives what the schema gives; a refused answer still names the field', () => {
+  it('the fast path gives what the schema gives; a refused answer still names the field', async () => {
     const text = JSON.stringify(good);
-    const fast = parseAnswer('http://n', text, replicationStatusSchema, 'replication status', 'x', { matches: isReplicationStatus });
+    const fast = await parseAnswer('http://n', text, (s) => s.replicationStatusSchema, 'replication status', 'x', { matches: isReplicationStatus });
     expect(fast).toEqual(replicationStatusSchema.parse(good));
     const bad = JSON.stringify({ ...good, peers: [{ ...peer, pending: -1 }] });
-    expect(() => parseAnswer('http://n', bad, replicationStatusSchema, 'replication status', 'x', { matches: isReplicationStatus })).toThrow(/peers\[0\]\.pending/);
+    await expect(parseAnswer('http://n', bad, (s) => s.replicationStatusSchema, 'replication status', 'x', { matches: isReplicationStatus })).rejects.toThrow(
+      /peers\[0\]\.pending/,
+    );
   });
 });

@@ -157,13 +157,18 @@ export class Replication {
     return p;
   }
 
+  private placesOf(series: { id: readonly string[]; metric: readonly string[] }): Placement[] {
+    return series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
+  }
+
   /**
    * Sorts the records of one write by owner: record i is of series `seriesOf(i)`, an index into
-   * `series`. When every series goes to the same owners (mostly so: on a ring of W nodes and W
-   * copies always), every selection is 'all' and no record is looked at.
+   * `series()`. When every series goes to the same owners (mostly so: on a ring of W nodes and W
+   * copies always), every selection is 'all' and no record is looked at; when every node owns every
+   * metric, not even the series are asked for.
    */
-  routeRecords(count: number, series: { id: readonly string[]; metric: readonly string[] }, seriesOf: (i: number) => number): RecordRoutes {
-    const places = this.everywhere ? [this.everywhere] : series.id.map((id, k) => this.placementOf(id, series.metric[k]!));
+  routeRecords(count: number, series: () => { id: readonly string[]; metric: readonly string[] }, seriesOf: (i: number) => number): RecordRoutes {
+    const places = this.everywhere ? [this.everywhere] : this.placesOf(series());
     const first = places[0];
     if (!first || places.every((p) => p === first)) {
       const peers = new Map<string, Selection>();

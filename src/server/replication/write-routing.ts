@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ProtocolError, REPLAYED_FROM_HEADER, type DataType } from '../../protocol/index.js';
+import { arrayElementSpans, arrayInner } from '../json-spans.js';
 import type { ParsedNnt } from '../nnt-body.js';
 import { LOG_ENTRY, type PackedWrite, type WriteSeries } from '../packed-write.js';
 import type { NodeContext } from '../routes/context.js';
@@ -47,7 +48,7 @@ export function replicateWrite(node: NodeContext, req: IncomingMessage, kind: Da
     repl.received.peers += w.count;
     return null;
   }
-  const routes = repl.routeRecords(w.count, w.series, w.seriesOf);
+  const routes = repl.routeRecords(w.count, () => w.series, w.seriesOf);
   const journaledAt = node.config.now();
   try {
     for (const [peerId, selection] of routes.peers) {
@@ -85,60 +86,72 @@ export function peerShare(w: WriteShape, selection: Selection): { pieces: Uint8A
 }
 
 /**
- * The shape of a packed write (nnt fast path). With the records' spans in `body`, a run of them is
- * a slice of it; without, each record is spelled out from its numbers.
+ * Records from..to of a JSON array body, as its own bytes: every record is the bytes between the
+ * brackets, a run of them a slice from the first one's start to the last one's end (`spans`, or
+ * found in the body the first time a run is asked for). A body whose records cannot be found
+ * (never so for one JSON.parse took as this array) has them encoded again from `encode`.
  */
-export function packedShape(p: ParsedNnt, body: Uint8Array): WriteShape {
-  const e = p.entries;
-  const spans = p.spans;
-  return {
-    count: e.length / LOG_ENTRY,
-    series: p.series,
-    seriesOf: (i) => e[i * LOG_ENTRY]!,
-    offsetOf: (i) => e[i * LOG_ENTRY + 1]!,
-    jsonOf: spans ? (from, to) => body.subarray(spans[2 * from], spans[2 * to + 1]) : (from, to) => Buffer.from(spelledOut(p, from, to)),
+function bodyRecords(body: Buffer, count: number, spans: Uint32Array | null, encode: (from: number, to: number) => string): WriteShape['jsonOf'] {
+  let found = spans;
+  return (from, to) => {
+    if (from === 0 && to === count - 1) return arrayInner(body);
+    found ??= arrayElementSpans(body, count);
+    return found ? body.subarray(found[2 * from], found[2 * to + 1]) : Buffer.from(encode(from, to));
   };
 }
 
-function spelledOut(p: PackedWrite, from: number, to: number): string {
+/** The shape of a packed write (nnt fast path): a run of records is a slice of the body. */
+export function packedShape(p: ParsedNnt, body: Buffer): WriteShape {
   const e = p.entries;
-  const out: string[] = [];
-  for (let i = from; i <= to; i++) {
-    const o = i * LOG_ENTRY;
-    const k = e[o]!;
-    out.push(
-      `{"id":"${p.series.id[k]!}","metric":${JSON.stringify(p.series.metric[k]!)},"offset":${e[o + 1]},"count":${e[o + 2]},"value":${e[o + 4]},"stddev":${e[o + 5]},"derivative":${e[o + 6]},"derivative_stddev":${e[o + 7]},"counter":${e[o + 8]},"counter_stddev":${e[o + 9]}}`,
-    );
-  }
-  return out.join(',');
+  const count = e.length / LOG_ENTRY;
+  return {
+    count,
+    series: p.series,
+    seriesOf: (i) => e[i * LOG_ENTRY]!,
+    offsetOf: (i) => e[i * LOG_ENTRY + 1]!,
+    jsonOf: bodyRecords(body, count, p.spans, () => {
+      throw new Error('a plain nnt body whose records cannot be found again');
+    }),
+  };
 }
 
-/** The shape of validated records (the general path): each record sent on as the client spelled it. */
-export function recordsShape(items: readonly unknown[], records: ReadonlyArray<{ id: string; metric: string; offset: number }>): WriteShape {
-  const series: WriteSeries = { id: [], metric: [] };
-  const index = new Map<string, number>();
-  const of = new Int32Array(records.length);
-  records.forEach((r, i) => {
-    const key = `${r.id.toLowerCase()}\n${r.metric}`;
-    let k = index.get(key);
-    if (k === undefined) {
-      index.set(key, (k = series.id.length));
-      series.id.push(r.id);
-      series.metric.push(r.metric);
-    }
-    of[i] = k;
-  });
+/**
+ * The shape of validated records (the general path: text, histogram, and nnt bodies the fast path
+ * does not take): each record sent on as the bytes the client sent. `items` are the parsed
+ * records, encoded again only should the body not show them.
+ */
+export function recordsShape(body: Buffer, items: readonly unknown[], records: ReadonlyArray<{ id: string; metric: string; offset: number }>): WriteShape {
+  // The series are found only when asked for: a ring where every node owns every metric never asks.
+  let found: { series: WriteSeries; of: Int32Array } | null = null;
+  const seriesOfRecords = (): { series: WriteSeries; of: Int32Array } => {
+    if (found) return found;
+    const series: WriteSeries = { id: [], metric: [] };
+    const index = new Map<string, number>();
+    const of = new Int32Array(records.length);
+    records.forEach((r, i) => {
+      const key = `${r.id.toLowerCase()}\n${r.metric}`;
+      let k = index.get(key);
+      if (k === undefined) {
+        index.set(key, (k = series.id.length));
+        series.id.push(r.id);
+        series.metric.push(r.metric);
+      }
+      of[i] = k;
+    });
+    return (found = { series, of });
+  };
   return {
     count: records.length,
-    series,
-    seriesOf: (i) => of[i]!,
-    jsonOf: (from, to) =>
-      Buffer.from(
-        items
-          .slice(from, to + 1)
-          .map((item) => JSON.stringify(item))
-          .join(','),
-      ),
+    get series() {
+      return seriesOfRecords().series;
+    },
+    seriesOf: (i) => seriesOfRecords().of[i]!,
+    jsonOf: bodyRecords(body, records.length, null, (from, to) =>
+      items
+        .slice(from, to + 1)
+        .map((item) => JSON.stringify(item))
+        .join(','),
+    ),
     offsetOf: (i) => records[i]!.offset,
   };
 }

@@ -20,10 +20,6 @@ import { packedShape, recordsShape, replicateWrite, selectPacked } from '../repl
 import { misdirectedPacked, misdirectedRecords, writeAnswer } from '../write-answer.js';
 import type { Handler, NodeContext } from './context.js';
 
-async function readRecords(req: IncomingMessage, node: NodeContext): Promise<unknown[]> {
-  return recordsOf(await readBody(req, node.config.maxBodyBytes));
-}
-
 function recordsOf(bytes: Buffer): unknown[] {
   const body = parseJson(bytes);
   if (!Array.isArray(body)) {
@@ -66,21 +62,32 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
   } else {
     const items = recordsOf(bytes);
     const records = validateAll(items, (item) => validateNntRecord(item, { smallestSpan }));
-    const n = storeReplicated(node, req, 'nnt', items, records, (local) => node.store.writeNnt(local));
+    const n = storeReplicated(node, req, 'nnt', { bytes, items }, records, (local) => node.store.writeNnt(local));
     sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
   }
 };
 
-/** Journals the other owners' share, stores this node's, notes late data; returns the records accepted. */
+/** A write's body: its bytes, and the records JSON.parse read from them. */
+interface Body {
+  bytes: Buffer;
+  items: unknown[];
+}
+
+async function readRecords(req: IncomingMessage, node: NodeContext): Promise<Body> {
+  const bytes = await readBody(req, node.config.maxBodyBytes);
+  return { bytes, items: recordsOf(bytes) };
+}
+
+/** Journals the other owners' share (as the body's own bytes), stores this node's, notes late data; returns the records accepted. */
 function storeReplicated<T extends { id: string; metric: string; offset: number }>(
   node: NodeContext,
   req: IncomingMessage,
   kind: DataType,
-  items: readonly unknown[],
+  body: Body,
   records: readonly T[],
   store: (local: readonly T[]) => number,
 ): number {
-  const routed = replicateWrite(node, req, kind, recordsShape(items, records));
+  const routed = replicateWrite(node, req, kind, recordsShape(body.bytes, body.items, records));
   const local = routed === null || routed.local === 'all' ? records : routed.local.map((i) => records[i]!);
   store(local);
   node.late.note(kind, local.length, (i) => local[i]!.offset);
@@ -88,9 +95,9 @@ function storeReplicated<T extends { id: string; metric: string; offset: number 
 }
 
 export const writeText: Handler = async (req, res, _target, node) => {
-  const items = await readRecords(req, node);
-  const records = validateAll(items, validateTextRecord);
-  const n = storeReplicated(node, req, 'text', items, records, (local) => node.store.writeText(local));
+  const body = await readRecords(req, node);
+  const records = validateAll(body.items, validateTextRecord);
+  const n = storeReplicated(node, req, 'text', body, records, (local) => node.store.writeText(local));
   sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
 };
 
@@ -105,9 +112,9 @@ function decodableHistogram(v: Validated<HistogramRecord>): Validated<HistogramR
 }
 
 export const writeHistogram: Handler = async (req, res, _target, node) => {
-  const items = await readRecords(req, node);
+  const body = await readRecords(req, node);
   const periods = node.store.histogramRollups;
-  const records = validateAll(items, (item) => decodableHistogram(validateHistogramRecord(item, periods)));
-  const n = storeReplicated(node, req, 'histogram', items, records, (local) => node.store.writeHistogram(local));
+  const records = validateAll(body.items, (item) => decodableHistogram(validateHistogramRecord(item, periods)));
+  const n = storeReplicated(node, req, 'histogram', body, records, (local) => node.store.writeHistogram(local));
   sendJson(res, 200, writeAnswer(n, misdirectedRecords(node.identity, records)));
 };

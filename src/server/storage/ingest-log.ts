@@ -302,7 +302,8 @@ function readFramesOf(file: Buffer, path: string, generation: number): { frames:
   while (at < file.length) {
     const len = frameAt(file, at);
     if (len > 0) {
-      frames.push({ generation, offset: at, payload: Buffer.from(file.subarray(at + FRAME_HEADER, at + len)) });
+      // A view, not a copy: every frame of a file is read together and let go together.
+      frames.push({ generation, offset: at, payload: file.subarray(at + FRAME_HEADER, at + len) });
       at += len;
       continue;
     }

@@ -1,7 +1,7 @@
 import { fanOut } from '../../../client/fan-out.js';
 import { type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
-import { NodeClient, type RollupResult } from '../../../client/node-client.js';
+import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
 import { NO_RETRY } from '../../../client/retry.js';
 import { metricKey } from '../../../ring/index.js';
@@ -11,13 +11,23 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
-import { errorJson } from '../../render/json-values.js';
-import { compareSeries, type BucketValue, type NodeSeries } from '../../render/rollup.js';
+import type { BucketValue, NodeSeries } from '../../render/rollup.js';
 import type { DiscoveredRing } from '../../../client/discovery.js';
 import { sweptFillWarning, type FilledRows } from './swept-fill.js';
 import type { ReadOptions } from './options.js';
-import { logHeader, printComparison, renderColumns, renderHistogramRows, renderSingle, renderTextRows, type CompareNode } from './render.js';
+import type { CompareNode } from './render.js';
 import { describePlan, planRead, readMeta, type ReadPlan } from './plan.js';
+
+/**
+ * The printing side (tables, charts, colours, CSV): not needed to send a read, so it loads while
+ * the node works on the answer, off the start-up path (bench/read.bench.mjs).
+ */
+const loadRender = (): Promise<typeof import('./render.js')> => import('./render.js');
+
+/** `reading`'s answer and the renderer, both awaited together (so a failed read is never left unhandled). */
+async function withRender<T>(reading: Promise<T>): Promise<[T, Awaited<ReturnType<typeof loadRender>>]> {
+  return Promise.all([reading, loadRender()]);
+}
 
 export async function readAction(flags: ReadOptions & { uuid: string; metric: string }, ctx: CliContext): Promise<ExitCode> {
   const plan = planRead(flags, ctx.now());
@@ -71,41 +81,45 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
   const q = plan.query;
   if (plan.kind === 'text') {
     ctx.log.debug(`GET ${node}/read/... (text)`);
-    const rows = await client.readText(q, { signal: ctx.signal });
-    logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows.length} rows`]);
-    await renderTextRows(rows, plan, ctx, readMeta(plan, node));
+    const [rows, render] = await withRender(client.readText(q, { signal: ctx.signal }));
+    render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows.length} rows`]);
+    await render.renderTextRows(rows, plan, ctx, readMeta(plan, node));
     return EXIT.ok;
   }
   if (plan.kind === 'histogram') {
     ctx.log.debug(`GET ${node}/histogram/... (period ${plan.period})`);
-    const rows = await client.readHistogram({ ...q, periodS: plan.period! }, { signal: ctx.signal });
-    logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows.length} rows`]);
-    await renderHistogramRows(rows, plan, ctx, readMeta(plan, node));
+    const [rows, render] = await withRender(client.readHistogram({ ...q, periodS: plan.period! }, { signal: ctx.signal }));
+    render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows.length} rows`]);
+    await render.renderHistogramRows(rows, plan, ctx, readMeta(plan, node));
     return EXIT.ok;
   }
   const call = { signal: ctx.signal, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
   ctx.log.debug(`GET ${node}${NodeClient.rollupPath(q)}`);
-  // Alongside the read: how far the node's sweeps went per span (a dispatch read fills swept buckets from raw records).
+  // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
+  const columns = q.type !== 'all' && plan.output !== 'chart';
+  const reading = columns ? client.readRollupColumns(q, call) : (client.readRollup(q, call) as Promise<RollupResult<BucketValue>>);
+  // Beside the read, sent after it so the node starts on the rollup first: how far the node's
+  // sweeps went per span (a dispatch read fills swept buckets from raw records). Awaited only
+  // once the rows are in; its failure only means no warning.
   const swept = q.engine === 'dispatch' ? client.sweepStatus({ signal: ctx.signal, retry: NO_RETRY }).catch(() => null) : Promise.resolve(null);
   const warnFilled = async (rows: FilledRows): Promise<void> => {
     const w = sweptFillWarning(await swept, q.spanMs / 1000, rows, node);
     if (w) ctx.log.warn(w);
   };
-  if (q.type !== 'all' && plan.output !== 'chart') {
-    // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
-    const cols = await client.readRollupColumns(q, call);
+  if (columns) {
+    const [cols, render] = await withRender(reading as Promise<RollupColumns>);
     const rows = cols.timestampsMs.length;
-    logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
+    render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
     warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
     await warnFilled({ count: rows, timestampMs: (i) => cols.timestampsMs[i]!, hasValue: (i) => !Number.isNaN(cols.values[i]!) });
-    await renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited });
+    await render.renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited });
     return EXIT.ok;
   }
-  const res = (await client.readRollup(q, call)) as RollupResult<BucketValue>;
-  const used = logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
+  const [res, render] = await withRender(reading as Promise<RollupResult<BucketValue>>);
+  const used = render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${res.points.length} rows`]);
   warnLimited(ctx, node, { limited: res.limited, rows: res.points.length }, plan);
   await warnFilled({ count: res.points.length, timestampMs: (i) => res.points[i]!.timestampMs, hasValue: (i) => res.points[i]!.value !== null });
-  await renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0), { ...readMeta(plan, node), limited: res.limited });
+  await render.renderSingle(res, plan, ctx, used + (res.limited ? 1 : 0), { ...readMeta(plan, node), limited: res.limited });
   return EXIT.ok;
 }
 
@@ -176,11 +190,14 @@ function warnLimited(ctx: CliContext, node: string, res: { limited: boolean; row
 }
 
 async function runCompare(plan: ReadPlan, ctx: CliContext, client: (url: string) => NodeClient, call: { signal: AbortSignal; limit?: number | 'none' }): Promise<ExitCode> {
-  const outcomes = await fanOut(
-    plan.nodes.map((n) => client(n)),
-    (c) => c.readRollup(plan.query, call) as Promise<RollupResult<BucketValue>>,
+  const [outcomes, render] = await withRender(
+    fanOut(
+      plan.nodes.map((n) => client(n)),
+      (c) => c.readRollup(plan.query, call) as Promise<RollupResult<BucketValue>>,
+    ),
   );
   if (ctx.signal.aborted) return EXIT.interrupted;
+  const { compareSeries, errorJson, logHeader, printComparison } = render;
   logHeader(ctx, [`compare ${plan.nodes.length} nodes`, ...describePlan(plan)]);
   const series: NodeSeries[] = [];
   const nodes: CompareNode[] = [];

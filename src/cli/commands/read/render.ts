@@ -6,8 +6,6 @@
  */
 import type { RollupColumns, RollupResult } from '../../../client/node-client.js';
 import type { CliContext } from '../../context.js';
-import { renderChart } from '../../render/chart.js';
-import { painter } from '../../render/painter.js';
 import {
   columnsCsvChunks,
   comparisonJson,
@@ -24,10 +22,13 @@ import {
   type NodeSeries,
   type Paint,
 } from '../../render/rollup.js';
-import { renderCsv, renderTable, tableWidth } from '../../render/table.js';
 import { isoTime } from '../../time.js';
 import type { HistogramBins } from '../../../protocol/index.js';
 import type { ReadPlan } from './plan.js';
+
+// What --compare reads with, for action.ts, which loads this module only once a read is on its way.
+export { compareSeries } from '../../render/rollup.js';
+export { errorJson } from '../../render/json-values.js';
 
 /** One node's outcome in a `--compare` (the JSON document's `nodes`). */
 export interface CompareNode {
@@ -37,6 +38,11 @@ export interface CompareNode {
   rows?: number;
   limited?: boolean;
 }
+
+// Tables (cli-table3), colours (chalk) and charts load only for the outputs that draw them: a
+// CSV or JSON read of a year of buckets never pays for them (bench/read.bench.mjs).
+const tables = (): Promise<typeof import('../../render/table.js')> => import('../../render/table.js');
+const colours = (): Promise<typeof import('../../render/painter.js')> => import('../../render/painter.js');
 
 /** Writes to stdout, waiting for it to drain when it is full (a read can print 100,000 rows). */
 export async function write(ctx: CliContext, text: string): Promise<void> {
@@ -58,17 +64,18 @@ export async function renderTextRows(rows: ReadonlyArray<[number, string]>, plan
     case 'csv':
       return write(
         ctx,
-        renderCsv(
+        (await tables()).renderCsv(
           ['time', 'time_iso', 'value'],
           rows.map(([ms, value]) => [ms / 1000, isoTime(ms), value]),
           { terminal: Boolean(ctx.stdout.isTTY) },
         ),
       );
-    default:
+    default: {
       if (rows.length === 0) {
         ctx.log.info('no text values in range');
         return;
       }
+      const { renderTable, tableWidth } = await tables();
       return write(
         ctx,
         renderTable(
@@ -77,6 +84,7 @@ export async function renderTextRows(rows: ReadonlyArray<[number, string]>, plan
           { colour: ctx.colour, width: tableWidth(ctx) },
         ),
       );
+    }
   }
 }
 
@@ -120,17 +128,18 @@ export async function renderHistogramRows(
     case 'csv':
       return write(
         ctx,
-        renderCsv(
+        (await tables()).renderCsv(
           ['time', 'time_iso', 'period', 'bin', 'count'],
           binLines(rows).map(([s, period, bin, count]) => [s, isoTime(s * 1000), period, bin, count]),
           { terminal: Boolean(ctx.stdout.isTTY) },
         ),
       );
-    default:
+    default: {
       if (rows.length === 0) {
         ctx.log.info('no histograms in range');
         return;
       }
+      const { renderTable, tableWidth } = await tables();
       return write(
         ctx,
         renderTable(
@@ -143,6 +152,7 @@ export async function renderHistogramRows(
           },
         ),
       );
+    }
   }
 }
 
@@ -174,15 +184,15 @@ export function logHeader(ctx: CliContext, parts: string[]): number {
 }
 
 /** Colours for tables, or none at all (no per-cell calls when colour is off). */
-function paintFor(enabled: boolean): Paint | undefined {
+async function paintFor(enabled: boolean): Promise<Paint | undefined> {
   if (!enabled) return undefined;
-  const c = painter(enabled);
+  const c = (await colours()).painter(enabled);
   return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
 }
 
-function tableOpts(ctx: CliContext): { paint?: Paint; width: number | undefined } {
-  const paint = paintFor(ctx.colour);
-  return { ...(paint ? { paint } : {}), width: tableWidth(ctx) };
+async function tableOpts(ctx: CliContext): Promise<{ paint?: Paint; width: number | undefined }> {
+  const paint = await paintFor(ctx.colour);
+  return { ...(paint ? { paint } : {}), width: (await tables()).tableWidth(ctx) };
 }
 
 export function chartSize(ctx: CliContext, headerUsed: number): { width: number; height: number } {
@@ -208,7 +218,7 @@ export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: Cl
         return;
       }
       const grid = gridOfColumns(cols.timestampsMs, cols.values, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, tableOpts(ctx)).join('\n')}\n`);
+      return write(ctx, `${gridTable(grid, spanMs, await tableOpts(ctx)).join('\n')}\n`);
     }
   }
 }
@@ -224,6 +234,7 @@ export async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPla
       return;
     case 'chart': {
       const { width, height } = chartSize(ctx, headerUsed);
+      const [{ renderChart }, { painter }] = await Promise.all([import('../../render/chart.js'), colours()]);
       const c = painter(ctx.colour);
       const lines = renderChart(res.points as Array<{ timestampMs: number; value: number | null }>, {
         width,
@@ -241,7 +252,7 @@ export async function renderSingle(res: RollupResult<BucketValue>, plan: ReadPla
         return;
       }
       const grid = gridOf(res.points, all, plan.query.type);
-      return write(ctx, `${gridTable(grid, spanMs, tableOpts(ctx)).join('\n')}\n`);
+      return write(ctx, `${gridTable(grid, spanMs, await tableOpts(ctx)).join('\n')}\n`);
     }
   }
 }
@@ -268,7 +279,7 @@ export async function printComparison(
     default: {
       const headers = cmp.sources.map((s) => (s.member ? `${nodeLabel(s.node)} ${s.member}` : nodeLabel(s.node)));
       if (cmp.grid.timestampsMs.length > 0) {
-        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...tableOpts(ctx), headers, marks: cmp.differs }).join('\n')}\n`);
+        await write(ctx, `${gridTable(cmp.grid, spanMs, { ...(await tableOpts(ctx)), headers, marks: cmp.differs }).join('\n')}\n`);
       }
     }
   }

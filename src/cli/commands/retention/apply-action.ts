@@ -56,7 +56,7 @@ import { resolveSettings } from './target.js';
 import type { ResolvedTarget } from '../../config/target.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
 import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
-import { lookScopeOf } from '../../../client/receipt.js';
+import { lookScopeOf, type LookScope } from '../../../client/receipt.js';
 import type { WireNodeState } from '../../../protocol/index.js';
 import type { MetricFamily } from '../../render/prometheus.js';
 import type { ManagedBy } from '../../../protocol/index.js';
@@ -260,6 +260,9 @@ async function applyRun(opts: RetentionApplyFlags, given: CliContext, metrics: M
       catchUpBase,
     };
 
+    // Unattended, the receipt's first look runs alongside the preflight: read-only, and nobody's
+    // answer comes between it and the first DELETE (on a refusal it is simply not used).
+    if (unattended(opts, plan)) receipts?.start(receiptScope(plan));
     const result = await runOrRefuse(run, sweepClients, state);
     if (typeof result === 'number') return result;
     held.progress?.stop();
@@ -502,13 +505,22 @@ function confirmHook(run: ApplyContext): (p: { state: RunState; send: string[]; 
       resume: { command: run.catchUpBase.command, addBack: run.catchUpBase.addBack },
     };
     run.log.append(start);
-    // The receipt looks only at the lists this run's DELETEs can change.
-    await run.receipts?.before(lookScopeOf(plan.nodes.flatMap((n) => n.steps.flatMap((st) => (st.request ? [st.request] : [])))));
+    await run.receipts?.before(receiptScope(plan));
     ctx.log.info(`run ${run.runId}: ${steps.join('; ')}; on ${where}${skippedNote}; run file ${run.runFile}`);
     // Made once the run is confirmed: a live display must not draw over the prompt.
     run.held.progress ??= new RetentionProgress(ctx, run.resolved.nodes, plan.steps.length);
     return true;
   };
+}
+
+/** The receipt looks only at the lists this run's DELETEs can change. */
+function receiptScope(plan: RetentionPlan): LookScope {
+  return lookScopeOf(plan.nodes.flatMap((n) => n.steps.flatMap((st) => (st.request ? [st.request] : []))));
+}
+
+/** Whether nothing waits for a person between the preflight and the first DELETE: --yes, and no rule under 1h to type back (or --allow-short-age). */
+function unattended(opts: RetentionApplyFlags, plan: RetentionPlan): boolean {
+  return opts.yes && (opts.allowShortAge || shortRules(plan.policy).length === 0);
 }
 
 /** The library's run (runRetention) with the CLI's hooks; a refusal, a declined prompt or an interruption before anything was sent becomes its exit code or usage error. */
@@ -531,6 +543,7 @@ async function runOrRefuse(run: ApplyContext, sweepClients: readonly NodeClient[
       report,
       persist: (s) => writeRunFile(run.runFile, s),
       onEvent: stepEvents(run),
+      ...(run.receipts ? { onNodeEnd: (node: string) => run.receipts!.nodeEnded(node) } : {}),
       skipUnreachable: run.skipUnreachable,
       confirm: confirmHook(run),
       concurrency: opts.concurrency,
