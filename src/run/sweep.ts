@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import type { NodeClient } from '../client/node-client.js';
 import { connectNodes, type NetworkSettings, type NodeSource } from '../client/network.js';
 import type { DiscoveredRing } from '../client/discovery.js';
+import { lookScopeOf, type Receipt } from '../client/receipt.js';
+import { ReceiptHook } from '../client/receipt-hook.js';
 import { clusterCheck, type ClusterCheckOptions, type ClusterCheckReport, type CoverageOutcome } from '../client/sweep-checks.js';
 import {
   assessPreflight,
@@ -110,6 +112,12 @@ export interface ClusterSweepOptions extends StartOptions, RunRecordHooks {
    * before the end line. Awaited; reads only.
    */
   around?: { before(send: readonly string[], clients: readonly NodeClient[]): Promise<void>; after(runId: string, result: ClusterSweepResult): Promise<void> };
+  /**
+   * Take a receipt (client/receipt-hook.ts) of a run that waits: the inventories of the nodes sent
+   * a DELETE, before the first and after the waiting (`settleMs` later), journaled as a `receipt`
+   * line and returned in the result; none for an interrupted run. Reads only.
+   */
+  receipt?: { settleMs: number; now?: () => number };
 }
 
 /** A finished cluster sweep: one result per node, and what the run means. */
@@ -128,6 +136,8 @@ export interface ClusterSweepRun extends ClusterSweepResult {
   /** Nodes whose sweep may still run (started, lost, unconfirmed, ...). */
   mayRun: string[];
   catchUp: CatchUp | undefined;
+  /** The receipt, when one was asked for (`receipt`) and taken; null otherwise. */
+  receipt: Receipt | null;
 }
 
 const MAY_RUN = new Set(['interrupted', 'started', 'timed_out', 'lost', 'unconfirmed']);
@@ -281,6 +291,13 @@ async function checkAndSend(clients: readonly NodeClient[], req: SweepRequest, o
   const start: SweepStartEntry = { kind: 'sweep.start', run: run.runId, ...run.sweep, nodes, force: Boolean(opts.force), wait, coverage: journaledCoverage(report?.coverage) };
   opts.journal?.append(start);
   const sending = clients.filter((c) => send.includes(c.url));
+  // The receipt of a run that waits (no "after" without the waiting): the nodes sent a DELETE, before and after.
+  const { receipt: asked } = opts;
+  const hook =
+    asked && wait && sending.length
+      ? new ReceiptHook(sending, { settleMs: asked.settleMs, concurrency: opts.concurrency ?? 32, signal: opts.signal ?? new AbortController().signal, now: asked.now ?? Date.now })
+      : undefined;
+  await hook?.before(lookScopeOf([req]));
   await opts.around?.before(send, sending);
   opts.onStage?.({ kind: 'sending', send, skipped: skipped.map((x) => x.node) });
   const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, replicationLag: _l, clockSkew: _s, ...start_ } = opts;
@@ -293,8 +310,9 @@ async function checkAndSend(clients: readonly NodeClient[], req: SweepRequest, o
     });
     result = { ...result, nodes: late.nodes, summary: summarise(late.nodes) };
   }
+  const receipt = hook && !result.interrupted ? await hook.after(opts.journal, run.runId) : null;
   await opts.around?.after(run.runId, result);
-  return end(result);
+  return end(result, receipt);
 }
 
 /**
@@ -346,9 +364,14 @@ async function checkNodes(clients: readonly NodeClient[], opts: ClusterSweepOpti
  * The end of a run, as a function of its nodes' results: the ring nodes left out (and the ones an
  * earlier run swept), the exit code, the nodes left, the catch-up, the journal's end line.
  */
-function runEnd(req: SweepRequest, o: ClusterSweepOptions, run: RunRef, reported: () => ClusterCheckReport | undefined): (result: ClusterSweepResult) => Promise<ClusterSweepRun> {
+function runEnd(
+  req: SweepRequest,
+  o: ClusterSweepOptions,
+  run: RunRef,
+  reported: () => ClusterCheckReport | undefined,
+): (result: ClusterSweepResult, receipt: Receipt | null) => Promise<ClusterSweepRun> {
   const wait = o.wait ?? true;
-  return async (result) => {
+  return async (result, receipt) => {
     const report = reported();
     const missing = notSweptOf(report?.coverage);
     const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();
@@ -383,6 +406,6 @@ function runEnd(req: SweepRequest, o: ClusterSweepOptions, run: RunRef, reported
     };
     o.journal?.append(end);
     const mayRun = result.nodes.filter((n) => MAY_RUN.has(n.state)).map((n) => n.node);
-    return { ...result, runId: run.runId, exitCode, coverage: report?.coverage, report, notSwept, sweptEarlier, pending, mayRun, catchUp };
+    return { ...result, runId: run.runId, exitCode, coverage: report?.coverage, report, notSwept, sweptEarlier, pending, mayRun, catchUp, receipt };
   };
 }

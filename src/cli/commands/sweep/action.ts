@@ -13,9 +13,7 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { newRunId, whoAmI } from '../../journal.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
-import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
-import { lookScopeOf } from '../../../client/receipt.js';
-import type { Receipt } from '../../../client/receipt.js';
+import { receiptFamilies, receiptLine } from '../../receipts.js';
 import { connectError, describeNodes, resolveCommandTarget, warnAboutRing } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
@@ -199,6 +197,8 @@ function coreOptions(
     intervalMs: plan.intervalMs,
     lostAfterMs: plan.lostAfterMs,
     timeoutMs: plan.timeoutMs,
+    // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
+    receipt: { settleMs: plan.settleMs, now: ctx.now },
     ...confirmOption(found, plan, ctx),
     // An age (--before 90d) is pinned from this host's clock: the core checks it against the nodes'.
     ...(plan.maxClockSkewMs !== undefined ? { clockSkew: { maxSkewMs: plan.maxClockSkewMs, limitName: '--max-clock-skew', now: ctx.now } } : {}),
@@ -281,19 +281,6 @@ async function sweepNodes(
   const render = (result: ClusterSweepRun): void => renderResult(result, shown, plan.output, ctx);
   const renderDryRun = (nodes: readonly string[]): ExitCode => dryRun(nodes, found, shown, plan, ctx);
   const { options, stop, lag } = coreOptions(target, found, plan, carried, ctx);
-  // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
-  let hook: ReceiptHook | undefined;
-  let receipt: Receipt | null = null;
-  options.around = {
-    before: async (send, clients) => {
-      if (!plan.wait || send.length === 0) return;
-      hook = new ReceiptHook(clients, { settleMs: plan.settleMs, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now });
-      await hook.before(lookScopeOf([plan.request]));
-    },
-    after: async (runId, r) => {
-      if (hook && !r.interrupted) receipt = await hook.after(options.journal, runId);
-    },
-  };
   let report: ClusterSweepRun['report'];
   options.onReport = (r) => (report = r);
   const on: SweepTarget = {
@@ -319,7 +306,7 @@ async function sweepNodes(
   if ('dryRun' in outcome) return renderDryRun(outcome.nodes);
   const result = outcome;
   render(result);
-  const done: Receipt | null = receipt;
+  const done = result.receipt;
   if (done) ctx.log.info(`${receiptLine(done)} (tsnode history show ${result.runId})`);
   metrics.add(
     {
