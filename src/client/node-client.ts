@@ -32,7 +32,7 @@ import {
   type DeleteResultRow,
   type FoundMetric,
 } from '../protocol/index.js';
-import { isReplicationStatus, type ReplicationStatus, type WireGossip, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
+import { isReplicationStatus, isWireNodeState, type ReplicationStatus, type WireGossip, type WireLocate, type WireNodeState, type WireNodeStats } from '../protocol/cluster.js';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
 import { HISTOGRAM_ROWS_SHAPE, parseAnswer, ROLLUP_ALL_SHAPE, ROLLUP_SHAPE, STATUS_SHAPE, writeAck, type WriteAck } from './answers.js';
 import {
@@ -337,7 +337,9 @@ export class NodeClient {
   /** `GET /state`: the node's identity, topology hashes (`current`, `next`), spans and version. */
   async nodeState(call: CallOptions = {}): Promise<WireNodeState> {
     const res = await this.call({ method: 'GET', path: '/state' }, call, undefined, STATUS_ANSWER_BYTES);
-    return await parseAnswer(this.url, res.text, (s) => s.nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans");
+    return await parseAnswer(this.url, res.text, (s) => s.nodeStateSchema, 'node state', "a JSON object with the node's identity, topology hashes (current, next) and spans", {
+      matches: isWireNodeState,
+    });
   }
 
   /**

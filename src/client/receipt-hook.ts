@@ -7,7 +7,7 @@
  * is recorded in the receipt as a problem, never a reason to stop the run. The run core takes a
  * sweep's receipt itself (run/sweep.ts); `retention apply` holds one (cli/commands/retention).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { abortableSleep } from './clock.js';
 import { limiter, type Gate } from './concurrency.js';
 import type { NodeClient } from './node-client.js';
 import { makeReceipt, receiptToJson, takeLook, type LookScope, type NodeLook, type Receipt, type ReceiptJson } from './receipt.js';
@@ -85,7 +85,7 @@ export class ReceiptHook {
 
   private async lookAfter(client: NodeClient): Promise<NodeLook> {
     const o = this.opts;
-    if (o.settleMs > 0) await sleep(o.settleMs, undefined, { signal: o.signal }).catch(() => undefined);
+    if (o.settleMs > 0) await abortableSleep(o.settleMs, o.signal).catch(() => undefined);
     const [look] = await this.gate(() => this.look([client]));
     return look!;
   }

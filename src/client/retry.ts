@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { abortableSleep } from './clock.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
 
 export interface RetryPolicy {
@@ -43,7 +43,7 @@ export async function withRetry<T>(
       const delay = backoffDelay(policy, attempt, err);
       opts.onRetry?.(err, attempt + 1, delay);
       try {
-        await sleep(delay, undefined, { signal: opts.signal });
+        await abortableSleep(delay, opts.signal);
       } catch {
         throw err;
       }

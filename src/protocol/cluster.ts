@@ -41,5 +41,22 @@ export function isReplicationStatus(json: unknown): json is ReplicationStatus {
   return true;
 }
 
+const isSpanList = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isInteger(x) && x > 0);
+const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
+const isString = (v: unknown): boolean => typeof v === 'string';
+const withRollups = (v: unknown): boolean => isObject(v) && optional(v.rollups, isSpanList);
+
+/**
+ * The same check as nodeStateSchema, by hand: every command that finds its nodes (`--nodes`, a
+ * seed, a profile) asks each for `/state` first, and loading zod for that costs a short `read` or
+ * `write` more than the answer does.
+ */
+export function isWireNodeState(json: unknown): json is WireNodeState {
+  if (!isObject(json) || typeof json.identity !== 'string' || json.identity.length === 0) return false;
+  if (!optional(json.current, isString) || !optional(json.next, isString) || !optional(json.version, isString) || !optional(json.application, isString)) return false;
+  if (!optional(json.base_rollup, (v) => typeof v === 'number' && Number.isInteger(v) && v > 0) || !optional(json.rollups, isSpanList)) return false;
+  return optional(json.nnt, withRollups) && optional(json.histogram, withRollups) && optional(json.features, isObject);
+}
+
 /** `GET /gossip/json` (gossipSchema). */
 export type WireGossip = z.infer<typeof gossipSchema>;

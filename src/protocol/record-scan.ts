@@ -94,8 +94,9 @@ function keyAt(buf: Uint8Array, from: number, len: number): Key | null {
 
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
+/** JSON whitespace. Most bytes asked about are not: one comparison rules them out (the scan asks after every token). */
 export function isWs(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+  return c !== undefined && c <= 0x20 && (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09);
 }
 
 /**

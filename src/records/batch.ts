@@ -1,7 +1,7 @@
 import { PlainRecordCheck } from '../protocol/index.js';
 import { recordIssue, type KindCheck, type RecordKind } from './kinds.js';
 import { JsonArraySplitter } from './json-array-splitter.js';
-import type { RawRecord } from './splitter.js';
+import { SPAN_FIELDS, spanRecord, type RawRecord, type RecordChunk } from './splitter.js';
 
 /** A position in an input: just past record `record`, at `byte` on `line`. */
 export interface Position {
@@ -246,10 +246,10 @@ export class Batcher {
     return this.pool.take(Math.max(atLeast, Math.min(this.opts.batchBytes, 64 * 1024 * 1024) + 2));
   }
 
-  private passed(raw: RawRecord): void {
-    this.posRecord = raw.record;
-    this.posByte = raw.byteEnd;
-    this.posLine = raw.lineEnd;
+  private passed(record: number, byteEnd: number, lineEnd: number): void {
+    this.posRecord = record;
+    this.posByte = byteEnd;
+    this.posLine = lineEnd;
   }
 
   /** Copies the records still held in the reader's chunk into the body (see `deferCopies`). */
@@ -265,20 +265,46 @@ export class Batcher {
 
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
   add(raw: RawRecord): Added {
-    let text = raw.text;
     this.owner = undefined;
     // ASCII bytes where they were read: checked and copied as they are (no encoding of the text).
     const bytes = raw.bytes;
-    let asRead = bytes !== undefined && this.plain !== undefined && this.plain.isPlainValidBytes(bytes, raw.from!, raw.to!);
+    if (bytes !== undefined && this.plain !== undefined && this.plain.isPlainValidBytes(bytes, raw.from!, raw.to!)) {
+      return this.put(undefined, bytes, raw.from!, raw.to!, raw.record, raw.line, raw.byteEnd, raw.lineEnd);
+    }
+    let text = raw.text;
     // Plain numeric records are checked on their bytes; anything else goes through JSON.parse.
-    if (!asRead && (this.plain === undefined || !this.plain.isPlainValid(text))) {
+    if (this.plain === undefined || !this.plain.isPlainValid(text)) {
       const checked = this.general(raw);
       if (typeof checked !== 'string') return checked;
       text = checked;
-      asRead = false;
     }
+    return this.put(text, undefined, 0, 0, raw.record, raw.line, raw.byteEnd, raw.lineEnd);
+  }
+
+  /**
+   * Record `j` of a reader's chunk (its raws, then its spans; see RecordChunk), as `add`. A span
+   * the byte check vouches for goes into the body without an object or a string made for it.
+   */
+  addFrom(c: RecordChunk, j: number): Added {
+    if (j < c.raws.length) return this.add(c.raws[j]!);
+    const s = j - c.raws.length + c.spanFirst;
+    const k = s * SPAN_FIELDS;
+    const from = c.spans[k]!;
+    const to = c.spans[k + 1]!;
+    if (this.plain === undefined || !this.plain.isPlainValidBytes(c.bytes!, from, to)) return this.add(spanRecord(c, s));
+    this.owner = undefined;
+    const line = c.spanLine + c.spans[k + 2]!;
+    return this.put(undefined, c.bytes, from, to, c.spanRecord + s, line, c.base + c.spans[k + 3]!, line + 1);
+  }
+
+  /**
+   * Puts a valid record into the batch: `text`, or (text undefined) bytes[from, to) as read.
+   * Returns the batch it completed, if any.
+   */
+  private put(text: string | undefined, bytes: Buffer | undefined, from: number, to: number, record: number, line: number, byteEnd: number, lineEnd: number): Added {
+    const asRead = text === undefined;
     let full: Batch | undefined;
-    const size = asRead ? raw.to! - raw.from! : Buffer.byteLength(text);
+    const size = asRead ? to - from : Buffer.byteLength(text);
     // `[` or `,` before, `]` after.
     if (this.count > 0 && this.used + size + 2 > this.opts.batchBytes) full = this.flush();
     // The next line of the run's chunk, one newline after it: the run grows (the newline becomes the comma).
@@ -287,11 +313,11 @@ export class Batcher {
       bytes !== undefined &&
       this.count > 0 &&
       this.runBytes === bytes &&
-      raw.from === this.runTo + 1 &&
+      from === this.runTo + 1 &&
       bytes[this.runTo] === NEWLINE &&
       this.used + size + 2 <= this.buf.length
     ) {
-      this.runTo = raw.to!;
+      this.runTo = to;
       this.used = this.runAt + (this.runTo - this.runFrom);
     } else {
       this.release();
@@ -303,20 +329,20 @@ export class Batcher {
       this.buf[this.used++] = this.count === 0 ? 0x5b : COMMA;
       if (asRead && this.opts.deferCopies) {
         this.runBytes = bytes;
-        this.runFrom = raw.from!;
-        this.runTo = raw.to!;
+        this.runFrom = from;
+        this.runTo = to;
         this.runAt = this.used;
         this.used += size;
-      } else this.used += asRead ? bytes!.copy(this.buf, this.used, raw.from, raw.to) : this.buf.write(text, this.used);
+      } else this.used += asRead ? bytes!.copy(this.buf, this.used, from, to) : this.buf.write(text, this.used);
     }
     this.count++;
-    this.records.push(raw.record);
-    this.lines.push(raw.line);
+    this.records.push(record);
+    this.lines.push(line);
     if (this.owner !== undefined || this.owedTo !== undefined) {
       this.owedTo ??= new Array<string | undefined>(this.count - 1).fill(undefined);
       this.owedTo.push(this.owner);
     }
-    this.passed(raw);
+    this.passed(record, byteEnd, lineEnd);
     if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
     return full ? { kind: 'ok', full } : OK;
   }
@@ -328,7 +354,7 @@ export class Batcher {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      this.passed(raw);
+      this.passed(raw.record, raw.byteEnd, raw.lineEnd);
       return {
         kind: 'reject',
         // A copy of its own: the text may be a slice of a much larger decoded window (see RawRecord.text).
@@ -344,7 +370,7 @@ export class Batcher {
     // The node's verdict on this kind; the record goes out as read, so no normalised copy is built.
     const issue = recordIssue(value, this.check);
     if (issue !== undefined) {
-      this.passed(raw);
+      this.passed(raw.record, raw.byteEnd, raw.lineEnd);
       return {
         kind: 'reject',
         reject: { file: this.opts.source, record: raw.record, line: raw.line, error: `${issue.field}: ${issue.reason}`, input: value, inputText: detached(text) },

@@ -1,6 +1,6 @@
 import { isAscii } from 'node:buffer';
 import { CR, isSpace, LBRACE, NL, Pending } from './split-bytes.js';
-import { MAX_RECORD_BYTES, RecordSyntaxError, type RawRecord, type Splitter, type SplitterStart } from './splitter.js';
+import { MAX_RECORD_BYTES, RecordSyntaxError, SPAN_FIELDS, spanRecord, type RawRecord, type RecordChunk, type Splitter, type SplitterStart } from './splitter.js';
 
 /** Largest piece of a chunk decoded into one string at a time (see NdjsonSplitter.push). */
 const DECODE_WINDOW = 60 * 1024;
@@ -19,6 +19,8 @@ const withoutBom = (text: string): string => (text.charCodeAt(0) === 0xfeff ? te
 export class NdjsonSplitter implements Splitter {
   private offset: number;
   private line: number;
+  /** The spans of the last chunk (RecordChunk.spans), reused: grown, never shrunk. */
+  private spans = new Int32Array(SPAN_FIELDS * 1024);
   private record: number;
   private readonly pending = new Pending();
 
@@ -49,38 +51,36 @@ export class NdjsonSplitter implements Splitter {
   }
 
   push(input: Uint8Array): RawRecord[] {
+    return spanRecords(this.pushChunk(input));
+  }
+
+  /**
+   * The records `input` completes, its whole ASCII lines as spans (RecordChunk): the common case
+   * costs an `indexOf` per line and no object or string. Lines carried over from the previous
+   * chunk, and chunks that are not ASCII, come as RawRecords.
+   */
+  pushChunk(input: Uint8Array): RecordChunk {
     const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-    const out: RawRecord[] = [];
+    const out: RecordChunk = { raws: [], bytes: chunk, spans: this.spans, spanFirst: 0, spanCount: 0, spanRecord: 0, spanLine: 0, base: this.offset };
     const base = this.offset;
     let from = 0;
     // A line carried over from the previous chunk is finished on bytes (it may end in a split character).
     if (!this.pending.empty) {
       const nl = chunk.indexOf(NL);
       if (nl >= 0) {
-        this.emitLine(out, this.lineText(chunk, 0, nl), base + nl + 1);
+        this.emitLine(out.raws, this.lineText(chunk, 0, nl), base + nl + 1);
         from = nl + 1;
       }
     }
     const last = this.pending.empty ? chunk.lastIndexOf(NL) : -1;
-    if (last >= from && isAscii(chunk.subarray(from, last))) {
-      // The common case: whole lines of ASCII. Decode them a window at a time and cut the lines
-      // out of that string (byte offsets equal string offsets in ASCII), instead of one decode per
-      // line. Windows stay under 64 KiB: larger strings go to V8's large-object space, which costs
-      // several times more per byte.
-      while (from <= last) {
-        let cut = last + 1;
-        if (cut - from > DECODE_WINDOW) {
-          const nl = chunk.lastIndexOf(NL, from + DECODE_WINDOW - 1);
-          cut = (nl >= from ? nl : chunk.indexOf(NL, from + DECODE_WINDOW)) + 1;
-        }
-        this.asciiLines(out, chunk.toString('latin1', from, cut), base, chunk, from);
-        from = cut;
-      }
+    // (Spans hold offsets as 32-bit integers: a chunk over 2 GiB, which no reader makes, goes line by line.)
+    if (last >= from && chunk.length <= 0x7fffffff && isAscii(chunk.subarray(from, last))) {
+      from = this.asciiSpans(out, chunk, from, last);
     } else {
       for (;;) {
         const nl = chunk.indexOf(NL, from);
         if (nl < 0) break;
-        this.emitLine(out, this.lineText(chunk, from, nl), base + nl + 1);
+        this.emitLine(out.raws, this.lineText(chunk, from, nl), base + nl + 1);
         from = nl + 1;
       }
     }
@@ -93,25 +93,37 @@ export class NdjsonSplitter implements Splitter {
   }
 
   /**
-   * The lines of `text`: whole newline-terminated ASCII lines, decoded from chunk[from, ...) (the
-   * input's byte `base + from`). Each record also says where its bytes are in the chunk.
+   * The whole ASCII lines of chunk[from, last] as spans of `out` (byte offsets are string offsets
+   * in ASCII, so a span's text is its latin1 bytes); returns the offset after them.
    */
-  private asciiLines(out: RawRecord[], text: string, base: number, chunk: Buffer, from: number): void {
-    let i = 0;
-    for (;;) {
-      const nl = text.indexOf('\n', i);
-      if (nl < 0) return;
+  private asciiSpans(out: RecordChunk, chunk: Buffer, from: number, last: number): number {
+    let spans = this.spans;
+    out.spanRecord = this.record + 1;
+    out.spanLine = this.line;
+    let k = 0;
+    while (from <= last) {
+      const nl = chunk.indexOf(NL, from);
       let end = nl;
-      if (end > i && text.charCodeAt(end - 1) === CR) end--;
-      const line = text.slice(i, end);
-      // A record line starts with "{"; anything else is checked for being blank (as on bytes: trim()).
-      if (line.charCodeAt(0) === LBRACE || line.trim() !== '') {
+      if (end > from && chunk[end - 1] === CR) end--;
+      // A record line starts with "{"; anything else is checked for being blank (as trim() would).
+      if (chunk[from] === LBRACE || !isBlankAscii(chunk, from, end)) {
+        if (k === spans.length) {
+          const more = new Int32Array(spans.length * 2);
+          more.set(spans);
+          spans = this.spans = out.spans = more;
+        }
+        spans[k] = from;
+        spans[k + 1] = end;
+        spans[k + 2] = this.line - out.spanLine;
+        spans[k + 3] = nl + 1;
+        k += SPAN_FIELDS;
         this.record += 1;
-        out.push({ record: this.record, line: this.line, byteEnd: base + from + nl + 1, lineEnd: this.line + 1, text: line, bytes: chunk, from: from + i, to: from + end });
       }
       this.line += 1;
-      i = nl + 1;
+      from = nl + 1;
     }
+    out.spanCount = k / SPAN_FIELDS;
+    return from;
   }
 
   /** One line done: a record unless it was blank. */
@@ -132,4 +144,40 @@ export class NdjsonSplitter implements Splitter {
     // The last line had no newline; its end is the end of input.
     return [{ record: this.record, line: this.line, byteEnd: this.offset, lineEnd: this.line, text: (this.line === 1 ? withoutBom(text) : text).replace(/\r$/, '') }];
   }
+}
+
+/** Whether chunk[from, to) (ASCII) holds only what String.prototype.trim removes: tab to CR, and space. */
+function isBlankAscii(chunk: Buffer, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) {
+    const b = chunk[k]!;
+    if (b !== 0x20 && (b < 0x09 || b > 0x0d)) return false;
+  }
+  return true;
+}
+
+/**
+ * A chunk's records as RawRecords. The spans' texts are cut out of one decoded string per window
+ * of lines rather than decoded one by one; windows stay under 64 KiB: larger strings go to V8's
+ * large-object space, which costs several times more per byte.
+ */
+export function spanRecords(c: RecordChunk): RawRecord[] {
+  const out = c.raws.slice();
+  const { spans, bytes } = c;
+  let window = '';
+  let windowFrom = 0;
+  let windowTo = -1;
+  for (let j = c.spanFirst; j < c.spanCount; j++) {
+    const from = spans[j * SPAN_FIELDS]!;
+    const to = spans[j * SPAN_FIELDS + 1]!;
+    if (to > windowTo) {
+      // This line and those after it that end within a window of it.
+      let e = j + 1;
+      while (e < c.spanCount && spans[e * SPAN_FIELDS + 1]! - from <= DECODE_WINDOW) e++;
+      windowFrom = from;
+      windowTo = spans[(e - 1) * SPAN_FIELDS + 1]!;
+      window = bytes!.toString('latin1', windowFrom, windowTo);
+    }
+    out.push(spanRecord(c, j, window.slice(from - windowFrom, to - windowFrom)));
+  }
+  return out;
 }

@@ -3,8 +3,8 @@ import { createReadStream, promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { JsonArraySplitter } from './json-array-splitter.js';
-import { NdjsonSplitter } from './ndjson-splitter.js';
-import { RecordSyntaxError, type RawRecord, type Splitter, type SplitterStart } from './splitter.js';
+import { NdjsonSplitter, spanRecords } from './ndjson-splitter.js';
+import { chunkSize, rawChunk, RecordSyntaxError, type RawRecord, type RecordChunk, type SplitterStart } from './splitter.js';
 
 export type RecordFormat = 'json' | 'ndjson';
 export type FormatChoice = RecordFormat | 'auto';
@@ -97,13 +97,17 @@ export interface ReadHandle {
   groups: AsyncGenerator<RawRecord[], void, undefined>;
 }
 
+/** An input opened by openRecordChunks: its records by chunk, as the reader completed them. */
+export interface ChunkHandle extends Omit<ReadHandle, 'groups'> {
+  /** Each chunk valid only until the next is asked for (RecordChunk). */
+  chunks: AsyncGenerator<RecordChunk, void, undefined>;
+}
+
 /**
- * Opens one input and returns its records as a stream of groups. Memory stays bounded by the
- * chunk size plus one record: nothing reads ahead unless the consumer asks for the next group.
- * With `start`, plain files are opened at `start.byte`; gzip and stdin are re-read and the
- * records up to `start.record` skipped.
+ * Opens one input for a consumer that checks records on their bytes (the write pipeline): as
+ * openRecords, but by RecordChunk, so that whole ASCII lines cost no object or string each.
  */
-export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Promise<ReadHandle> {
+export async function openRecordChunks(info: SourceInfo, opts: ReadOptions = {}): Promise<ChunkHandle> {
   const start = opts.start && opts.start.record > 0 ? opts.start : undefined;
   const canSeek = !info.stdin && !info.gzip && start !== undefined;
   const failure = (err: unknown): SourceError => {
@@ -145,25 +149,32 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
     }
   }
   const splitterStart = canSeek ? start : undefined;
-  const splitter: Splitter = format === 'json' ? new JsonArraySplitter(info.name, splitterStart) : new NdjsonSplitter(info.name, splitterStart);
+  const splitter = format === 'json' ? new JsonArraySplitter(info.name, splitterStart) : new NdjsonSplitter(info.name, splitterStart);
   const skipThrough = canSeek ? 0 : (start?.record ?? 0);
   // The last record number the input held, to tell a resume position past its end.
   let seen = 0;
-  const skipping = (recs: RawRecord[]): RawRecord[] => {
-    if (recs.length > 0) seen = recs[recs.length - 1]!.record;
-    return skipThrough > 0 && recs.length > 0 && recs[0]!.record <= skipThrough ? recs.filter((r) => r.record > skipThrough) : recs;
+  const skipping = (c: RecordChunk): RecordChunk => {
+    if (c.spanCount > 0) seen = c.spanRecord + c.spanCount - 1;
+    else if (c.raws.length > 0) seen = c.raws[c.raws.length - 1]!.record;
+    if (skipThrough > 0) {
+      // The raws come before the spans: a raw past the skip point means no span is skipped.
+      if (c.raws.length > 0 && c.raws[0]!.record <= skipThrough) c.raws = c.raws.filter((r) => r.record > skipThrough);
+      if (c.spanCount > 0) c.spanFirst = Math.min(c.spanCount, Math.max(0, skipThrough - c.spanRecord + 1));
+    }
+    return c;
   };
-  const groups = (async function* (): AsyncGenerator<RawRecord[], void, undefined> {
+  const push = (bytes: Buffer): RecordChunk => skipping(splitter instanceof NdjsonSplitter ? splitter.pushChunk(bytes) : rawChunk(splitter.push(bytes)));
+  const chunked = (async function* (): AsyncGenerator<RecordChunk, void, undefined> {
     try {
-      let chunk = first;
-      while (chunk !== undefined) {
+      let bytes = first;
+      while (bytes !== undefined) {
         if (opts.signal?.aborted) return;
-        const recs = skipping(splitter.push(chunk));
-        if (recs.length > 0) yield recs;
-        chunk = await next();
+        const c = push(bytes);
+        if (chunkSize(c) > 0) yield c;
+        bytes = await next();
       }
-      const last = skipping(splitter.end());
-      if (last.length > 0) yield last;
+      const last = skipping(rawChunk(splitter.end()));
+      if (chunkSize(last) > 0) yield last;
       if (seen < skipThrough) {
         // Skipping "everything" would report a complete run that wrote nothing.
         throw new SourceError(
@@ -175,7 +186,21 @@ export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Pro
       await chunks.close();
     }
   })();
-  return { format, seeked: canSeek, groups, bytesRead: () => chunks.bytesRead() };
+  return { format, seeked: canSeek, chunks: chunked, bytesRead: () => chunks.bytesRead() };
+}
+
+/**
+ * Opens one input and returns its records as a stream of groups. Memory stays bounded by the
+ * chunk size plus one record: nothing reads ahead unless the consumer asks for the next group.
+ * With `start`, plain files are opened at `start.byte`; gzip and stdin are re-read and the
+ * records up to `start.record` skipped.
+ */
+export async function openRecords(info: SourceInfo, opts: ReadOptions = {}): Promise<ReadHandle> {
+  const { chunks, ...handle } = await openRecordChunks(info, opts);
+  const groups = (async function* (): AsyncGenerator<RawRecord[], void, undefined> {
+    for await (const c of chunks) yield spanRecords(c);
+  })();
+  return { ...handle, groups };
 }
 
 /** Chunks of one input; a chunk is valid only until the next call (plain files reuse one buffer). */

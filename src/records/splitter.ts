@@ -56,6 +56,56 @@ export class RecordSyntaxError extends TsnodeError {
   }
 }
 
+/**
+ * The records one chunk completed, for a consumer that checks records on their bytes (the write
+ * pipeline): `raws` first, as objects, then `spanCount` whole ASCII lines of `bytes` described by
+ * four numbers each in `spans` (no object and no string per line; see NdjsonSplitter.pushChunk).
+ * Valid only until the splitter's next chunk: the spans array and `bytes` are reused.
+ */
+export interface RecordChunk {
+  raws: RawRecord[];
+  /** The chunk the spans point into. */
+  bytes: Buffer | undefined;
+  /**
+   * Per span, relative to the chunk: `from`, `to` (the record's bytes; a CR or LF follows),
+   * its line minus `spanLine`, and the offset just past its newline.
+   */
+  spans: Int32Array;
+  /** The first span still to read (a resume that re-reads an input skips the ones before). */
+  spanFirst: number;
+  spanCount: number;
+  /** Record number of span 0 (the spans' records are consecutive). */
+  spanRecord: number;
+  /** Line of span 0, the base of the spans' lines. */
+  spanLine: number;
+  /** Input byte offset of `bytes[0]`. */
+  base: number;
+}
+
+/** Numbers per span in `RecordChunk.spans`. */
+export const SPAN_FIELDS = 4;
+
+/** A chunk of records that has no spans. */
+export function rawChunk(raws: RawRecord[]): RecordChunk {
+  return { raws, bytes: undefined, spans: NO_SPANS, spanFirst: 0, spanCount: 0, spanRecord: 0, spanLine: 0, base: 0 };
+}
+const NO_SPANS = new Int32Array(0);
+
+/** Span j of a chunk (`spanFirst <= j < spanCount`) as a RawRecord, its text decoded from its bytes. */
+export function spanRecord(c: RecordChunk, j: number, text?: string): RawRecord {
+  const k = j * SPAN_FIELDS;
+  const bytes = c.bytes!;
+  const from = c.spans[k]!;
+  const to = c.spans[k + 1]!;
+  const line = c.spanLine + c.spans[k + 2]!;
+  return { record: c.spanRecord + j, line, byteEnd: c.base + c.spans[k + 3]!, lineEnd: line + 1, text: text ?? bytes.toString('latin1', from, to), bytes, from, to };
+}
+
+/** Records in a chunk still to read. */
+export function chunkSize(c: RecordChunk): number {
+  return c.raws.length + c.spanCount - c.spanFirst;
+}
+
 export interface Splitter {
   /** Feeds the next chunk; returns the records completed by it (possibly none). */
   push(chunk: Uint8Array): RawRecord[];

@@ -3,7 +3,7 @@
  * a count that differs is resent (writes are atomic and a rewrite replaces), a 400 that names a
  * record puts that record in the rejects file and resends the rest, a 413 halves the slice.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { abortableSleep } from '../client/clock.js';
 import { NodeHttpError } from '../client/errors.js';
 import type { WriteAck } from '../client/answers.js';
 import type { NodeClient } from '../client/node-client.js';
@@ -136,7 +136,7 @@ export class NodeWriter {
       if (attempt >= ackRetry.retries || signal?.aborted) throw err;
       ledger.retries++;
       try {
-        await sleep(backoffDelay(ackRetry, attempt, err), undefined, signal ? { signal } : undefined);
+        await abortableSleep(backoffDelay(ackRetry, attempt, err), signal);
       } catch {
         throw err; // interrupted while waiting
       }

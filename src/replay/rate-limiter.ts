@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { abortableSleep } from '../client/clock.js';
 
 /** Token bucket on records per second, burst of one batch. */
 export class RateLimiter {
@@ -11,6 +11,6 @@ export class RateLimiter {
     const t = Math.max(this.now(), this.nextFree);
     this.nextFree = t + (n / this.rate) * 1000;
     const wait = t - this.now();
-    if (wait > 0) await sleep(wait, undefined, signal ? { signal } : undefined);
+    if (wait > 0) await abortableSleep(wait, signal);
   }
 }

@@ -12,7 +12,8 @@
 import { lstatSync } from 'node:fs';
 import { DEFAULT_RETRY } from '../client/retry.js';
 import { Batcher, BodyPool, type Batch, type RejectEntry } from '../records/batch.js';
-import { openRecords, statSource, type SourceInfo } from '../records/reader.js';
+import { openRecordChunks, statSource, type SourceInfo } from '../records/reader.js';
+import { chunkSize } from '../records/splitter.js';
 import { NodeWriter, type SendContext } from './acknowledge.js';
 import { ReplayUsageError } from './errors.js';
 import { writerFor } from './kinds.js';
@@ -218,7 +219,7 @@ class Replay {
   private async openInput(info: SourceInfo, resumed: ResumePoint | undefined) {
     const { options, signal } = this;
     const format = resumed?.format ?? options.format ?? 'auto';
-    const handle = await openRecords(info, {
+    const handle = await openRecordChunks(info, {
       format,
       ...(resumed ? { start: resumed.pos } : {}),
       ...(options.stdin ? { stdin: options.stdin } : {}),
@@ -273,11 +274,11 @@ class Replay {
       return n;
     };
     try {
-      outer: for await (const group of handle.groups) {
-        for (const raw of group) {
+      outer: for await (const chunk of handle.chunks) {
+        for (let j = 0, n = chunkSize(chunk); j < n; j++) {
           ledger.read++;
           report.read++;
-          const added = batcher.add(raw);
+          const added = batcher.addFrom(chunk, j);
           if (added.kind === 'reject') {
             invalid++;
             this.reject(added.reject);
@@ -288,7 +289,7 @@ class Replay {
             break outer;
           }
         }
-        // The reader reuses the group's chunk for the next one: what the batch still holds of it is copied now.
+        // The reader reuses the chunk's memory for the next one: what the batch still holds of it is copied now.
         batcher.release();
       }
     } catch (err) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
-import type { RawRecord, Splitter } from '../../src/records/splitter.js';
+import { NdjsonSplitter, spanRecords } from '../../src/records/ndjson-splitter.js';
+import { chunkSize, type RawRecord, type Splitter } from '../../src/records/splitter.js';
 import { badNameChar, isUuid, nntRecordIssue, NUMERIC_FIELDS, UUID_RE, validateNntRecord } from '../../src/protocol/records.js';
 import * as v0 from '../oracles/v0/splitter-v0.js';
 import * as v0r from '../oracles/v0/records-v0.js';
@@ -329,8 +329,12 @@ function batchAll(make: () => { add(raw: RawRecord): { kind: string; full?: unkn
   return out;
 }
 
-/** Batches NDJSON read in chunks through one reused buffer, as the reader does: copies deferred, released per group. */
-function batchChunked(buf: Buffer, cuts: number[], opts: { source: string; batchSize: number; batchBytes: number; smallestSpan?: number }) {
+/**
+ * Batches NDJSON read in chunks through one reused buffer, as the reader does: copies deferred,
+ * released per group. `spans`: as the write pipeline does (pushChunk and addFrom: whole ASCII
+ * lines without an object or a string each), else record by record (push and add).
+ */
+function batchChunked(buf: Buffer, cuts: number[], opts: { source: string; batchSize: number; batchBytes: number; smallestSpan?: number }, spans = false) {
   const s = new NdjsonSplitter(opts.source);
   const pool = new BodyPool(2);
   const b = new Batcher({ ...opts, pool, deferCopies: true });
@@ -345,8 +349,10 @@ function batchChunked(buf: Buffer, cuts: number[], opts: { source: string; batch
   let from = 0;
   for (const c of [...[...new Set(cuts)].filter((c) => c > 0 && c < buf.length).sort((a, b) => a - b), buf.length]) {
     const n = buf.copy(reused, 0, from, c);
-    for (const raw of s.push(reused.subarray(0, n))) {
-      const r = b.add(raw);
+    const chunk = s.pushChunk(reused.subarray(0, n));
+    const raws = spans ? [] : spanRecords(chunk);
+    for (let j = 0; j < (spans ? chunkSize(chunk) : raws.length); j++) {
+      const r = spans ? b.addFrom(chunk, j) : b.add(raws[j]!);
       out.push({ kind: r.kind, reject: withoutInputText(r.kind === 'reject' ? r.reject : undefined), full: r.full === undefined ? undefined : show(r.full) });
     }
     b.release();
@@ -377,6 +383,7 @@ describe('Batcher', () => {
           const raws = drive(new NdjsonSplitter('in.ndjson'), buf, cuts).records;
           const want = batchAll(() => new v0b.Batcher({ ...opts, pool: new v0b.BodyPool(2) }), raws);
           expect(batchChunked(buf, cuts, opts)).toEqual(want);
+          expect(batchChunked(buf, cuts, opts, true)).toEqual(want);
         },
       ),
       { numRuns: 1500 },
