@@ -107,9 +107,9 @@ export interface ClusterSweepOptions extends StartOptions, RunRecordHooks {
   lockDir?: string;
   onLockTakeOver?: (message: string) => void;
   /**
-   * Around the DELETEs (receipts, cli/receipts.ts): `before` once the start line is journaled and
-   * before the first DELETE, with the nodes about to be sent one; `after` once the waiting ended,
-   * before the end line. Awaited; reads only.
+   * Around the DELETEs, for a script's own reads (the receipt is `receipt`'s): `before` once the
+   * start line is journaled and before the first DELETE, with the nodes about to be sent one (URLs
+   * and clients); `after` once the waiting ended, before the end line. Awaited; reads only.
    */
   around?: { before(send: readonly string[], clients: readonly NodeClient[]): Promise<void>; after(runId: string, result: ClusterSweepResult): Promise<void> };
   /**
@@ -205,6 +205,7 @@ async function sweepOn(on: readonly NodeClient[] | SweepTarget, req: SweepReques
     journaledSweep(req, described === undefined || opts.described === undefined ? opts.described : { ...opts.described, described });
   let sweep = journaled(undefined);
   const target = isTarget(on) ? on : undefined;
+  // A target's clients are made once connected (in the body).
   let clients: readonly NodeClient[] = isTarget(on) ? [] : on;
   let report: ClusterCheckReport | undefined;
   const identity = () => ({
@@ -300,7 +301,7 @@ async function checkAndSend(clients: readonly NodeClient[], req: SweepRequest, o
   await hook?.before(lookScopeOf([req]));
   await opts.around?.before(send, sending);
   opts.onStage?.({ kind: 'sending', send, skipped: skipped.map((x) => x.node) });
-  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, replicationLag: _l, clockSkew: _s, ...start_ } = opts;
+  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, receipt: _rc, replicationLag: _l, clockSkew: _s, ...start_ } = opts;
   let result = await startAndWait(sending, req, { ...start_, baseline, skipped });
   // A replicating ring: look again, so a node data reached after its sweep is not called done.
   if (opts.replicationLag !== false && wait && !result.interrupted) {
