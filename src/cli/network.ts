@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
-import type { Dispatcher } from 'undici';
-import { createAgent, proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
-import { redactHeaders, redactUrlCredentials } from '../client/headers.js';
-import { timeLimitSignal } from '../client/errors.js';
+import { proxyFromEnv, type ProxySettings, type TlsOptions } from '../client/agent.js';
+import { redactUrlCredentials } from '../client/headers.js';
 import type { RequestLogEntry, WaitingNotice } from '../client/http.js';
-import { NodeClient } from '../client/node-client.js';
+import { openNodeNetwork, type Network, type NetworkSettings as NodeNetworkSettings } from '../client/network.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../client/retry.js';
 import type { HeaderPrefix } from '../protocol/index.js';
 import type { ResolvedTarget } from './config/target.js';
@@ -13,18 +11,7 @@ import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
 import type { NetworkValues } from './network-options.js';
 
-export interface Network {
-  dispatcher: Dispatcher;
-  client(url: string): NodeClient;
-  close(): Promise<void>;
-  /**
-   * The run's signal: Ctrl-C, and `--deadline` when given. Every NodeClient made here is bounded
-   * by it already; commands may also use it for their own waits (polling).
-   */
-  signal: AbortSignal;
-  /** The extra headers sent with every request, secrets redacted (for --dry-run and JSON summaries). */
-  headers: Record<string, string>;
-}
+export type { Network } from '../client/network.js';
 
 const PEM_HINT: Record<'certificate' | 'key', string> = {
   certificate: 'expected a PEM file starting with -----BEGIN CERTIFICATE----- (convert DER with: openssl x509 -inform der -in FILE -out FILE.pem)',
@@ -157,7 +144,13 @@ export interface NetworkOptions {
  * TSNODE_HEADERS, --header), TLS files and header prefix it uses. Commands get it from openTarget.
  */
 export function openNetwork(input: TargetNetwork, ctx: CliContext, opts: NetworkOptions = {}): Network {
-  return open(settingsFromTarget(input.values, input.target, ctx), ctx, opts);
+  const settings = networkSettings(input, ctx, opts);
+  return openNodeNetwork(settings);
+}
+
+/** What openNetwork opens, resolved (the warnings said, nothing sent): for the run core, which connects itself. */
+export function networkSettings(input: TargetNetwork, ctx: CliContext, opts: NetworkOptions = {}): NodeNetworkSettings {
+  return resolved(settingsFromTarget(input.values, input.target, ctx), ctx, opts);
 }
 
 /** Plain timeouts for a command that talks to nodes it started itself (the cluster commands): no target, headers or TLS. */
@@ -181,10 +174,12 @@ export function plainNetwork(p: PlainNetwork, ctx: CliContext, opts: NetworkOpti
     tls: undefined,
     headerPrefix: undefined,
   };
-  return open(settings, ctx, opts);
+  const all = resolved(settings, ctx, opts);
+  return openNodeNetwork(all);
 }
 
-function open(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): Network {
+/** The settings of `openNodeNetwork`, with the CLI's part: the warnings, the proxy from the environment, the log lines. */
+function resolved(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): NodeNetworkSettings {
   warnUnverifiedEnv(ctx.env, ctx.log);
   const proxy: ProxySettings | undefined = proxyFromEnv(ctx.env);
   if (proxy) {
@@ -195,36 +190,23 @@ function open(s: NetworkSettings, ctx: CliContext, opts: NetworkOptions): Networ
     ].filter(Boolean);
     ctx.log.debug(`proxy from environment: ${shown.join('; ')}`);
   }
-  const signal = s.deadlineMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, timeLimitSignal(s.deadlineMs, 'the overall deadline of the command', '--deadline')]);
-  const dispatcher = createAgent({
+  const headerPrefix = opts.headerPrefix ?? s.headerPrefix;
+  return {
     connectTimeoutMs: s.connectTimeoutMs,
-    ...(opts.connectionsPerNode ? { connectionsPerNode: opts.connectionsPerNode } : {}),
+    totalMs: s.totalMs,
+    headersMs: s.headersMs,
+    retry: { ...DEFAULT_RETRY, ...opts.retry, retries: s.retries },
+    signal: ctx.signal,
+    ...(s.deadlineMs !== undefined ? { deadline: { ms: s.deadlineMs, limitName: '--deadline' } } : {}),
+    headers: s.headers,
+    redact: s.redact,
+    ...(s.maxAnswerBytes !== undefined ? { maxAnswerBytes: s.maxAnswerBytes } : {}),
     ...(s.tls ? { tls: s.tls } : {}),
     ...(proxy ? { proxy } : {}),
-  });
-  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry, retries: s.retries };
-  const onRequest = ctx.verbose ? (e: RequestLogEntry) => ctx.log.debug(formatEntry(e)) : undefined;
-  const onWaiting = waitingLines(ctx);
-  const headerPrefix = opts.headerPrefix ?? s.headerPrefix;
-  const { headers, redact, maxAnswerBytes, totalMs, headersMs } = s;
-  return {
-    dispatcher,
-    signal,
-    headers: redactHeaders(headers, redact),
-    client: (url) =>
-      new NodeClient(url, {
-        dispatcher,
-        retry,
-        signal,
-        timeouts: { totalMs, headersMs, bodyMs: Math.min(totalMs, 30_000) },
-        ...(maxAnswerBytes !== undefined ? { maxAnswerBytes } : {}),
-        ...(Object.keys(headers).length ? { headers } : {}),
-        ...(redact.length ? { redact } : {}),
-        ...(onRequest ? { onRequest } : {}),
-        onWaiting,
-        ...(headerPrefix ? { headerPrefix } : {}),
-        onRetry: (err, attempt, delay) => ctx.log.debug(`retry ${attempt} after ${delay} ms: ${err.message}`),
-      }),
-    close: () => dispatcher.close(),
+    ...(headerPrefix ? { headerPrefix } : {}),
+    ...(opts.connectionsPerNode ? { connectionsPerNode: opts.connectionsPerNode } : {}),
+    ...(ctx.verbose ? { onRequest: (e: RequestLogEntry) => ctx.log.debug(formatEntry(e)) } : {}),
+    onWaiting: waitingLines(ctx),
+    onRetry: (err, attempt, delay) => ctx.log.debug(`retry ${attempt} after ${delay} ms: ${err.message}`),
   };
 }

@@ -97,18 +97,18 @@ export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts
 export async function connectTarget(target: ResolvedTarget, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
   const network = openNetwork({ values, target }, ctx, opts);
   if (target.source.kind === 'list') {
-    const described = target.describe();
+    const described = describeNodes(target, undefined);
     ctx.log.info(described);
     return { target, nodes: target.source.nodes, network, described };
   }
   let ring: DiscoveredRing;
   try {
-    ring = await discoverSeed(target.source.seed, seedLabel(target), network);
+    ring = await discoverRing(network.client(target.source.seed), { signal: network.signal });
   } catch (err) {
     await network.close();
-    throw err;
+    throw seedError(err, seedLabel(target));
   }
-  const described = target.describe(ring.nodes.length, ringDetail(ring));
+  const described = describeNodes(target, ring);
   ctx.log.info(described);
   warnAboutRing(ring, ctx);
   return { target, nodes: ring.nodes.map((n) => n.url), ring, network, described };
@@ -130,12 +130,22 @@ function seedLabel(target: ResolvedTarget): string {
   return target.layer === 'flag' ? '--seed' : target.origin;
 }
 
+/** `nodes: profile prod, 6 nodes (topology 699a1e0b7b27, write_copies 2)`: where the nodes came from, as said on stderr. */
+export function describeNodes(target: ResolvedTarget, ring: DiscoveredRing | undefined): string {
+  return ring ? target.describe(ring.nodes.length, ringDetail(ring)) : target.describe();
+}
+
+/** What stopped a seed's ring from being read, as the CLI says it (a seed's own words, or the error as it is). */
+export function connectError(err: unknown, target: ResolvedTarget): unknown {
+  return target.source.kind === 'seed' ? seedError(err, seedLabel(target)) : err;
+}
+
 /** `topology 699a1e0b7b27, write_copies 2`. */
 function ringDetail(ring: DiscoveredRing): string {
   return `topology ${ring.hash.slice(0, 12)}, write_copies ${ring.topology.writeCopies}`;
 }
 
-function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
+export function warnAboutRing(ring: DiscoveredRing, ctx: CliContext): void {
   if (!ring.verified) {
     ctx.log.warn(
       `the topology from ${ring.seed.url} hashes to ${ring.computedHash} here, not to the ${ring.hash} it announces: metric owners computed by tsnode may differ from the store's`,
@@ -151,21 +161,17 @@ export function authHint(err: NodeRequestError): string | undefined {
 }
 
 /**
- * Reads the ring a seed runs. A seed without a ring is a usage error naming where the seed came
- * from (exit 2); so is one that cannot be reached or refuses us (nothing was sent yet); never a fallback to
- * another node source.
+ * Why a seed's ring could not be read, as a usage error naming where the seed came from (exit 2);
+ * so is a seed that cannot be reached or refuses us (nothing was sent yet); never a fallback to
+ * another node source. Other errors (an interruption) as they are.
  */
-async function discoverSeed(seedUrl: string, label: string, net: Network): Promise<DiscoveredRing> {
-  try {
-    return await discoverRing(net.client(seedUrl), { signal: net.signal });
-  } catch (err) {
-    // Kept: only this caller knows where the seed came from (the label), which the message names.
-    if (err instanceof DiscoveryError) throw new UsageError(`${label}: ${err.message}`, err.hint);
-    // Say which setting led there: the command has not started, and no other node source is tried.
-    // Nothing was sent to the ring yet: exit 2, as for any other unusable node source.
-    if (err instanceof NodeRequestError && err.code !== 'aborted') {
-      throw new UsageError(`cannot read the ring from this ${label}: ${err.detail} (nothing was sent)`, authHint(err) ?? err.hint ?? 'is the seed a running node of the ring?');
-    }
-    throw err;
+function seedError(err: unknown, label: string): unknown {
+  // Kept: only this caller knows where the seed came from (the label), which the message names.
+  if (err instanceof DiscoveryError) return new UsageError(`${label}: ${err.message}`, err.hint);
+  // Say which setting led there: the command has not started, and no other node source is tried.
+  // Nothing was sent to the ring yet: exit 2, as for any other unusable node source.
+  if (err instanceof NodeRequestError && err.code !== 'aborted') {
+    return new UsageError(`cannot read the ring from this ${label}: ${err.detail} (nothing was sent)`, authHint(err) ?? err.hint ?? 'is the seed a running node of the ring?');
   }
+  return err;
 }

@@ -112,21 +112,25 @@ export interface GuardOptions extends RunRecordHooks {
   onTakeOver?: (message: string) => void;
   /** The cluster report, when the run made one (to tell a coverage refusal from a span one). */
   report?: () => ClusterCheckReport | undefined;
+  /** Lock when the body calls `hold()` (a run that finds its nodes by connecting), not before it runs. */
+  lockWhenHeld?: boolean;
 }
 
 /**
  * Runs `body` holding the target lock of `id.nodes`; a refusal (the lock, or one the body throws)
  * is recorded before it is thrown on. The identity is read when the refusal happens, so the body
- * may fill it in (a plan made inside the run).
+ * may fill it in (a plan made inside the run, the nodes found by connecting).
  */
-export async function guardRun<T>(id: () => RunIdentity, opts: GuardOptions, body: () => Promise<T>): Promise<T> {
+export async function guardRun<T>(id: () => RunIdentity, opts: GuardOptions, body: (hold: () => void) => Promise<T>): Promise<T> {
   let lock: TargetLock | undefined;
+  const hold = (): void => {
+    if (opts.lockDir === undefined || lock) return;
+    const who = id();
+    lock = lockTargets(opts.lockDir, who.nodes, { command: `${who.command} ${who.runId}`, by: who.by, run: who.command }, opts.onTakeOver);
+  };
   try {
-    if (opts.lockDir !== undefined) {
-      const who = id();
-      lock = lockTargets(opts.lockDir, who.nodes, { command: `${who.command} ${who.runId}`, by: who.by, run: who.command }, opts.onTakeOver);
-    }
-    return await body();
+    if (!opts.lockWhenHeld) hold();
+    return await body(hold);
   } catch (err) {
     const refusal = refusalOf(err, opts.report?.());
     if (refusal) recordRefusal(id(), refusal, err, opts);

@@ -9,6 +9,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { NodeClient } from '../client/node-client.js';
+import { connectNodes, type NetworkSettings, type NodeSource } from '../client/network.js';
+import type { DiscoveredRing } from '../client/discovery.js';
+import { lookScopeOf, type Receipt } from '../client/receipt.js';
+import { ReceiptHook } from '../client/receipt-hook.js';
 import { clusterCheck, type ClusterCheckOptions, type ClusterCheckReport, type CoverageOutcome } from '../client/sweep-checks.js';
 import {
   assessPreflight,
@@ -25,7 +29,7 @@ import { lagCheck, markLateData } from '../client/sweep-lag.js';
 import { clockSkewCheck } from '../client/clock-skew.js';
 import type { LagReport } from '../client/replication-lag.js';
 import { AbortedError } from '../client/errors.js';
-import type { SweepRequest, SweepStatus } from '../protocol/index.js';
+import type { SweepRequest } from '../protocol/index.js';
 import { catchUpFor, catchUpIsPartial, type CatchUp } from './catch-up.js';
 import { RunInterruptedError } from './errors.js';
 import { notDone, notSweptOf, sweepExitCode, type NotSwept, type RunExitCode, type SweptEarlier } from './outcome.js';
@@ -45,7 +49,9 @@ export type SweepStage =
   /** The preflight passed: what it found (the coverage report, the nodes to send to). */
   | ({ kind: 'checked' } & SweepConfirmation)
   /** The DELETEs go out now. */
-  | { kind: 'sending'; send: string[]; skipped: string[] };
+  | { kind: 'sending'; send: string[]; skipped: string[] }
+  /** A target the run connected to itself (sweepTarget): its nodes, and the ring when they came from a seed. */
+  | { kind: 'connected'; nodes: string[]; ring: DiscoveredRing | undefined };
 
 /**
  * Checks that run after the busy/unreachable rules and before anything is sent. The named
@@ -101,11 +107,17 @@ export interface ClusterSweepOptions extends StartOptions, RunRecordHooks {
   lockDir?: string;
   onLockTakeOver?: (message: string) => void;
   /**
-   * Around the DELETEs (receipts, cli/receipts.ts): `before` once the start line is journaled and
-   * before the first DELETE, with the nodes about to be sent one; `after` once the waiting ended,
-   * before the end line. Awaited; reads only.
+   * Around the DELETEs, for a script's own reads (the receipt is `receipt`'s): `before` once the
+   * start line is journaled and before the first DELETE, with the nodes about to be sent one (URLs
+   * and clients); `after` once the waiting ended, before the end line. Awaited; reads only.
    */
-  around?: { before(send: readonly string[]): Promise<void>; after(runId: string, result: ClusterSweepResult): Promise<void> };
+  around?: { before(send: readonly string[], clients: readonly NodeClient[]): Promise<void>; after(runId: string, result: ClusterSweepResult): Promise<void> };
+  /**
+   * Take a receipt (client/receipt-hook.ts) of a run that waits: the inventories of the nodes sent
+   * a DELETE, before the first and after the waiting (`settleMs` later), journaled as a `receipt`
+   * line and returned in the result; none for an interrupted run. Reads only.
+   */
+  receipt?: { settleMs: number; now?: () => number };
 }
 
 /** A finished cluster sweep: one result per node, and what the run means. */
@@ -124,6 +136,8 @@ export interface ClusterSweepRun extends ClusterSweepResult {
   /** Nodes whose sweep may still run (started, lost, unconfirmed, ...). */
   mayRun: string[];
   catchUp: CatchUp | undefined;
+  /** The receipt, when one was asked for (`receipt`) and taken; null otherwise. */
+  receipt: Receipt | null;
 }
 
 const MAY_RUN = new Set(['interrupted', 'started', 'timed_out', 'lost', 'unconfirmed']);
@@ -149,38 +163,50 @@ export function journaledSweep(req: SweepRequest, d: ClusterSweepOptions['descri
   };
 }
 
-/** Preflight, the rules, the extension checks: the nodes to send to, or a refusal thrown. */
-async function preflight(clients: readonly NodeClient[], opts: ClusterSweepOptions, found: (r: ClusterCheckReport) => void) {
-  const pre = await preflightSweep(clients, opts);
-  const { send, skipped } = assessPreflight(pre, opts);
-  const cluster = opts.cluster === false ? [] : [clusterCheck(clients, { ...(opts.cluster ?? {}), ...common(opts), onReport: found })];
-  await runPreflightChecks(pre, [...cluster, ...(opts.checks ?? [])]);
-  return { pre, send, skipped };
-}
-
-function common(opts: ClusterSweepOptions): { concurrency?: number; call?: { signal: AbortSignal } } {
-  return { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.signal ? { call: { signal: opts.signal } } : {}) };
-}
-
-/** After a confirmation: the nodes again; a sweep started meanwhile refuses the run. Returns fresher baselines. */
-async function lookAgain(clients: readonly NodeClient[], send: readonly string[], opts: ClusterSweepOptions): Promise<Map<string, SweepStatus> | undefined> {
-  const again = await preflightSweep(
-    clients.filter((c) => send.includes(c.url)),
-    { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
-  ).catch(() => undefined);
-  if (opts.signal?.aborted) throw new RunInterruptedError('at the prompt');
-  if (again?.busy.length) throw new SweepRefusedError(again.busy, [], [], 'recheck');
-  return again ? baselineOf(again) : undefined;
-}
-
 /**
  * The whole cluster sweep (see the module comment). Throws SweepRefusedError (journaled),
  * SweepNotConfirmedError or RunInterruptedError before anything is sent; otherwise returns one
  * result per node and what the run means.
  */
 export async function runClusterSweep(clients: readonly NodeClient[], req: SweepRequest, opts: ClusterSweepOptions = {}): Promise<ClusterSweepRun> {
+  return (await sweepOn(clients, req, opts)) as ClusterSweepRun;
+}
+
+/**
+ * Where the run's nodes come from when it connects to them itself (the CLI's way): a list, or a
+ * seed whose ring is discovered, and the network to reach them with.
+ */
+export interface SweepTarget {
+  source: NodeSource;
+  network: NetworkSettings;
+  /** How the journal names where the nodes came from, once they are known (`nodes: profile prod, 6 nodes`). */
+  describe?: (nodes: readonly string[], ring: DiscoveredRing | undefined) => string;
+}
+
+/** A dry run: the nodes the sweep would send its DELETE to; nothing was sent, not even a status check. */
+export interface SweepDryRun {
+  dryRun: true;
+  nodes: string[];
+}
+
+/**
+ * runClusterSweep on a target it connects to itself (a seed's ring discovered first): the same run,
+ * with the lock taken once the nodes are known and the network closed at the end; with `dryRun`,
+ * only the nodes it would send to. A seed that cannot be read throws before the `connected` stage.
+ */
+export async function sweepTarget(target: SweepTarget, req: SweepRequest, opts: ClusterSweepOptions & { dryRun?: boolean } = {}): Promise<ClusterSweepRun | SweepDryRun> {
+  return sweepOn(target, req, opts);
+}
+
+async function sweepOn(on: readonly NodeClient[] | SweepTarget, req: SweepRequest, opts: ClusterSweepOptions & { dryRun?: boolean }): Promise<ClusterSweepRun | SweepDryRun> {
   const runId = opts.runId ?? randomBytes(6).toString('hex');
-  const sweep = journaledSweep(req, opts.described);
+  // What the journal says about the run; where the nodes came from is said once they are known.
+  const journaled = (described: string | undefined): JournaledSweep =>
+    journaledSweep(req, described === undefined || opts.described === undefined ? opts.described : { ...opts.described, described });
+  let sweep = journaled(undefined);
+  const target = isTarget(on) ? on : undefined;
+  // A target's clients are made once connected (in the body).
+  let clients: readonly NodeClient[] = isTarget(on) ? [] : on;
   let report: ClusterCheckReport | undefined;
   const identity = () => ({
     command: 'sweep',
@@ -199,125 +225,188 @@ export async function runClusterSweep(clients: readonly NodeClient[], req: Sweep
         catchUpIsPartial(report?.coverage, clients.length, clients.length),
       ) ?? null,
   });
-  const guard = { journal: opts.journal, onRefused: opts.onRefused, lockDir: opts.force ? undefined : opts.lockDir, onTakeOver: opts.onLockTakeOver, report: () => report };
-  return guardRun(identity, guard, async () => {
-    let checked;
+  const lockDir = opts.force ? undefined : opts.lockDir;
+  const guard = { journal: opts.journal, onRefused: opts.onRefused, lockDir, onTakeOver: opts.onLockTakeOver, report: () => report, lockWhenHeld: true };
+  return guardRun(identity, guard, async (hold) => {
+    const connected = target ? await connectNodes(target.source, target.network) : undefined;
     try {
-      const skew = opts.clockSkew ? [skewRule(clients, opts.clockSkew, opts)] : [];
-      const lag = opts.replicationLag === false ? [] : [lagRule(clients, opts)];
-      checked = await preflight(clients, { ...opts, checks: [...(opts.checks ?? []), ...skew, ...lag] }, (r) => {
-        report = r;
-        opts.onReport?.(r);
-      });
-    } catch (err) {
-      if (err instanceof AbortedError || opts.signal?.aborted) throw new RunInterruptedError('during the status check');
-      throw err;
+      if (connected) {
+        clients = connected.nodes.map((n) => connected.network.client(n));
+        const described = target?.describe?.(connected.nodes, connected.ring);
+        sweep = journaled(described);
+        opts.onStage?.({ kind: 'connected', nodes: connected.nodes, ring: connected.ring });
+      }
+      if (opts.dryRun) return { dryRun: true, nodes: clients.map((c) => c.url) };
+      hold();
+      return await checkAndSend(clients, req, opts, { runId, sweep, found: (r) => (report = r) });
+    } finally {
+      await connected?.network.close();
     }
-    const { pre, send, skipped } = checked;
-    const baseline = baselineOf(pre);
-    const shown: SweepConfirmation = { send, skipped, preflight: pre, report };
-    opts.onStage?.({ kind: 'checked', ...shown });
-    if (send.length && opts.confirm) {
-      const answer = await opts.confirm(shown);
-      if (answer === 'interrupted') throw new RunInterruptedError('at the prompt');
-      if (!answer) throw new SweepNotConfirmedError();
-      if (!opts.force) for (const [node, status] of (await lookAgain(clients, send, opts)) ?? []) baseline.set(node, status);
-    }
-    return sendAndWait(clients, req, { ...opts, runId, sweep, report, send, skipped, baseline });
   });
 }
 
-type Sending = ClusterSweepOptions & {
+function isTarget(on: readonly NodeClient[] | SweepTarget): on is SweepTarget {
+  return !Array.isArray(on);
+}
+
+/** What a run hands on to its checks and its DELETEs: its id, the journal's description, the report's listener. */
+interface RunRef {
   runId: string;
   sweep: JournaledSweep;
-  report: ClusterCheckReport | undefined;
-  send: string[];
-  skipped: PreflightNode[];
-  baseline: Map<string, SweepStatus>;
-};
-
-/** The clock rule of the preflight (a cut-off from this host's clock), for every node that answered. */
-function skewRule(clients: readonly NodeClient[], skew: NonNullable<ClusterSweepOptions['clockSkew']>, opts: ClusterSweepOptions): PreflightExtension {
-  return clockSkewCheck(clients, {
-    maxSkewMs: skew.maxSkewMs,
-    limitName: skew.limitName ?? 'maxSkewMs',
-    concurrency: opts.concurrency ?? 32,
-    call: opts.signal ? { signal: opts.signal } : {},
-    ...(skew.now ? { now: skew.now } : {}),
-  });
+  found: (r: ClusterCheckReport) => void;
 }
 
-/** The replication-lag rule of the preflight, for every node of the run. */
-function lagRule(clients: readonly NodeClient[], opts: ClusterSweepOptions): PreflightExtension {
-  const lag = opts.replicationLag === false ? {} : (opts.replicationLag ?? {});
-  return lagCheck(
-    clients,
-    clients.map((c) => c.url),
-    {
-      ...(lag.allowLagSeconds !== undefined ? { allowLagSeconds: lag.allowLagSeconds } : {}),
+/**
+ * The preflight, the confirmation and the look again, the journal's start line, the DELETEs and
+ * the waiting, then the end. What the results will mean is fixed first (runEnd); from there on,
+ * the nodes are asked and what they answer comes back as data.
+ */
+async function checkAndSend(clients: readonly NodeClient[], req: SweepRequest, opts: ClusterSweepOptions, run: RunRef): Promise<ClusterSweepRun> {
+  let report: ClusterCheckReport | undefined;
+  const end = runEnd(req, opts, run, () => report);
+  const { pre, send, skipped } = await checkNodes(clients, opts, (r) => {
+    report = r;
+    run.found(r);
+    opts.onReport?.(r);
+  });
+  const baseline = baselineOf(pre);
+  const shown: SweepConfirmation = { send, skipped, preflight: pre, report };
+  opts.onStage?.({ kind: 'checked', ...shown });
+  if (send.length && opts.confirm) {
+    const answer = await opts.confirm(shown);
+    if (answer === 'interrupted') throw new RunInterruptedError('at the prompt');
+    if (!answer) throw new SweepNotConfirmedError();
+    // A person may take minutes: the nodes again; a sweep started meanwhile refuses the run rather than being cancelled.
+    if (!opts.force) {
+      const again = await preflightSweep(
+        clients.filter((c) => send.includes(c.url)),
+        { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+      ).catch(() => undefined);
+      if (opts.signal?.aborted) throw new RunInterruptedError('at the prompt');
+      if (again?.busy.length) throw new SweepRefusedError(again.busy, [], [], 'recheck');
+      for (const [node, status] of again ? baselineOf(again) : []) baseline.set(node, status);
+    }
+  }
+  const wait = opts.wait ?? true;
+  const nodes = [...send, ...skipped.map((x) => x.node)];
+  const start: SweepStartEntry = { kind: 'sweep.start', run: run.runId, ...run.sweep, nodes, force: Boolean(opts.force), wait, coverage: journaledCoverage(report?.coverage) };
+  opts.journal?.append(start);
+  const sending = clients.filter((c) => send.includes(c.url));
+  // The receipt of a run that waits (no "after" without the waiting): the nodes sent a DELETE, before and after.
+  const { receipt: asked } = opts;
+  const hook =
+    asked && wait && sending.length
+      ? new ReceiptHook(sending, { settleMs: asked.settleMs, concurrency: opts.concurrency ?? 32, signal: opts.signal ?? new AbortController().signal, now: asked.now ?? Date.now })
+      : undefined;
+  await hook?.before(lookScopeOf([req]));
+  await opts.around?.before(send, sending);
+  opts.onStage?.({ kind: 'sending', send, skipped: skipped.map((x) => x.node) });
+  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, receipt: _rc, replicationLag: _l, clockSkew: _s, ...start_ } = opts;
+  let result = await startAndWait(sending, req, { ...start_, baseline, skipped });
+  // A replicating ring: look again, so a node data reached after its sweep is not called done.
+  if (opts.replicationLag !== false && wait && !result.interrupted) {
+    const late = await markLateData(result.nodes, clients, req.types, {
       ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
       call: opts.signal ? { signal: opts.signal } : {},
-      ...(lag.onReport ? { onReport: lag.onReport } : {}),
-    },
-  );
-}
-
-/** The journal's start line, the DELETEs and the waiting, the outcome and the end line. */
-async function sendAndWait(clients: readonly NodeClient[], req: SweepRequest, o: Sending): Promise<ClusterSweepRun> {
-  const coverage = journaledCoverage(o.report?.coverage);
-  const wait = o.wait ?? true;
-  const start: SweepStartEntry = { kind: 'sweep.start', run: o.runId, ...o.sweep, nodes: [...o.send, ...o.skipped.map((x) => x.node)], force: Boolean(o.force), wait, coverage };
-  o.journal?.append(start);
-  await o.around?.before(o.send);
-  o.onStage?.({ kind: 'sending', send: o.send, skipped: o.skipped.map((x) => x.node) });
-  const sending = new Set(o.send);
-  const { journal: _j, onRefused: _r, confirm: _c, checks: _k, cluster: _cl, around: _a, replicationLag: _l, clockSkew: _s, ...start_ } = o;
-  let result = await startAndWait(
-    clients.filter((c) => sending.has(c.url)),
-    req,
-    { ...start_, baseline: o.baseline, skipped: o.skipped },
-  );
-  // A replicating ring: look again, so a node data reached after its sweep is not called done.
-  if (o.replicationLag !== false && wait && !result.interrupted) {
-    const late = await markLateData(result.nodes, clients, req.types, {
-      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-      call: o.signal ? { signal: o.signal } : {},
     });
     result = { ...result, nodes: late.nodes, summary: summarise(late.nodes) };
   }
-  await o.around?.after(o.runId, result);
-  const missing = notSweptOf(o.report?.coverage);
-  const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();
-  const sweptEarlier: SweptEarlier = missing.filter((m) => earlierRuns.has(m.url)).map((m) => ({ ...m, run: earlierRuns.get(m.url)! }));
-  const notSwept = missing.filter((m) => !earlierRuns.has(m.url));
-  const exitCode = sweepExitCode(result, wait, notSwept.length);
-  const pending = notDone(result, notSwept);
-  const total = result.nodes.length + notSwept.length;
-  const catchUp = catchUpFor(req, o.sweep.headerPrefix, pending, o.sweep, catchUpIsPartial(o.report?.coverage, pending.length, total));
-  const end: SweepEndEntry = {
-    kind: 'sweep.end',
-    run: o.runId,
-    ...o.sweep,
-    nodes: [
-      ...result.nodes.map((n) => ({
-        node: n.node,
-        state: n.state,
-        reason: n.reason,
-        ...(n.error ? { error: n.error } : {}),
-        ...(n.other ? { other: n.other } : {}),
-        ...(n.seconds !== undefined ? { seconds: n.seconds } : {}),
-      })),
-      // A ring node the run went ahead without is not finished: history counts it as left.
-      ...notSwept.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: not swept (--allow-partial)` })),
-      ...sweptEarlier.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: swept by run ${m.run}`, sweptBy: m.run })),
-    ],
-    summary: { ...result.summary, ...(notSwept.length ? { not_swept: notSwept.length } : {}) },
-    interrupted: result.interrupted,
-    exit: exitCode,
-    catchUp: catchUp ?? null,
-    coverage,
+  const receipt = hook && !result.interrupted ? await hook.after(opts.journal, run.runId) : null;
+  await opts.around?.after(run.runId, result);
+  return end(result, receipt);
+}
+
+/**
+ * The preflight: every node's status and the busy/unreachable rules, then the identity, coverage
+ * and span check, the caller's `checks`, the clock (an age) and the replication lag. The nodes to
+ * send to, or a refusal thrown (an interruption as RunInterruptedError).
+ */
+async function checkNodes(clients: readonly NodeClient[], opts: ClusterSweepOptions, found: (r: ClusterCheckReport) => void) {
+  const skew = opts.clockSkew;
+  const lag = opts.replicationLag === false ? undefined : (opts.replicationLag ?? {});
+  const call = opts.signal ? { signal: opts.signal } : {};
+  const concurrency = opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {};
+  const checks: PreflightExtension[] = [
+    ...(opts.checks ?? []),
+    ...(skew
+      ? [
+          clockSkewCheck(clients, {
+            maxSkewMs: skew.maxSkewMs,
+            limitName: skew.limitName ?? 'maxSkewMs',
+            concurrency: opts.concurrency ?? 32,
+            call,
+            ...(skew.now ? { now: skew.now } : {}),
+          }),
+        ]
+      : []),
+    ...(lag
+      ? [
+          lagCheck(
+            clients,
+            clients.map((c) => c.url),
+            { ...(lag.allowLagSeconds !== undefined ? { allowLagSeconds: lag.allowLagSeconds } : {}), ...concurrency, call, ...(lag.onReport ? { onReport: lag.onReport } : {}) },
+          ),
+        ]
+      : []),
+  ];
+  try {
+    const pre = await preflightSweep(clients, opts);
+    const { send, skipped } = assessPreflight(pre, opts);
+    const cluster = opts.cluster === false ? [] : [clusterCheck(clients, { ...(opts.cluster ?? {}), ...concurrency, ...(opts.signal ? { call } : {}), onReport: found })];
+    await runPreflightChecks(pre, [...cluster, ...checks]);
+    return { pre, send, skipped };
+  } catch (err) {
+    if (err instanceof AbortedError || opts.signal?.aborted) throw new RunInterruptedError('during the status check');
+    throw err;
+  }
+}
+
+/**
+ * The end of a run, as a function of its nodes' results: the ring nodes left out (and the ones an
+ * earlier run swept), the exit code, the nodes left, the catch-up, the journal's end line.
+ */
+function runEnd(
+  req: SweepRequest,
+  o: ClusterSweepOptions,
+  run: RunRef,
+  reported: () => ClusterCheckReport | undefined,
+): (result: ClusterSweepResult, receipt: Receipt | null) => Promise<ClusterSweepRun> {
+  const wait = o.wait ?? true;
+  return async (result, receipt) => {
+    const report = reported();
+    const missing = notSweptOf(report?.coverage);
+    const earlierRuns = missing.length && o.sweptEarlier ? await o.sweptEarlier(missing) : new Map<string, string>();
+    const sweptEarlier: SweptEarlier = missing.filter((m) => earlierRuns.has(m.url)).map((m) => ({ ...m, run: earlierRuns.get(m.url)! }));
+    const notSwept = missing.filter((m) => !earlierRuns.has(m.url));
+    const exitCode = sweepExitCode(result, wait, notSwept.length);
+    const pending = notDone(result, notSwept);
+    const total = result.nodes.length + notSwept.length;
+    const catchUp = catchUpFor(req, run.sweep.headerPrefix, pending, run.sweep, catchUpIsPartial(report?.coverage, pending.length, total));
+    const end: SweepEndEntry = {
+      kind: 'sweep.end',
+      run: run.runId,
+      ...run.sweep,
+      nodes: [
+        ...result.nodes.map((n) => ({
+          node: n.node,
+          state: n.state,
+          reason: n.reason,
+          ...(n.error ? { error: n.error } : {}),
+          ...(n.other ? { other: n.other } : {}),
+          ...(n.seconds !== undefined ? { seconds: n.seconds } : {}),
+        })),
+        // A ring node the run went ahead without is not finished: history counts it as left.
+        ...notSwept.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: not swept (--allow-partial)` })),
+        ...sweptEarlier.map((m) => ({ node: m.url, state: 'not_swept', reason: `ring node ${m.id} not in the node list: swept by run ${m.run}`, sweptBy: m.run })),
+      ],
+      summary: { ...result.summary, ...(notSwept.length ? { not_swept: notSwept.length } : {}) },
+      interrupted: result.interrupted,
+      exit: exitCode,
+      catchUp: catchUp ?? null,
+      coverage: journaledCoverage(report?.coverage),
+    };
+    o.journal?.append(end);
+    const mayRun = result.nodes.filter((n) => MAY_RUN.has(n.state)).map((n) => n.node);
+    return { ...result, runId: run.runId, exitCode, coverage: report?.coverage, report, notSwept, sweptEarlier, pending, mayRun, catchUp, receipt };
   };
-  o.journal?.append(end);
-  const mayRun = result.nodes.filter((n) => MAY_RUN.has(n.state)).map((n) => n.node);
-  return { ...result, runId: o.runId, exitCode, coverage: o.report?.coverage, report: o.report, notSwept, sweptEarlier, pending, mayRun, catchUp };
 }

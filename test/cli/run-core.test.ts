@@ -190,6 +190,26 @@ describe('the library gives a script what the CLI gives', () => {
     expect(records.map((e) => e.kind)).toEqual(cliKinds);
   });
 
+  it('runClusterSweep takes the receipt the CLI takes: journaled between start and end, returned, counting the removed shards', async () => {
+    await Promise.all([seed(a.url, 20), seed(b.url, 20)]);
+    const records: JournalEntry[] = [];
+    const run = await runClusterSweep(
+      [client(a.url), client(b.url)],
+      { before: BEFORE, types: ['nnt'] },
+      { intervalMs: 100, receipt: { settleMs: 0 }, journal: { append: (e) => records.push(e) > 0 } },
+    );
+    expect(run.exitCode).toBe(0);
+    expect(records.map((e) => e.kind)).toEqual(['sweep.start', 'receipt', 'sweep.end']);
+    expect(records[1]).toMatchObject({ run: run.runId });
+    expect(run.receipt?.nodes.map((n) => n.node)).toEqual([a.url, b.url]);
+    const removed = run.receipt!.nodes.flatMap((n) => n.spans.map((sp) => sp.shardsRemoved ?? 0)).reduce((x, y) => x + y, 0);
+    expect(removed).toBeGreaterThan(0);
+    // Without `receipt`, none is taken (a script that does not ask pays for no looks).
+    await Promise.all([seed(a.url, 5), seed(b.url, 5)]);
+    const plain = await runClusterSweep([client(a.url), client(b.url)], { before: BEFORE, types: ['nnt'] }, { intervalMs: 100 });
+    expect(plain.receipt).toBeNull();
+  });
+
   it('runClusterSweep looks again after the confirmation: a sweep started meanwhile refuses the run, nothing sent, journaled', async () => {
     await seed(b.url, 40);
     const records: JournalEntry[] = [];

@@ -3,7 +3,9 @@ import type { NodeSweepState } from '../../../client/sweep-states.js';
 import { RunInterruptedError } from '../../../run/errors.js';
 import { sweptByEarlierRuns } from '../../../run/journal-query.js';
 import { ringShare } from '../../../run/outcome.js';
-import { runClusterSweep, type ClusterSweepOptions, type ClusterSweepRun, type SweepStage } from '../../../run/sweep.js';
+import { sweepTarget, type ClusterSweepOptions, type ClusterSweepRun, type SweepDryRun, type SweepStage, type SweepTarget } from '../../../run/sweep.js';
+import type { NetworkSettings } from '../../../client/network.js';
+import { networkSettings } from '../../network.js';
 import { hasLag, type LagReport } from '../../../client/replication-lag.js';
 import type { ResolvedTarget } from '../../config/target.js';
 import type { CliContext } from '../../context.js';
@@ -11,10 +13,8 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { newRunId, whoAmI } from '../../journal.js';
 import { withMetricsFile, type MetricsRecorder } from '../../metrics-file.js';
-import { ReceiptHook, receiptFamilies, receiptLine } from '../../receipts.js';
-import { lookScopeOf } from '../../../client/receipt.js';
-import type { Receipt } from '../../../client/receipt.js';
-import { connectTarget, resolveCommandTarget, type TargetRun } from '../../node-source.js';
+import { receiptFamilies, receiptLine } from '../../receipts.js';
+import { connectError, describeNodes, resolveCommandTarget, warnAboutRing } from '../../node-source.js';
 import { askYesNo } from '../../prompt.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { renderJson, tableWidth } from '../../render/table.js';
@@ -63,8 +63,9 @@ export async function sweepAction(opts: SweepOptions, ctx: CliContext): Promise<
 }
 
 /**
- * The flags, once: the sweep's own become the plan, the node flags the target, the ones a
- * catch-up repeats `carried`; every step after this reads those, never the flags.
+ * The flags, once: the sweep's own become the plan, the node flags the target and the network's
+ * settings, the ones a catch-up repeats `carried`; every step after this reads those, never the
+ * flags. The run core then connects (a seed's ring discovered), checks, asks and sends.
  */
 async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
   // 1. The command's own flags, then the target: nothing is sent until both have passed.
@@ -78,53 +79,66 @@ async function sweepRun(opts: SweepOptions, ctx: CliContext, metrics: MetricsRec
   }
   const carried = carriedFlags(opts, ctx.env, ctx.cwd, { profile: target.profile?.name, journal: plan.journal, yes: plan.yes });
   if (plan.shortAge.allowShortAge) carried.carry.push('--allow-short-age');
-  // A seed's ring is discovered here (GET only); a list is not contacted yet.
-  const run = await connectTarget(target, opts, ctx);
-  try {
-    if (plan.dryRun) return dryRun(run, plan, ctx);
-    return await sweepNodes(run, plan, carried, ctx, metrics);
-  } finally {
-    await run.network.close();
-  }
+  // The network's settings, resolved here (TLS files read, their warnings said); the run core connects with them.
+  const network = networkSettings({ values: opts, target }, ctx);
+  return sweepNodes({ target, network }, plan, carried, ctx, metrics);
+}
+
+/** Where the nodes turned out to be, once the run core has connected: for the prompt, the messages, the journal. */
+interface Found {
+  nodes: string[];
+  /** `nodes: profile prod, 6 nodes (...)`, as said on stderr. */
+  described: string;
 }
 
 /** --dry-run: each node's exact request; sends nothing at all, not even the read-only status check. */
-function dryRun(run: TargetRun, plan: SweepPlan, ctx: CliContext): ExitCode {
-  const shown = runTarget(run.target);
-  const requests = run.nodes.map((n) => ({ node: n, ...describeRequest(n, plan.request, shown.headerPrefix) }));
+function dryRun(nodes: readonly string[], found: Found, shown: RunTarget, plan: SweepPlan, ctx: CliContext): ExitCode {
+  const requests = nodes.map((n) => ({ node: n, ...describeRequest(n, plan.request, shown.headerPrefix) }));
   if (plan.output === 'json') ctx.stdout.write(renderJson(dryRunJson(requests, { target: shown, request: plan.request })));
   else if (plan.output === 'csv') ctx.stdout.write(dryRunCsv(requests, Boolean(ctx.stdout.isTTY)));
   else ctx.stdout.write(dryRunText(requests));
-  ctx.log.info(`dry run: would delete ${plan.what} on ${plural(run.nodes.length)} (${run.described}); nothing was sent`);
+  ctx.log.info(`dry run: would delete ${plan.what} on ${plural(nodes.length)} (${found.described}); nothing was sent`);
   return EXIT.ok;
 }
 
-/** What the journal says about the run: who, where the nodes came from, the flags a catch-up carries. */
-function journalDescription(run: TargetRun, carried: CarriedFlags, ctx: CliContext): ClusterSweepOptions['described'] {
+/** What the journal says about the run: who, where the nodes came from (the core adds how many), the flags a catch-up carries. */
+function journalDescription(target: ResolvedTarget, carried: CarriedFlags, ctx: CliContext): ClusterSweepOptions['described'] {
   return {
     by: whoAmI(ctx.env),
-    headerPrefix: run.target.headerPrefix.value,
-    nodeSource: run.target.origin,
-    described: run.described,
-    profile: run.target.profile?.name ?? null,
+    headerPrefix: target.headerPrefix.value,
+    nodeSource: target.origin,
+    profile: target.profile?.name ?? null,
     carry: carried.carry,
     addBack: carried.addBack,
   };
 }
 
-/** The progress display: one for the status check, one for the DELETEs and the waiting; the stages' lines. */
+/**
+ * The stages' lines and the progress display: once connected, where the nodes came from (and, for
+ * a run, its progress: one display for the status check, one for the DELETEs and the waiting).
+ */
 function progressOf(
-  run: TargetRun,
+  target: ResolvedTarget,
+  found: Found,
   plan: SweepPlan,
   ctx: CliContext,
   lagLine: () => void,
 ): { onStage: (s: SweepStage) => void; onEvent: ClusterSweepOptions['onEvent']; stop: () => void } {
-  let progress: NodeProgress | undefined = new NodeProgress(ctx, run.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
+  let progress: NodeProgress | undefined;
   const stop = (): void => {
     progress?.stop();
     progress = undefined;
   };
   const onStage = (s: SweepStage): void => {
+    if (s.kind === 'connected') {
+      ctx.log.info(found.described);
+      if (s.ring) warnAboutRing(s.ring, ctx);
+      if (plan.dryRun) return;
+      // Said here, after where the nodes came from: the option itself was set before the run.
+      skipUnreachableOf(plan.skipUnreachable, target, ctx);
+      progress = new NodeProgress(ctx, s.nodes, { quiet: new Set<NodeSweepState>(['checking', 'sending']) });
+      return;
+    }
     stop();
     if (s.kind === 'checked') {
       logReport(ctx, s.report);
@@ -133,7 +147,7 @@ function progressOf(
       if (s.send.length === 0) ctx.log.error('every node was unreachable: nothing was sent');
       return;
     }
-    if (s.send.length) ctx.log.info(`deleting ${plan.what} on ${plural(s.send.length)} (${run.described})${plan.wait ? '' : ' (not waiting)'}`);
+    if (s.send.length) ctx.log.info(`deleting ${plan.what} on ${plural(s.send.length)} (${found.described})${plan.wait ? '' : ' (not waiting)'}`);
     progress = new NodeProgress(ctx, [...s.send, ...s.skipped], { quiet: new Set<NodeSweepState>(['sending']) });
   };
   return { onStage, onEvent: (e) => progress?.onEvent(e), stop };
@@ -145,20 +159,26 @@ function progressOf(
  * progress display. Everything the CLI decides first; the core's own steps (the journal query,
  * the clock check) after it, as data or hooks the core calls.
  */
-function coreOptions(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx: CliContext): { options: ClusterSweepOptions; stop: () => void; lag: { report?: LagReport } } {
+function coreOptions(
+  target: ResolvedTarget,
+  found: Found,
+  plan: SweepPlan,
+  carried: CarriedFlags,
+  ctx: CliContext,
+): { options: ClusterSweepOptions; stop: () => void; lag: { report?: LagReport } } {
   const req = plan.request;
-  const allowed = lagAllowance(plan.allowLagMs, run.target);
+  const allowed = lagAllowance(plan.allowLagMs, target);
   // The lag the preflight read: logged once checked, and named in a refusal's hint.
   const lag: { report?: LagReport } = {};
-  const { onStage, onEvent, stop } = progressOf(run, plan, ctx, () => logLag(ctx, lag.report, allowed));
+  const { onStage, onEvent, stop } = progressOf(target, found, plan, ctx, () => logLag(ctx, lag.report, allowed));
   const journal = openJournal(ctx, plan.journal);
   const options: ClusterSweepOptions = {
     force: plan.force,
-    skipUnreachable: skipUnreachableOf(plan.skipUnreachable, run.target, ctx),
+    skipUnreachable: plan.skipUnreachable || target.skipUnreachable?.value === true,
     cluster: {
       allowPartial: plan.allowPartial,
       spans: { nnt: req.types.includes('nnt') ? req.nntRollups : undefined, histogram: req.types.includes('histogram') ? req.histogramRollups : undefined },
-      declared: declaredSpans(run.target),
+      declared: declaredSpans(target),
     },
     replicationLag: replicationLagOption(allowed, (r) => {
       lag.report = r;
@@ -170,21 +190,23 @@ function coreOptions(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx
     lockDir: lockDir(ctx),
     onLockTakeOver: (m) => ctx.log.warn(m),
     runId: newRunId(),
-    described: journalDescription(run, carried, ctx),
+    described: journalDescription(target, carried, ctx),
     concurrency: plan.concurrency,
     signal: ctx.signal,
     wait: plan.wait,
     intervalMs: plan.intervalMs,
     lostAfterMs: plan.lostAfterMs,
     timeoutMs: plan.timeoutMs,
-    ...confirmOption(run, plan, ctx),
+    // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
+    receipt: { settleMs: plan.settleMs, now: ctx.now },
+    ...confirmOption(found, plan, ctx),
     // An age (--before 90d) is pinned from this host's clock: the core checks it against the nodes'.
     ...(plan.maxClockSkewMs !== undefined ? { clockSkew: { maxSkewMs: plan.maxClockSkewMs, limitName: '--max-clock-skew', now: ctx.now } } : {}),
     sweptEarlier: async (missing) =>
       sweptByEarlierRuns(
         await pastSweepEnds(journal.path),
         req,
-        run.target.headerPrefix.value,
+        target.headerPrefix.value,
         missing.map((m) => m.url),
       ),
   };
@@ -192,7 +214,7 @@ function coreOptions(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx
 }
 
 /** The prompt: without --yes; and a cut-off under an hour ago is typed back on a terminal, --yes or not (short-age.ts). */
-function confirmOption(run: TargetRun, plan: SweepPlan, ctx: CliContext): Pick<ClusterSweepOptions, 'confirm'> {
+function confirmOption(found: Found, plan: SweepPlan, ctx: CliContext): Pick<ClusterSweepOptions, 'confirm'> {
   if (plan.yes && !isShort(plan.shortAge, ctx.now())) return {};
   const { what } = plan;
   return {
@@ -201,8 +223,8 @@ function confirmOption(run: TargetRun, plan: SweepPlan, ctx: CliContext): Pick<C
         ? true
         : await confirmSweep(
             ctx,
-            `Delete ${what} on ${plural(p.send.length)} (${run.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
-            `it would delete ${what} on ${plural(p.send.length)} (${run.described})`,
+            `Delete ${what} on ${plural(p.send.length)} (${found.described}${p.skipped.length ? `; ${p.skipped.length} unreachable node(s) skipped` : ''})?`,
+            `it would delete ${what} on ${plural(p.send.length)} (${found.described})`,
           );
       return yes === true ? confirmShortAge(plan.shortAge, ctx) : yes;
     },
@@ -245,38 +267,46 @@ function refused(err: unknown, report: ClusterSweepRun['report'], lag: LagReport
   throw new UsageError(`refusing to sweep: nothing was sent`, hints.length ? hints.join('; ') : undefined);
 }
 
-async function sweepNodes(run: TargetRun, plan: SweepPlan, carried: CarriedFlags, ctx: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
-  const clients = run.nodes.map((n) => run.network.client(n));
-  const { options, stop, lag } = coreOptions(run, plan, carried, ctx);
-  // The receipt: the inventories before the first DELETE and after the waiting (none for --no-wait: no "after" yet).
-  let hook: ReceiptHook | undefined;
-  let receipt: Receipt | null = null;
-  options.around = {
-    before: async (send) => {
-      if (!plan.wait || send.length === 0) return;
-      hook = new ReceiptHook(
-        clients.filter((c) => send.includes(c.url)),
-        { settleMs: plan.settleMs, concurrency: plan.concurrency, signal: ctx.signal, now: ctx.now },
-      );
-      await hook.before(lookScopeOf([plan.request]));
-    },
-    after: async (runId, r) => {
-      if (hook && !r.interrupted) receipt = await hook.after(options.journal, runId);
-    },
-  };
+async function sweepNodes(
+  t: { target: ResolvedTarget; network: NetworkSettings },
+  plan: SweepPlan,
+  carried: CarriedFlags,
+  ctx: CliContext,
+  metrics: MetricsRecorder,
+): Promise<ExitCode> {
+  const { target } = t;
+  const found: Found = { nodes: [], described: '' };
+  const shown = runTarget(target);
+  // How the outcome is shown: chosen from the plan before the run, fed what the run returns.
+  const render = (result: ClusterSweepRun): void => renderResult(result, shown, plan.output, ctx);
+  const renderDryRun = (nodes: readonly string[]): ExitCode => dryRun(nodes, found, shown, plan, ctx);
+  const { options, stop, lag } = coreOptions(target, found, plan, carried, ctx);
   let report: ClusterSweepRun['report'];
   options.onReport = (r) => (report = r);
-  let result: ClusterSweepRun;
+  const on: SweepTarget = {
+    source: target.source,
+    network: t.network,
+    describe: (nodes, ring) => {
+      found.nodes = [...nodes];
+      found.described = describeNodes(target, ring);
+      return found.described;
+    },
+  };
+  let outcome: ClusterSweepRun | SweepDryRun;
   try {
-    result = await runClusterSweep(clients, plan.request, options);
+    outcome = await sweepTarget(on, plan.request, { ...options, dryRun: plan.dryRun });
   } catch (err) {
     stop();
-    return refused(err, report, lag.report, ctx, clients.length);
+    // Before the core connected: the seed's ring could not be read (nothing was sent).
+    if (found.described === '') throw connectError(err, target);
+    return refused(err, report, lag.report, ctx, found.nodes.length);
   } finally {
     stop();
   }
-  renderResult(result, runTarget(run.target), plan.output, ctx);
-  const done: Receipt | null = receipt;
+  if ('dryRun' in outcome) return renderDryRun(outcome.nodes);
+  const result = outcome;
+  render(result);
+  const done = result.receipt;
   if (done) ctx.log.info(`${receiptLine(done)} (tsnode history show ${result.runId})`);
   metrics.add(
     {
