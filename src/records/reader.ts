@@ -103,6 +103,45 @@ export interface ChunkHandle extends Omit<ReadHandle, 'groups'> {
   chunks: AsyncGenerator<RecordChunk, void, undefined>;
 }
 
+/** A read error of one input in words: gzip damage named as such, anything else as a failed read. */
+function readFailure(name: string, err: unknown): SourceError {
+  if (err instanceof SourceError || err instanceof RecordSyntaxError) return err as SourceError;
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR' || e.code === 'ERR_ZLIB_INITIALIZATION_FAILED' || /unexpected end of file/i.test(e.message ?? '')) {
+    return new SourceError(name, `not valid gzip, or truncated: ${e.message}`);
+  }
+  return new SourceError(name, `read failed: ${e.message ?? String(err)}`);
+}
+
+const isBlank = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/**
+ * The input's format: `known` (a flag, the name, a resume) or, failing that, its first non-blank
+ * byte, reading on past leading blank chunks. Returns the bytes it read, which the splitter takes first.
+ */
+async function detectFormat(
+  name: string,
+  known: RecordFormat | undefined,
+  next: () => Promise<Buffer | undefined>,
+  close: () => Promise<void>,
+): Promise<{ format: RecordFormat; first: Buffer | undefined }> {
+  let first = await next();
+  if (known !== undefined) return { format: known, first };
+  let format: RecordFormat | undefined;
+  while (first !== undefined && format === undefined) {
+    format = formatFromBytes(first);
+    if (format !== undefined || !first.every(isBlank)) break;
+    const kept = Buffer.from(first); // the next read may reuse first's memory
+    const more = await next();
+    if (more === undefined) break;
+    first = Buffer.concat([kept, more]);
+  }
+  if (format !== undefined) return { format, first };
+  await close();
+  if (first === undefined || first.every(isBlank)) throw new SourceError(name, 'is empty (no records)');
+  throw new SourceError(name, 'is neither a JSON array (starts with "[") nor NDJSON (starts with "{")');
+}
+
 /**
  * Opens one input for a consumer that checks records on their bytes (the write pipeline): as
  * openRecords, but by RecordChunk, so that whole ASCII lines cost no object or string each.
@@ -110,44 +149,17 @@ export interface ChunkHandle extends Omit<ReadHandle, 'groups'> {
 export async function openRecordChunks(info: SourceInfo, opts: ReadOptions = {}): Promise<ChunkHandle> {
   const start = opts.start && opts.start.record > 0 ? opts.start : undefined;
   const canSeek = !info.stdin && !info.gzip && start !== undefined;
-  const failure = (err: unknown): SourceError => {
-    if (err instanceof SourceError || err instanceof RecordSyntaxError) return err as SourceError;
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR' || e.code === 'ERR_ZLIB_INITIALIZATION_FAILED' || /unexpected end of file/i.test(e.message ?? '')) {
-      return new SourceError(info.name, `not valid gzip, or truncated: ${e.message}`);
-    }
-    return new SourceError(info.name, `read failed: ${e.message ?? String(err)}`);
-  };
   const chunks = info.stdin || info.gzip ? streamChunks(info, opts.stdin) : await fileChunks(info.name, canSeek ? start.byte : 0);
   const next = async (): Promise<Buffer | undefined> => {
     try {
       return await chunks.next();
     } catch (err) {
-      throw failure(err);
+      throw readFailure(info.name, err);
     }
   };
-  // Peek at the first chunk to detect the format (when --format and the name do not say).
-  let first = await next();
-  let format: RecordFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : formatFromName(info.stdin ? '' : info.name);
-  if (format === undefined) {
-    if (canSeek) format = 'ndjson'; // unreachable in practice: resume stores the format it used
-    while (first !== undefined && format === undefined) {
-      format = formatFromBytes(first);
-      if (format !== undefined) break;
-      if (first.some((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09)) break;
-      const kept = Buffer.from(first); // the next read may reuse first's memory
-      const more = await next();
-      if (more === undefined) break;
-      first = Buffer.concat([kept, more]);
-    }
-    if (format === undefined) {
-      await chunks.close();
-      if (first === undefined || first.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
-        throw new SourceError(info.name, 'is empty (no records)');
-      }
-      throw new SourceError(info.name, 'is neither a JSON array (starts with "[") nor NDJSON (starts with "{")');
-    }
-  }
+  const named: RecordFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : formatFromName(info.stdin ? '' : info.name);
+  // A resumed input is read from its saved byte on: its format was stored (ndjson if not, in theory).
+  const { format, first } = await detectFormat(info.name, named ?? (canSeek ? 'ndjson' : undefined), next, () => chunks.close());
   const splitterStart = canSeek ? start : undefined;
   const splitter = format === 'json' ? new JsonArraySplitter(info.name, splitterStart) : new NdjsonSplitter(info.name, splitterStart);
   const skipThrough = canSeek ? 0 : (start?.record ?? 0);

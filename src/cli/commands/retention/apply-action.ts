@@ -194,18 +194,27 @@ interface ApplyContext {
   lagRead?: LagReport;
 }
 
-async function applyRun(opts: RetentionApplyFlags, given: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
+/**
+ * What an apply starts from: the policy, or the saved run `--resume` names and the context that
+ * reaches the nodes as that run did (the profile its run file records). `done` when that run
+ * already finished every step.
+ */
+function startingPoint(opts: RetentionApplyFlags, given: CliContext): { policy: Policy | undefined; saved: RunState | undefined; ctx: CliContext; dir: string } | 'done' {
   const policy = checkApplyFlags(opts, given);
   const dir = runDir(given.env);
-  let saved: RunState | undefined;
-  if (opts.resume !== undefined) saved = findRun(dir, opts.resume, given);
+  const saved = opts.resume !== undefined ? findRun(dir, opts.resume, given) : undefined;
   refuseShortAgesOffTerminal(policy ?? saved?.plan.policy, opts, given);
   if (saved && summariseRun(saved).outcome === 'complete') {
     given.log.info(`run ${saved.runId} finished every step on every node already: nothing to do (nothing was sent)`);
-    return EXIT.ok;
+    return 'done';
   }
-  // A resume reaches the nodes as its run did (the profile its run file records).
-  const ctx = saved ? withRecordedProfile(saved, opts, given) : given;
+  return { policy, saved, dir, ctx: saved ? withRecordedProfile(saved, opts, given) : given };
+}
+
+async function applyRun(opts: RetentionApplyFlags, given: CliContext, metrics: MetricsRecorder): Promise<ExitCode> {
+  const start = startingPoint(opts, given);
+  if (start === 'done') return EXIT.ok;
+  const { policy, saved, ctx, dir } = start;
   // SIGTERM (systemd stopping the unit, kill) aborts ctx.signal like Ctrl-C (main.ts): no further
   // DELETE, the run recorded as interrupted.
   const signal = ctx.signal;
