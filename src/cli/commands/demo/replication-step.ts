@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { NodeClient } from '../../../client/node-client.js';
+import { hasLag, readReplicationLag } from '../../../client/replication-lag.js';
 import type { RunningCluster } from '../../local-cluster/start.js';
 import { Ring, topologyFromJson } from '../../../ring/index.js';
 
@@ -60,12 +61,14 @@ export async function showReplication(
     opts.signal,
   );
   opts.say(`node ${second + 1} (${nodes[second]!.url}), its second owner, has it ${ms} ms later: replayed from node ${primary + 1}'s journal, no client wrote it there`);
+  // The sweep's own preflight check: journals empty is not enough, since each node's /state
+  // max_peer_lag (carried by gossip) reaches 0 a moment later, and the sweep reads that too.
   const drained = await until(
-    'every journal is empty',
-    async () => (await Promise.all(clients.map((c) => c.replicationStatus({ signal: opts.signal })))).every((s) => s.peers.every((p) => p.pending === 0)),
+    'every journal is empty and no node reports lag',
+    async () => (await readReplicationLag(clients, { call: { signal: opts.signal } })).nodes.every((n) => !hasLag(n)),
     opts.signal,
   );
   opts.say(
-    `every node's journals are empty${drained > 0 ? ` (after ${drained} ms)` : ''}: safe to sweep (sweeps are not replicated; data still in a journal would land after one)`,
+    `every node's journals are empty and no node reports lag${drained > 0 ? ` (after ${drained} ms)` : ''}: safe to sweep (sweeps are not replicated; data still in a journal would land after one)`,
   );
 }
