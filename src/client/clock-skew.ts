@@ -43,14 +43,6 @@ export interface ClockSkewReport {
   unread: Array<{ node: string; why: string }>;
 }
 
-/** The HTTP Date header (RFC 9110 IMF-fixdate, or what Date.parse reads), epoch ms; null when absent or not a time. */
-export function parseHttpDate(value: string | string[] | undefined): number | null {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === '') return null;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : null;
-}
-
 /** The least the local clock can be ahead (positive) or behind (negative) of the node's, given the sample's uncertainty. */
 export function leastSkewMs(s: { sentMs: number; receivedMs: number; dateMs: number }): number {
   // The node's clock read somewhere in [dateMs, dateMs + 1 s) at a local moment in [sentMs, receivedMs].

@@ -377,3 +377,11 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
     waiting?.stop();
   }
 }
+
+/** The HTTP Date header (RFC 9110 IMF-fixdate, or what Date.parse reads), epoch ms; null when absent or not a time. */
+export function parseHttpDate(value: string | string[] | undefined): number | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return null;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : null;
+}

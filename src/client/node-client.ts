@@ -1,5 +1,4 @@
 import type { Dispatcher } from 'undici';
-import { parseHttpDate } from './clock-skew.js';
 import {
   ADVISORY_LIMIT_HEADER,
   DEFAULT_ROLLUP_TYPE,
@@ -45,7 +44,7 @@ import {
   tagAnswerBytes,
 } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
-import { DEFAULT_TIMEOUTS, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
+import { DEFAULT_TIMEOUTS, parseHttpDate, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import { fillAll, NumericRowStream, numericPoints, type RollupPoint } from './rollup-rows.js';
 

@@ -1,43 +1,20 @@
 import { fanOut } from '../../../client/fan-out.js';
-import type { NodeRequestError } from '../../../client/errors.js';
 import { systemClock, type Clock } from '../../../client/clock.js';
 import { pollUntilIdle } from '../../../client/sweep-poll.js';
 import type { NodeClient } from '../../../client/node-client.js';
 import { describeLag, hasLag, readOwnLag, readReplicationLag } from '../../../client/replication-lag.js';
 import { UsageError } from '../../errors.js';
-import { DATA_TYPES, type SweepStatus } from '../../../protocol/index.js';
+import { DATA_TYPES } from '../../../protocol/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { MAX_TIMER_MS } from '../../values.js';
 import { openTarget } from '../../node-source.js';
 import { NodeProgress } from '../../render/node-progress.js';
 import { MIN_WATCH_MS, type StatusOptions } from './options.js';
+import { noStatus, type NodeStatus } from './node-status.js';
 import { print } from './render.js';
 
 export { MAX_WATCH_MS, MIN_WATCH_MS, parseWatch, type StatusOptions } from './options.js';
-
-/**
- * Why a node has no status: `unreachable` (no connection, no answer in time, TLS failed),
- * `no_sweep_api` (a 404: the store removed /sweep_delete in 0.19.23), `error` (an error status),
- * `bad_answer` (it answered, but not a status: too large, not JSON), `lost` (--watch: it stopped
- * answering polls usefully for --lost-after). Only the first means that no answer came.
- */
-export type NoStatus = 'unreachable' | 'no_sweep_api' | 'error' | 'bad_answer' | 'lost';
-
-/**
- * One node's answer: its status, or why there is none (`code`: the client's error code, for JSON);
- * `lagSeconds`: its own replication lag (`/state` max_peer_lag), null or absent when it reports none.
- */
-export type NodeStatus = ({ node: string; ok: true; status: SweepStatus } | { node: string; ok: false; error: string; why: NoStatus; code: string }) & {
-  lagSeconds?: number | null;
-};
-
-/** A node that answered something unexpected is not "unreachable". */
-export function noStatus(err: NodeRequestError): NoStatus {
-  if (err.code === 'unreachable' || err.code === 'timeout' || err.code === 'tls' || err.code === 'aborted') return 'unreachable';
-  if (err.code === 'no_sweep_api') return 'no_sweep_api';
-  return err.code === 'http' ? 'error' : 'bad_answer';
-}
 
 function exitFor(rows: readonly NodeStatus[], ctx: CliContext): ExitCode {
   if (ctx.signal.aborted) return EXIT.interrupted;

@@ -5,7 +5,7 @@ import { errorJson, spanFields, timeFields } from '../../render/json-values.js';
 import { lagText } from '../../render/lag.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { describeTime, isoTime } from '../../time.js';
-import type { NodeStatus, NoStatus } from './action.js';
+import type { NodeStatus, NoStatus } from './node-status.js';
 import type { StatusOptions } from './options.js';
 
 /** How a state reads in a table: `no sweep API`, `bad answer`. */
