@@ -287,6 +287,9 @@ describe('text and histogram data through the CLI', () => {
     const other = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '300', '--node', node.url, ...range, '-o', 'csv'], { env });
     expect(other.code).toBe(0);
     expect(other.stdout).toBe('time,time_iso,period,bin,count\r\n');
+    const emptyTable = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '300', '--node', node.url, ...range], { env });
+    expect([emptyTable.code, emptyTable.stdout]).toEqual([0, '']);
+    expect(emptyTable.stderr).toContain('no histograms in range');
     // Pinned with --node nothing asks the node first: its own 400 names the periods it keeps.
     const odd = await runCli(['read', ID, 'lat', '--kind', 'histogram', '--period', '45', '--node', node.url, ...range], { env });
     expect(odd.code).toBe(1);

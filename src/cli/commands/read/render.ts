@@ -25,6 +25,7 @@ import {
 import { isoTime } from '../../time.js';
 import type { HistogramBins } from '../../../protocol/index.js';
 import type { ReadPlan } from './plan.js';
+import type { CellValue } from '../../render/table.js';
 
 // What --compare reads with, for action.ts, which loads this module only once a read is on its way.
 export { compareSeries } from '../../render/rollup.js';
@@ -50,42 +51,37 @@ export async function write(ctx: CliContext, text: string): Promise<void> {
   await new Promise<void>((resolve) => ctx.stdout.once('drain', () => resolve()));
 }
 
-/** Text change points: `[epoch milliseconds, value]`. */
-export async function renderTextRows(rows: ReadonlyArray<[number, string]>, plan: Pick<ReadPlan, 'output'>, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
-  switch (plan.output) {
-    case 'json':
-      return write(
-        ctx,
-        withRows(
-          meta,
-          rows.map(([ms, value]) => JSON.stringify({ time: ms / 1000, time_iso: isoTime(ms), value })),
-        ),
-      );
-    case 'csv':
-      return write(
-        ctx,
-        (await tables()).renderCsv(
-          ['time', 'time_iso', 'value'],
-          rows.map(([ms, value]) => [ms / 1000, isoTime(ms), value]),
-          { terminal: Boolean(ctx.stdout.isTTY) },
-        ),
-      );
-    default: {
-      if (rows.length === 0) {
-        ctx.log.info('no text values in range');
-        return;
-      }
-      const { renderTable, tableWidth } = await tables();
-      return write(
-        ctx,
-        renderTable(
-          ['time', 'value'],
-          rows.map(([ms, value]) => [isoTime(ms), value]),
-          { colour: ctx.colour, width: tableWidth(ctx) },
-        ),
-      );
-    }
+/**
+ * How one kind of stored-value rows (text, histogram) prints: JSON lines, CSV rows and table rows
+ * from the same rows; `empty` is logged instead of an empty table.
+ */
+interface StoredRowsView {
+  json: () => string[];
+  csv: { headers: string[]; rows: () => CellValue[][] };
+  table: { headers: string[]; rows: () => CellValue[][]; align?: Array<'right' | undefined> };
+  empty: string;
+}
+
+async function renderStoredRows(view: StoredRowsView, count: number, output: ReadPlan['output'], ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
+  if (output === 'json') return write(ctx, withRows(meta, view.json()));
+  if (output === 'csv') return write(ctx, (await tables()).renderCsv(view.csv.headers, view.csv.rows(), { terminal: Boolean(ctx.stdout.isTTY) }));
+  if (count === 0) {
+    ctx.log.info(view.empty);
+    return;
   }
+  const { renderTable, tableWidth } = await tables();
+  return write(ctx, renderTable(view.table.headers, view.table.rows(), { colour: ctx.colour, width: tableWidth(ctx), ...(view.table.align ? { align: view.table.align } : {}) }));
+}
+
+/** Text change points: `[epoch milliseconds, value]`. */
+export function renderTextRows(rows: ReadonlyArray<[number, string]>, plan: Pick<ReadPlan, 'output'>, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
+  const view: StoredRowsView = {
+    json: () => rows.map(([ms, value]) => JSON.stringify({ time: ms / 1000, time_iso: isoTime(ms), value })),
+    csv: { headers: ['time', 'time_iso', 'value'], rows: () => rows.map(([ms, value]) => [ms / 1000, isoTime(ms), value]) },
+    table: { headers: ['time', 'value'], rows: () => rows.map(([ms, value]) => [isoTime(ms), value]) },
+    empty: 'no text values in range',
+  };
+  return renderStoredRows(view, rows.length, plan.output, ctx, meta);
 }
 
 /** A histogram's bins in value order (bin names are numbers: "0", "+23e-004"), each with its count. */
@@ -108,52 +104,26 @@ function binLines(rows: ReadonlyArray<[number, number, HistogramBins]>): Array<[
 }
 
 /** Histogram rows: `[epoch seconds, period, {bin: count}]`, printed bin by bin. */
-export async function renderHistogramRows(
+export function renderHistogramRows(
   rows: ReadonlyArray<[number, number, HistogramBins]>,
   plan: Pick<ReadPlan, 'output'>,
   ctx: CliContext,
   meta: Record<string, unknown>,
 ): Promise<void> {
-  switch (plan.output) {
-    case 'json':
-      return write(
-        ctx,
-        withRows(
-          meta,
-          rows.map(([s, period, bins]) =>
-            JSON.stringify({ time: s, time_iso: isoTime(s * 1000), period, count: Object.values(bins).reduce((a, b) => a + b, 0), bins: Object.fromEntries(sortedBins(bins)) }),
-          ),
-        ),
-      );
-    case 'csv':
-      return write(
-        ctx,
-        (await tables()).renderCsv(
-          ['time', 'time_iso', 'period', 'bin', 'count'],
-          binLines(rows).map(([s, period, bin, count]) => [s, isoTime(s * 1000), period, bin, count]),
-          { terminal: Boolean(ctx.stdout.isTTY) },
-        ),
-      );
-    default: {
-      if (rows.length === 0) {
-        ctx.log.info('no histograms in range');
-        return;
-      }
-      const { renderTable, tableWidth } = await tables();
-      return write(
-        ctx,
-        renderTable(
-          ['time', 'period', 'bin', 'count'],
-          binLines(rows).map(([s, period, bin, count]) => [isoTime(s * 1000), period, bin === '' ? '(no bins)' : bin, count]),
-          {
-            colour: ctx.colour,
-            width: tableWidth(ctx),
-            align: [undefined, 'right', 'right', 'right'],
-          },
-        ),
-      );
-    }
-  }
+  const view: StoredRowsView = {
+    json: () =>
+      rows.map(([s, period, bins]) =>
+        JSON.stringify({ time: s, time_iso: isoTime(s * 1000), period, count: Object.values(bins).reduce((a, b) => a + b, 0), bins: Object.fromEntries(sortedBins(bins)) }),
+      ),
+    csv: { headers: ['time', 'time_iso', 'period', 'bin', 'count'], rows: () => binLines(rows).map(([s, period, bin, count]) => [s, isoTime(s * 1000), period, bin, count]) },
+    table: {
+      headers: ['time', 'period', 'bin', 'count'],
+      rows: () => binLines(rows).map(([s, period, bin, count]) => [isoTime(s * 1000), period, bin === '' ? '(no bins)' : bin, count]),
+      align: [undefined, 'right', 'right', 'right'],
+    },
+    empty: 'no histograms in range',
+  };
+  return renderStoredRows(view, rows.length, plan.output, ctx, meta);
 }
 
 /**
