@@ -7,10 +7,11 @@ import { createAgent } from '../../../client/agent.js';
 import { NodeClient } from '../../../client/node-client.js';
 import { startCluster, TSNODE_BIN, type RunningCluster } from '../../local-cluster/start.js';
 import { showReplication } from './replication-step.js';
+import { demoOkLine, renderSummary, shellWord } from './render.js';
+import { verifyNode } from './verify.js';
 import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
-import { renderTable } from '../../render/table.js';
 import { painter } from '../../render/painter.js';
 import { isoTime } from '../../time.js';
 import { nodeCount, writeCopiesFor } from '../../local-cluster/node-count.js';
@@ -41,20 +42,6 @@ class StepFailed extends Error {
   ) {
     super(message);
   }
-}
-
-export interface NodeVerdict {
-  node: string;
-  nntOld: number;
-  nntRecent: number;
-  nntRecentExpected: number;
-  textOld: number;
-  textRecent: number;
-  textRecentExpected: number;
-  histOld: number;
-  histRecent: number;
-  histRecentExpected: number;
-  ok: boolean;
 }
 
 const TOTAL_STEPS = 10;
@@ -265,7 +252,7 @@ class Demo {
     const bad = verdicts.filter((v) => !v.ok);
     if (bad.length > 0) throw new StepFailed(this.step, `${bad.length} node(s) did not sweep as expected: ${bad.map((v) => v.node).join(', ')}`);
     const seconds = ((ctx.now() - this.started) / 1000).toFixed(1);
-    ctx.stdout.write(`demo ok: ${verdicts.length}/${verdicts.length} nodes swept (old data removed, recent data kept) in ${seconds} s\n`);
+    ctx.stdout.write(demoOkLine(verdicts.length, seconds));
   }
 
   /** --keep: the cluster keeps running, and how to use and stop it. */
@@ -328,11 +315,6 @@ export async function demoAction(flags: DemoFlags, ctx: CliContext): Promise<Exi
   }
 }
 
-/** Quotes a word for display only when the shell would need it. */
-function shellWord(w: string): string {
-  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
-}
-
 async function writeNdjson(file: string, records: Iterable<unknown>): Promise<void> {
   const out = createWriteStream(file);
   let chunk = '';
@@ -354,72 +336,4 @@ async function withClients<T>(cluster: RunningCluster, fn: (clients: NodeClient[
   } finally {
     await dispatcher.close();
   }
-}
-
-/** Counts what is left on one node before the cut-off (must be nothing) and after it (must be everything). */
-export async function verifyNode(client: NodeClient, opts: { dataset: DatasetOptions; oldBeforeMs: number; recentFromMs: number; signal?: AbortSignal }): Promise<NodeVerdict> {
-  const { first, last } = demoOffsets(opts.dataset.nowMs, opts.dataset.days);
-  const startMs = first * 1000;
-  const endMs = (last + 60) * 1000;
-  const call = opts.signal ? { signal: opts.signal } : {};
-  const hour = 3_600_000;
-  const v: NodeVerdict = {
-    node: client.url,
-    nntOld: 0,
-    nntRecent: 0,
-    nntRecentExpected: 0,
-    textOld: 0,
-    textRecent: 0,
-    textRecentExpected: 0,
-    histOld: 0,
-    histRecent: 0,
-    histRecentExpected: 0,
-    ok: false,
-  };
-  for (const check of opts.dataset.checks ?? DEMO_CHECKS) {
-    for (const metric of DEMO_METRICS) {
-      const r = await client.readRollup({ uuid: check.id, metric, startMs, endMs, spanMs: hour, type: 'count' }, call);
-      for (const p of r.points) {
-        // An hour bucket is "old" if it ends before the cut-off, "recent" if it starts after it and holds data we wrote.
-        if (p.timestampMs + hour <= opts.oldBeforeMs && p.value !== null && p.value > 0) v.nntOld++;
-        if (p.timestampMs >= opts.recentFromMs && p.timestampMs < endMs) {
-          v.nntRecentExpected++;
-          if (p.value !== null && p.value > 0) v.nntRecent++;
-        }
-      }
-    }
-    const texts = await client.readText({ uuid: check.id, metric: DEMO_TEXT_METRIC, startMs, endMs }, call);
-    // Text change points come back in milliseconds (as the store's read-text page shows them).
-    v.textOld += texts.filter(([ms]) => ms < opts.oldBeforeMs).length;
-    v.textRecent += texts.filter(([ms]) => ms >= opts.recentFromMs).length;
-    const hists = await client.readHistogram({ uuid: check.id, metric: DEMO_HISTOGRAM_METRIC, startMs, endMs, periodS: HISTOGRAM_PERIOD_S }, call);
-    v.histOld += hists.filter(([t]) => t * 1000 < opts.oldBeforeMs).length;
-    v.histRecent += hists.filter(([t]) => t * 1000 >= opts.recentFromMs).length;
-  }
-  v.textRecentExpected = textRecords(opts.dataset).filter((r) => r.offset * 1000 >= opts.recentFromMs).length;
-  v.histRecentExpected = histogramRecords(opts.dataset).filter((r) => r.offset * 1000 >= opts.recentFromMs).length;
-  v.ok =
-    v.nntOld === 0 &&
-    v.textOld === 0 &&
-    v.histOld === 0 &&
-    v.nntRecent === v.nntRecentExpected &&
-    v.nntRecent > 0 &&
-    v.textRecent === v.textRecentExpected &&
-    v.histRecent === v.histRecentExpected;
-  return v;
-}
-
-function renderSummary(verdicts: readonly NodeVerdict[], colour: boolean): string {
-  const pair = (old: number, recent: number, expected: number): string => `${old} / ${recent} of ${expected}`;
-  return renderTable(
-    ['node', 'numeric hours: old / kept', 'text: old / kept', 'histograms: old / kept', 'result'],
-    verdicts.map((v) => [
-      v.node,
-      pair(v.nntOld, v.nntRecent, v.nntRecentExpected),
-      pair(v.textOld, v.textRecent, v.textRecentExpected),
-      pair(v.histOld, v.histRecent, v.histRecentExpected),
-      v.ok ? 'ok' : 'FAILED',
-    ]),
-    { colour, align: [undefined, 'right', 'right', 'right'], paint: (cell, col, _row, p) => (col === 4 ? (cell === 'ok' ? p.green(cell) : p.red(cell)) : cell) },
-  );
 }
