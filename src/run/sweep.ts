@@ -169,7 +169,8 @@ export function journaledSweep(req: SweepRequest, d: ClusterSweepOptions['descri
  * result per node and what the run means.
  */
 export async function runClusterSweep(clients: readonly NodeClient[], req: SweepRequest, opts: ClusterSweepOptions = {}): Promise<ClusterSweepRun> {
-  return (await sweepOn(clients, req, opts)) as ClusterSweepRun;
+  // dryRun is sweepTarget's: forced off here, so the result is always a run.
+  return (await sweepOn(clients, req, { ...opts, dryRun: false })) as ClusterSweepRun;
 }
 
 /**
