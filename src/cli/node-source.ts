@@ -13,14 +13,15 @@
  * validated its own flags, because the action calls this after doing so.
  */
 import { resolve } from 'node:path';
-import { discoverRing, DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
+import { DiscoveryError, type DiscoveredRing } from '../client/discovery.js';
+import { connectNodes, type Connected } from '../client/network.js';
 import { NodeHttpError, NodeRequestError } from '../client/errors.js';
 import { loadConfig } from './config/load.js';
 import { realFs, resolveTarget, type ResolvedTarget, type TargetFlags } from './config/target.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './errors.js';
 import type { NetworkValues } from './network-options.js';
-import { openNetwork, type Network, type NetworkOptions } from './network.js';
+import { networkSettings, type Network, type NetworkOptions } from './network.js';
 import { NODE_LINE_FORMS, parseNodeEntry } from './nodes.js';
 
 /** The flags a command on the flag tables hands to openTarget: networkFlags() and, where it has them, the span and prefix settings. */
@@ -95,23 +96,17 @@ export function resolveCommandTarget(values: TargetValues, ctx: CliContext, opts
 
 /** The second half of openTarget: opens the network with the target's settings, discovers a seed's ring, says where the nodes came from. */
 export async function connectTarget(target: ResolvedTarget, values: NetworkValues, ctx: CliContext, opts: NetworkOptions = {}): Promise<TargetRun> {
-  const network = openNetwork({ values, target }, ctx, opts);
-  if (target.source.kind === 'list') {
-    const described = describeNodes(target, undefined);
-    ctx.log.info(described);
-    return { target, nodes: target.source.nodes, network, described };
-  }
-  let ring: DiscoveredRing;
+  let connected: Connected;
   try {
-    ring = await discoverRing(network.client(target.source.seed), { signal: network.signal });
+    connected = await connectNodes(target.source, networkSettings({ values, target }, ctx, opts));
   } catch (err) {
-    await network.close();
-    throw seedError(err, seedLabel(target));
+    throw connectError(err, target);
   }
+  const { network, nodes, ring } = connected;
   const described = describeNodes(target, ring);
   ctx.log.info(described);
-  warnAboutRing(ring, ctx);
-  return { target, nodes: ring.nodes.map((n) => n.url), ring, network, described };
+  if (ring) warnAboutRing(ring, ctx);
+  return { target, nodes, ...(ring ? { ring } : {}), network, described };
 }
 
 /** `--node <url>` as a normalised URL; usage errors for a bad address or another node source beside it. */
