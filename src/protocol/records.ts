@@ -3,6 +3,7 @@
  * Hand-written rather than zod because it runs on every record at hundreds of thousands per
  * second; each rule is spelled out once here and reported as `field: reason`.
  */
+import { isJsonObject } from './json-object.js';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Longest metric name a node accepts, in UTF-16 code units. */
@@ -66,10 +67,6 @@ function describe(v: unknown): string {
   if (typeof v === 'string') return `got ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
   if (v === null || typeof v !== 'object') return `got ${String(v)}`;
   return `got ${Array.isArray(v) ? 'an array' : 'an object'}`;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function metricOf(o: Record<string, unknown>): string {
@@ -172,7 +169,7 @@ function partsOf(raw: unknown, smallestSpan: number | undefined): [number, Aggre
     const want = smallestSpan / period;
     if (pieces.length !== want) return fail('parts[1]', `must hold ${want} pieces of ${period}s for a ${smallestSpan}s record (got ${pieces.length})`);
   }
-  return [period, pieces.map((p, i) => (isObject(p) ? aggregateOf(p, `parts[1][${i}].`) : fail(`parts[1][${i}]`, `must be an object (${describe(p)})`)))];
+  return [period, pieces.map((p, i) => (isJsonObject(p) ? aggregateOf(p, `parts[1][${i}].`) : fail(`parts[1][${i}]`, `must be an object (${describe(p)})`)))];
 }
 
 function offsetOf(o: Record<string, unknown>, smallestSpan: number | undefined): number {
@@ -184,7 +181,7 @@ function offsetOf(o: Record<string, unknown>, smallestSpan: number | undefined):
 }
 
 function guard<T>(input: unknown, build: (o: Record<string, unknown>) => T): Validated<T> {
-  if (!isObject(input)) return { ok: false, issue: { field: '(record)', reason: `must be an object (${describe(input)})` } };
+  if (!isJsonObject(input)) return { ok: false, issue: { field: '(record)', reason: `must be an object (${describe(input)})` } };
   try {
     return { ok: true, record: build(input) };
   } catch (err) {
@@ -265,7 +262,7 @@ function plainValid(o: Record<string, unknown>, span: number | undefined): boole
  * compares them with the previous validator on generated input).
  */
 export function validateNntRecord(input: unknown, opts: ValidateOptions = {}): Validated<NntRecord> {
-  if (isObject(input) && plainValid(input, opts.smallestSpan)) {
+  if (isJsonObject(input) && plainValid(input, opts.smallestSpan)) {
     // plainValid checked every one of these.
     const o = input as Pick<NntRecord, 'metric' | 'id' | 'offset' | 'count' | 'value'> & Partial<Aggregate>;
     return {
@@ -292,7 +289,7 @@ export function validateNntRecord(input: unknown, opts: ValidateOptions = {}): V
  * verdict, without building the normalised record (for callers that send the record as read).
  */
 export function nntRecordIssue(input: unknown, opts: ValidateOptions = {}): RecordIssue | undefined {
-  if (isObject(input) && plainValid(input, opts.smallestSpan)) return undefined;
+  if (isJsonObject(input) && plainValid(input, opts.smallestSpan)) return undefined;
   const checked = validateNntRecordFieldByField(input, opts);
   return checked.ok ? undefined : checked.issue;
 }

@@ -1,13 +1,12 @@
 import { DATA_TYPES, type DataType } from './types.js';
+import { isJsonObject } from './json-object.js';
 
 /** `GET /sweep_delete` on the wire (checked by wireSweepStatusSchema, schemas.ts): every attribute a string. */
 export type WireSweepStatus = Record<DataType, Record<string, string>> & Record<string, unknown>;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** One type's wire status: string attributes only, `running` "true" or "false". */
 function isWireTypeStatus(v: unknown): boolean {
-  if (!isRecord(v) || (v.running !== 'true' && v.running !== 'false')) return false;
+  if (!isJsonObject(v) || (v.running !== 'true' && v.running !== 'false')) return false;
   for (const key in v) if (typeof v[key] !== 'string') return false;
   return true;
 }
@@ -17,7 +16,7 @@ function isWireTypeStatus(v: unknown): boolean {
  * beside every rollup, and loading zod for it would cost the read more than the answer does.
  */
 export function isWireSweepStatus(json: unknown): json is WireSweepStatus {
-  return isRecord(json) && isWireTypeStatus(json.nnt) && isWireTypeStatus(json.text) && isWireTypeStatus(json.histogram);
+  return isJsonObject(json) && isWireTypeStatus(json.nnt) && isWireTypeStatus(json.text) && isWireTypeStatus(json.histogram);
 }
 
 /** How a sweep ended for one type, as the reference node records it. */

@@ -1,4 +1,5 @@
 import { PlainRecordCheck } from '../protocol/index.js';
+import { isJsonObject } from '../protocol/json-object.js';
 import { recordIssue, type KindCheck, type RecordKind } from './kinds.js';
 import { JsonArraySplitter } from './json-array-splitter.js';
 import { SPAN_FIELDS, spanRecord, type RawRecord, type RecordChunk } from './splitter.js';
@@ -133,10 +134,6 @@ const OK: Added = Object.freeze({ kind: 'ok' });
 /** The same text in memory of its own, so keeping it does not keep a larger string it was cut from alive. */
 const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** A record's text for a reject: parsed for `input`, and verbatim as `inputText` when it is JSON. */
 export function rejectInput(text: string): { input: unknown; inputText?: string } {
   try {
@@ -187,7 +184,7 @@ export function memberText(text: string, key: string): string | undefined {
 
 /** A rejects-file line (`{file, record, error, input}`): replaying it means replaying its `input`. */
 export function isRejectLine(v: unknown): v is { input: unknown; error: unknown; record: unknown } {
-  return isObject(v) && 'input' in v && 'error' in v && 'record' in v && !('metric' in v);
+  return isJsonObject(v) && 'input' in v && 'error' in v && 'record' in v && !('metric' in v);
 }
 
 /**

@@ -1,0 +1,2 @@
+/** A JSON object (not null, not an array): what a parsed answer or record must be before its members are read. */
+export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
