@@ -78,7 +78,10 @@ describe('concurrent starts on one data dir', () => {
       winners += up.length;
       for (const s of down) {
         expect(s.exit, s.stderr).toBe(1);
-        expect(s.stderr, s.stderr).toMatch(/is in use by process \d+/);
+        // The holder's pid when /proc/locks shows one; in a race the lock that refused this start
+        // may have been another loser's passing one, gone before the look: then "another process".
+        // (server-store-open.test.ts pins the pid where the holder stays.)
+        expect(s.stderr, s.stderr).toMatch(/is in use by (process \d+|another process) /);
         refused++;
       }
       expect(up, starts.map((s) => s.stderr).join('\n')).toHaveLength(1);
