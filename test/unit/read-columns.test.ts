@@ -130,10 +130,35 @@ describe('columnsCsvChunks', () => {
     const points = Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! }));
     for (const span of [300_000, 250]) {
       const want = gridCsv(gridOf(points, false), span);
-      expect([...columnsCsvChunks(ts, vs, 'value', span, 7)].join('')).toBe(want);
-      expect([...columnsCsvChunks(ts, vs, 'value', span)].join('')).toBe(want);
+      expect(Buffer.concat([...columnsCsvChunks(ts, vs, 'value', span, 7)]).toString('utf8')).toBe(want);
+      expect(Buffer.concat([...columnsCsvChunks(ts, vs, 'value', span)]).toString('utf8')).toBe(want);
       expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
     }
+  });
+  it('prints byte for byte what gridCsv prints, for any times, values, spans and chunk sizes', () => {
+    // Times: whole and fractional milliseconds, negative, around day and year-9999 edges and Date's own limits.
+    const time = fc.oneof(
+      fc.integer({ min: -8_640_000_000_000, max: 8_640_000_000_000 }).map((s) => s * 1000),
+      fc.integer({ min: -8_640_000_000_000_000, max: 8_640_000_000_000_000 }),
+      fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }),
+      fc.constantFrom(0, -0, 253402300799999, 253402300800000, 86_399_999, 8.64e15, -8.64e15),
+    );
+    const value = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(NaN, -0, 0, 1e21, 1e-7, 123456789012345680000, 0.1 + 0.2));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(time, value), { maxLength: 30 }),
+        fc.constantFrom(1, 250, 1000, 60_000, 300_000, 86_400_000),
+        fc.integer({ min: 1, max: 8 }),
+        (rows, span, chunkRows) => {
+          const ts = new Float64Array(rows.map(([t]) => t));
+          const vs = new Float64Array(rows.map(([, v]) => v));
+          const points = rows.map(([t, v]) => ({ timestampMs: t, value: Number.isNaN(v) ? null : v }));
+          const want = gridCsv(gridOf(points, false), span);
+          expect(Buffer.concat([...columnsCsvChunks(ts, vs, 'value', span, chunkRows)]).toString('utf8')).toBe(want);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 

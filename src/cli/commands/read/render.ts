@@ -46,7 +46,7 @@ const tables = (): Promise<typeof import('../../render/table.js')> => import('..
 const colours = (): Promise<typeof import('../../render/painter.js')> => import('../../render/painter.js');
 
 /** Writes to stdout, waiting for it to drain when it is full (a read can print 100,000 rows). */
-export async function write(ctx: CliContext, text: string): Promise<void> {
+export async function write(ctx: CliContext, text: string | Uint8Array): Promise<void> {
   if (ctx.stdout.write(text)) return;
   await new Promise<void>((resolve) => ctx.stdout.once('drain', () => resolve()));
 }
