@@ -95,7 +95,10 @@ export class NumericRowStream {
     this.chunks.push(bytes);
     if (this.bad) return;
     const b = this.carry ? Buffer.concat([this.carry, bytes]) : bytes;
-    const i = this.scan(b);
+    // Only up to the last `]`: rows are read whole, so a well-formed answer never sends numberAt
+    // or row to their MORE paths, which V8 would meet for the first time in optimised code (a
+    // deoptimisation and a second compile); the rest is carried to the next chunk.
+    const i = this.scan(b.subarray(0, b.lastIndexOf(93) + 1));
     if (i === BAD) this.bad = true;
     else this.carry = i < b.length ? b.subarray(i) : undefined;
   }

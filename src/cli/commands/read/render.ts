@@ -7,7 +7,7 @@
 import type { RollupColumns, RollupResult } from '../../../client/node-client.js';
 import type { CliContext } from '../../context.js';
 import {
-  columnsCsvChunks,
+  columnsCsv,
   comparisonJson,
   gridCsv,
   gridCsvChunks,
@@ -44,6 +44,9 @@ export interface CompareNode {
 // CSV or JSON read of a year of buckets never pays for them (bench/read.bench.mjs).
 const tables = (): Promise<typeof import('../../render/table.js')> => import('../../render/table.js');
 const colours = (): Promise<typeof import('../../render/painter.js')> => import('../../render/painter.js');
+
+/** Bytes per write of a large output. */
+const WRITE_BYTES = 1 << 20;
 
 /** Writes to stdout, waiting for it to drain when it is full (a read can print 100,000 rows). */
 export async function write(ctx: CliContext, text: string | Uint8Array): Promise<void> {
@@ -177,9 +180,11 @@ export function chartSize(ctx: CliContext, headerUsed: number): { width: number;
 export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
-    case 'csv':
-      for (const chunk of columnsCsvChunks(cols.timestampsMs, cols.values, 'value', spanMs)) await write(ctx, chunk);
+    case 'csv': {
+      const csv = columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs);
+      for (let at = 0; at < csv.length; at += WRITE_BYTES) await write(ctx, csv.subarray(at, at + WRITE_BYTES));
       return;
+    }
     case 'json':
       return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs, meta));
     default: {
