@@ -77,11 +77,18 @@ export class NumericRowStream {
   private stage = 0;
   private bad = false;
   private chunks: Buffer[] = [];
-  private ts: Float64Array = new Float64Array(1024);
-  private vals: Float64Array = new Float64Array(1024);
+  private ts: Float64Array;
+  private vals: Float64Array;
   private n = 0;
   /** The number numberAt() read last. */
   private num = 0;
+
+  /** `rows`: how many rows the answer should hold (the columns start that long, at most 2^18 rows; they grow past it). */
+  constructor(rows = 1024) {
+    const n = Math.max(16, Math.min(rows, 1 << 18));
+    this.ts = new Float64Array(n);
+    this.vals = new Float64Array(n);
+  }
 
   start(): void {
     this.carry = undefined;
@@ -106,7 +113,11 @@ export class NumericRowStream {
   /** The columns, or undefined when the answer is not `[[seconds, number|null], ...]` (then use text()). */
   end(): { timestampsMs: Float64Array; values: Float64Array } | undefined {
     if (this.bad || this.stage !== 3 || (this.carry && skipWs(this.carry, 0) !== this.carry.length)) return undefined;
-    return { timestampsMs: this.ts.slice(0, this.n), values: this.vals.slice(0, this.n) };
+    const out = { timestampsMs: this.ts.subarray(0, this.n), values: this.vals.subarray(0, this.n) };
+    // Handed over without a copy: a later start() writes into new columns.
+    this.ts = new Float64Array(16);
+    this.vals = new Float64Array(16);
+    return out;
   }
 
   /** The whole answer as text (UTF-8, a byte-order mark dropped), for the fallback. */

@@ -105,6 +105,18 @@ describe('NodeClient.readRollupColumns', () => {
     expect(s.text()).toBe('[[0,7]]');
   });
 
+  it('columns sized for fewer rows grow; what end() handed over stays as it was after a new start()', () => {
+    const s = new NumericRowStream(1);
+    s.start();
+    s.chunk(Buffer.from(`[${Array.from({ length: 100 }, (_, i) => `[${i},${i / 4}]`).join(',')}]`));
+    const first = s.end()!;
+    s.start();
+    s.chunk(Buffer.from('[[7,7]]'));
+    expect(Array.from(s.end()!.values)).toEqual([7]);
+    expect(Array.from(first.values)).toEqual(Array.from({ length: 100 }, (_, i) => i / 4));
+    expect(Array.from(first.timestampsMs)).toEqual(Array.from({ length: 100 }, (_, i) => i * 1000));
+  });
+
   it('an answer larger than the read can need is cut off (too_large), streamed or not', async () => {
     const huge = `[${'[0,1],'.repeat(400_000)}[0,1]]`;
     await expect(client(huge, 1).readRollupColumns(Q)).rejects.toMatchObject({ code: 'too_large' });
