@@ -2,7 +2,7 @@ import { MockAgent } from 'undici';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import { columnsCsv, gridCsv, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
+import { columnsCsv, columnsJson, gridCsv, gridJson, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
 import { NumericRowStream } from '../../src/client/rollup-rows.js';
 
 // readRollupColumns scans the answer by hand; it must agree with readRollup (JSON.parse + schema)
@@ -169,6 +169,48 @@ describe('columnsCsv', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe('columnsJson', () => {
+  it('prints byte for byte what gridJson prints, for any times, values, spans, meta and buffer sizes', () => {
+    const time = fc.oneof(
+      fc.integer({ min: -8_640_000_000_000, max: 8_640_000_000_000 }).map((s) => s * 1000),
+      fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }),
+      fc.constantFrom(0, -0, 253402300799999, 253402300800000),
+    );
+    const value = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(NaN, Infinity, -Infinity, -0, 1e21, 1e-7));
+    const meta = fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 4 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(time, value), { maxLength: 20 }),
+        fc.constantFrom(1, 250, 60_000, 300_000),
+        meta,
+        fc.integer({ min: 0, max: 120 }),
+        (rows, span, m, rowBytes) => {
+          const ts = new Float64Array(rows.map(([t]) => t));
+          const vs = new Float64Array(rows.map(([, v]) => v));
+          expect(columnsJson(ts, vs, span, m, rowBytes).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), span, m));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a year of 300 s rows, with gaps, as gridJson prints it', () => {
+    const ts = new Float64Array(Array.from({ length: 105_120 }, (_, i) => (1_700_000_100 + 300 * i) * 1000));
+    const vs = new Float64Array(Array.from({ length: 105_120 }, (_, i) => (i % 97 === 13 ? NaN : 50 + 40 * Math.sin(i / 288))));
+    const meta = { node: 'http://n1:8112', metric: 'cpu µs' };
+    expect(columnsJson(ts, vs, 300_000, meta).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), 300_000, meta));
+    expect(columnsCsv(ts, vs, 'value', 300_000).toString('utf8')).toBe(
+      gridCsv(
+        gridOf(
+          Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! })),
+          false,
+        ),
+        300_000,
+      ),
     );
   });
 });

@@ -227,6 +227,48 @@ function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float
   }
 }
 
+/** Bytes a JSON row of columnsJson takes at most in practice. */
+const JSON_ROW_BYTES = 112;
+
+/**
+ * gridJson(gridOfColumns(timestampsMs, values), spanMs, meta) byte for byte (UTF-8), written as
+ * bytes: `meta` and its `rows`, one `{"time":..,"time_iso":"..","value":..}` per line.
+ */
+export function columnsJson(timestampsMs: Float64Array, values: Float64Array, spanMs: number, meta: Record<string, unknown> = {}, rowBytes = JSON_ROW_BYTES): Buffer {
+  const n = timestampsMs.length;
+  if (n === 0) return Buffer.from(withRows(meta, []), 'utf8');
+  const head = JSON.stringify({ ...meta, rows: [] }, null, 2);
+  // As withRows: the rows go inside the empty `"rows": []` that closes the object.
+  const open = Buffer.from(`${head.slice(0, head.lastIndexOf('[]'))}[\n    `, 'utf8');
+  const out = new AsciiBytes(open.length + rowBytes * n + 8);
+  out.bytes(open);
+  jsonRowsBytes(out, timestampsMs, values, spanMs);
+  out.ascii('\n  ]\n}\n');
+  return out.text();
+}
+
+const TIME_KEY = Buffer.from('{"time":', 'latin1');
+const ISO_KEY = Buffer.from(',"time_iso":"', 'latin1');
+const VALUE_KEY = Buffer.from('","value":', 'latin1');
+const ROW_END = Buffer.from('},\n    ', 'latin1');
+
+/** The rows of columnsJson, separated by `,\n    `. */
+function jsonRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, spanMs: number): void {
+  const n = timestampsMs.length;
+  for (let r = 0; r < n; r++) {
+    const t = timestampsMs[r]!;
+    const v = values[r]!;
+    if (r > 0) out.bytes(ROW_END);
+    out.bytes(TIME_KEY);
+    secondsBytes(out, t);
+    out.bytes(ISO_KEY);
+    bucketTimeBytes(out, t, spanMs);
+    out.bytes(VALUE_KEY);
+    out.ascii(Number.isFinite(v) ? String(v) : 'null');
+  }
+  out.byte(125); // }
+}
+
 /** A grid from a single-value read's columns (NaN = empty bucket), for the table and JSON renderers. */
 export function gridOfColumns(timestampsMs: Float64Array, values: Float64Array, valueKey = 'value'): Grid {
   const n = timestampsMs.length;

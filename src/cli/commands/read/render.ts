@@ -8,6 +8,7 @@ import type { RollupColumns, RollupResult } from '../../../client/node-client.js
 import type { CliContext } from '../../context.js';
 import {
   columnsCsv,
+  columnsJson,
   comparisonJson,
   gridCsv,
   gridCsvChunks,
@@ -52,6 +53,11 @@ const WRITE_BYTES = 1 << 20;
 export async function write(ctx: CliContext, text: string | Uint8Array): Promise<void> {
   if (ctx.stdout.write(text)) return;
   await new Promise<void>((resolve) => ctx.stdout.once('drain', () => resolve()));
+}
+
+/** A large output (a year of rows is megabytes) written a piece at a time. */
+async function writeBytes(ctx: CliContext, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; at += WRITE_BYTES) await write(ctx, bytes.subarray(at, at + WRITE_BYTES));
 }
 
 /**
@@ -180,13 +186,10 @@ export function chartSize(ctx: CliContext, headerUsed: number): { width: number;
 export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
-    case 'csv': {
-      const csv = columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs);
-      for (let at = 0; at < csv.length; at += WRITE_BYTES) await write(ctx, csv.subarray(at, at + WRITE_BYTES));
-      return;
-    }
+    case 'csv':
+      return writeBytes(ctx, columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs));
     case 'json':
-      return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs, meta));
+      return writeBytes(ctx, columnsJson(cols.timestampsMs, cols.values, spanMs, meta));
     default: {
       if (cols.timestampsMs.length === 0) {
         ctx.log.info('no buckets in range');
