@@ -37,7 +37,7 @@ export class AsciiBytes {
   }
 
   byte(c: number): void {
-    this.reserve(1);
+    if (this.pos === this.buf.length) this.grow(1);
     this.buf[this.pos++] = c;
   }
 
@@ -82,7 +82,7 @@ export class AsciiBytes {
 
   /** 0 <= n < 100 as two digits. */
   two(n: number): void {
-    this.reserve(2);
+    if (this.pos + 2 > this.buf.length) this.grow(2);
     this.buf[this.pos++] = PAIRS[2 * n]!;
     this.buf[this.pos++] = PAIRS[2 * n + 1]!;
   }
