@@ -170,16 +170,12 @@ export function bucketTimeBytes(out: AsciiBytes, ms: number, spanMs: number): vo
     bytesDay = day;
     dayBytes.set(Buffer.from(new Date(day * DAY_MS).toISOString().slice(0, 11), 'latin1'));
   }
-  for (let i = 0; i < 11; i++) out.byte(dayBytes[i]!);
+  out.bytes(dayBytes);
   const inDay = ms - day * DAY_MS;
   const secs = Math.floor(inDay / 1000);
   const milli = inDay - secs * 1000;
   const mins = Math.floor(secs / 60);
-  out.two(Math.floor(mins / 60));
-  out.byte(58); // :
-  out.two(mins % 60);
-  out.byte(58);
-  out.two(secs - mins * 60);
+  out.clock(Math.floor(mins / 60), mins % 60, secs - mins * 60);
   if (spanMs % 1000 !== 0 || milli !== 0) {
     out.byte(46); // .
     out.three(milli);
