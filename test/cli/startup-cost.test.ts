@@ -1,0 +1,91 @@
+/**
+ * What a small `tsnode write` and `tsnode read` pay before and after their one request: the fixed
+ * start-up cost that caps the speed targets of `read -o csv` and `write` (bench/startup.bench.mjs
+ * times them). Checked on the built bin against a real reference node by a preload that records
+ * (a) every call that sets up ICU (toLocaleString, localeCompare, Intl: 5-20 ms of CPU for the
+ * first call of a process) and (b) the Node built-ins the process loaded.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+
+const U = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+const T0 = 1_700_000_100;
+const dir = mkdtempSync(join(tmpdir(), 'tsnode-startup-cost-'));
+const report = join(dir, 'report.json');
+const preload = join(dir, 'preload.cjs');
+let node: TestNode;
+
+// Wraps what sets up ICU so each call is recorded (with its caller), and at exit writes those
+// calls and the public built-ins in process.moduleLoadList.
+writeFileSync(
+  preload,
+  `const fs = require('node:fs');
+const calls = [];
+const caller = () => (new Error().stack.split('\\n')[3] || '').trim();
+const wrap = (obj, name, label) => {
+  const orig = obj[name];
+  obj[name] = function (...args) { calls.push(label + ' ' + caller()); return orig.apply(this, args); };
+};
+wrap(Number.prototype, 'toLocaleString', 'Number#toLocaleString');
+wrap(BigInt.prototype, 'toLocaleString', 'BigInt#toLocaleString');
+wrap(String.prototype, 'localeCompare', 'String#localeCompare');
+for (const m of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) wrap(Date.prototype, m, 'Date#' + m);
+for (const k of ['NumberFormat', 'Collator', 'DateTimeFormat', 'PluralRules', 'Segmenter', 'ListFormat', 'RelativeTimeFormat']) {
+  const C = Intl[k];
+  if (!C) continue;
+  const trap = () => calls.push('Intl.' + k + ' ' + caller());
+  Intl[k] = new Proxy(C, { construct(t, a, n) { trap(); return Reflect.construct(t, a, n); }, apply(t, self, a) { trap(); return Reflect.apply(t, self, a); } });
+}
+process.on('exit', () => {
+  const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
+  fs.writeFileSync(${JSON.stringify(report)}, JSON.stringify({ calls, builtins }));
+});
+`,
+);
+
+interface Report {
+  calls: string[];
+  builtins: string[];
+}
+
+async function costOf(args: string[]): Promise<Report> {
+  rmSync(report, { force: true });
+  const r = await runCli(args, { env: { NODE_OPTIONS: `--require ${preload}` }, cwd: dir });
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(readFileSync(report, 'utf8')) as Report;
+}
+
+beforeAll(async () => {
+  node = await startNode({ memory: true });
+  writeFileSync(join(dir, 'one.ndjson'), `${JSON.stringify({ metric: 'cpu', id: U, offset: T0, count: 1, value: 1 })}\n`);
+});
+afterAll(async () => {
+  await stopAllNodes();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the fixed start-up cost of a small write and read', () => {
+  it('a one-record write sets up no ICU (its summary groups thousands itself)', async () => {
+    const { calls } = await costOf(['write', 'one.ndjson', '--node', node.url]);
+    expect(calls).toEqual([]);
+  });
+
+  it('a small read -o csv sets up no ICU', async () => {
+    const { calls } = await costOf(['read', U, 'cpu', '--node', node.url, '--start', String(T0 - 300), '--end', String(T0 + 300), '--span', '60s', '-o', 'csv']);
+    expect(calls).toEqual([]);
+  });
+
+  it('the recorder sees the calls that do set up ICU', () => {
+    rmSync(report, { force: true });
+    const r = spawnSync(process.execPath, ['--require', preload, '-e', "(1234).toLocaleString('en-US'); 'a'.localeCompare('b'); new Intl.Collator()"]);
+    expect(r.status, String(r.stderr)).toBe(0);
+    const { calls, builtins } = JSON.parse(readFileSync(report, 'utf8')) as Report;
+    expect(calls.map((c) => c.split(' ')[0])).toEqual(['Number#toLocaleString', 'String#localeCompare', 'Intl.Collator']);
+    expect(builtins).toContain('fs');
+  });
+});
