@@ -9,9 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
+import { makePki } from '../helpers/tls.js';
 
 const U = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
 const T0 = 1_700_000_100;
@@ -70,14 +72,21 @@ afterAll(async () => {
 });
 
 describe('the fixed start-up cost of a small write and read', () => {
-  it('a one-record write sets up no ICU (its summary groups thousands itself)', async () => {
-    const { calls } = await costOf(['write', 'one.ndjson', '--node', node.url]);
+  // Built-ins neither a plain write nor a read to an http:// node uses (undici's HTTP/2 side and
+  // TLS, gzip for a plain file): each one left out is a few ms of every start.
+  const UNUSED = ['http2', 'tls', 'zlib', 'tty'];
+
+  it('a one-record write sets up no ICU (its summary groups thousands itself) and loads no unused built-in', async () => {
+    const { calls, builtins } = await costOf(['write', 'one.ndjson', '--node', node.url]);
     expect(calls).toEqual([]);
+    expect(builtins.filter((b) => UNUSED.includes(b))).toEqual([]);
+    expect(builtins).toContain('http'); // the list is real
   });
 
   it('a small read -o csv sets up no ICU', async () => {
-    const { calls } = await costOf(['read', U, 'cpu', '--node', node.url, '--start', String(T0 - 300), '--end', String(T0 + 300), '--span', '60s', '-o', 'csv']);
+    const { calls, builtins } = await costOf(['read', U, 'cpu', '--node', node.url, '--start', String(T0 - 300), '--end', String(T0 + 300), '--span', '60s', '-o', 'csv']);
     expect(calls).toEqual([]);
+    expect(builtins.filter((b) => UNUSED.includes(b))).toEqual([]);
   });
 
   it('the recorder sees the calls that do set up ICU', () => {
@@ -88,4 +97,48 @@ describe('the fixed start-up cost of a small write and read', () => {
     expect(calls.map((c) => c.split(' ')[0])).toEqual(['Number#toLocaleString', 'String#localeCompare', 'Intl.Collator']);
     expect(builtins).toContain('fs');
   });
+});
+
+// The agent defers undici's HTTP/2 side (client/agent.ts deferHttp2). What must hold: nothing loads
+// node:http2 until a connection negotiates h2, and then h2 works, whether our agent module or
+// undici's index (MockAgent and all, as tests load it) came first.
+describe("undici's HTTP/2 side, deferred", () => {
+  const root = join(__dirname, '..', '..');
+  const script = join(dir, 'h2.mjs');
+  writeFileSync(
+    script,
+    `import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+const require = createRequire(${JSON.stringify(join(root, 'package.json'))});
+const loaded = (m) => process.moduleLoadList.includes('NativeModule ' + m);
+const out = {};
+if (process.env.ORDER === 'undici-first') require('undici');
+const { createAgent } = await import(${JSON.stringify(pathToFileURL(join(root, 'dist', 'client', 'agent.js')).href)});
+createAgent().close();
+out.http2BeforeH2 = loaded('http2');
+const undici = require('undici');
+const mock = new undici.MockAgent();
+mock.disableNetConnect();
+mock.get('http://mocked.invalid').intercept({ path: '/x' }).reply(200, 'mocked');
+out.mock = await (await undici.request('http://mocked.invalid/x', { dispatcher: mock })).body.text();
+const http2 = await import('node:http2');
+const server = http2.createSecureServer({ cert: readFileSync(process.env.CERT), key: readFileSync(process.env.KEY) }, (req, res) => res.end('over ' + req.httpVersion));
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const Client = require('undici/lib/dispatcher/client');
+const client = new Client('https://127.0.0.1:' + server.address().port, { allowH2: true, connect: { ca: readFileSync(process.env.CA) } });
+out.h2 = await (await client.request({ path: '/', method: 'GET' })).body.text();
+await client.close();
+server.close();
+console.log(JSON.stringify(out));
+`,
+  );
+  const pki = makePki();
+
+  for (const order of ['agent-first', 'undici-first']) {
+    it(`${order}: no node:http2 until h2 is spoken; then h2 and MockAgent work`, () => {
+      const r = spawnSync(process.execPath, [script], { encoding: 'utf8', env: { ...process.env, ORDER: order, CERT: pki.serverCert, KEY: pki.serverKey, CA: pki.caCert } });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ http2BeforeH2: order === 'undici-first', mock: 'mocked', h2: 'over 2.0' });
+    });
+  }
 });
