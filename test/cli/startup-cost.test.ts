@@ -43,9 +43,12 @@ for (const k of ['NumberFormat', 'Collator', 'DateTimeFormat', 'PluralRules', 'S
   const trap = () => calls.push('Intl.' + k + ' ' + caller());
   Intl[k] = new Proxy(C, { construct(t, a, n) { trap(); return Reflect.construct(t, a, n); }, apply(t, self, a) { trap(); return Reflect.apply(t, self, a); } });
 }
+let stdinRead = false;
+const stdin = Object.getOwnPropertyDescriptor(process, 'stdin');
+Object.defineProperty(process, 'stdin', { ...stdin, get() { stdinRead = true; return stdin.get.call(this); } });
 process.on('exit', () => {
   const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
-  fs.writeFileSync(${JSON.stringify(report)}, JSON.stringify({ calls, builtins }));
+  fs.writeFileSync(${JSON.stringify(report)}, JSON.stringify({ calls, builtins, stdinRead }));
 });
 `,
 );
@@ -53,6 +56,8 @@ process.on('exit', () => {
 interface Report {
   calls: string[];
   builtins: string[];
+  /** Whether anything read process.stdin (Node builds the stream then: ~3 ms). */
+  stdinRead: boolean;
 }
 
 async function costOf(args: string[]): Promise<Report> {
@@ -77,16 +82,45 @@ describe('the fixed start-up cost of a small write and read', () => {
   const UNUSED = ['http2', 'tls', 'zlib', 'tty'];
 
   it('a one-record write sets up no ICU (its summary groups thousands itself) and loads no unused built-in', async () => {
-    const { calls, builtins } = await costOf(['write', 'one.ndjson', '--node', node.url]);
+    const { calls, builtins, stdinRead } = await costOf(['write', 'one.ndjson', '--node', node.url]);
     expect(calls).toEqual([]);
     expect(builtins.filter((b) => UNUSED.includes(b))).toEqual([]);
+    expect(stdinRead).toBe(false);
     expect(builtins).toContain('http'); // the list is real
   });
 
-  it('a small read -o csv sets up no ICU', async () => {
-    const { calls, builtins } = await costOf(['read', U, 'cpu', '--node', node.url, '--start', String(T0 - 300), '--end', String(T0 + 300), '--span', '60s', '-o', 'csv']);
+  it('a small read -o csv sets up no ICU and loads no unused built-in', async () => {
+    const { calls, builtins, stdinRead } = await costOf([
+      'read',
+      U,
+      'cpu',
+      '--node',
+      node.url,
+      '--start',
+      String(T0 - 300),
+      '--end',
+      String(T0 + 300),
+      '--span',
+      '60s',
+      '-o',
+      'csv',
+    ]);
     expect(calls).toEqual([]);
     expect(builtins.filter((b) => UNUSED.includes(b))).toEqual([]);
+    expect(stdinRead).toBe(false);
+  });
+
+  it('a write from standard input still reads it', async () => {
+    rmSync(report, { force: true });
+    const line = JSON.stringify({ metric: 'cpu', id: U, offset: T0 + 60, count: 1, value: 2 });
+    const r = await runCli(['write', '-', '--node', node.url, '--rejects', join(dir, 'stdin.rejects'), '--state', join(dir, 'stdin.state')], {
+      env: { NODE_OPTIONS: `--require ${preload}` },
+      cwd: dir,
+      input: `${line}\n`,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr + r.stdout).toMatch(/wrote 1 /);
+    expect((JSON.parse(readFileSync(report, 'utf8')) as Report).stdinRead).toBe(true);
   });
 
   it('the recorder sees the calls that do set up ICU', () => {
