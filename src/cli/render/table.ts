@@ -17,7 +17,7 @@ export interface TableOptions {
   align?: readonly (Align | undefined)[];
   /**
    * Optional per-cell colouring, applied only when `colour` is on, e.g. red for `failed`.
-   * Receives the painter so callers never need their own chalk instance.
+   * Receives the painter so callers never need one of their own.
    */
   paint?: (cell: string, column: number, row: number, p: ReturnType<typeof painter>) => string;
   /** Compact: no separator line between rows (the default). */
