@@ -25,7 +25,7 @@ setFlagsFromString('--semi-space-growth-factor=8');
 // for code that is done before the optimised version is ready. No TurboFan until the command's
 // modules are loaded; run() (dist/cli/main.js) turns it back on before the command does its work,
 // so a long read or write optimises its own hot code as before (~10 ms less CPU per start).
-setFlagsFromString('--no-opt');
+setFlagsFromString('--no-turbofan');
 // `tsnode --version` alone needs no parser: answer before loading commander and the command tree
 // (startup budget: bench/startup.bench.mjs). Anything else goes through the full program.
 const args = process.argv.slice(2);

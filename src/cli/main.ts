@@ -102,7 +102,7 @@ export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
     try {
       const action = await load();
       // bin/tsnode.js keeps TurboFan off while the modules load; the command's own work may need it.
-      if (own) setFlagsFromString('--opt');
+      if (own) setFlagsFromString('--turbofan');
       // A command's --seed and --profile are its own business: it resolves them (openTarget) after
       // checking its own flags, so a bad flag sends nothing, not even the seed's discovery.
       code = await action(opts, ctx);

@@ -119,7 +119,7 @@ v8.setFlagsFromString = (f) => { fs.appendFileSync(${JSON.stringify(flags)}, f +
     // ...and grows the young generation faster, and keeps TurboFan off while the modules load
     // (bin/tsnode.js says why): run() turns it back on, once, before the command does its work.
     const asked = readFileSync(flags, 'utf8').trim().split('\n');
-    expect(asked.slice(0, -1).sort()).toEqual(['--no-opt early', '--no-wasm-dynamic-tiering early', '--no-wasm-tier-up early', '--semi-space-growth-factor=8 early']);
-    expect(asked.at(-1)).toBe('--opt early');
+    expect(asked.slice(0, -1).sort()).toEqual(['--no-turbofan early', '--no-wasm-dynamic-tiering early', '--no-wasm-tier-up early', '--semi-space-growth-factor=8 early']);
+    expect(asked.at(-1)).toBe('--turbofan early');
   });
 });
