@@ -166,7 +166,7 @@ export function logHeader(ctx: CliContext, parts: string[]): number {
 async function paintFor(enabled: boolean): Promise<Paint | undefined> {
   if (!enabled) return undefined;
   const c = (await colours()).painter(enabled);
-  return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
+  return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow(c.bold(s)) };
 }
 
 async function tableOpts(ctx: CliContext): Promise<{ paint?: Paint; width: number | undefined }> {
