@@ -48,6 +48,46 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
   res.end(body);
 }
 
+/**
+ * Sends a JSON answer rendered in pieces (a long rollup read) as it is rendered, in chunked
+ * encoding: the client reads the first rows while the node renders the rest, and the node never
+ * holds the whole text. An answer of one piece goes as sendJson sends it, with its length. Waits
+ * for the socket to drain between pieces; stops when the client goes away.
+ */
+export async function sendJsonPieces(res: ServerResponse, status: number, pieces: Iterable<string>, headers: Record<string, string | number> = {}): Promise<void> {
+  const it = pieces[Symbol.iterator]();
+  const first = it.next();
+  let next = it.next();
+  if (next.done) {
+    sendJson(res, status, first.done ? '' : first.value, headers);
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+  let more = res.write(first.value as string);
+  while (!next.done) {
+    if (!more && !(await drained(res))) return;
+    more = res.write(next.value);
+    next = it.next();
+  }
+  res.end();
+}
+
+/** Resolves true once `res` may take more, false when the connection closed first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = (): void => done(true);
+    const onClose = (): void => done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
 export function sendError(res: ServerResponse, err: unknown, onInternal?: (err: unknown) => void): void {
   if (err instanceof ProtocolError) {
     const headers: Record<string, string> = {};

@@ -296,3 +296,30 @@ describe('metric names arrive URL-encoded and are decoded exactly once', () => {
     expect(await rollup(url, { start: `${T}.000`, end: `${T + 60}.000`, span: '60s' }, 'case', UUID)).toEqual([[T, 9]]);
   });
 });
+
+describe('long answers go out as they are rendered', () => {
+  // 20,000 buckets: three pieces of ROWS_PER_PIECE (8192) rows, sent in chunked encoding.
+  const N = 20_000;
+  const start = T;
+  const end = T + N * 60;
+
+  it.each(['average', 'all'])('type %s: chunked, and the pieces join into the whole answer', async (type) => {
+    await write(url, [nnt(start, { value: 1 }, 'long'), nnt(start + 8192 * 60, { value: 2 }, 'long'), nnt(end - 60, { value: 3 }, 'long')]);
+    const r = await call(url, 'GET', `/rollup/${UUID}/long?start_ts=${start}.000&end_ts=${end}.000&rollup_span=60s&get_engine=dispatch&type=${type}`);
+    expect(r.status).toBe(200);
+    expect(r.headers['transfer-encoding']).toBe('chunked');
+    expect(r.headers['content-length']).toBeUndefined();
+    const rows = r.json as Array<[number, unknown]>;
+    expect(rows).toHaveLength(N);
+    rows.forEach(([ts], i) => expect(ts).toBe(start + 60 * i));
+    const valueAt = (i: number): unknown => (type === 'all' ? (rows[i]![1] as { value: number } | null)?.value : rows[i]![1]);
+    expect([valueAt(0), valueAt(8192), valueAt(N - 1)]).toEqual([1, 2, 3]);
+    expect(rows.filter(([, v]) => v !== null)).toHaveLength(3);
+  });
+
+  it('a short answer keeps its length', async () => {
+    const r = await call(url, 'GET', `/rollup/${UUID}/long?start_ts=${start}.000&end_ts=${start + 600}.000&rollup_span=60s&get_engine=dispatch&type=average`);
+    expect(r.headers['content-length']).toBe(String(Buffer.byteLength(r.text)));
+    expect(r.json).toHaveLength(10);
+  });
+});

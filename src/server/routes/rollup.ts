@@ -19,7 +19,7 @@ import {
   type Engine,
   type RollupType,
 } from '../../protocol/index.js';
-import { decodePathPart, sendJson } from '../http.js';
+import { decodePathPart, sendJsonPieces } from '../http.js';
 import { checkEngineSpan, planBuckets, readBuckets, readMember, renderRollup, renderValues } from '../rollup-read.js';
 import { STORED_MEMBERS, type StoredMember } from '../store.js';
 import type { Handler } from './context.js';
@@ -111,7 +111,7 @@ function engineParam(text: string): Engine {
   });
 }
 
-export const rollupRead: Handler = (req, res, target, node) => {
+export const rollupRead: Handler = async (req, res, target, node) => {
   const [, rawUuid, ...rawMetric] = target.segments;
   const uuid = uuidParam(rawUuid!);
   const metric = metricParam(rawMetric);
@@ -152,9 +152,9 @@ export const rollupRead: Handler = (req, res, target, node) => {
   const seriesId = node.store.findSeries(uuid, metric);
   const member = type === 'all' ? undefined : MEMBER_OF_TYPE[type];
   if (member !== undefined && (STORED_MEMBERS as readonly string[]).includes(member)) {
-    sendJson(res, 200, renderValues(readMember(node.store, seriesId, plan, engine, member as StoredMember), plan), headers);
+    await sendJsonPieces(res, 200, renderValues(readMember(node.store, seriesId, plan, engine, member as StoredMember), plan), headers);
     return;
   }
   const buckets = readBuckets(node.store, seriesId, plan, engine);
-  sendJson(res, 200, renderRollup(buckets, plan, type), headers);
+  await sendJsonPieces(res, 200, renderRollup(buckets, plan, type), headers);
 };
