@@ -47,7 +47,7 @@ import {
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, parseHttpDate, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
-import { fillAll, NumericRowStream, numericPoints, type RollupPoint } from './rollup-rows.js';
+import { fillAll, NumericRowStream, numericPoints, type RollupPoint, type RowsSoFar } from './rollup-rows.js';
 
 export interface NodeClientOptions {
   /** The run's dispatcher (an undici Agent, or a MockAgent in tests). The caller closes it. */
@@ -97,11 +97,6 @@ export interface RollupResult<V> {
   limited: boolean;
 }
 
-/**
- * A single-value rollup read as two columns, for callers that format 100,000+ rows and want no
- * object per row: `timestampsMs[i]` (epoch ms) and `values[i]`, NaN where the bucket is empty
- * (JSON has no NaN, so NaN only ever means null).
- */
 /** What a tag-query delete removes: everything of each metric, or one type's data before a time (epoch s). */
 export type TagDeleteScope = { kind: 'full' } | { kind: 'before'; type: DataType; before: number };
 
@@ -121,6 +116,11 @@ export interface TagPage<T> {
   incomplete: boolean;
 }
 
+/**
+ * A single-value rollup read as two columns, for callers that format 100,000+ rows and want no
+ * object per row: `timestampsMs[i]` (epoch ms) and `values[i]`, NaN where the bucket is empty
+ * (JSON has no NaN, so NaN only ever means null).
+ */
 export interface RollupColumns {
   timestampsMs: Float64Array;
   values: Float64Array;
@@ -265,12 +265,12 @@ export class NodeClient {
    * object per row. Same request, same errors (an answer that does not fit goes through the same
    * checks and messages as readRollup).
    */
-  async readRollupColumns(q: RollupQuery, call: CallOptions & { limit?: number | 'none' } = {}): Promise<RollupColumns> {
+  async readRollupColumns(q: RollupQuery, call: CallOptions & { limit?: number | 'none'; onRows?: RowsSoFar } = {}): Promise<RollupColumns> {
     if (q.type === 'all') throw new TypeError('readRollupColumns reads one value type; use readRollup for type all');
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
     // Read as it arrives (a year of 300 s buckets is 3 MiB): the rows are scanned while the rest is on its way.
-    const stream = new NumericRowStream(rollupBuckets(q));
+    const stream = new NumericRowStream(rollupBuckets(q), call.onRows);
     const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q), stream);
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';
@@ -283,6 +283,9 @@ export class NodeClient {
       timestampsMs[i] = msFromSeconds(ts);
       values[i] = v === null ? NaN : v;
     });
+    // The rows told so far came from a scan that gave up: these are the rows.
+    call.onRows?.(timestampsMs, values, 0);
+    call.onRows?.(timestampsMs, values, rows.length);
     return { timestampsMs, values, limited };
   }
 

@@ -71,6 +71,14 @@ const digitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 
  * (another shape, bad JSON) still goes to the schema and its messages (`text()`), which name the
  * row at fault.
  */
+/**
+ * Told the rows of a columns read as they arrive, after each piece of the answer: the columns so
+ * far and how many rows they hold. `rows` 0 means start over (the read was retried, or the scan
+ * gave up and the rows come from a full parse next). The arrays may be replaced as they grow:
+ * read them during the call only. A consumer formats while the rest is on its way.
+ */
+export type RowsSoFar = (timestampsMs: Float64Array, values: Float64Array, rows: number) => void;
+
 export class NumericRowStream {
   private carry: Buffer | undefined;
   /** 0: before the outer `[`; 1: before a row (or `]` of an empty array); 2: after a row; 3: after the outer `]`. */
@@ -84,7 +92,10 @@ export class NumericRowStream {
   private num = 0;
 
   /** `rows`: how many rows the answer should hold (the columns start that long, at most 2^18 rows; they grow past it). */
-  constructor(rows = 1024) {
+  constructor(
+    rows = 1024,
+    private readonly onRows?: RowsSoFar,
+  ) {
     const n = Math.max(16, Math.min(rows, 1 << 18));
     this.ts = new Float64Array(n);
     this.vals = new Float64Array(n);
@@ -96,6 +107,7 @@ export class NumericRowStream {
     this.bad = false;
     this.chunks = [];
     this.n = 0;
+    this.onRows?.(this.ts, this.vals, 0);
   }
 
   chunk(bytes: Buffer): void {
@@ -107,7 +119,10 @@ export class NumericRowStream {
     // deoptimisation and a second compile); the rest is carried to the next chunk.
     const i = this.scan(b.subarray(0, b.lastIndexOf(93) + 1));
     if (i === BAD) this.bad = true;
-    else this.carry = i < b.length ? b.subarray(i) : undefined;
+    else {
+      this.carry = i < b.length ? b.subarray(i) : undefined;
+      this.onRows?.(this.ts, this.vals, this.n);
+    }
   }
 
   /** The columns, or undefined when the answer is not `[[seconds, number|null], ...]` (then use text()). */

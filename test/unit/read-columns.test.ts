@@ -2,7 +2,7 @@ import { MockAgent } from 'undici';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import { columnsCsv, columnsJson, gridCsv, gridJson, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
+import { ColumnsCsv, columnsCsv, columnsJson, gridCsv, gridJson, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
 import { NumericRowStream } from '../../src/client/rollup-rows.js';
 
 // readRollupColumns scans the answer by hand; it must agree with readRollup (JSON.parse + schema)
@@ -237,5 +237,42 @@ describe('NumericRowStream numbers', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('CSV formatted as the rows arrive (ColumnsCsv fed by NumericRowStream onRows)', () => {
+  const rowsArb = fc.array(fc.tuple(fc.integer({ min: 0, max: 4e9 }), fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null })), {
+    maxLength: 300,
+  });
+
+  it('is byte for byte the CSV of the whole answer, however the answer is cut, with a retry midway', () => {
+    fc.assert(
+      fc.property(rowsArb, fc.array(fc.nat(), { maxLength: 12 }), fc.option(fc.nat()), (rows, cuts, retryAt) => {
+        const body = JSON.stringify(rows.map(([t, v]) => [t, v]));
+        const points = [...new Set(cuts.map((c) => c % (body.length + 1)))].sort((a, b) => a - b);
+        const pieces = [0, ...points, body.length].flatMap((p, i, all) => (i === 0 ? [] : [body.slice(all[i - 1], p)]));
+        const csv = new ColumnsCsv('value', 300_000, 4);
+        const s = new NumericRowStream(4, (ts, vs, n) => csv.add(ts, vs, n));
+        s.start();
+        if (retryAt !== null && pieces.length > 0) {
+          // An attempt that delivered part of the answer, then the retry that delivers all of it.
+          for (const p of pieces.slice(0, retryAt % pieces.length)) s.chunk(Buffer.from(p));
+          s.start();
+        }
+        for (const p of pieces) s.chunk(Buffer.from(p));
+        const cols = s.end()!;
+        expect(csv.finish(cols.timestampsMs, cols.values).equals(columnsCsv(cols.timestampsMs, cols.values, 'value', 300_000))).toBe(true);
+        expect(cols.timestampsMs.length).toBe(rows.length);
+      }),
+    );
+  });
+
+  it('an answer left to the full parse (a byte-order mark) gives the same CSV; rows told before the read do not survive', async () => {
+    const c = client('\ufeff[[0,1],[300,1000],[600,null]]', 1);
+    const csv = new ColumnsCsv('value', 300_000, 4);
+    csv.add(new Float64Array([900_000, 1_200_000]), new Float64Array([7, 8]), 2);
+    const cols = await c.readRollupColumns(Q, { onRows: (ts, vs, n) => csv.add(ts, vs, n) });
+    expect(Array.from(cols.values)).toEqual([1, 1000, NaN]);
+    expect(csv.finish(cols.timestampsMs, cols.values).toString()).toBe(columnsCsv(cols.timestampsMs, cols.values, 'value', 300_000).toString());
   });
 });

@@ -201,11 +201,52 @@ const CSV_ROW_BYTES = 80;
  * the row loop once while it runs, and the loop never meets a full buffer.
  */
 export function columnsCsv(timestampsMs: Float64Array, values: Float64Array, key: string, spanMs: number, rowBytes = CSV_ROW_BYTES): Buffer {
-  const head = Buffer.from(csvRow(['time', 'time_iso', key]), 'utf8');
-  const out = new AsciiBytes(head.length + rowBytes * timestampsMs.length);
-  out.bytes(head);
-  csvRowsBytes(out, timestampsMs, values, spanMs, 0, timestampsMs.length);
-  return out.text();
+  return new ColumnsCsv(key, spanMs, timestampsMs.length, rowBytes).finish(timestampsMs, values);
+}
+
+/**
+ * columnsCsv built as the rows arrive (`add` is a client's RowsSoFar): the rows in so far are
+ * formatted while the node sends the rest, and `finish` adds what is left. The same bytes; nothing
+ * is printed from here, so the output stays all or nothing.
+ */
+export class ColumnsCsv {
+  private readonly head: Buffer;
+  private out: AsciiBytes;
+  private done = 0;
+
+  /** `rows`: how many rows to size the buffer for. */
+  constructor(
+    key: string,
+    private readonly spanMs: number,
+    private readonly rows: number,
+    private readonly rowBytes = CSV_ROW_BYTES,
+  ) {
+    this.head = Buffer.from(csvRow(['time', 'time_iso', key]), 'utf8');
+    this.out = this.fresh();
+  }
+
+  private fresh(): AsciiBytes {
+    const out = new AsciiBytes(this.head.length + this.rowBytes * this.rows);
+    out.bytes(this.head);
+    return out;
+  }
+
+  /** The rows of the columns up to `rows`; `rows` 0 starts over (the read was retried). */
+  add(timestampsMs: Float64Array, values: Float64Array, rows: number): void {
+    if (rows === 0 && this.done > 0) {
+      this.out = this.fresh();
+      this.done = 0;
+    }
+    if (rows <= this.done) return;
+    csvRowsBytes(this.out, timestampsMs, values, this.spanMs, this.done, rows);
+    this.done = rows;
+  }
+
+  /** The CSV of all of the final columns. */
+  finish(timestampsMs: Float64Array, values: Float64Array): Buffer {
+    this.add(timestampsMs, values, timestampsMs.length);
+    return this.out.text();
+  }
 }
 
 /** Rows `from` to `to` (not included) of columnsCsv. */

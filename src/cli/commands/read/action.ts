@@ -2,6 +2,8 @@ import { fanOut } from '../../../client/fan-out.js';
 import { type NodeSelf } from '../../../client/discovery.js';
 import { NodeRequestError } from '../../../client/errors.js';
 import { NodeClient, type RollupColumns, type RollupResult } from '../../../client/node-client.js';
+import { rollupBuckets } from '../../../client/answer-limits.js';
+import type { RowsSoFar } from '../../../client/rollup-rows.js';
 import { ownerClients, surveyNodes } from '../../../client/routing.js';
 import { NO_RETRY } from '../../../client/retry.js';
 import { metricKey } from '../../../ring/index.js';
@@ -11,7 +13,7 @@ import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import type { Network } from '../../network.js';
 import { openTarget } from '../../node-source.js';
-import type { BucketValue, NodeSeries } from '../../render/rollup.js';
+import type { BucketValue, ColumnsCsv, NodeSeries } from '../../render/rollup.js';
 import type { DiscoveredRing } from '../../../client/discovery.js';
 import { sweptFillWarning, type FilledRows } from './swept-fill.js';
 import type { ReadOptions } from './options.js';
@@ -61,6 +63,25 @@ export async function readAction(flags: ReadOptions & { uuid: string; metric: st
   }
 }
 
+/**
+ * `-o csv`: the rows formatted while the node sends the rest (it streams long answers), by the
+ * renderer once it has loaded (rows that came earlier are formatted on the next piece). Nothing
+ * is printed before the whole answer is in and valid.
+ */
+function earlyCsv(plan: ReadPlan): { onRows: RowsSoFar; load: () => void; csv: () => ColumnsCsv | undefined } {
+  let csv: ColumnsCsv | undefined;
+  return {
+    onRows: (timestampsMs, values, rows) => csv?.add(timestampsMs, values, rows),
+    // Called once the read is on its way: loading the renderer first would delay the request.
+    load: () =>
+      void loadRender().then(
+        (render) => (csv = render.csvAsRowsArrive(plan, rollupBuckets(plan.query))),
+        () => undefined, // withRender reports a renderer that failed to load
+      ),
+    csv: () => csv,
+  };
+}
+
 /** Reads the nodes in order until one answers; only a node that could not be reached is skipped (an error answer is the answer). */
 async function firstAnswer(plan: ReadPlan, ctx: CliContext, owners: boolean, read: (node: string) => Promise<ExitCode>): Promise<ExitCode> {
   for (const [i, node] of plan.nodes.entries()) {
@@ -97,7 +118,11 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
   ctx.log.debug(`GET ${node}${NodeClient.rollupPath(q)}`);
   // One value per row, printed as table/JSON/CSV: read as columns, no object per row.
   const columns = q.type !== 'all' && plan.output !== 'chart';
-  const reading = columns ? client.readRollupColumns(q, call) : (client.readRollup(q, call) as Promise<RollupResult<BucketValue>>);
+  const early = plan.output === 'csv' && columns ? earlyCsv(plan) : undefined;
+  const reading = columns
+    ? client.readRollupColumns(q, { ...call, ...(early ? { onRows: early.onRows } : {}) })
+    : (client.readRollup(q, call) as Promise<RollupResult<BucketValue>>);
+  early?.load();
   // Beside the read, sent after it so the node starts on the rollup first: how far the node's
   // sweeps went per span (a dispatch read fills swept buckets from raw records). Awaited only
   // once the rows are in; its failure only means no warning.
@@ -112,7 +137,7 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
     render.logHeader(ctx, [`node ${node}`, ...describePlan(plan), `${rows} rows`]);
     warnLimited(ctx, node, { limited: cols.limited, rows }, plan);
     await warnFilled({ count: rows, timestampMs: (i) => cols.timestampsMs[i]!, hasValue: (i) => !Number.isNaN(cols.values[i]!) });
-    await render.renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited });
+    await render.renderColumns(cols, plan, ctx, { ...readMeta(plan, node), limited: cols.limited }, early?.csv());
     return EXIT.ok;
   }
   const [res, render] = await withRender(reading as Promise<RollupResult<BucketValue>>);

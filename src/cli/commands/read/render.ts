@@ -9,6 +9,7 @@ import type { CliContext } from '../../context.js';
 import {
   columnsCsv,
   columnsJson,
+  ColumnsCsv,
   comparisonJson,
   gridCsv,
   gridCsvChunks,
@@ -183,11 +184,17 @@ export function chartSize(ctx: CliContext, headerUsed: number): { width: number;
   return { width: Math.max(30, cols - 1), height: Math.max(8, Math.min(rows - headerUsed - 1, 40)) };
 }
 
-export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext, meta: Record<string, unknown>): Promise<void> {
+/** `-o csv` of a columns read, formatted as its rows arrive (readRollupColumns' onRows); renderColumns finishes it. */
+export function csvAsRowsArrive(plan: ReadPlan, rows: number): ColumnsCsv {
+  return new ColumnsCsv('value', plan.query.spanMs, rows);
+}
+
+/** `early`: the CSV formatted while the rows arrived (csvAsRowsArrive), to finish instead of starting over. */
+export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: CliContext, meta: Record<string, unknown>, early?: ColumnsCsv): Promise<void> {
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
     case 'csv':
-      return writeBytes(ctx, columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs));
+      return writeBytes(ctx, early ? early.finish(cols.timestampsMs, cols.values) : columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs));
     case 'json':
       return writeBytes(ctx, columnsJson(cols.timestampsMs, cols.values, spanMs, meta));
     default: {
