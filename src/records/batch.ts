@@ -220,6 +220,9 @@ export class Batcher {
   private runFrom = 0;
   private runTo = 0;
   private runAt = 0;
+  /** Where in the run its lines were joined (offsets of their newlines, which become commas): joinCount of them. */
+  private joins = new Int32Array(1024);
+  private joinCount = 0;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
@@ -264,10 +267,11 @@ export class Batcher {
     const bytes = this.runBytes;
     if (bytes === undefined) return;
     this.runBytes = undefined;
-    const n = bytes.copy(this.buf, this.runAt, this.runFrom, this.runTo);
+    bytes.copy(this.buf, this.runAt, this.runFrom, this.runTo);
     // The lines were joined by a newline each: a comma, as between any two records of a body.
-    const copied = this.buf.subarray(this.runAt, this.runAt + n);
-    for (let k = copied.indexOf(NEWLINE); k >= 0; k = copied.indexOf(NEWLINE, k + 1)) copied[k] = COMMA;
+    const joins = this.joins;
+    for (let k = 0; k < this.joinCount; k++) this.buf[this.runAt + joins[k]!] = COMMA;
+    this.joinCount = 0;
   }
 
   /** Validates one record; returns a reject or nothing, and a batch when this record completed one. */
@@ -324,6 +328,12 @@ export class Batcher {
       bytes[this.runTo] === NEWLINE &&
       this.used + size + 2 <= this.buf.length
     ) {
+      if (this.joinCount === this.joins.length) {
+        const more = new Int32Array(this.joins.length * 2);
+        more.set(this.joins);
+        this.joins = more;
+      }
+      this.joins[this.joinCount++] = this.runTo - this.runFrom;
       this.runTo = to;
       this.used = this.runAt + (this.runTo - this.runFrom);
     } else {
