@@ -13,6 +13,19 @@ export function cpuSecondsOf(pid) {
 }
 
 /**
+ * Seconds the main thread of process `pid` has run, and has waited runnable for a CPU (Linux
+ * /proc schedstat; NaN elsewhere). The wait is what a process loses to others on a busy machine.
+ */
+export function mainThreadSchedOf(pid) {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { run: run / 1e9, wait: wait / 1e9 };
+  } catch {
+    return { run: NaN, wait: NaN };
+  }
+}
+
+/**
  * A `--import` for a client process: as it exits, it writes its own CPU time (user + system, in
  * microseconds) to the file named by TSNODE_BENCH_CPU.
  */

@@ -18,6 +18,7 @@ import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { cpuSecondsOf, mainThreadSchedOf } from './proc-cpu.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '..', 'bin', 'tsnode.js');
@@ -77,7 +78,7 @@ async function startNode(name) {
     });
     child.once('exit', (c) => reject(new Error(`node exited ${c}`)));
   });
-  return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+  return { url, pid: child.pid, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -128,6 +129,8 @@ function medianRow(runs) {
     cpu: median(runs.map((r) => r.cpu)),
     cpuMin: Math.min(...runs.map((r) => r.cpu)),
     rss: Math.max(...runs.map((r) => r.rss ?? 0)),
+    node:
+      runs[0].nodeCpu === undefined ? undefined : { cpu: median(runs.map((r) => r.nodeCpu)), main: median(runs.map((r) => r.nodeMain)), wait: median(runs.map((r) => r.nodeWait)) },
     note: runs[0].note ?? '',
   };
 }
@@ -210,13 +213,17 @@ try {
       for (const [m, [, run]] of methods.entries()) {
         const node = await startNode(`node-${m}-${k}`);
         try {
-          runs[m].push(
-            await timed(async () => {
-              const extra = await run(node.url);
-              await readLast(node.url);
-              return extra;
-            }),
-          );
+          // The node's own CPU (every thread), and how long its main thread waited for a CPU while
+          // runnable: on two cores, what a client's work takes from the node shows as that wait.
+          const cpu0 = cpuSecondsOf(node.pid);
+          const sched0 = mainThreadSchedOf(node.pid);
+          const r = await timed(async () => {
+            const extra = await run(node.url);
+            await readLast(node.url);
+            return extra;
+          });
+          const sched = mainThreadSchedOf(node.pid);
+          runs[m].push({ ...r, nodeCpu: cpuSecondsOf(node.pid) - cpu0, nodeMain: sched.run - sched0.run, nodeWait: sched.wait - sched0.wait });
         } finally {
           await node.stop();
         }
@@ -297,17 +304,19 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
+/** @param {{ cpu: number; main: number; wait: number } | undefined} n */
+const nodeCell = (n) => (n === undefined || Number.isNaN(n.cpu) ? '-' : `${n.cpu.toFixed(2)} (${n.main.toFixed(2)}; ${n.wait.toFixed(2)})`);
 const curl = rows.find((r) => r.method.startsWith('curl'));
 console.log(`${N.toLocaleString('en-US')} records, ${sizeMiB} MiB NDJSON, batches of ${BATCH}\n`);
-console.log('| method | seconds | records/s | vs curl | client CPU µs/record | client peak RSS | note |');
-console.log('|---|---:|---:|---:|---:|---:|---|');
+console.log('| method | seconds | records/s | vs curl | client CPU µs/record | client peak RSS | node CPU s (main thread; its wait for a CPU) | note |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---|');
 for (const r of rows) {
   // The 1-record row: its CPU in ms, not per record of N.
   const rate = r.fixed ? 1 / r.seconds : Math.round(N / r.seconds);
   const perRecord = (x) => (r.fixed ? `${(x * 1e3).toFixed(0)} ms` : ((x / N) * 1e6).toFixed(2));
   const cpu = r.cpu === undefined ? '-' : `${perRecord(r.cpu)}${r.cpuMin !== undefined && r.cpuMin !== r.cpu ? ` (min ${perRecord(r.cpuMin)})` : ''}`;
   console.log(
-    `| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${curl ? `${(curl.seconds / r.seconds).toFixed(2)}x` : '-'} | ${cpu} | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${r.note ?? ''} |`,
+    `| ${r.method} | ${r.seconds.toFixed(2)} | ${rate.toLocaleString('en-US')} | ${curl ? `${(curl.seconds / r.seconds).toFixed(2)}x` : '-'} | ${cpu} | ${r.rss ? `${(r.rss / 1024 / 1024).toFixed(0)} MiB` : '-'} | ${nodeCell(r.node)} | ${r.note ?? ''} |`,
   );
 }
 const ceil = rows.find((r) => r.method.startsWith('node ingest ceiling'));

@@ -59,37 +59,46 @@ const COUNTER_STDDEV = key('counter_stddev', 512, 9);
 /** Only its "no parts" spellings are scanned (noPartsAt); real parts go to the general path. */
 const PARTS = key('parts', 1024, -2);
 
-/** The key spelled by buf[from, from + len), if it is one of the ten or `parts`. */
-function keyAt(buf: Uint8Array, from: number, len: number): Key | null {
+/**
+ * The key at buf[from] (just after its opening quote) if it is one of the ten or `parts` and a
+ * quote closes it right after, else null. Its first byte (and, for the keys that share a start,
+ * the byte where they part) picks the one candidate, which is then compared whole: one pass over
+ * the key, not a search for its closing quote and then a comparison.
+ */
+function keyFrom(buf: Uint8Array, from: number): Key | null {
   let k: Key;
-  switch (len) {
-    case 2:
+  switch (buf[from]) {
+    case 0x6d:
+      k = METRIC;
+      break;
+    case 0x69:
       k = ID;
       break;
-    case 5:
-      k = buf[from] === 0x63 ? COUNT : buf[from] === 0x76 ? VALUE : PARTS;
+    case 0x6f:
+      k = OFFSET;
       break;
-    case 6:
-      k = buf[from] === 0x6d ? METRIC : buf[from] === 0x6f ? OFFSET : STDDEV;
+    case 0x76:
+      k = VALUE;
       break;
-    case 7:
-      k = COUNTER;
+    case 0x73:
+      k = STDDEV;
       break;
-    case 10:
-      k = DERIVATIVE;
+    case 0x70:
+      k = PARTS;
       break;
-    case 14:
-      k = COUNTER_STDDEV;
+    case 0x63:
+      k = buf[from + 5] === QUOTE ? COUNT : buf[from + 7] === QUOTE ? COUNTER : COUNTER_STDDEV;
       break;
-    case 17:
-      k = DERIVATIVE_STDDEV;
+    case 0x64:
+      k = buf[from + 10] === QUOTE ? DERIVATIVE : DERIVATIVE_STDDEV;
       break;
     default:
       return null;
   }
   const b = k.bytes;
-  for (let i = 0; i < len; i++) if (buf[from + i] !== b[i]) return null;
-  return k;
+  const n = b.length;
+  for (let i = 1; i < n; i++) if (buf[from + i] !== b[i]) return null;
+  return buf[from + n] === QUOTE ? k : null;
 }
 
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
@@ -194,6 +203,8 @@ export interface ScannedStrings {
   idTo: number;
   metricFrom: number;
   metricTo: number;
+  /** The scan found the id to be a UUID (it does so when `at` came in without a previous id). */
+  idIsUuid: boolean;
 }
 
 /**
@@ -201,12 +212,11 @@ export interface ScannedStrings {
  * ranges into `at`; returns the position after its `}`, or -1 when it is not a plain valid record
  * (then `out` and `at` hold garbage). `at` may come in holding the previous record's ranges: an id
  * or metric with the same leading bytes is compared, not scanned (neighbouring records mostly share them).
- * The id and metric texts themselves are not checked here: see uuidAt and metricAt.
+ * The id and metric texts themselves are not checked here (but see idIsUuid): see uuidAt and metricAt.
  */
 // Kept long: the write path's single pass over a record's bytes, its position in a local; helpers
 // per field would each take and return the position (bench/write measures this loop).
 export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: number, smallestSpan: number | undefined, at: ScannedStrings): number {
-  const len = buf.length;
   if (buf[p] !== LBRACE) return -1;
   p++;
   while (isWs(buf[p])) p++;
@@ -215,16 +225,15 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
   let idTo = 0;
   let metricFrom = 0;
   let metricTo = 0;
+  let idIsUuid = false;
   for (;;) {
     // A key: one of the ten, without escapes.
     if (buf[p] !== QUOTE) return -1;
-    const kFrom = ++p;
-    while (p < len && buf[p] !== QUOTE) p++;
-    if (p >= len) return -1;
-    const k = keyAt(buf, kFrom, p - kFrom);
+    const kFrom = p + 1;
+    const k = keyFrom(buf, kFrom);
     if (k === null || (seen & k.bit) !== 0) return -1;
     seen |= k.bit;
-    p++;
+    p = kFrom + k.bytes.length + 1;
     while (isWs(buf[p])) p++;
     if (buf[p] !== COLON) return -1;
     p++;
@@ -248,6 +257,11 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
         let i = 0;
         while (i < prevLen && buf[sFrom + i] === buf[prevFrom + i]) i++;
         p = sFrom + i;
+      } else if (isId && buf[sFrom + 36] === QUOTE && isUuidAt(buf, sFrom, sFrom + 36)) {
+        // Nothing to compare with (a record checked on its own, as the client checks each): a
+        // UUID is checked as one in this pass, which also rules out escapes and controls in it.
+        p = sFrom + 36;
+        idIsUuid = true;
       }
       for (;;) {
         const c = buf[p];
@@ -286,6 +300,7 @@ export function scanNntRecord(buf: Uint8Array, p: number, out: Float64Array, o: 
   if (out[o + 5]! < 0 || out[o + 7]! < 0 || out[o + 9]! < 0) return -1;
   at.idFrom = idFrom;
   at.idTo = idTo;
+  at.idIsUuid = idIsUuid;
   at.metricFrom = metricFrom;
   at.metricTo = metricTo;
   return p;
@@ -318,16 +333,17 @@ export function sameBytes(buf: Uint8Array, a: number, b: number, c: number, d: n
   return true;
 }
 
+/** 1 for the bytes a UUID's hex digits may be (either case). */
+const HEX_DIGIT = new Uint8Array(256);
+for (const c of Buffer.from('0123456789abcdefABCDEF')) HEX_DIGIT[c] = 1;
+
 /** Whether buf[from, to) is a UUID (either case). */
 function isUuidAt(buf: Uint8Array, from: number, to: number): boolean {
   if (to - from !== 36) return false;
+  if (buf[from + 8] !== MINUS || buf[from + 13] !== MINUS || buf[from + 18] !== MINUS || buf[from + 23] !== MINUS) return false;
   for (let i = 0; i < 36; i++) {
-    const c = buf[from + i]!;
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== MINUS) return false;
-    } else if (!((c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46))) {
-      return false;
-    }
+    // The four dashes were checked above; every other byte must be a hex digit.
+    if (HEX_DIGIT[buf[from + i]!] === 0 && i !== 8 && i !== 13 && i !== 18 && i !== 23) return false;
   }
   return true;
 }
@@ -352,7 +368,7 @@ function isMetricAt(buf: Uint8Array, from: number, to: number): boolean {
 export class PlainRecordCheck {
   private bytes = Buffer.allocUnsafe(1024);
   private readonly numbers = new Float64Array(SCAN_SLOTS);
-  private readonly at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1 };
+  private readonly at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, idIsUuid: false };
 
   constructor(private readonly smallestSpan: number | undefined) {}
 
@@ -371,7 +387,7 @@ export class PlainRecordCheck {
     p = scanNntRecord(buf, p, this.numbers, 0, this.smallestSpan, this.at);
     if (p < 0 || p > n) return false;
     while (p < n && isWs(buf[p])) p++;
-    return p === n && isUuidAt(buf, this.at.idFrom, this.at.idTo) && isMetricAt(buf, this.at.metricFrom, this.at.metricTo);
+    return p === n && this.validStrings(buf);
   }
 
   /**
@@ -387,6 +403,12 @@ export class PlainRecordCheck {
     p = scanNntRecord(buf, p, this.numbers, 0, this.smallestSpan, this.at);
     if (p < 0 || p > to) return false;
     while (p < to && isWs(buf[p])) p++;
-    return p === to && isUuidAt(buf, this.at.idFrom, this.at.idTo) && isMetricAt(buf, this.at.metricFrom, this.at.metricTo);
+    return p === to && this.validStrings(buf);
+  }
+
+  /** The scanned record's id is a UUID (the scan may have found so already) and its metric a valid one. */
+  private validStrings(buf: Uint8Array): boolean {
+    const at = this.at;
+    return (at.idIsUuid || isUuidAt(buf, at.idFrom, at.idTo)) && isMetricAt(buf, at.metricFrom, at.metricTo);
   }
 }

@@ -30,7 +30,7 @@ export function parseNntBody(buf: Uint8Array, smallestSpan: number, withSpans = 
   let spans = withSpans ? new Uint32Array((entries.length / LOG_ENTRY) * 2) : null;
   const series: WriteSeries = { id: [], metric: [] };
   const bySpelling = new Spellings();
-  const at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1 };
+  const at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, idIsUuid: false };
   // The previous record's id and metric bytes and series: most records repeat them.
   let idFrom = -1;
   let idTo = -1;

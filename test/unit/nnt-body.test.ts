@@ -116,6 +116,48 @@ describe('the record scanner: parseNntBody (the fast path of /write/nnt) and Pla
     expect(parseNntBody(Buffer.from(body), SPAN)).toBeNull();
   });
 
+  // Keys are told apart by their first byte (and where count/counter/counter_stddev and
+  // derivative/derivative_stddev part), then compared whole: a near miss must not pass.
+  it.each([
+    ['coun', '"coun":1'],
+    ['counte', '"counte":1'],
+    ['counterr', '"counterr":1'],
+    ['counter_stddeV', '"counter_stddeV":1'],
+    ['counter_stddevs', '"counter_stddevs":1'],
+    ['derivativ', '"derivativ":1'],
+    ['derivative_', '"derivative_":1'],
+    ['derivative_stddeX', '"derivative_stddeX":1'],
+    ['stdde', '"stdde":1'],
+    ['valuE', '"valuE":1'],
+    ['o', '"o":1'],
+    ['ids', '"ids":1'],
+    ['an escaped quote in a key', '"stddev\\"":1'],
+    ['a key whose closing quote is another byte', '"stddevX:1'],
+  ])('refuses a key that is almost one of the record keys (%s), in a body and in one record', (_what, field) => {
+    const record = `{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1,${field}}`;
+    expect(parseNntBody(Buffer.from(`[${record}]`), SPAN)).toBeNull();
+    expect(new PlainRecordCheck(SPAN).isPlainValid(record)).toBe(false);
+  });
+
+  it.each([
+    ['a uuid without its dashes, and more', '3f2a9c1e00b7d04c5509a0e01d2b3c4d5e6f'],
+    ['a uuid with a non-hex digit', '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6z'],
+    ['a uuid one character longer', `${UUID}0`],
+    ['a uuid one character shorter', UUID.slice(1)],
+    ['a uuid with a control character', `${UUID.slice(0, 35)}\u0001`],
+  ])('refuses an id that is not a uuid (%s), whether or not a record before it had one', (_what, id) => {
+    const record = `{"metric":"m","id":"${id}","offset":60,"count":1,"value":1}`;
+    const good = `{"metric":"m","id":"${UUID}","offset":60,"count":1,"value":1}`;
+    expect(parseNntBody(Buffer.from(`[${record}]`), SPAN)).toBeNull();
+    expect(parseNntBody(Buffer.from(`[${good},${record}]`), SPAN)).toBeNull();
+    const check = new PlainRecordCheck(SPAN);
+    expect(check.isPlainValid(good)).toBe(true);
+    expect(check.isPlainValid(record)).toBe(false);
+    const bytes = Buffer.from(`${good}\n${record}\n`);
+    expect(check.isPlainValidBytes(bytes, 0, good.length)).toBe(true);
+    expect(check.isPlainValidBytes(bytes, good.length + 1, bytes.length - 1)).toBe(false);
+  });
+
   it('never disagrees with the general path on generated bodies and records', () => {
     const hex = fc.constantFrom(...'0123456789abcdefABCDEF'.split(''));
     const uuid = fc.tuple(...[8, 4, 4, 4, 12].map((k) => fc.array(hex, { minLength: k, maxLength: k }).map((cs) => cs.join('')))).map((parts) => parts.join('-'));

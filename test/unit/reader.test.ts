@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -55,6 +57,20 @@ describe('openRecords', () => {
     expect(skip.recs.map((r) => r.text)).toEqual(whole.slice(3000).map((r) => r.text));
     const stdin = await all('-', { start, stdin: Readable.from([Buffer.from(lines.join('\n') + '\n')]) });
     expect(stdin.recs.map((r) => r.record)).toEqual(whole.slice(3000).map((r) => r.record));
+  });
+
+  it('reads a named pipe at its current position, and resumes one by skipping (it cannot seek)', async () => {
+    const fifo = join(dir, 'pipe.ndjson');
+    execFileSync('mkfifo', [fifo]);
+    const text = lines.join('\n') + '\n';
+    // The writer blocks until the pipe is opened for reading; it runs beside the reader.
+    const feed = (): Promise<void> => writeFile(fifo, text);
+    const [whole] = await Promise.all([all(fifo), feed()]);
+    expect(whole.recs.map((r) => JSON.parse(r.text).i)).toEqual(lines.map((_, i) => i));
+    const at = whole.recs[2999]!;
+    const [resumed] = await Promise.all([all(fifo, { start: { record: at.record, byte: at.byteEnd, line: at.lineEnd } }), feed()]);
+    expect(resumed.seeked).toBe(false);
+    expect(resumed.recs).toEqual(whole.recs.slice(3000));
   });
 
   it('names the file in errors: missing, empty, neither format, broken gzip', async () => {
