@@ -9,7 +9,7 @@
  * copy). Placement is cached per metric (a ring placement costs a few microseconds).
  */
 import { isWs, sameBytes } from '../protocol/record-scan.js';
-import type { Batch } from '../records/batch.js';
+import { RANGE_SLOTS, type Batch } from '../records/batch.js';
 import { metricKey, type Ring } from '../ring/index.js';
 import { COMMA, LBRACKET, locate, RBRACKET, type Located } from './record-locate.js';
 
@@ -172,14 +172,29 @@ export class OwnerRouter {
     let notOwedThere = 0;
     let owed = 0;
     const placement: Array<readonly number[]> | undefined = primaryOnly ? new Array<readonly number[]>(batch.count) : undefined;
+    // Where the batcher saw each record, when it did (else each is found by a scan from the last one's end).
+    const found = batch.ranges;
     let p = 0;
     while (isWs(buf[p])) p++;
     if (buf[p] !== LBRACKET) throw new Error('a batch body is not a JSON array');
     p++;
     for (let k = 0; k < batch.count; k++) {
-      while (isWs(buf[p]) || buf[p] === COMMA) p++;
-      const start = p;
-      locate(buf, p, at);
+      let start: number;
+      const r = k * RANGE_SLOTS;
+      if (found !== undefined && found[r + 2]! >= 0) {
+        start = found[r]!;
+        at.end = found[r + 1]!;
+        at.idFrom = found[r + 2]!;
+        at.idTo = found[r + 3]!;
+        at.metricFrom = found[r + 4]!;
+        at.metricTo = found[r + 5]!;
+        at.escaped = false;
+      } else {
+        if (found !== undefined) p = found[r]!;
+        while (isWs(buf[p]) || buf[p] === COMMA) p++;
+        start = p;
+        locate(buf, p, at);
+      }
       p = at.end;
       let owners: readonly number[];
       if (at.escaped) {

@@ -4,8 +4,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Batcher, batchTexts, type Batch } from '../../src/records/batch.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Batcher, batchTexts, RANGE_SLOTS, type Batch } from '../../src/records/batch.js';
 import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
+import { openRecordChunks, statSource } from '../../src/records/reader.js';
+import { chunkSize } from '../../src/records/splitter.js';
 import { OwnerRouter, joinSlices, type OwnerSlice } from '../../src/replay/owners.js';
 import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
 import { Ring, type Topology } from '../../src/ring/index.js';
@@ -25,9 +30,9 @@ const TOPOLOGY: Topology = {
 const ring = Ring.compile(TOPOLOGY);
 const ids = ['3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', '11111111-2222-4333-8444-555555555555', 'ABCDEF01-2345-4789-8bcd-ef0123456789'];
 
-function batchOf(lines: string[]): Batch {
+function batchOf(lines: string[], ranges = false): Batch {
   const s = new NdjsonSplitter('in.ndjson');
-  const b = new Batcher({ source: 'in.ndjson', smallestSpan: 60, batchSize: 1_000_000, batchBytes: 1 << 26 });
+  const b = new Batcher({ source: 'in.ndjson', smallestSpan: 60, batchSize: 1_000_000, batchBytes: 1 << 26, ranges });
   for (const raw of [...s.push(Buffer.from(lines.join('\n') + '\n')), ...s.end()]) {
     const r = b.add(raw);
     expect(r.kind).toBe('ok');
@@ -72,11 +77,72 @@ describe('OwnerRouter.split', () => {
     expect(routed.owed).toBe(0);
   });
 
+  it('routes the same with the batcher ranges as by scanning, which agree with each record (chunk path)', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const rec = { metric: `cpu${i % 13}`, id: ids[i % 3], offset: 60 * i, count: 1, value: i };
+      let text = JSON.stringify(rec);
+      // Escapes, parts, spaces, id last, a non-ASCII metric (its whole chunk is read as text): each a path of its own.
+      if (i % 11 === 0) text = JSON.stringify({ ...rec, metric: `disk "sda" ${i % 5}` });
+      if (i % 9 === 0) text = text.replace('"count":1', '"count":1,"parts":[60,[{"count":1,"value":1.0}]]');
+      if (i % 7 === 0) text = text.replace('{"metric":', '{ "metric" : ');
+      if (i % 17 === 0) text = JSON.stringify({ offset: 60 * i, count: 1, value: i, id: ids[i % 3], metric: `cpu${i % 4}` });
+      if (i === 2990) text = JSON.stringify({ ...rec, metric: 'mém' });
+      if (i % 23 === 0) text = text.replace(/"id":"([^"]+)"/, (_, id: string) => `"id":"\\u00${id.charCodeAt(0).toString(16)}${id.slice(1)}"`);
+      lines.push(text);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-ranges-'));
+    try {
+      const path = join(dir, 'in.ndjson');
+      writeFileSync(path, lines.join('\n') + '\n');
+      const b = new Batcher({ source: path, smallestSpan: 60, batchSize: 700, batchBytes: 1 << 26, deferCopies: true, ranges: true });
+      const batches: Batch[] = [];
+      for await (const c of (await openRecordChunks(await statSource(path), {})).chunks) {
+        for (let j = 0; j < chunkSize(c); j++) {
+          const added = b.addFrom(c, j);
+          expect(added.kind).toBe('ok');
+          if (added.full) batches.push(added.full);
+        }
+        b.release();
+      }
+      batches.push(b.flush());
+      let k0 = 0;
+      let plain = 0;
+      for (const batch of batches) {
+        const r = batch.ranges!;
+        expect(r).toHaveLength(batch.count * RANGE_SLOTS);
+        for (let k = 0; k < batch.count; k++) {
+          const at = r.subarray(k * RANGE_SLOTS, (k + 1) * RANGE_SLOTS);
+          const line = lines[k0 + k]!;
+          expect(batch.body.toString('utf8', at[0], at[1])).toBe(line);
+          if (at[2]! < 0) continue;
+          plain++;
+          const v = JSON.parse(line) as { id: string; metric: string };
+          expect(batch.body.toString('utf8', at[2], at[3])).toBe(v.id);
+          expect(batch.body.toString('utf8', at[4], at[5])).toBe(v.metric);
+        }
+        for (const primaryOnly of [false, true]) {
+          const scanned = new OwnerRouter(ring).split({ ...batch, ranges: undefined }, primaryOnly);
+          const read = new OwnerRouter(ring).split(batch, primaryOnly);
+          expect(read.slices.map((s) => [s.node, s.index, s.body.toString()])).toEqual(scanned.slices.map((s) => [s.node, s.index, s.body.toString()]));
+          expect(read.placement).toEqual(scanned.placement);
+        }
+        k0 += batch.count;
+      }
+      expect(k0).toBe(lines.length);
+      // Most records were read by the byte check; the others were scanned.
+      expect(plain).toBeGreaterThan(lines.length / 2);
+      expect(plain).toBeLessThan(lines.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('places the same as the ring for any metric (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom(...ids), fc.string({ minLength: 1, maxLength: 40 })), { minLength: 1, maxLength: 40 }), (recs) => {
         const lines = recs.map(([id, metric], i) => JSON.stringify({ metric, id, offset: 60 * i, count: 1, value: 1 }));
-        const routed = new OwnerRouter(ring).split(batchOf(lines));
+        const routed = new OwnerRouter(ring).split(batchOf(lines, recs.length % 2 === 0));
         const got = new Map<number, number[]>();
         for (const s of routed.slices) s.index.forEach((k) => got.set(k, [...(got.get(k) ?? []), s.node]));
         recs.forEach(([id, metric], k) => expect(got.get(k)!.sort()).toEqual(ownersOf(id, metric).sort()));
@@ -101,7 +167,7 @@ describe('OwnerRouter.split', () => {
       ] as const)
         lines.push(JSON.stringify({ metric, id, offset: 60 * lines.length, count: 1, value: 1 }));
     }
-    const batch = batchOf(lines);
+    const batch = batchOf(lines, true);
     for (const primaryOnly of [false, true]) {
       const routed = new OwnerRouter(ring).split(batch, primaryOnly);
       const got = new Map<number, number[]>();
