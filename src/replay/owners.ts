@@ -5,25 +5,50 @@
  *
  * The batch body is read as bytes (no string per record): a small scanner finds each record's end
  * and its id and metric, skipping every other value; a record whose id or metric has an escape is
- * parsed. Each slice's body is the records' bytes copied as they were read (neighbours in one
- * copy). Placement is cached per metric (a ring placement costs a few microseconds).
+ * parsed. Each slice names the records' bytes where the batch holds them (neighbours in one
+ * range); a request's body is copied from them once. Placement is cached per metric (a ring placement costs a few microseconds).
  */
 import { isWs, sameBytes } from '../protocol/record-scan.js';
-import { RANGE_SLOTS, type Batch } from '../records/batch.js';
+import { batchBody, RANGE_SLOTS, type Batch } from '../records/batch.js';
 import { metricKey, type Ring } from '../ring/index.js';
 import { COMMA, LBRACKET, locate, RBRACKET, type Located } from './record-locate.js';
 
-/** The records of a batch bound for one node. */
+/**
+ * The records of a batch bound for one node, where they are: byte ranges of the batch's body (no
+ * copy: a request body is built once, from the ranges of all its slices; see joinSlices), or of
+ * a body of their own (records moved on to another owner).
+ */
 export interface OwnerSlice {
   /** The node: its index in the ring's topology (and in the replay's clients). */
   node: number;
-  body: Buffer;
+  /** The bytes the records are in, and their [start, end) ranges there in body order (neighbours merged, the comma between them kept). */
+  bytes: Buffer;
+  ranges: number[];
+  /** What the records take in a request body: their ranges, and a comma between each two. */
+  size: number;
   count: number;
   /** Input record numbers and lines, in body order. */
   records: number[];
   lines: number[];
   /** Each record's position in the batch. */
   index: number[];
+}
+
+/** A request to one node: its slices' records in one body. */
+export interface OwnerRequest {
+  node: number;
+  body: Buffer;
+  count: number;
+  records: number[];
+  lines: number[];
+  index: number[];
+  texts?: string[];
+}
+
+/** A slice of records (their texts) with a body of its own. */
+export function ownSlice(node: number, texts: readonly string[], records: number[], lines: number[], index: number[]): OwnerSlice {
+  const bytes = batchBody(texts);
+  return { node, bytes, ranges: texts.length > 0 ? [1, bytes.length - 1] : [], size: bytes.length - 2, count: texts.length, records, lines, index };
 }
 
 export interface RoutedBatch {
@@ -240,43 +265,47 @@ export class OwnerRouter {
     const slices: OwnerSlice[] = [];
     ranges.forEach((r, node) => {
       if (!r) return;
-      let size = r.length / 2 + 1; // brackets, and a comma between ranges
+      let size = r.length / 2 - 1; // a comma between ranges
       for (let j = 0; j < r.length; j += 2) size += r[j + 1]! - r[j]!;
-      const body = Buffer.allocUnsafe(size);
-      let o = 0;
-      body[o++] = LBRACKET;
-      for (let j = 0; j < r.length; j += 2) {
-        if (j > 0) body[o++] = COMMA;
-        o += buf.copy(body, o, r[j], r[j + 1]);
-      }
-      body[o] = RBRACKET;
       const idx = index[node]!;
-      slices.push({ node, body, count: idx.length, records: idx.map((k) => batch.records[k]!), lines: idx.map((k) => batch.lines[k]!), index: idx });
+      const records = new Array<number>(idx.length);
+      const lines = new Array<number>(idx.length);
+      for (let j = 0; j < idx.length; j++) {
+        records[j] = batch.records[idx[j]!]!;
+        lines[j] = batch.lines[idx[j]!]!;
+      }
+      slices.push({ node, bytes: buf, ranges: r, size, count: idx.length, records, lines, index: idx });
     });
     return { slices, copies, owed, notOwedThere, ...(placement ? { placement } : {}) };
   }
 }
 
-/** Slices for one node joined into one request body: their records in order, one JSON array. */
-export function joinSlices(node: number, slices: readonly OwnerSlice[]): OwnerSlice {
-  if (slices.length === 1) return slices[0]!;
+/**
+ * Slices for one node joined into one request: their records in order, one JSON array, its body
+ * in a buffer from `take` (at least the size asked for) with each range copied once.
+ */
+export function joinSlices(node: number, slices: readonly OwnerSlice[], take: (size: number) => Buffer = (n) => Buffer.allocUnsafe(n)): OwnerRequest {
   let size = 1 + slices.length; // brackets, and a comma between slices
-  for (const s of slices) size += s.body.length - 2;
-  const body = Buffer.allocUnsafe(size);
+  for (const s of slices) size += s.size;
+  const body = take(size);
   let o = 0;
   body[o++] = LBRACKET;
-  slices.forEach((s, k) => {
-    if (k > 0) body[o++] = COMMA;
-    o += s.body.copy(body, o, 1, s.body.length - 1);
-  });
+  for (const s of slices) {
+    const r = s.ranges;
+    for (let j = 0; j < r.length; j += 2) {
+      if (o > 1) body[o++] = COMMA;
+      o += s.bytes.copy(body, o, r[j], r[j + 1]);
+    }
+  }
   body[o++] = RBRACKET;
+  const one = slices.length === 1 ? slices[0] : undefined;
   return {
     node,
-    body,
+    body: body.subarray(0, o),
     count: slices.reduce((a, s) => a + s.count, 0),
     // concat, not flatMap: these are thousands of numbers a request, and flatMap is several times slower.
-    records: ([] as number[]).concat(...slices.map((s) => s.records)),
-    lines: ([] as number[]).concat(...slices.map((s) => s.lines)),
-    index: ([] as number[]).concat(...slices.map((s) => s.index)),
+    records: one ? one.records : ([] as number[]).concat(...slices.map((s) => s.records)),
+    lines: one ? one.lines : ([] as number[]).concat(...slices.map((s) => s.lines)),
+    index: one ? one.index : ([] as number[]).concat(...slices.map((s) => s.index)),
   };
 }

@@ -11,7 +11,7 @@ import { Batcher, batchTexts, RANGE_SLOTS, type Batch } from '../../src/records/
 import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
 import { openRecordChunks, statSource } from '../../src/records/reader.js';
 import { chunkSize } from '../../src/records/splitter.js';
-import { OwnerRouter, joinSlices, type OwnerSlice } from '../../src/replay/owners.js';
+import { OwnerRouter, joinSlices, ownSlice, type OwnerSlice } from '../../src/replay/owners.js';
 import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
 import { Ring, type Topology } from '../../src/ring/index.js';
 import { writeSpan } from '../../src/client/routing.js';
@@ -40,6 +40,9 @@ function batchOf(lines: string[], ranges = false): Batch {
   return b.flush();
 }
 
+/** A slice's records as the body of a request of their own. */
+const bodyOf = (s: OwnerSlice): Buffer => joinSlices(s.node, [s]).body;
+
 const indexOf = new Map(TOPOLOGY.nodes.map((n, k) => [n.id, k]));
 const ownersOf = (id: string, metric: string): number[] => ring.ownersOf(id, metric).map((n) => indexOf.get(n.id)!);
 
@@ -59,7 +62,7 @@ describe('OwnerRouter.split', () => {
     const routed = new OwnerRouter(ring).split(batch);
     const seen = new Map<number, number[]>();
     for (const s of routed.slices) {
-      const texts = batchTexts(s.body);
+      const texts = batchTexts(bodyOf(s));
       expect(texts).toHaveLength(s.count);
       expect(s.records).toEqual([...s.records].sort((a, b) => a - b));
       texts.forEach((t, j) => {
@@ -124,7 +127,7 @@ describe('OwnerRouter.split', () => {
         for (const primaryOnly of [false, true]) {
           const scanned = new OwnerRouter(ring).split({ ...batch, ranges: undefined }, primaryOnly);
           const read = new OwnerRouter(ring).split(batch, primaryOnly);
-          expect(read.slices.map((s) => [s.node, s.index, s.body.toString()])).toEqual(scanned.slices.map((s) => [s.node, s.index, s.body.toString()]));
+          expect(read.slices.map((s) => [s.node, s.index, bodyOf(s).toString()])).toEqual(scanned.slices.map((s) => [s.node, s.index, bodyOf(s).toString()]));
           expect(read.placement).toEqual(scanned.placement);
         }
         k0 += batch.count;
@@ -199,7 +202,7 @@ describe('OwnerRouter.split', () => {
     expect(routed.owed).toBe(2);
     expect(routed.notOwedThere).toBe(1);
     // The body sent is the line's input, not the line.
-    expect(JSON.parse(batchTexts(routed.slices.find((s) => s.node === second)!.body)[0]!)).toEqual({ ...input, offset: 60 });
+    expect(JSON.parse(batchTexts(bodyOf(routed.slices.find((s) => s.node === second)!))[0]!)).toEqual({ ...input, offset: 60 });
   });
 
   it('remembers a bounded number of placements', () => {
@@ -230,14 +233,13 @@ describe('writeSpan', () => {
 describe('OwnerQueue', () => {
   const slice = (node: number, n: number, first: number): OwnerSlice => {
     const texts = Array.from({ length: n }, (_, j) => JSON.stringify({ metric: 'q', id: ids[0], offset: 60 * (first + j), count: 1, value: 1 }));
-    return {
+    return ownSlice(
       node,
-      body: Buffer.from(`[${texts.join(',')}]`),
-      count: n,
-      records: texts.map((_, j) => first + j),
-      lines: texts.map((_, j) => first + j),
-      index: texts.map((_, j) => j),
-    };
+      texts,
+      texts.map((_, j) => first + j),
+      texts.map((_, j) => first + j),
+      texts.map((_, j) => j),
+    );
   };
 
   it('sends every slice exactly once, in full requests within the limits, at most perNode at a time per node', async () => {
@@ -294,7 +296,7 @@ describe('OwnerQueue', () => {
       batchBytes: 1 << 20,
       perNode: 1,
       budget: 2000,
-      send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.body.length, 0)),
+      send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.size + 2, 0)),
     });
     for (let b = 0; b < 20; b++)
       await queue.add(
