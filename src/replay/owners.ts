@@ -11,6 +11,7 @@
 import { isWs, sameBytes } from '../protocol/record-scan.js';
 import { batchBody, RANGE_SLOTS, type Batch } from '../records/batch.js';
 import { metricKey, type Ring } from '../ring/index.js';
+import { PlacementCache } from './placement-cache.js';
 import { COMMA, LBRACKET, locate, RBRACKET, type Located } from './record-locate.js';
 
 /**
@@ -68,30 +69,6 @@ export interface RoutedBatch {
 
 const latin1 = (buf: Uint8Array, from: number, to: number): string => Buffer.prototype.latin1Slice.call(buf, from, to) as string;
 
-/** A remembered placement: the id's and metric's bytes as they were in a record, and its owners. */
-interface Placed {
-  id: Uint8Array;
-  metric: Uint8Array;
-  owners: readonly number[];
-  /** Another placement whose bytes hash the same. */
-  next: Placed | undefined;
-}
-
-/** FNV-1a over the id's bytes, a separator, and the metric's bytes; kept to 30 bits (a small integer key). */
-function hashOf(buf: Uint8Array, idFrom: number, idTo: number, metricFrom: number, metricTo: number): number {
-  let h = 0x811c9dc5;
-  for (let i = idFrom; i < idTo; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-  h = Math.imul(h ^ 0xff, 0x01000193);
-  for (let i = metricFrom; i < metricTo; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-  return h & 0x3fffffff;
-}
-
-function equalBytes(kept: Uint8Array, buf: Uint8Array, from: number, to: number): boolean {
-  if (kept.length !== to - from) return false;
-  for (let i = 0; i < kept.length; i++) if (kept[i] !== buf[from + i]) return false;
-  return true;
-}
-
 /**
  * Whether the record `at` locates has the id and metric at those other positions. Their last bytes
  * first: ids written in sequence (and metrics like `cpu.1`, `cpu.2`) differ at the end, where a
@@ -115,10 +92,10 @@ export class OwnerRouter {
   /** Placements by key (`ownersOf`). */
   private readonly cache = new Map<string, readonly number[]>();
   /**
-   * Placements by the id's and metric's bytes as they are in a record, hashed (no string is made
-   * on a hit); a miss computes the placement key properly (lower-case id, decoded metric).
+   * Placements by the id's and metric's bytes as they are in a record (no string is made on a
+   * hit); a miss computes the placement key properly (lower-case id, decoded metric).
    */
-  private readonly byBytes = new Map<number, Placed>();
+  private readonly byBytes: PlacementCache;
   private readonly at: Located = { end: 0, idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, escaped: false };
 
   constructor(
@@ -127,6 +104,7 @@ export class OwnerRouter {
     private readonly maxCached = 100_000,
   ) {
     this.ring = ring;
+    this.byBytes = new PlacementCache(maxCached);
     this.byId = new Map(ring.topology.nodes.map((n, k) => [n.id.toLowerCase(), k]));
   }
 
@@ -155,22 +133,13 @@ export class OwnerRouter {
     return this.cache.get(key) ?? this.remember(key, this.place(uuid, metric));
   }
 
-  /** The owners of the record whose id and metric `at` locates in `buf`, from their bytes. */
-  private placedBytes(buf: Uint8Array, at: Located): readonly number[] {
-    const h = hashOf(buf, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
-    const first = this.byBytes.get(h);
-    for (let e = first; e !== undefined; e = e.next) {
-      if (equalBytes(e.id, buf, at.idFrom, at.idTo) && equalBytes(e.metric, buf, at.metricFrom, at.metricTo)) return e.owners;
-    }
+  /** The owners of the record whose id and metric `at` locates in `buf` (`view` over it), from their bytes. */
+  private placedBytes(buf: Uint8Array, view: DataView, at: Located): readonly number[] {
+    const h = PlacementCache.hash(view, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
+    const known = this.byBytes.get(view, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
+    if (known !== undefined) return known;
     const owners = this.place(latin1(buf, at.idFrom, at.idTo), Buffer.prototype.utf8Slice.call(buf, at.metricFrom, at.metricTo) as string);
-    if (this.byBytes.size >= this.maxCached) this.byBytes.clear();
-    const kept: Placed = {
-      id: Uint8Array.prototype.slice.call(buf, at.idFrom, at.idTo),
-      metric: Uint8Array.prototype.slice.call(buf, at.metricFrom, at.metricTo),
-      owners,
-      next: this.byBytes.get(h),
-    };
-    this.byBytes.set(h, kept);
+    this.byBytes.set(buf, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo, owners);
     return owners;
   }
 
@@ -184,6 +153,7 @@ export class OwnerRouter {
   // it runs for every batch of a ring write (bench/owners).
   split(batch: Batch, primaryOnly = false): RoutedBatch {
     const buf = batch.body;
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const at = this.at;
     // Per node: byte ranges (start, end) of its records, merged where records are neighbours, and their batch positions.
     const ranges: Array<number[] | undefined> = [];
@@ -230,7 +200,7 @@ export class OwnerRouter {
       } else if (prevIdFrom >= 0 && sameSeries(buf, at, prevIdFrom, prevIdTo, prevMetricFrom, prevMetricTo)) {
         owners = prevOwners;
       } else {
-        owners = this.placedBytes(buf, at);
+        owners = this.placedBytes(buf, view, at);
         prevIdFrom = at.idFrom;
         prevIdTo = at.idTo;
         prevMetricFrom = at.metricFrom;

@@ -13,6 +13,7 @@ import { openRecordChunks, statSource } from '../../src/records/reader.js';
 import { chunkSize } from '../../src/records/splitter.js';
 import { OwnerRouter, joinSlices, ownSlice, type OwnerSlice } from '../../src/replay/owners.js';
 import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
+import { PlacementCache } from '../../src/replay/placement-cache.js';
 import { Ring, type Topology } from '../../src/ring/index.js';
 import { writeSpan } from '../../src/client/routing.js';
 import type { NodeSelf } from '../../src/client/discovery.js';
@@ -209,6 +210,70 @@ describe('OwnerRouter.split', () => {
     const router = new OwnerRouter(ring, 10);
     for (let i = 0; i < 100; i++) expect([...router.ownersOf(ids[0]!, `m${i}`)]).toEqual(ownersOf(ids[0]!, `m${i}`));
     expect((router as unknown as { cache: Map<string, unknown> }).cache.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('PlacementCache', () => {
+  /** An id and a metric as a record's bytes hold them, somewhere inside a larger buffer. */
+  const pair = (id: string, metric: string, pad: number) => {
+    const buf = Buffer.from(`${'x'.repeat(pad)}"${id}","${metric}"`);
+    const idFrom = pad + 1;
+    const idTo = idFrom + Buffer.byteLength(id);
+    const metricFrom = idTo + 3;
+    const metricTo = metricFrom + Buffer.byteLength(metric);
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    return { buf, view, idFrom, idTo, metricFrom, metricTo, h: PlacementCache.hash(view, idFrom, idTo, metricFrom, metricTo) };
+  };
+
+  it('answers only for the exact bytes of an id and a metric it was given, wherever they are; bounded', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ maxLength: 9 }), fc.string({ maxLength: 9 })), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 20 }), (keys, max) => {
+        const cache = new PlacementCache(max);
+        const kept = new Map<string, readonly number[]>();
+        keys.forEach(([id, metric], k) => {
+          const key = JSON.stringify([id, metric]);
+          const at = pair(id, metric, k % 7);
+          const got = cache.get(at.view, at.h, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
+          // Never another pair's owners; what it still holds it finds.
+          if (got !== undefined) expect(got).toBe(kept.get(key));
+          else {
+            if (cache.size >= max) kept.clear();
+            const owners = [k];
+            cache.set(at.buf, at.h, at.idFrom, at.idTo, at.metricFrom, at.metricTo, owners);
+            kept.set(key, owners);
+          }
+          expect(cache.size).toBeLessThanOrEqual(max);
+        });
+        for (const [key, owners] of kept) {
+          const [id, metric] = JSON.parse(key) as [string, string];
+          const at = pair(id, metric, 3);
+          expect(cache.get(at.view, at.h, at.idFrom, at.idTo, at.metricFrom, at.metricTo)).toBe(owners);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tells apart pairs whose bytes run together the same (ab|c, a|bc) and long keys that differ in one byte', () => {
+    const cache = new PlacementCache(100);
+    const one = pair('ab', 'c', 0);
+    cache.set(one.buf, one.h, one.idFrom, one.idTo, one.metricFrom, one.metricTo, [1]);
+    const two = pair('a', 'bc', 0);
+    expect(cache.get(two.view, two.h, two.idFrom, two.idTo, two.metricFrom, two.metricTo)).toBeUndefined();
+    const id = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+    const base = pair(id, 'cpu.user.total', 5);
+    cache.set(base.buf, base.h, base.idFrom, base.idTo, base.metricFrom, base.metricTo, [2]);
+    for (let i = 0; i < id.length; i++) {
+      const other = pair(`${id.slice(0, i)}${id[i] === '0' ? '1' : '0'}${id.slice(i + 1)}`, 'cpu.user.total', 5);
+      // A hash that matches by chance must still not be taken for the same key.
+      expect(cache.get(other.view, base.h, other.idFrom, other.idTo, other.metricFrom, other.metricTo)).toBeUndefined();
+    }
+    const metric = 'cpu.user.total'; // not a multiple of four bytes: its tail is compared too
+    for (let i = 0; i < metric.length; i++) {
+      const other = pair(id, `${metric.slice(0, i)}#${metric.slice(i + 1)}`, 5);
+      expect(cache.get(other.view, base.h, other.idFrom, other.idTo, other.metricFrom, other.metricTo)).toBeUndefined();
+    }
+    expect(cache.get(base.view, base.h, base.idFrom, base.idTo, base.metricFrom, base.metricTo)).toEqual([2]);
   });
 });
 
