@@ -28,28 +28,64 @@ export interface OwnerSlice {
   /** What the records take in a request body: their ranges, and a comma between each two. */
   size: number;
   count: number;
-  /** Input record numbers and lines, in body order. */
-  records: number[];
-  lines: number[];
-  /** Each record's position in the batch. */
+  /** The batch's input record numbers and lines (by batch position). */
+  batch: BatchRecords;
+  /** Each record's position in the batch, in body order. */
   index: number[];
 }
 
-/** A request to one node: its slices' records in one body. */
+/** Input record numbers and lines of a batch's records, by their position in the batch. */
+export interface BatchRecords {
+  readonly records: readonly number[];
+  readonly lines: readonly number[];
+}
+
+/** A request to one node: its slices' records in one body; input record numbers and lines in body order. */
 export interface OwnerRequest {
-  node: number;
-  body: Buffer;
-  count: number;
-  records: number[];
-  lines: number[];
-  index: number[];
+  readonly node: number;
+  readonly body: Buffer;
+  readonly count: number;
+  readonly records: number[];
+  readonly lines: number[];
+  /** Each record's position in its batch. */
+  readonly index: number[];
   texts?: string[];
 }
 
-/** A slice of records (their texts) with a body of its own. */
-export function ownSlice(node: number, texts: readonly string[], records: number[], lines: number[], index: number[]): OwnerSlice {
+/** A slice of records (their texts, at those positions of that batch) with a body of its own. */
+export function ownSlice(node: number, texts: readonly string[], batch: BatchRecords, index: number[]): OwnerSlice {
   const bytes = batchBody(texts);
-  return { node, bytes, ranges: texts.length > 0 ? [1, bytes.length - 1] : [], size: bytes.length - 2, count: texts.length, records, lines, index };
+  return { node, bytes, ranges: texts.length > 0 ? [1, bytes.length - 1] : [], size: bytes.length - 2, count: texts.length, batch, index };
+}
+
+/**
+ * A request built from slices: what only a refusal or a failure needs (the records' numbers and
+ * lines, their batch positions in one list) is worked out when first asked for.
+ */
+class JoinedRequest implements OwnerRequest {
+  texts?: string[];
+  private recordList?: number[];
+  private lineList?: number[];
+  private indexList?: number[];
+
+  constructor(
+    readonly node: number,
+    readonly body: Buffer,
+    readonly count: number,
+    private readonly slices: readonly OwnerSlice[],
+  ) {}
+
+  get records(): number[] {
+    return (this.recordList ??= this.slices.flatMap((s) => s.index.map((k) => s.batch.records[k]!)));
+  }
+
+  get lines(): number[] {
+    return (this.lineList ??= this.slices.flatMap((s) => s.index.map((k) => s.batch.lines[k]!)));
+  }
+
+  get index(): number[] {
+    return (this.indexList ??= this.slices.length === 1 ? this.slices[0]!.index : this.slices.flatMap((s) => s.index));
+  }
 }
 
 export interface RoutedBatch {
@@ -238,13 +274,7 @@ export class OwnerRouter {
       let size = r.length / 2 - 1; // a comma between ranges
       for (let j = 0; j < r.length; j += 2) size += r[j + 1]! - r[j]!;
       const idx = index[node]!;
-      const records = new Array<number>(idx.length);
-      const lines = new Array<number>(idx.length);
-      for (let j = 0; j < idx.length; j++) {
-        records[j] = batch.records[idx[j]!]!;
-        lines[j] = batch.lines[idx[j]!]!;
-      }
-      slices.push({ node, bytes: buf, ranges: r, size, count: idx.length, records, lines, index: idx });
+      slices.push({ node, bytes: buf, ranges: r, size, count: idx.length, batch, index: idx });
     });
     return { slices, copies, owed, notOwedThere, ...(placement ? { placement } : {}) };
   }
@@ -268,14 +298,10 @@ export function joinSlices(node: number, slices: readonly OwnerSlice[], take: (s
     }
   }
   body[o++] = RBRACKET;
-  const one = slices.length === 1 ? slices[0] : undefined;
-  return {
+  return new JoinedRequest(
     node,
-    body: body.subarray(0, o),
-    count: slices.reduce((a, s) => a + s.count, 0),
-    // concat, not flatMap: these are thousands of numbers a request, and flatMap is several times slower.
-    records: one ? one.records : ([] as number[]).concat(...slices.map((s) => s.records)),
-    lines: one ? one.lines : ([] as number[]).concat(...slices.map((s) => s.lines)),
-    index: one ? one.index : ([] as number[]).concat(...slices.map((s) => s.index)),
-  };
+    body.subarray(0, o),
+    slices.reduce((a, s) => a + s.count, 0),
+    slices,
+  );
 }

@@ -236,13 +236,14 @@ export class OwnersRoute implements Route {
       let lost = false;
       if (plain) ackAll(c.acked, slice.index);
       else
-        slice.records.forEach((r, j) => {
+        slice.index.forEach((k) => {
+          const r = slice.batch.records[k]!;
           if (handedOn.has(r)) return;
           if (refused.has(r)) c.tally.refused++;
           else if (failed) {
             c.tally.notWritten++;
             lost = true;
-          } else if (!interrupted) c.acked[slice.index[j]!]!++;
+          } else if (!interrupted) c.acked[k]!++;
         });
       if (failed) c.failed++;
       // `primary`: a record no owner took stops the run, as a batch no node took does with --to any.
@@ -273,9 +274,10 @@ export class OwnersRoute implements Route {
     let first = 0;
     for (const { owner: c, slice } of parts) {
       const picked = new Map<number, number[]>();
-      slice.records.forEach((r, j) => {
+      slice.index.forEach((k, j) => {
+        const r = slice.batch.records[k]!;
         if (refused.has(r)) return;
-        const owners = c.routed.placement?.[slice.index[j]!] ?? [];
+        const owners = c.routed.placement?.[k] ?? [];
         const at = owners.indexOf(i);
         const to = at >= 0 ? owners[at + 1] : undefined;
         if (to === undefined) return;
@@ -290,8 +292,7 @@ export class OwnersRoute implements Route {
           const moved = ownSlice(
             to,
             js.map((j) => texts[first + j]!),
-            js.map((j) => slice.records[j]!),
-            js.map((j) => slice.lines[j]!),
+            slice.batch,
             js.map((j) => slice.index[j]!),
           );
           let list = byNode.get(to);
@@ -323,7 +324,7 @@ export class OwnersRoute implements Route {
   /** `primary`: why a record (by number) of these parts no owner took: each of its owners, with why it last failed. */
   private noOwnerTook(parts: readonly QueuedSlice<Chunk>[]): (record: number) => string {
     const placed = new Map<number, readonly number[]>();
-    for (const { owner: c, slice } of parts) slice.records.forEach((r, j) => placed.set(r, c.routed.placement?.[slice.index[j]!] ?? [slice.node]));
+    for (const { owner: c, slice } of parts) for (const k of slice.index) placed.set(slice.batch.records[k]!, c.routed.placement?.[k] ?? [slice.node]);
     return (record) => {
       const owners = placed.get(record) ?? [];
       return `no owner took it: tried ${owners.map((o) => `${this.ctx.clients[o]!.url} (${this.downWhy[o] ?? 'failed'})`).join(', then ')}`;

@@ -65,11 +65,12 @@ describe('OwnerRouter.split', () => {
     for (const s of routed.slices) {
       const texts = batchTexts(bodyOf(s));
       expect(texts).toHaveLength(s.count);
-      expect(s.records).toEqual([...s.records].sort((a, b) => a - b));
+      const records = joinSlices(s.node, [s]).records;
+      expect(records).toEqual([...records].sort((a, b) => a - b));
       texts.forEach((t, j) => {
         const k = s.index[j]!;
         expect(t).toBe(lines[k]);
-        expect(s.records[j]).toBe(k + 1);
+        expect(records[j]).toBe(k + 1);
         seen.set(k, [...(seen.get(k) ?? []), s.node]);
       });
     }
@@ -298,11 +299,11 @@ describe('writeSpan', () => {
 describe('OwnerQueue', () => {
   const slice = (node: number, n: number, first: number): OwnerSlice => {
     const texts = Array.from({ length: n }, (_, j) => JSON.stringify({ metric: 'q', id: ids[0], offset: 60 * (first + j), count: 1, value: 1 }));
+    const numbers = texts.map((_, j) => first + j);
     return ownSlice(
       node,
       texts,
-      texts.map((_, j) => first + j),
-      texts.map((_, j) => first + j),
+      { records: numbers, lines: numbers.map((r) => r + 1) },
       texts.map((_, j) => j),
     );
   };
@@ -346,7 +347,8 @@ describe('OwnerQueue', () => {
         s.parts.map((p) => p.slice),
       );
       expect(JSON.parse(joined.body.toString())).toHaveLength(joined.count);
-      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.records));
+      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.index.map((k) => p.slice.batch.records[k])));
+      expect(joined.lines).toEqual(joined.records.map((r) => r + 1));
     }
     // Full requests: all but each node's last hold more than half the limit.
     expect(sent.length).toBeLessThan(all.reduce((a, s) => a + s.count, 0) / 5 + 3);
