@@ -31,6 +31,9 @@ interface Chunk {
   unjoined: number;
   /** Per record of the batch: the owners that acknowledged it. */
   acked: Uint8Array;
+  /** Its records acknowledged by at least one owner, and by every node they went to (kept as acknowledgements come). */
+  touched: number;
+  full: number;
   /** Slices not settled yet. */
   pending: number;
   failed: number;
@@ -116,6 +119,8 @@ export class OwnersRoute implements Route {
       body: batch.body,
       unjoined: routed.slices.length,
       acked: new Uint8Array(batch.count),
+      touched: 0,
+      full: 0,
       pending: routed.slices.length,
       failed: 0,
       interrupted: false,
@@ -164,8 +169,8 @@ export class OwnersRoute implements Route {
     // Every owner of every record in it failed: stop reading (see StopReason).
     if (c.routed.slices.length > 0 && c.failed === c.routed.slices.length) ledger.stop ??= 'nodes-down';
     ledger.batches++;
-    const everywhere = countWritten(c.acked, c.routed.copies);
-    const somewhere = countWritten(c.acked, c.routed.copies, true);
+    const everywhere = c.full;
+    const somewhere = c.touched - c.full;
     ledger.written += everywhere;
     ledger.writtenToSome += somewhere;
     c.done({ written: everywhere, writtenToSome: somewhere, ...c.tally });
@@ -234,7 +239,7 @@ export class OwnersRoute implements Route {
     const plain = !failed && !interrupted && refused.size === 0 && handedOn.size === 0;
     for (const { owner: c, slice } of parts) {
       let lost = false;
-      if (plain) ackAll(c.acked, slice.index);
+      if (plain) ackAll(c, slice.index);
       else
         slice.index.forEach((k) => {
           const r = slice.batch.records[k]!;
@@ -243,7 +248,7 @@ export class OwnersRoute implements Route {
           else if (failed) {
             c.tally.notWritten++;
             lost = true;
-          } else if (!interrupted) c.acked[k]!++;
+          } else if (!interrupted) ackAll(c, [k]);
         });
       if (failed) c.failed++;
       // `primary`: a record no owner took stops the run, as a batch no node took does with --to any.
@@ -352,21 +357,18 @@ export class OwnersRoute implements Route {
   }
 }
 
-/** Counts an acknowledgement for each of these records (by batch position). Not inline: a loop in an async function runs unoptimised. */
-function ackAll(acked: Uint8Array, index: readonly number[]): void {
-  for (let j = 0; j < index.length; j++) acked[index[j]!]!++;
-}
-
 /**
- * Records of a batch acknowledged by every node they went to (`some`: by some of them only). Apart
- * from settleChunk, whose call of each batch's own `done` would throw this loop's optimised code away every time.
+ * Counts an acknowledgement for each of these records (by batch position), and which of them are
+ * now acknowledged somewhere or everywhere they went. Not inline: a loop in an async function
+ * runs unoptimised.
  */
-function countWritten(acked: Uint8Array, copies: Uint8Array, some = false): number {
-  let n = 0;
-  for (let k = 0; k < acked.length; k++) {
-    const copied = copies[k]!;
-    if (copied === 0) continue;
-    if (some ? acked[k]! > 0 && acked[k]! < copied : acked[k] === copied) n++;
+function ackAll(c: Chunk, index: readonly number[]): void {
+  const { acked } = c;
+  const { copies } = c.routed;
+  for (let j = 0; j < index.length; j++) {
+    const k = index[j]!;
+    const n = ++acked[k]!;
+    if (n === 1) c.touched++;
+    if (n === copies[k]) c.full++;
   }
-  return n;
 }
