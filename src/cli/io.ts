@@ -10,7 +10,20 @@ export interface CliIo {
   now(): number;
 }
 
-/** This process's streams, environment, directory and clock. */
+/**
+ * This process's streams, environment, directory and clock. stdin is a getter: Node builds
+ * process.stdin (a pipe, TTY or file stream) when it is first read, ~3 ms that only the commands
+ * that read it or ask whether it is a terminal should pay.
+ */
 export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), now: () => Date.now() };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+    cwd: process.cwd(),
+    now: () => Date.now(),
+  };
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import type { Runner } from './action.js';
 import { completeWith } from './completion-hints.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
@@ -100,6 +101,8 @@ export async function run(argv: string[], io?: CliIo): Promise<ExitCode> {
     if (own) for (const s of SIGNALS) process.on(s, onSignal);
     try {
       const action = await load();
+      // bin/tsnode.js keeps TurboFan off while the modules load; the command's own work may need it.
+      if (own) setFlagsFromString('--turbofan');
       // A command's --seed and --profile are its own business: it resolves them (openTarget) after
       // checking its own flags, so a bad flag sends nothing, not even the seed's discovery.
       code = await action(opts, ctx);

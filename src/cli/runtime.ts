@@ -17,14 +17,17 @@ export async function createContext(globals: GlobalOptions, signal: AbortSignal,
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
   const interactive = Boolean(io.stderr.isTTY) && !ci && env.TERM !== 'dumb';
   const verbose = globals.verbose || /(^|,)tsnode(,|$)/.test(env.DEBUG ?? '');
-  // chalk only when stderr takes colour: a piped or redirected run never loads it.
+  // The painter only when stderr takes colour: a piped or redirected run never loads it.
   const paint = colourErr ? (await import('./render/painter.js')).painter(true) : undefined;
   const plain = (s: string): string => s;
   const now = (): number => io.now();
   return {
     stdout: io.stdout,
     stderr: io.stderr,
-    stdin: io.stdin,
+    // Read when a command asks (io.ts processIo says why).
+    get stdin() {
+      return io.stdin;
+    },
     env,
     cwd: io.cwd,
     interactive,

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { createRequire, Module } from 'node:module';
 import type { Agent as AgentT, EnvHttpProxyAgent as EnvHttpProxyAgentT, Dispatcher } from 'undici';
 
 // undici's index loads all of undici (fetch, WebSocket, cache stores, mocks: 110 files, ~70 ms of
@@ -6,9 +6,36 @@ import type { Agent as AgentT, EnvHttpProxyAgent as EnvHttpProxyAgentT, Dispatch
 // those and attach the API to Dispatcher.prototype the way undici's index does (the same modules
 // from the require cache: loading the full undici elsewhere, e.g. MockAgent in tests, is the same).
 const require = createRequire(import.meta.url);
+deferHttp2();
 const DispatcherBase = require('undici/lib/dispatcher/dispatcher') as { prototype: object };
 Object.assign(DispatcherBase.prototype, require('undici/lib/api') as object);
 const Agent = require('undici/lib/dispatcher/agent') as typeof AgentT;
+
+/**
+ * undici's Client requires its HTTP/2 side (client-h2.js) at load, and that requires node:http2
+ * and node:tls: ~8 ms of every CLI start, for a protocol our agents never speak (undici offers h2
+ * only with `allowH2`, which nothing here sets; https:// nodes load node:tls when they connect).
+ * So, before the Client loads, client-h2.js's place in the require cache holds a stand-in that
+ * requires the real module the first time undici calls it (a dispatcher someone built with
+ * `allowH2`) and passes every call on. When something loaded the real module first (undici's
+ * index: a test's MockAgent), that one stays. test/cli/startup-cost.test.ts checks both.
+ */
+function deferHttp2(): void {
+  const path = require.resolve('undici/lib/dispatcher/client-h2.js');
+  if (require.cache[path]) return;
+  let real: ((...args: unknown[]) => unknown) | undefined;
+  const standIn = new Module(path);
+  standIn.filename = path;
+  standIn.loaded = true;
+  standIn.exports = function connectH2(this: unknown, ...args: unknown[]): unknown {
+    if (!real) {
+      delete require.cache[path];
+      real = require(path) as (...a: unknown[]) => unknown;
+    }
+    return real.apply(this, args);
+  };
+  require.cache[path] = standIn;
+}
 
 /** TLS material for https:// nodes, already loaded (PEM text). */
 export interface TlsOptions {

@@ -41,6 +41,7 @@ import {
   STATUS_ANSWER_BYTES,
   WRITE_ANSWER_BYTES,
   rollupAnswerBytes,
+  rollupBuckets,
   tagAnswerBytes,
 } from './answer-limits.js';
 import { NodeHttpError, NodeRequestError } from './errors.js';
@@ -269,7 +270,7 @@ export class NodeClient {
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
     // Read as it arrives (a year of 300 s buckets is 3 MiB): the rows are scanned while the rest is on its way.
-    const stream = new NumericRowStream();
+    const stream = new NumericRowStream(rollupBuckets(q));
     const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q), stream);
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';

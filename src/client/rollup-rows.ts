@@ -77,11 +77,18 @@ export class NumericRowStream {
   private stage = 0;
   private bad = false;
   private chunks: Buffer[] = [];
-  private ts: Float64Array = new Float64Array(1024);
-  private vals: Float64Array = new Float64Array(1024);
+  private ts: Float64Array;
+  private vals: Float64Array;
   private n = 0;
   /** The number numberAt() read last. */
   private num = 0;
+
+  /** `rows`: how many rows the answer should hold (the columns start that long, at most 2^18 rows; they grow past it). */
+  constructor(rows = 1024) {
+    const n = Math.max(16, Math.min(rows, 1 << 18));
+    this.ts = new Float64Array(n);
+    this.vals = new Float64Array(n);
+  }
 
   start(): void {
     this.carry = undefined;
@@ -95,7 +102,10 @@ export class NumericRowStream {
     this.chunks.push(bytes);
     if (this.bad) return;
     const b = this.carry ? Buffer.concat([this.carry, bytes]) : bytes;
-    const i = this.scan(b);
+    // Only up to the last `]`: rows are read whole, so a well-formed answer never sends numberAt
+    // or row to their MORE paths, which V8 would meet for the first time in optimised code (a
+    // deoptimisation and a second compile); the rest is carried to the next chunk.
+    const i = this.scan(b.subarray(0, b.lastIndexOf(93) + 1));
     if (i === BAD) this.bad = true;
     else this.carry = i < b.length ? b.subarray(i) : undefined;
   }
@@ -103,7 +113,11 @@ export class NumericRowStream {
   /** The columns, or undefined when the answer is not `[[seconds, number|null], ...]` (then use text()). */
   end(): { timestampsMs: Float64Array; values: Float64Array } | undefined {
     if (this.bad || this.stage !== 3 || (this.carry && skipWs(this.carry, 0) !== this.carry.length)) return undefined;
-    return { timestampsMs: this.ts.slice(0, this.n), values: this.vals.slice(0, this.n) };
+    const out = { timestampsMs: this.ts.subarray(0, this.n), values: this.vals.subarray(0, this.n) };
+    // Handed over without a copy: a later start() writes into new columns.
+    this.ts = new Float64Array(16);
+    this.vals = new Float64Array(16);
+    return out;
   }
 
   /** The whole answer as text (UTF-8, a byte-order mark dropped), for the fallback. */

@@ -14,8 +14,15 @@
  * node of the first slot at or after SHA-256(key), wrapping around; each further copy flips the top
  * bit of that location and takes the next slot of a node not chosen yet (on the matching side).
  */
-import { createHash, hash as oneShotHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import { TopologyError, type RingNode, type Topology } from './topology.js';
+
+// node:crypto (~3 ms to load) only once something is hashed: a read from a single node, which
+// loads the ring's code to understand a topology answer, never places a metric.
+const require = createRequire(import.meta.url);
+let loaded: typeof Crypto | undefined;
+const crypto = (): typeof Crypto => (loaded ??= require('node:crypto') as typeof Crypto);
 
 const SIDE_CODE = { a: 1, b: 2 } as const;
 
@@ -30,7 +37,7 @@ const isSided = (t: Topology): boolean => t.nodes.some((n) => n.side !== undefin
 /** The hex SHA-256 a store announces as the topology's `current` (or `next`) hash. */
 export function topologyHash(t: Topology): string {
   const sided = isSided(t);
-  const h = createHash('sha256');
+  const h = crypto().createHash('sha256');
   for (const n of t.nodes) {
     h.update(Buffer.from(n.id, 'utf8'));
     h.update(Buffer.from([0, 0]));
@@ -51,7 +58,7 @@ export function metricKey(uuid: string, metric: string): string {
 }
 
 /** SHA-256 of `data` (the one-shot form: about twice as fast as a Hash object for short inputs). */
-const sha256 = (data: Buffer): Buffer => oneShotHash('sha256', data, 'buffer');
+const sha256 = (data: Buffer): Buffer => crypto().hash('sha256', data, 'buffer');
 
 /** Where slot `w` of a node sits on the ring. */
 export function slotLocation(node: Pick<RingNode, 'id' | 'side'>, w: number): Buffer {

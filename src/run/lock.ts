@@ -148,8 +148,9 @@ export function lockTargets(
       }
     }
   };
-  // Sorted by key, so two runs over overlapping sets take them in one order.
-  const unique = [...new Map(nodes.map((n) => [nodeLockKey(n), n])).entries()].sort(([a], [b]) => a.localeCompare(b));
+  // Sorted by key, so two runs over overlapping sets take them in one order. The keys are lower-case
+  // hex, so a plain code-unit compare gives localeCompare's order without its ICU set-up (~6 ms).
+  const unique = [...new Map(nodes.map((n) => [nodeLockKey(n), n])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   try {
     for (const [, node] of unique) held.push(lockOne(dir, node, body, onTakeOver, holder.run));
   } catch (err) {

@@ -2,7 +2,7 @@ import { MockAgent } from 'undici';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeClient } from '../../src/client/node-client.js';
-import { columnsCsvChunks, gridCsv, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
+import { columnsCsv, columnsJson, gridCsv, gridJson, gridOf, gridOfColumns } from '../../src/cli/render/rollup.js';
 import { NumericRowStream } from '../../src/client/rollup-rows.js';
 
 // readRollupColumns scans the answer by hand; it must agree with readRollup (JSON.parse + schema)
@@ -105,6 +105,18 @@ describe('NodeClient.readRollupColumns', () => {
     expect(s.text()).toBe('[[0,7]]');
   });
 
+  it('columns sized for fewer rows grow; what end() handed over stays as it was after a new start()', () => {
+    const s = new NumericRowStream(1);
+    s.start();
+    s.chunk(Buffer.from(`[${Array.from({ length: 100 }, (_, i) => `[${i},${i / 4}]`).join(',')}]`));
+    const first = s.end()!;
+    s.start();
+    s.chunk(Buffer.from('[[7,7]]'));
+    expect(Array.from(s.end()!.values)).toEqual([7]);
+    expect(Array.from(first.values)).toEqual(Array.from({ length: 100 }, (_, i) => i / 4));
+    expect(Array.from(first.timestampsMs)).toEqual(Array.from({ length: 100 }, (_, i) => i * 1000));
+  });
+
   it('an answer larger than the read can need is cut off (too_large), streamed or not', async () => {
     const huge = `[${'[0,1],'.repeat(400_000)}[0,1]]`;
     await expect(client(huge, 1).readRollupColumns(Q)).rejects.toMatchObject({ code: 'too_large' });
@@ -121,8 +133,8 @@ describe('NodeClient.readRollupColumns', () => {
   });
 });
 
-describe('columnsCsvChunks', () => {
-  it('prints byte for byte what gridCsv prints, across chunk boundaries', () => {
+describe('columnsCsv', () => {
+  it('prints byte for byte what gridCsv prints', () => {
     const head = [-86_400_000, -1000, 0, 300_000, 600_500, 86_400_000, 1_700_000_100_000, 1_700_000_100_250, 253402300799000, 253402300800000];
     const more = Array.from({ length: 3000 }, (_, i) => 1_699_990_000_000 + i * 300_000);
     const ts = new Float64Array([...head, ...more]);
@@ -130,10 +142,76 @@ describe('columnsCsvChunks', () => {
     const points = Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! }));
     for (const span of [300_000, 250]) {
       const want = gridCsv(gridOf(points, false), span);
-      expect([...columnsCsvChunks(ts, vs, 'value', span, 7)].join('')).toBe(want);
-      expect([...columnsCsvChunks(ts, vs, 'value', span)].join('')).toBe(want);
+      expect(columnsCsv(ts, vs, 'value', span).toString('utf8')).toBe(want);
       expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
     }
+  });
+  it('prints byte for byte what gridCsv prints, for any times, values, spans and buffer sizes (the buffer grows)', () => {
+    // Times: whole and fractional milliseconds, negative, around day and year-9999 edges and Date's own limits.
+    const time = fc.oneof(
+      fc.integer({ min: -8_640_000_000_000, max: 8_640_000_000_000 }).map((s) => s * 1000),
+      fc.integer({ min: -8_640_000_000_000_000, max: 8_640_000_000_000_000 }),
+      fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }),
+      fc.constantFrom(0, -0, 253402300799999, 253402300800000, 86_399_999, 8.64e15, -8.64e15),
+    );
+    const value = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(NaN, -0, 0, 1e21, 1e-7, 123456789012345680000, 0.1 + 0.2));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(time, value), { maxLength: 30 }),
+        fc.constantFrom(1, 250, 1000, 60_000, 300_000, 86_400_000),
+        fc.integer({ min: 0, max: 100 }),
+        (rows, span, rowBytes) => {
+          const ts = new Float64Array(rows.map(([t]) => t));
+          const vs = new Float64Array(rows.map(([, v]) => v));
+          const points = rows.map(([t, v]) => ({ timestampMs: t, value: Number.isNaN(v) ? null : v }));
+          const want = gridCsv(gridOf(points, false), span);
+          expect(columnsCsv(ts, vs, 'value', span, rowBytes).toString('utf8')).toBe(want);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('columnsJson', () => {
+  it('prints byte for byte what gridJson prints, for any times, values, spans, meta and buffer sizes', () => {
+    const time = fc.oneof(
+      fc.integer({ min: -8_640_000_000_000, max: 8_640_000_000_000 }).map((s) => s * 1000),
+      fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }),
+      fc.constantFrom(0, -0, 253402300799999, 253402300800000),
+    );
+    const value = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(NaN, Infinity, -Infinity, -0, 1e21, 1e-7));
+    const meta = fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 4 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(time, value), { maxLength: 20 }),
+        fc.constantFrom(1, 250, 60_000, 300_000),
+        meta,
+        fc.integer({ min: 0, max: 120 }),
+        (rows, span, m, rowBytes) => {
+          const ts = new Float64Array(rows.map(([t]) => t));
+          const vs = new Float64Array(rows.map(([, v]) => v));
+          expect(columnsJson(ts, vs, span, m, rowBytes).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), span, m));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a year of 300 s rows, with gaps, as gridJson prints it', () => {
+    const ts = new Float64Array(Array.from({ length: 105_120 }, (_, i) => (1_700_000_100 + 300 * i) * 1000));
+    const vs = new Float64Array(Array.from({ length: 105_120 }, (_, i) => (i % 97 === 13 ? NaN : 50 + 40 * Math.sin(i / 288))));
+    const meta = { node: 'http://n1:8112', metric: 'cpu µs' };
+    expect(columnsJson(ts, vs, 300_000, meta).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), 300_000, meta));
+    expect(columnsCsv(ts, vs, 'value', 300_000).toString('utf8')).toBe(
+      gridCsv(
+        gridOf(
+          Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! })),
+          false,
+        ),
+        300_000,
+      ),
+    );
   });
 });
 

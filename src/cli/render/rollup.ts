@@ -4,6 +4,7 @@
  */
 import { ROLLUP_MEMBERS, secondsFromMs, type RollupAll } from '../../protocol/index.js';
 import { columnFormatter } from './number-format.js';
+import { AsciiBytes } from './ascii-bytes.js';
 import { csvField, csvRow } from './csv.js';
 import { renderRollupTable, type TableColumn } from './rollup-table.js';
 
@@ -153,24 +154,115 @@ export function* gridCsvChunks(grid: Grid, spanMs: number, extra?: { header: str
   if (chunk !== '') yield chunk;
 }
 
+/** The day bucketTimeBytes wrote last, and its `YYYY-MM-DDT` as bytes. */
+let bytesDay = NaN;
+const dayBytes = new Uint8Array(11);
+
+/** bucketTime(ms, spanMs) written as bytes: the same text, without a string per row. */
+export function bucketTimeBytes(out: AsciiBytes, ms: number, spanMs: number): void {
+  // Whole milliseconds in years 0000-9999 by hand; anything else exactly as bucketTime prints it.
+  if (!(ms >= 0 && ms < 253402300800000 && Number.isInteger(ms))) {
+    out.ascii(bucketTime(ms, spanMs));
+    return;
+  }
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== bytesDay) {
+    bytesDay = day;
+    dayBytes.set(Buffer.from(new Date(day * DAY_MS).toISOString().slice(0, 11), 'latin1'));
+  }
+  out.bytes(dayBytes);
+  const inDay = ms - day * DAY_MS;
+  const secs = Math.floor(inDay / 1000);
+  const milli = inDay - secs * 1000;
+  const mins = Math.floor(secs / 60);
+  out.clock(Math.floor(mins / 60), mins % 60, secs - mins * 60);
+  if (spanMs % 1000 !== 0 || milli !== 0) {
+    out.byte(46); // .
+    out.three(milli);
+  }
+  out.byte(90); // Z
+}
+
+/** String(secondsFromMs(ms)) written as bytes. */
+export function secondsBytes(out: AsciiBytes, ms: number): void {
+  const s = ms / 1000;
+  // Whole seconds (s * 1000 is exact below 2^53, so this is ms % 1000 === 0 without a remainder).
+  if (s >= 0 && s < 1e15 && Number.isInteger(s) && s * 1000 === ms) out.uint(s);
+  else out.ascii(String(secondsFromMs(ms)));
+}
+
+/** Bytes a CSV row of columnsCsv takes at most in practice (seconds, ISO time, a double, separators). */
+const CSV_ROW_BYTES = 80;
+
 /**
- * CSV of a single-value read straight from its columns (NaN = empty bucket), in pieces of
- * `chunkRows` rows: byte for byte what gridCsvChunks prints for the same rows, without a grid.
+ * CSV of a single-value read straight from its columns (NaN = empty bucket), as bytes: byte for
+ * byte what gridCsv prints for the same rows (UTF-8), without a grid or a string per row. All rows
+ * in one call into one buffer sized for them (`rowBytes` each, a test can say less): V8 compiles
+ * the row loop once while it runs, and the loop never meets a full buffer.
  */
-export function* columnsCsvChunks(timestampsMs: Float64Array, values: Float64Array, key: string, spanMs: number, chunkRows = 8192): Generator<string> {
-  yield csvRow(['time', 'time_iso', key]);
-  let chunk = '';
+export function columnsCsv(timestampsMs: Float64Array, values: Float64Array, key: string, spanMs: number, rowBytes = CSV_ROW_BYTES): Buffer {
+  const head = Buffer.from(csvRow(['time', 'time_iso', key]), 'utf8');
+  const out = new AsciiBytes(head.length + rowBytes * timestampsMs.length);
+  out.bytes(head);
+  csvRowsBytes(out, timestampsMs, values, spanMs, 0, timestampsMs.length);
+  return out.text();
+}
+
+/** Rows `from` to `to` (not included) of columnsCsv. */
+function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, spanMs: number, from: number, to: number): void {
+  for (let r = from; r < to; r++) {
+    const t = timestampsMs[r]!;
+    const v = values[r]!;
+    secondsBytes(out, t);
+    out.byte(44); // ,
+    bucketTimeBytes(out, t, spanMs);
+    out.byte(44);
+    if (v === v) out.ascii(String(v));
+    out.byte(13);
+    out.byte(10);
+  }
+}
+
+/** Bytes a JSON row of columnsJson takes at most in practice. */
+const JSON_ROW_BYTES = 112;
+
+/**
+ * gridJson(gridOfColumns(timestampsMs, values), spanMs, meta) byte for byte (UTF-8), written as
+ * bytes: `meta` and its `rows`, one `{"time":..,"time_iso":"..","value":..}` per line.
+ */
+export function columnsJson(timestampsMs: Float64Array, values: Float64Array, spanMs: number, meta: Record<string, unknown> = {}, rowBytes = JSON_ROW_BYTES): Buffer {
+  const n = timestampsMs.length;
+  if (n === 0) return Buffer.from(withRows(meta, []), 'utf8');
+  const head = JSON.stringify({ ...meta, rows: [] }, null, 2);
+  // As withRows: the rows go inside the empty `"rows": []` that closes the object.
+  const open = Buffer.from(`${head.slice(0, head.lastIndexOf('[]'))}[\n    `, 'utf8');
+  const out = new AsciiBytes(open.length + rowBytes * n + 8);
+  out.bytes(open);
+  jsonRowsBytes(out, timestampsMs, values, spanMs);
+  out.ascii('\n  ]\n}\n');
+  return out.text();
+}
+
+const TIME_KEY = Buffer.from('{"time":', 'latin1');
+const ISO_KEY = Buffer.from(',"time_iso":"', 'latin1');
+const VALUE_KEY = Buffer.from('","value":', 'latin1');
+const ROW_END = Buffer.from('},\n    ', 'latin1');
+
+/** The rows of columnsJson, separated by `,\n    `. */
+function jsonRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, spanMs: number): void {
   const n = timestampsMs.length;
   for (let r = 0; r < n; r++) {
     const t = timestampsMs[r]!;
     const v = values[r]!;
-    chunk += v === v ? `${secondsFromMs(t)},${bucketTime(t, spanMs)},${v}\r\n` : `${secondsFromMs(t)},${bucketTime(t, spanMs)},\r\n`;
-    if ((r + 1) % chunkRows === 0) {
-      yield chunk;
-      chunk = '';
-    }
+    if (r > 0) out.bytes(ROW_END);
+    out.bytes(TIME_KEY);
+    secondsBytes(out, t);
+    out.bytes(ISO_KEY);
+    bucketTimeBytes(out, t, spanMs);
+    out.bytes(VALUE_KEY);
+    out.ascii(Number.isFinite(v) ? String(v) : 'null');
   }
-  if (chunk !== '') yield chunk;
+  out.byte(125); // }
 }
 
 /** A grid from a single-value read's columns (NaN = empty bucket), for the table and JSON renderers. */

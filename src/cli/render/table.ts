@@ -1,5 +1,6 @@
+import type TableT from 'cli-table3';
+import { createRequire } from 'node:module';
 import { csvRow } from './csv.js';
-import Table from 'cli-table3';
 import { painter } from './painter.js';
 import { displayWidth, escapeText } from './terminal-text.js';
 
@@ -16,7 +17,7 @@ export interface TableOptions {
   align?: readonly (Align | undefined)[];
   /**
    * Optional per-cell colouring, applied only when `colour` is on, e.g. red for `failed`.
-   * Receives the painter so callers never need their own chalk instance.
+   * Receives the painter so callers never need one of their own.
    */
   paint?: (cell: string, column: number, row: number, p: ReturnType<typeof painter>) => string;
   /** Compact: no separator line between rows (the default). */
@@ -32,6 +33,10 @@ export interface TableOptions {
 export function tableWidth(ctx: { stdout: { isTTY?: boolean; columns?: number } }): number | undefined {
   return ctx.stdout.isTTY && ctx.stdout.columns ? ctx.stdout.columns : undefined;
 }
+
+// cli-table3 (a CommonJS package: required when a table is drawn) costs ~4 ms of start-up that the
+// commands importing this module for CSV, JSON or tableWidth alone need not pay.
+const require = createRequire(import.meta.url);
 
 /** A column is never wrapped narrower than this (or its natural width, when that is less). */
 export const MIN_COLUMN_WIDTH = 8;
@@ -134,6 +139,7 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
     head = head.map(fit);
     body = body.map((row) => row.map(fit));
   }
+  const Table = require('cli-table3') as typeof TableT;
   const table = new Table({
     head: head.map((h) => (opts.colour ? p.bold(h) : h)),
     colAligns: headers.map((_, i) => opts.align?.[i] ?? 'left'),

@@ -13,6 +13,7 @@ import type { CliContext } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { painter } from '../../render/painter.js';
+import { thousands } from '../../render/number-format.js';
 import { isoTime } from '../../time.js';
 import { nodeCount, writeCopiesFor } from '../../local-cluster/node-count.js';
 import { describeStop } from '../../local-cluster/stop-text.js';
@@ -203,7 +204,7 @@ class Demo {
     this.step = 'generate the data set';
     const { first, last } = demoOffsets(dataset.nowMs, days);
     const nntCount = nntRecordCount(dataset);
-    this.header(`Generate ${days} days of 60 s records: ${checks.length} checks x ${DEMO_METRICS.join(', ')} (${nntCount.toLocaleString('en-US')} records)`);
+    this.header(`Generate ${days} days of 60 s records: ${checks.length} checks x ${DEMO_METRICS.join(', ')} (${thousands(nntCount)} records)`);
     this.say(`cpu follows a daily cycle with noise; requests is a counter that resets when a service restarts`);
     this.say(`from ${isoTime(first * 1000)} to ${isoTime(last * 1000)}; checks: ${checks.map((c) => `${c.name}=${c.id}`).join(', ')}`);
     await writeNdjson(join(this.dir, DATA_FILE), nntRecords(dataset));

@@ -7,7 +7,8 @@
 import type { RollupColumns, RollupResult } from '../../../client/node-client.js';
 import type { CliContext } from '../../context.js';
 import {
-  columnsCsvChunks,
+  columnsCsv,
+  columnsJson,
   comparisonJson,
   gridCsv,
   gridCsvChunks,
@@ -45,10 +46,18 @@ export interface CompareNode {
 const tables = (): Promise<typeof import('../../render/table.js')> => import('../../render/table.js');
 const colours = (): Promise<typeof import('../../render/painter.js')> => import('../../render/painter.js');
 
+/** Bytes per write of a large output. */
+const WRITE_BYTES = 1 << 20;
+
 /** Writes to stdout, waiting for it to drain when it is full (a read can print 100,000 rows). */
-export async function write(ctx: CliContext, text: string): Promise<void> {
+export async function write(ctx: CliContext, text: string | Uint8Array): Promise<void> {
   if (ctx.stdout.write(text)) return;
   await new Promise<void>((resolve) => ctx.stdout.once('drain', () => resolve()));
+}
+
+/** A large output (a year of rows is megabytes) written a piece at a time. */
+async function writeBytes(ctx: CliContext, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; at += WRITE_BYTES) await write(ctx, bytes.subarray(at, at + WRITE_BYTES));
 }
 
 /**
@@ -157,7 +166,7 @@ export function logHeader(ctx: CliContext, parts: string[]): number {
 async function paintFor(enabled: boolean): Promise<Paint | undefined> {
   if (!enabled) return undefined;
   const c = (await colours()).painter(enabled);
-  return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow.bold(s) };
+  return { dim: (s) => c.dim(s), bold: (s) => c.bold(s), highlight: (s) => c.yellow(c.bold(s)) };
 }
 
 async function tableOpts(ctx: CliContext): Promise<{ paint?: Paint; width: number | undefined }> {
@@ -178,10 +187,9 @@ export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: Cl
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
     case 'csv':
-      for (const chunk of columnsCsvChunks(cols.timestampsMs, cols.values, 'value', spanMs)) await write(ctx, chunk);
-      return;
+      return writeBytes(ctx, columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs));
     case 'json':
-      return write(ctx, gridJson(gridOfColumns(cols.timestampsMs, cols.values), spanMs, meta));
+      return writeBytes(ctx, columnsJson(cols.timestampsMs, cols.values, spanMs, meta));
     default: {
       if (cols.timestampsMs.length === 0) {
         ctx.log.info('no buckets in range');

@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_BUCKETS } from '../../../protocol/index.js';
 import { UsageError } from '../../errors.js';
+import { thousands } from '../../render/number-format.js';
 
 export { parseSpanFlag, SPAN_FORMS } from './options.js';
 
@@ -30,7 +31,7 @@ export function chooseSpan(startMs: number, endMs: number, maxRows = AUTO_MAX_RO
 export function checkBuckets(buckets: number, spanMs: number, maxBuckets = DEFAULT_MAX_BUCKETS): void {
   if (buckets > maxBuckets) {
     throw new UsageError(
-      `--span: ${buckets.toLocaleString('en-US')} buckets of ${spanMs} ms is more than a node answers in one read (${maxBuckets.toLocaleString('en-US')})`,
+      `--span: ${thousands(buckets)} buckets of ${spanMs} ms is more than a node answers in one read (${thousands(maxBuckets)})`,
       'use a larger --span or a shorter --start/--end range',
     );
   }

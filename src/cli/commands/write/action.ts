@@ -70,7 +70,13 @@ async function openRoute(opts: WriteOptions, ctx: CliContext): Promise<{ net: Ta
 }
 
 /** The library's options for this run, from the flags and the route. */
-function replayOptions(opts: WriteOptions, ctx: CliContext, route: WriteRoute, files: { rejectsPath: string; statePath: string }, allowChangedInput: boolean): ReplayOptions {
+function replayOptions(
+  opts: WriteOptions & { files: string[] },
+  ctx: CliContext,
+  route: WriteRoute,
+  files: { rejectsPath: string; statePath: string },
+  allowChangedInput: boolean,
+): ReplayOptions {
   return {
     clients: route.clients,
     to: route.to,
@@ -92,7 +98,8 @@ function replayOptions(opts: WriteOptions, ctx: CliContext, route: WriteRoute, f
     allowChangedInput,
     dryRun: opts.dryRun,
     signal: ctx.signal,
-    stdin: ctx.stdin,
+    // Only a run that reads `-` touches stdin (creating process.stdin costs every other run).
+    ...(opts.files.includes('-') ? { stdin: ctx.stdin } : {}),
     ackRetry: { ...DEFAULT_RETRY, retries: opts.retries },
     now: ctx.now,
   };

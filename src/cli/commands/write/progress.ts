@@ -8,6 +8,7 @@ import type { RejectEntry } from '../../../records/index.js';
 import type { ReplayEvent, ReplayProgress } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { formatElapsed } from '../../render/elapsed.js';
+import { thousands } from '../../render/number-format.js';
 import type { WriteOptions } from './options.js';
 import { describeReject, humanBytes, STRICT_SHOWN } from './render.js';
 import type { WriteRoute } from './route.js';
@@ -15,14 +16,14 @@ import type { WriteRoute } from './route.js';
 function progressLine(p: ReplayProgress): string {
   const secs = p.elapsedMs / 1000;
   const rate = secs > 0 ? Math.round(p.read / secs) : 0;
-  let where = `${p.read.toLocaleString('en-US')} records read`;
+  let where = `${thousands(p.read)} records read`;
   let eta = '';
   if (p.bytesTotal !== undefined && p.bytesTotal > 0) {
     const frac = Math.min(1, p.bytesRead / p.bytesTotal);
-    where = `${(frac * 100).toFixed(1)}% (${humanBytes(p.bytesRead)} of ${humanBytes(p.bytesTotal)}), ${p.read.toLocaleString('en-US')} records read`;
+    where = `${(frac * 100).toFixed(1)}% (${humanBytes(p.bytesRead)} of ${humanBytes(p.bytesTotal)}), ${thousands(p.read)} records read`;
     if (frac > 0 && frac < 1) eta = `, ETA ${formatElapsed((secs / frac) * (1 - frac))}`;
   }
-  return `${where}, ${p.written.toLocaleString('en-US')} written, ${rate.toLocaleString('en-US')} records/s${eta}, ${p.retries} retries, ${p.rejected} rejected`;
+  return `${where}, ${thousands(p.written)} written, ${thousands(rate)} records/s${eta}, ${p.retries} retries, ${p.rejected} rejected`;
 }
 
 /** What the run says on stderr as it goes (nodes failing and back, failed batches, rejects); --strict's first invalid records are kept in `invalidShown`. */

@@ -9,6 +9,7 @@ import type { ReplayResult } from '../../../replay/index.js';
 import type { CliContext } from '../../context.js';
 import { EXIT, type ExitCode } from '../../exit-codes.js';
 import { errorJson } from '../../render/json-values.js';
+import { thousands } from '../../render/number-format.js';
 import { renderCsv, renderJson, renderTable, tableWidth, type CellValue } from '../../render/table.js';
 import { escapeText } from '../../render/terminal-text.js';
 import { painter } from '../../render/painter.js';
@@ -112,9 +113,9 @@ export function report(r: ReplayResult, opts: WriteOptions, ctx: CliContext, rou
   };
   if (r.stopped === 'strict') {
     // The records that stopped it, where a person looks for errors: stderr, first ones named.
-    ctx.log.error(`--strict: ${r.rejected.toLocaleString('en-US')} invalid record${r.rejected === 1 ? '' : 's'}, nothing was sent`);
+    ctx.log.error(`--strict: ${thousands(r.rejected)} invalid record${r.rejected === 1 ? '' : 's'}, nothing was sent`);
     for (const e of invalidShown) ctx.log.info(`  ${describeReject(e)}`);
-    if (r.rejected > invalidShown.length) ctx.log.info(`  ... and ${(r.rejected - invalidShown.length).toLocaleString('en-US')} more`);
+    if (r.rejected > invalidShown.length) ctx.log.info(`  ... and ${thousands(r.rejected - invalidShown.length)} more`);
     if (r.rejectsPath) ctx.log.info(`  every one of them is in ${r.rejectsPath}`);
   }
   if (opts.output === 'json') ctx.stdout.write(renderJson(summaryJson(f, ctx.verbose)));
@@ -132,8 +133,8 @@ export function report(r: ReplayResult, opts: WriteOptions, ctx: CliContext, rou
 function warnAckCounts(r: ReplayResult, ctx: CliContext): void {
   for (const n of r.nodes) {
     const parts = [
-      n.misdirected > 0 ? `${n.misdirected.toLocaleString('en-US')} misdirected (records whose metric it says it does not own)` : '',
-      n.errors > 0 ? `${n.errors.toLocaleString('en-US')} with errors` : '',
+      n.misdirected > 0 ? `${thousands(n.misdirected)} misdirected (records whose metric it says it does not own)` : '',
+      n.errors > 0 ? `${thousands(n.errors)} with errors` : '',
     ].filter(Boolean);
     if (parts.length > 0) ctx.log.warn(`${n.node} acknowledged records but counted ${parts.join(' and ')}`);
   }
@@ -316,7 +317,7 @@ export function summaryTable(f: Facts, ctx: CliContext): string {
   const { r, route } = f;
   const paint = painter(ctx.colour);
   const to = route.to;
-  const n = (x: number): string => x.toLocaleString('en-US');
+  const n = thousands;
   // The summary quotes nodes and inputs (a node's error text among them): every line is escaped
   // before it is painted, as in a table.
   const out: string[] = [];
@@ -368,7 +369,7 @@ function sayHeadline(f: Facts, say: Say, paint: Paint, inputs: string, batches: 
   const nodeCount = route.clients.length;
   const copies = route.ring?.writeCopies;
   const invalid = f.invalid;
-  const n = (x: number): string => x.toLocaleString('en-US');
+  const n = thousands;
   if (r.dryRun) {
     say(`dry run: read ${inputs}, would write ${n(r.read - r.rejected)} in ${batches} to ${nodeCount} node${nodeCount === 1 ? '' : 's'} (--to ${to})`);
   } else if (to === 'owners') {
@@ -416,7 +417,7 @@ function sayRejected(f: Facts, say: Say, paint: Paint, kind: string): void {
   const { r } = f;
   const to = f.route.to;
   const invalid = f.invalid;
-  const n = (x: number): string => x.toLocaleString('en-US');
+  const n = thousands;
   if (r.rejected > 0) {
     const parts = [
       invalid > 0 ? `${n(invalid)} invalid` : '',
@@ -454,17 +455,17 @@ function nodeTable(f: Facts, ctx: CliContext): string {
   if (r.dryRun) {
     return renderTable(
       ['node', 'records'],
-      r.nodes.map((x) => [x.node, x.records.toLocaleString('en-US')]),
+      r.nodes.map((x) => [x.node, thousands(x.records)]),
       { colour: ctx.colour, width: tableWidth(ctx), align: [undefined, 'right'] },
     );
   }
   if (f.route.to === 'primary') return primaryTable(f, ctx);
   const rows = r.nodes.map((x) => [
     x.node,
-    x.records.toLocaleString('en-US'),
-    x.batches.toLocaleString('en-US'),
-    x.rejected.toLocaleString('en-US'),
-    x.failedRecords.toLocaleString('en-US'),
+    thousands(x.records),
+    thousands(x.batches),
+    thousands(x.rejected),
+    thousands(x.failedRecords),
     // The error names its node already: the row does.
     x.failedBatches > 0 ? `${x.failedBatches} request${x.failedBatches === 1 ? '' : 's'} failed: ${(x.lastError ?? '').replace(`${x.node}: `, '')}` : '',
   ]);
@@ -479,7 +480,7 @@ function nodeTable(f: Facts, ctx: CliContext): string {
 /** `--to primary`: what each node took as the primary owner and as a fallback, what it passed on, and its bytes. */
 function primaryTable(f: Facts, ctx: CliContext): string {
   const { r } = f;
-  const n = (x: number): string => x.toLocaleString('en-US');
+  const n = thousands;
   const rows = r.nodes.map((x) => [
     x.node,
     n(x.primaryRecords),
