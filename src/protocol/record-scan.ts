@@ -368,7 +368,8 @@ function isMetricAt(buf: Uint8Array, from: number, to: number): boolean {
 export class PlainRecordCheck {
   private bytes = Buffer.allocUnsafe(1024);
   private readonly numbers = new Float64Array(SCAN_SLOTS);
-  private readonly at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, idIsUuid: false };
+  /** Where the last record a check passed has its id and metric (in the bytes it was checked in). */
+  readonly at: ScannedStrings = { idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, idIsUuid: false };
 
   constructor(private readonly smallestSpan: number | undefined) {}
 

@@ -56,7 +56,17 @@ export interface Batch {
    * `owner`: a write to the owners put it there for that node alone); absent when no line had one.
    */
   owedTo?: Array<string | undefined>;
+  /**
+   * With the batcher's `ranges`: per record (body order) RANGE_SLOTS numbers, where it sits in
+   * the body `[start, end)` and its id's and metric's bytes between their quotes (-1 when the
+   * byte check did not read the record: its id or metric may hold escapes). Owner routing reads
+   * them instead of scanning every record again.
+   */
+  ranges?: Int32Array;
 }
+
+/** Numbers per record in `Batch.ranges`: start, end, idFrom, idTo, metricFrom, metricTo. */
+export const RANGE_SLOTS = 6;
 
 /** The JSON array body of some record texts. */
 export function batchBody(texts: readonly string[]): Buffer {
@@ -121,6 +131,8 @@ export interface BatcherOptions {
    * next group (the chunk's memory is reused).
    */
   deferCopies?: boolean;
+  /** Record where each record and its id and metric sit in the body (`Batch.ranges`). */
+  ranges?: boolean;
 }
 
 export type Added = { kind: 'ok'; full?: Batch } | { kind: 'reject'; reject: RejectEntry; full?: Batch };
@@ -223,6 +235,8 @@ export class Batcher {
   /** Where in the run its lines were joined (offsets of their newlines, which become commas): joinCount of them. */
   private joins = new Int32Array(1024);
   private joinCount = 0;
+  /** `ranges`: the batch's so far (see Batch.ranges). */
+  private ranges: Int32Array | undefined;
 
   constructor(opts: BatcherOptions) {
     this.opts = opts;
@@ -241,6 +255,7 @@ export class Batcher {
     this.buf = this.fresh(0);
     this.records = this.list();
     this.lines = this.list();
+    if (opts.ranges) this.ranges = new Int32Array(RANGE_SLOTS * Math.min(opts.batchSize, 1024));
   }
 
   /**
@@ -354,6 +369,7 @@ export class Batcher {
     }
     this.records[this.count] = record;
     this.lines[this.count] = line;
+    if (this.ranges !== undefined) this.noteRanges(asRead ? from : -1, size);
     this.count++;
     if (this.owner !== undefined || this.owedTo !== undefined) {
       this.owedTo ??= new Array<string | undefined>(this.count - 1).fill(undefined);
@@ -362,6 +378,33 @@ export class Batcher {
     this.passed(record, byteEnd, lineEnd);
     if (full === undefined && this.count >= this.opts.batchSize) full = this.flush();
     return full ? { kind: 'ok', full } : OK;
+  }
+
+  /**
+   * `ranges`: where the record just put (its last `size` bytes of the body) sits, and its id and
+   * metric when the byte check read it at `from` (else -1).
+   */
+  private noteRanges(from: number, size: number): void {
+    let r = this.ranges!;
+    const k = this.count * RANGE_SLOTS;
+    if (k + RANGE_SLOTS > r.length) {
+      const bigger = new Int32Array(r.length * 2);
+      bigger.set(r);
+      this.ranges = r = bigger;
+    }
+    const start = this.used - size;
+    r[k] = start;
+    r[k + 1] = this.used;
+    if (from < 0) {
+      r[k + 2] = r[k + 3] = r[k + 4] = r[k + 5] = -1;
+      return;
+    }
+    const at = this.plain!.at;
+    const shift = start - from;
+    r[k + 2] = at.idFrom + shift;
+    r[k + 3] = at.idTo + shift;
+    r[k + 4] = at.metricFrom + shift;
+    r[k + 5] = at.metricTo + shift;
   }
 
   /** The general check: the record's text to send, or its reject. */
@@ -420,6 +463,10 @@ export class Batcher {
     this.lines.length = this.count;
     const batch: Batch = { source: this.opts.source, seq: this.seq++, body, count: this.count, records: this.records, lines: this.lines, end };
     if (this.owedTo !== undefined) batch.owedTo = this.owedTo;
+    if (this.ranges !== undefined) {
+      batch.ranges = this.ranges.subarray(0, this.count * RANGE_SLOTS);
+      this.ranges = new Int32Array(this.ranges.length);
+    }
     this.used = 0;
     this.count = 0;
     this.records = this.list();

@@ -52,13 +52,13 @@ export class OwnerQueue<O> {
   async add(owner: O, slices: readonly OwnerSlice[]): Promise<void> {
     for (const slice of slices) {
       const before = this.waiting[slice.node]!;
-      if (before.count > 0 && (before.count + slice.count > this.opts.batchSize || before.bytes + slice.body.length > this.opts.batchBytes)) await this.flush(slice.node);
+      if (before.count > 0 && (before.count + slice.count > this.opts.batchSize || before.bytes + slice.size > this.opts.batchBytes)) await this.flush(slice.node);
       // A flush puts a fresh queue in place (the old one's parts are on their way): take the current one.
       const w = this.waiting[slice.node]!;
       w.parts.push({ owner, slice });
       w.count += slice.count;
-      w.bytes += slice.body.length;
-      this.waitingBytes += slice.body.length;
+      w.bytes += slice.size;
+      this.waitingBytes += slice.size;
       if (w.count >= this.opts.batchSize || w.bytes >= this.opts.batchBytes) await this.flush(slice.node);
     }
     while (this.waitingBytes > this.opts.budget) {

@@ -5,25 +5,87 @@
  *
  * The batch body is read as bytes (no string per record): a small scanner finds each record's end
  * and its id and metric, skipping every other value; a record whose id or metric has an escape is
- * parsed. Each slice's body is the records' bytes copied as they were read (neighbours in one
- * copy). Placement is cached per metric (a ring placement costs a few microseconds).
+ * parsed. Each slice names the records' bytes where the batch holds them (neighbours in one
+ * range); a request's body is copied from them once. Placement is cached per metric (a ring placement costs a few microseconds).
  */
 import { isWs, sameBytes } from '../protocol/record-scan.js';
-import type { Batch } from '../records/batch.js';
+import { batchBody, RANGE_SLOTS, type Batch } from '../records/batch.js';
 import { metricKey, type Ring } from '../ring/index.js';
+import { PlacementCache } from './placement-cache.js';
 import { COMMA, LBRACKET, locate, RBRACKET, type Located } from './record-locate.js';
 
-/** The records of a batch bound for one node. */
+/**
+ * The records of a batch bound for one node, where they are: byte ranges of the batch's body (no
+ * copy: a request body is built once, from the ranges of all its slices; see joinSlices), or of
+ * a body of their own (records moved on to another owner).
+ */
 export interface OwnerSlice {
   /** The node: its index in the ring's topology (and in the replay's clients). */
   node: number;
-  body: Buffer;
+  /** The bytes the records are in, and their [start, end) ranges there in body order (neighbours merged, the comma between them kept). */
+  bytes: Buffer;
+  ranges: number[];
+  /** What the records take in a request body: their ranges, and a comma between each two. */
+  size: number;
   count: number;
-  /** Input record numbers and lines, in body order. */
-  records: number[];
-  lines: number[];
-  /** Each record's position in the batch. */
+  /** The batch's input record numbers and lines (by batch position). */
+  batch: BatchRecords;
+  /** Each record's position in the batch, in body order. */
   index: number[];
+}
+
+/** Input record numbers and lines of a batch's records, by their position in the batch. */
+export interface BatchRecords {
+  readonly records: readonly number[];
+  readonly lines: readonly number[];
+}
+
+/** A request to one node: its slices' records in one body; input record numbers and lines in body order. */
+export interface OwnerRequest {
+  readonly node: number;
+  readonly body: Buffer;
+  readonly count: number;
+  readonly records: number[];
+  readonly lines: number[];
+  /** Each record's position in its batch. */
+  readonly index: number[];
+  texts?: string[];
+}
+
+/** A slice of records (their texts, at those positions of that batch) with a body of its own. */
+export function ownSlice(node: number, texts: readonly string[], batch: BatchRecords, index: number[]): OwnerSlice {
+  const bytes = batchBody(texts);
+  return { node, bytes, ranges: texts.length > 0 ? [1, bytes.length - 1] : [], size: bytes.length - 2, count: texts.length, batch, index };
+}
+
+/**
+ * A request built from slices: what only a refusal or a failure needs (the records' numbers and
+ * lines, their batch positions in one list) is worked out when first asked for.
+ */
+class JoinedRequest implements OwnerRequest {
+  texts?: string[];
+  private recordList?: number[];
+  private lineList?: number[];
+  private indexList?: number[];
+
+  constructor(
+    readonly node: number,
+    readonly body: Buffer,
+    readonly count: number,
+    private readonly slices: readonly OwnerSlice[],
+  ) {}
+
+  get records(): number[] {
+    return (this.recordList ??= this.slices.flatMap((s) => s.index.map((k) => s.batch.records[k]!)));
+  }
+
+  get lines(): number[] {
+    return (this.lineList ??= this.slices.flatMap((s) => s.index.map((k) => s.batch.lines[k]!)));
+  }
+
+  get index(): number[] {
+    return (this.indexList ??= this.slices.length === 1 ? this.slices[0]!.index : this.slices.flatMap((s) => s.index));
+  }
 }
 
 export interface RoutedBatch {
@@ -42,30 +104,6 @@ export interface RoutedBatch {
 }
 
 const latin1 = (buf: Uint8Array, from: number, to: number): string => Buffer.prototype.latin1Slice.call(buf, from, to) as string;
-
-/** A remembered placement: the id's and metric's bytes as they were in a record, and its owners. */
-interface Placed {
-  id: Uint8Array;
-  metric: Uint8Array;
-  owners: readonly number[];
-  /** Another placement whose bytes hash the same. */
-  next: Placed | undefined;
-}
-
-/** FNV-1a over the id's bytes, a separator, and the metric's bytes; kept to 30 bits (a small integer key). */
-function hashOf(buf: Uint8Array, idFrom: number, idTo: number, metricFrom: number, metricTo: number): number {
-  let h = 0x811c9dc5;
-  for (let i = idFrom; i < idTo; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-  h = Math.imul(h ^ 0xff, 0x01000193);
-  for (let i = metricFrom; i < metricTo; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-  return h & 0x3fffffff;
-}
-
-function equalBytes(kept: Uint8Array, buf: Uint8Array, from: number, to: number): boolean {
-  if (kept.length !== to - from) return false;
-  for (let i = 0; i < kept.length; i++) if (kept[i] !== buf[from + i]) return false;
-  return true;
-}
 
 /**
  * Whether the record `at` locates has the id and metric at those other positions. Their last bytes
@@ -90,10 +128,10 @@ export class OwnerRouter {
   /** Placements by key (`ownersOf`). */
   private readonly cache = new Map<string, readonly number[]>();
   /**
-   * Placements by the id's and metric's bytes as they are in a record, hashed (no string is made
-   * on a hit); a miss computes the placement key properly (lower-case id, decoded metric).
+   * Placements by the id's and metric's bytes as they are in a record (no string is made on a
+   * hit); a miss computes the placement key properly (lower-case id, decoded metric).
    */
-  private readonly byBytes = new Map<number, Placed>();
+  private readonly byBytes: PlacementCache;
   private readonly at: Located = { end: 0, idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, escaped: false };
 
   constructor(
@@ -102,6 +140,7 @@ export class OwnerRouter {
     private readonly maxCached = 100_000,
   ) {
     this.ring = ring;
+    this.byBytes = new PlacementCache(maxCached);
     this.byId = new Map(ring.topology.nodes.map((n, k) => [n.id.toLowerCase(), k]));
   }
 
@@ -130,22 +169,13 @@ export class OwnerRouter {
     return this.cache.get(key) ?? this.remember(key, this.place(uuid, metric));
   }
 
-  /** The owners of the record whose id and metric `at` locates in `buf`, from their bytes. */
-  private placedBytes(buf: Uint8Array, at: Located): readonly number[] {
-    const h = hashOf(buf, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
-    const first = this.byBytes.get(h);
-    for (let e = first; e !== undefined; e = e.next) {
-      if (equalBytes(e.id, buf, at.idFrom, at.idTo) && equalBytes(e.metric, buf, at.metricFrom, at.metricTo)) return e.owners;
-    }
+  /** The owners of the record whose id and metric `at` locates in `buf` (`view` over it), from their bytes. */
+  private placedBytes(buf: Uint8Array, view: DataView, at: Located): readonly number[] {
+    const h = PlacementCache.hash(view, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
+    const known = this.byBytes.get(view, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
+    if (known !== undefined) return known;
     const owners = this.place(latin1(buf, at.idFrom, at.idTo), Buffer.prototype.utf8Slice.call(buf, at.metricFrom, at.metricTo) as string);
-    if (this.byBytes.size >= this.maxCached) this.byBytes.clear();
-    const kept: Placed = {
-      id: Uint8Array.prototype.slice.call(buf, at.idFrom, at.idTo),
-      metric: Uint8Array.prototype.slice.call(buf, at.metricFrom, at.metricTo),
-      owners,
-      next: this.byBytes.get(h),
-    };
-    this.byBytes.set(h, kept);
+    this.byBytes.set(buf, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo, owners);
     return owners;
   }
 
@@ -159,6 +189,7 @@ export class OwnerRouter {
   // it runs for every batch of a ring write (bench/owners).
   split(batch: Batch, primaryOnly = false): RoutedBatch {
     const buf = batch.body;
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const at = this.at;
     // Per node: byte ranges (start, end) of its records, merged where records are neighbours, and their batch positions.
     const ranges: Array<number[] | undefined> = [];
@@ -172,14 +203,29 @@ export class OwnerRouter {
     let notOwedThere = 0;
     let owed = 0;
     const placement: Array<readonly number[]> | undefined = primaryOnly ? new Array<readonly number[]>(batch.count) : undefined;
+    // Where the batcher saw each record, when it did (else each is found by a scan from the last one's end).
+    const found = batch.ranges;
     let p = 0;
     while (isWs(buf[p])) p++;
     if (buf[p] !== LBRACKET) throw new Error('a batch body is not a JSON array');
     p++;
     for (let k = 0; k < batch.count; k++) {
-      while (isWs(buf[p]) || buf[p] === COMMA) p++;
-      const start = p;
-      locate(buf, p, at);
+      let start: number;
+      const r = k * RANGE_SLOTS;
+      if (found !== undefined && found[r + 2]! >= 0) {
+        start = found[r]!;
+        at.end = found[r + 1]!;
+        at.idFrom = found[r + 2]!;
+        at.idTo = found[r + 3]!;
+        at.metricFrom = found[r + 4]!;
+        at.metricTo = found[r + 5]!;
+        at.escaped = false;
+      } else {
+        if (found !== undefined) p = found[r]!;
+        while (isWs(buf[p]) || buf[p] === COMMA) p++;
+        start = p;
+        locate(buf, p, at);
+      }
       p = at.end;
       let owners: readonly number[];
       if (at.escaped) {
@@ -190,7 +236,7 @@ export class OwnerRouter {
       } else if (prevIdFrom >= 0 && sameSeries(buf, at, prevIdFrom, prevIdTo, prevMetricFrom, prevMetricTo)) {
         owners = prevOwners;
       } else {
-        owners = this.placedBytes(buf, at);
+        owners = this.placedBytes(buf, view, at);
         prevIdFrom = at.idFrom;
         prevIdTo = at.idTo;
         prevMetricFrom = at.metricFrom;
@@ -225,43 +271,37 @@ export class OwnerRouter {
     const slices: OwnerSlice[] = [];
     ranges.forEach((r, node) => {
       if (!r) return;
-      let size = r.length / 2 + 1; // brackets, and a comma between ranges
+      let size = r.length / 2 - 1; // a comma between ranges
       for (let j = 0; j < r.length; j += 2) size += r[j + 1]! - r[j]!;
-      const body = Buffer.allocUnsafe(size);
-      let o = 0;
-      body[o++] = LBRACKET;
-      for (let j = 0; j < r.length; j += 2) {
-        if (j > 0) body[o++] = COMMA;
-        o += buf.copy(body, o, r[j], r[j + 1]);
-      }
-      body[o] = RBRACKET;
       const idx = index[node]!;
-      slices.push({ node, body, count: idx.length, records: idx.map((k) => batch.records[k]!), lines: idx.map((k) => batch.lines[k]!), index: idx });
+      slices.push({ node, bytes: buf, ranges: r, size, count: idx.length, batch, index: idx });
     });
     return { slices, copies, owed, notOwedThere, ...(placement ? { placement } : {}) };
   }
 }
 
-/** Slices for one node joined into one request body: their records in order, one JSON array. */
-export function joinSlices(node: number, slices: readonly OwnerSlice[]): OwnerSlice {
-  if (slices.length === 1) return slices[0]!;
+/**
+ * Slices for one node joined into one request: their records in order, one JSON array, its body
+ * in a buffer from `take` (at least the size asked for) with each range copied once.
+ */
+export function joinSlices(node: number, slices: readonly OwnerSlice[], take: (size: number) => Buffer = (n) => Buffer.allocUnsafe(n)): OwnerRequest {
   let size = 1 + slices.length; // brackets, and a comma between slices
-  for (const s of slices) size += s.body.length - 2;
-  const body = Buffer.allocUnsafe(size);
+  for (const s of slices) size += s.size;
+  const body = take(size);
   let o = 0;
   body[o++] = LBRACKET;
-  slices.forEach((s, k) => {
-    if (k > 0) body[o++] = COMMA;
-    o += s.body.copy(body, o, 1, s.body.length - 1);
-  });
+  for (const s of slices) {
+    const r = s.ranges;
+    for (let j = 0; j < r.length; j += 2) {
+      if (o > 1) body[o++] = COMMA;
+      o += s.bytes.copy(body, o, r[j], r[j + 1]);
+    }
+  }
   body[o++] = RBRACKET;
-  return {
+  return new JoinedRequest(
     node,
-    body,
-    count: slices.reduce((a, s) => a + s.count, 0),
-    // concat, not flatMap: these are thousands of numbers a request, and flatMap is several times slower.
-    records: ([] as number[]).concat(...slices.map((s) => s.records)),
-    lines: ([] as number[]).concat(...slices.map((s) => s.lines)),
-    index: ([] as number[]).concat(...slices.map((s) => s.index)),
-  };
+    body.subarray(0, o),
+    slices.reduce((a, s) => a + s.count, 0),
+    slices,
+  );
 }

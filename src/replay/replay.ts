@@ -238,6 +238,8 @@ class Replay {
       ...(options.histogramPeriods !== undefined ? { histogramPeriods: options.histogramPeriods } : {}),
       start,
       deferCopies: true,
+      // Owner routing reads where each record's id and metric are rather than scanning for them again.
+      ranges: this.route instanceof OwnersRoute,
     });
     return { handle, start, batcher };
   }

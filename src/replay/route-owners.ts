@@ -11,13 +11,13 @@
  */
 import { InFlight } from '../client/concurrency.js';
 import { NodeRequestError } from '../client/errors.js';
-import { rejectInput, type Batch, type BodyPool } from '../records/batch.js';
+import { BodyPool, rejectInput, type Batch } from '../records/batch.js';
 import type { Ring } from '../ring/index.js';
 import type { NodeWriter, SendContext } from './acknowledge.js';
 import type { Tally } from './ledger.js';
 import type { NodePool } from './node-pool.js';
 import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
-import { joinSlices, OwnerRouter, type OwnerSlice, type RoutedBatch } from './owners.js';
+import { joinSlices, OwnerRouter, ownSlice, type OwnerRequest, type RoutedBatch } from './owners.js';
 import type { BatchOutcome, Route } from './route.js';
 import { batchBody } from '../records/batch.js';
 import { textsOf } from './slice.js';
@@ -26,8 +26,14 @@ import { textsOf } from './slice.js';
 interface Chunk {
   source: string;
   routed: RoutedBatch;
+  /** The batch's body, which its slices name bytes of: back to the pool once every slice is copied into a request. */
+  body: Buffer;
+  unjoined: number;
   /** Per record of the batch: the owners that acknowledged it. */
   acked: Uint8Array;
+  /** Its records acknowledged by at least one owner, and by every node they went to (kept as acknowledgements come). */
+  touched: number;
+  full: number;
   /** Slices not settled yet. */
   pending: number;
   failed: number;
@@ -56,6 +62,11 @@ export class OwnersRoute implements Route {
   private readonly downWhy: string[] = [];
   private notOwedWarned = false;
   private readonly primary: boolean;
+  /**
+   * Request bodies, apart from the batches' (which go back to the reading): each the size of the
+   * largest request, so a handful serve the whole run.
+   */
+  private readonly requestBodies: BodyPool;
 
   constructor(
     private readonly ctx: SendContext,
@@ -67,6 +78,7 @@ export class OwnersRoute implements Route {
   ) {
     this.router = new OwnerRouter(ring);
     this.primary = opts.mode === 'primary';
+    this.requestBodies = new BodyPool(ctx.clients.length * opts.concurrency + 2);
     this.queue = new OwnerQueue<Chunk>({
       nodes: ctx.clients.length,
       batchSize: opts.batchSize,
@@ -91,8 +103,6 @@ export class OwnersRoute implements Route {
    */
   async send(batch: Batch, settle: (outcome: BatchOutcome) => void): Promise<void> {
     const routed = this.router.split(batch, this.primary);
-    // The slices hold copies of their records: the batch's buffer can carry the next batch now.
-    this.bodies.give(batch.body);
     this.ctx.ledger.toNamedOwner += routed.owed;
     if (routed.notOwedThere > 0 && !this.notOwedWarned) {
       this.notOwedWarned = true;
@@ -106,7 +116,11 @@ export class OwnersRoute implements Route {
     const chunk: Chunk = {
       source: batch.source,
       routed,
+      body: batch.body,
+      unjoined: routed.slices.length,
       acked: new Uint8Array(batch.count),
+      touched: 0,
+      full: 0,
       pending: routed.slices.length,
       failed: 0,
       interrupted: false,
@@ -118,8 +132,10 @@ export class OwnersRoute implements Route {
         if (outcome) settle(outcome);
       }),
     );
-    if (routed.slices.length === 0) this.settleChunk(chunk);
-    else await this.queue.add(chunk, routed.slices);
+    if (routed.slices.length === 0) {
+      this.bodies.give(batch.body);
+      this.settleChunk(chunk);
+    } else await this.queue.add(chunk, routed.slices);
   }
 
   /** At the end of an input: what the queues hold is sent, or (interrupted, nodes down) dropped unacknowledged. */
@@ -153,13 +169,8 @@ export class OwnersRoute implements Route {
     // Every owner of every record in it failed: stop reading (see StopReason).
     if (c.routed.slices.length > 0 && c.failed === c.routed.slices.length) ledger.stop ??= 'nodes-down';
     ledger.batches++;
-    let everywhere = 0;
-    let somewhere = 0;
-    for (let k = 0; k < c.acked.length; k++) {
-      if (c.routed.copies[k] === 0) continue;
-      if (c.acked[k] === c.routed.copies[k]) everywhere++;
-      else if (c.acked[k]! > 0) somewhere++;
-    }
+    const everywhere = c.full;
+    const somewhere = c.touched - c.full;
     ledger.written += everywhere;
     ledger.writtenToSome += somewhere;
     c.done({ written: everywhere, writtenToSome: somewhere, ...c.tally });
@@ -175,7 +186,10 @@ export class OwnersRoute implements Route {
     const request = joinSlices(
       i,
       parts.map((p) => p.slice),
+      (size) => this.requestBodies.take(Math.max(size, Math.min(this.opts.batchBytes, 64 * 1024 * 1024) + 2)),
     );
+    // Every slice of a batch copied into its request: the batch's buffer can carry another batch.
+    if (!fallback) for (const { owner: c } of parts) if (--c.unjoined === 0) this.bodies.give(c.body);
     const source = parts[0]!.owner.source;
     const refused = new Set<number>();
     // sendTo and failSlice count into a tally; each batch's share is worked out below instead.
@@ -207,7 +221,7 @@ export class OwnersRoute implements Route {
         }
       }
       if (err !== undefined) {
-        if (this.primary) ({ handedOn, next } = this.handOn(i, parts, refused, err));
+        if (this.primary) ({ handedOn, next } = this.handOn(i, request, parts, refused, err));
         const left = this.primary ? this.remaining(request, refused, handedOn) : request;
         if (left.count > 0) {
           this.failSlice(source, left, err, refused, scratch, this.primary ? this.noOwnerTook(parts) : undefined);
@@ -221,22 +235,29 @@ export class OwnersRoute implements Route {
     }
     // The next owners' requests are counted into their batches before this request settles its share.
     for (const n of next) for (const { owner: c } of n.parts) c.pending++;
+    // The common case (every record acknowledged) takes the first loop.
+    const plain = !failed && !interrupted && refused.size === 0 && handedOn.size === 0;
     for (const { owner: c, slice } of parts) {
       let lost = false;
-      slice.records.forEach((r, j) => {
-        if (handedOn.has(r)) return;
-        if (refused.has(r)) c.tally.refused++;
-        else if (failed) {
-          c.tally.notWritten++;
-          lost = true;
-        } else if (!interrupted) c.acked[slice.index[j]!]!++;
-      });
+      if (plain) ackAll(c, slice.index);
+      else
+        slice.index.forEach((k) => {
+          const r = slice.batch.records[k]!;
+          if (handedOn.has(r)) return;
+          if (refused.has(r)) c.tally.refused++;
+          else if (failed) {
+            c.tally.notWritten++;
+            lost = true;
+          } else if (!interrupted) ackAll(c, [k]);
+        });
       if (failed) c.failed++;
       // `primary`: a record no owner took stops the run, as a batch no node took does with --to any.
       if (this.primary && lost) ledger.stop ??= 'nodes-down';
       if (interrupted) c.interrupted = true;
       if (--c.pending === 0) this.settleChunk(c);
     }
+    // Nothing reads the request's body any more (what needed its records has their texts).
+    this.requestBodies.give(request.body);
     // From this request's slot: a fallback never waits for room another request holds.
     for (const n of next) await this.sendRequest(n.node, n.parts, true);
   }
@@ -247,17 +268,21 @@ export class OwnersRoute implements Route {
    */
   private handOn(
     i: number,
+    request: OwnerRequest,
     parts: readonly QueuedSlice<Chunk>[],
     refused: ReadonlySet<number>,
     err: unknown,
   ): { handedOn: Set<number>; next: Array<{ node: number; parts: QueuedSlice<Chunk>[] }> } {
     const handedOn = new Set<number>();
     const byNode = new Map<number, QueuedSlice<Chunk>[]>();
+    // Each part's records are the request's from `first` on.
+    let first = 0;
     for (const { owner: c, slice } of parts) {
       const picked = new Map<number, number[]>();
-      slice.records.forEach((r, j) => {
+      slice.index.forEach((k, j) => {
+        const r = slice.batch.records[k]!;
         if (refused.has(r)) return;
-        const owners = c.routed.placement?.[slice.index[j]!] ?? [];
+        const owners = c.routed.placement?.[k] ?? [];
         const at = owners.indexOf(i);
         const to = at >= 0 ? owners[at + 1] : undefined;
         if (to === undefined) return;
@@ -266,28 +291,28 @@ export class OwnersRoute implements Route {
         if (!js) picked.set(to, (js = []));
         js.push(j);
       });
-      if (picked.size === 0) continue;
-      const texts = textsOf(slice);
-      for (const [to, js] of picked) {
-        const moved: OwnerSlice = {
-          node: to,
-          body: batchBody(js.map((j) => texts[j]!)),
-          count: js.length,
-          records: js.map((j) => slice.records[j]!),
-          lines: js.map((j) => slice.lines[j]!),
-          index: js.map((j) => slice.index[j]!),
-        };
-        let list = byNode.get(to);
-        if (!list) byNode.set(to, (list = []));
-        list.push({ owner: c, slice: moved });
+      if (picked.size > 0) {
+        const texts = textsOf(request);
+        for (const [to, js] of picked) {
+          const moved = ownSlice(
+            to,
+            js.map((j) => texts[first + j]!),
+            slice.batch,
+            js.map((j) => slice.index[j]!),
+          );
+          let list = byNode.get(to);
+          if (!list) byNode.set(to, (list = []));
+          list.push({ owner: c, slice: moved });
+        }
       }
+      first += slice.count;
     }
     if (handedOn.size > 0) this.ctx.ledger.handedOn(i, handedOn.size, err);
     return { handedOn, next: [...byNode].map(([node, p]) => ({ node, parts: p })) };
   }
 
   /** The part of a request that was neither refused nor handed on. */
-  private remaining(request: OwnerSlice, refused: ReadonlySet<number>, handedOn: ReadonlySet<number>): OwnerSlice {
+  private remaining(request: OwnerRequest, refused: ReadonlySet<number>, handedOn: ReadonlySet<number>): OwnerRequest {
     if (handedOn.size === 0) return request;
     const keep = request.records.flatMap((r, j) => (handedOn.has(r) && !refused.has(r) ? [] : [j]));
     const texts = textsOf(request);
@@ -304,7 +329,7 @@ export class OwnersRoute implements Route {
   /** `primary`: why a record (by number) of these parts no owner took: each of its owners, with why it last failed. */
   private noOwnerTook(parts: readonly QueuedSlice<Chunk>[]): (record: number) => string {
     const placed = new Map<number, readonly number[]>();
-    for (const { owner: c, slice } of parts) slice.records.forEach((r, j) => placed.set(r, c.routed.placement?.[slice.index[j]!] ?? [slice.node]));
+    for (const { owner: c, slice } of parts) for (const k of slice.index) placed.set(slice.batch.records[k]!, c.routed.placement?.[k] ?? [slice.node]);
     return (record) => {
       const owners = placed.get(record) ?? [];
       return `no owner took it: tried ${owners.map((o) => `${this.ctx.clients[o]!.url} (${this.downWhy[o] ?? 'failed'})`).join(', then ')}`;
@@ -315,7 +340,7 @@ export class OwnersRoute implements Route {
    * every record of it the node did not refuse goes to the rejects file, naming the node. Never
    * to another node: it does not own them.
    */
-  private failSlice(source: string, s: OwnerSlice, err: unknown, refused: ReadonlySet<number>, tally: Tally, why?: (record: number) => string): void {
+  private failSlice(source: string, s: OwnerRequest, err: unknown, refused: ReadonlySet<number>, tally: Tally, why?: (record: number) => string): void {
     const i = s.node;
     const n = s.count - refused.size;
     const message = this.ctx.ledger.nodeFailed(i, n, err);
@@ -329,5 +354,21 @@ export class OwnersRoute implements Route {
       const error = `not written: ${why ? why(s.records[j]!) : message}`;
       this.ctx.reject({ file: source, record: s.records[j]!, line: s.lines[j]!, error, ...rejectInput(texts[j]!), node, ...this.writer.owedBy(i) });
     }
+  }
+}
+
+/**
+ * Counts an acknowledgement for each of these records (by batch position), and which of them are
+ * now acknowledged somewhere or everywhere they went. Not inline: a loop in an async function
+ * runs unoptimised.
+ */
+function ackAll(c: Chunk, index: readonly number[]): void {
+  const { acked } = c;
+  const { copies } = c.routed;
+  for (let j = 0; j < index.length; j++) {
+    const k = index[j]!;
+    const n = ++acked[k]!;
+    if (n === 1) c.touched++;
+    if (n === copies[k]) c.full++;
   }
 }

@@ -4,10 +4,16 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Batcher, batchTexts, type Batch } from '../../src/records/batch.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Batcher, batchTexts, RANGE_SLOTS, type Batch } from '../../src/records/batch.js';
 import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
-import { OwnerRouter, joinSlices, type OwnerSlice } from '../../src/replay/owners.js';
+import { openRecordChunks, statSource } from '../../src/records/reader.js';
+import { chunkSize } from '../../src/records/splitter.js';
+import { OwnerRouter, joinSlices, ownSlice, type OwnerSlice } from '../../src/replay/owners.js';
 import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
+import { PlacementCache } from '../../src/replay/placement-cache.js';
 import { Ring, type Topology } from '../../src/ring/index.js';
 import { writeSpan } from '../../src/client/routing.js';
 import type { NodeSelf } from '../../src/client/discovery.js';
@@ -25,15 +31,18 @@ const TOPOLOGY: Topology = {
 const ring = Ring.compile(TOPOLOGY);
 const ids = ['3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f', '11111111-2222-4333-8444-555555555555', 'ABCDEF01-2345-4789-8bcd-ef0123456789'];
 
-function batchOf(lines: string[]): Batch {
+function batchOf(lines: string[], ranges = false): Batch {
   const s = new NdjsonSplitter('in.ndjson');
-  const b = new Batcher({ source: 'in.ndjson', smallestSpan: 60, batchSize: 1_000_000, batchBytes: 1 << 26 });
+  const b = new Batcher({ source: 'in.ndjson', smallestSpan: 60, batchSize: 1_000_000, batchBytes: 1 << 26, ranges });
   for (const raw of [...s.push(Buffer.from(lines.join('\n') + '\n')), ...s.end()]) {
     const r = b.add(raw);
     expect(r.kind).toBe('ok');
   }
   return b.flush();
 }
+
+/** A slice's records as the body of a request of their own. */
+const bodyOf = (s: OwnerSlice): Buffer => joinSlices(s.node, [s]).body;
 
 const indexOf = new Map(TOPOLOGY.nodes.map((n, k) => [n.id, k]));
 const ownersOf = (id: string, metric: string): number[] => ring.ownersOf(id, metric).map((n) => indexOf.get(n.id)!);
@@ -54,13 +63,14 @@ describe('OwnerRouter.split', () => {
     const routed = new OwnerRouter(ring).split(batch);
     const seen = new Map<number, number[]>();
     for (const s of routed.slices) {
-      const texts = batchTexts(s.body);
+      const texts = batchTexts(bodyOf(s));
       expect(texts).toHaveLength(s.count);
-      expect(s.records).toEqual([...s.records].sort((a, b) => a - b));
+      const records = joinSlices(s.node, [s]).records;
+      expect(records).toEqual([...records].sort((a, b) => a - b));
       texts.forEach((t, j) => {
         const k = s.index[j]!;
         expect(t).toBe(lines[k]);
-        expect(s.records[j]).toBe(k + 1);
+        expect(records[j]).toBe(k + 1);
         seen.set(k, [...(seen.get(k) ?? []), s.node]);
       });
     }
@@ -72,11 +82,72 @@ describe('OwnerRouter.split', () => {
     expect(routed.owed).toBe(0);
   });
 
+  it('routes the same with the batcher ranges as by scanning, which agree with each record (chunk path)', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const rec = { metric: `cpu${i % 13}`, id: ids[i % 3], offset: 60 * i, count: 1, value: i };
+      let text = JSON.stringify(rec);
+      // Escapes, parts, spaces, id last, a non-ASCII metric (its whole chunk is read as text): each a path of its own.
+      if (i % 11 === 0) text = JSON.stringify({ ...rec, metric: `disk "sda" ${i % 5}` });
+      if (i % 9 === 0) text = text.replace('"count":1', '"count":1,"parts":[60,[{"count":1,"value":1.0}]]');
+      if (i % 7 === 0) text = text.replace('{"metric":', '{ "metric" : ');
+      if (i % 17 === 0) text = JSON.stringify({ offset: 60 * i, count: 1, value: i, id: ids[i % 3], metric: `cpu${i % 4}` });
+      if (i === 2990) text = JSON.stringify({ ...rec, metric: 'mém' });
+      if (i % 23 === 0) text = text.replace(/"id":"([^"]+)"/, (_, id: string) => `"id":"\\u00${id.charCodeAt(0).toString(16)}${id.slice(1)}"`);
+      lines.push(text);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'tsnode-ranges-'));
+    try {
+      const path = join(dir, 'in.ndjson');
+      writeFileSync(path, lines.join('\n') + '\n');
+      const b = new Batcher({ source: path, smallestSpan: 60, batchSize: 700, batchBytes: 1 << 26, deferCopies: true, ranges: true });
+      const batches: Batch[] = [];
+      for await (const c of (await openRecordChunks(await statSource(path), {})).chunks) {
+        for (let j = 0; j < chunkSize(c); j++) {
+          const added = b.addFrom(c, j);
+          expect(added.kind).toBe('ok');
+          if (added.full) batches.push(added.full);
+        }
+        b.release();
+      }
+      batches.push(b.flush());
+      let k0 = 0;
+      let plain = 0;
+      for (const batch of batches) {
+        const r = batch.ranges!;
+        expect(r).toHaveLength(batch.count * RANGE_SLOTS);
+        for (let k = 0; k < batch.count; k++) {
+          const at = r.subarray(k * RANGE_SLOTS, (k + 1) * RANGE_SLOTS);
+          const line = lines[k0 + k]!;
+          expect(batch.body.toString('utf8', at[0], at[1])).toBe(line);
+          if (at[2]! < 0) continue;
+          plain++;
+          const v = JSON.parse(line) as { id: string; metric: string };
+          expect(batch.body.toString('utf8', at[2], at[3])).toBe(v.id);
+          expect(batch.body.toString('utf8', at[4], at[5])).toBe(v.metric);
+        }
+        for (const primaryOnly of [false, true]) {
+          const scanned = new OwnerRouter(ring).split({ ...batch, ranges: undefined }, primaryOnly);
+          const read = new OwnerRouter(ring).split(batch, primaryOnly);
+          expect(read.slices.map((s) => [s.node, s.index, bodyOf(s).toString()])).toEqual(scanned.slices.map((s) => [s.node, s.index, bodyOf(s).toString()]));
+          expect(read.placement).toEqual(scanned.placement);
+        }
+        k0 += batch.count;
+      }
+      expect(k0).toBe(lines.length);
+      // Most records were read by the byte check; the others were scanned.
+      expect(plain).toBeGreaterThan(lines.length / 2);
+      expect(plain).toBeLessThan(lines.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('places the same as the ring for any metric (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom(...ids), fc.string({ minLength: 1, maxLength: 40 })), { minLength: 1, maxLength: 40 }), (recs) => {
         const lines = recs.map(([id, metric], i) => JSON.stringify({ metric, id, offset: 60 * i, count: 1, value: 1 }));
-        const routed = new OwnerRouter(ring).split(batchOf(lines));
+        const routed = new OwnerRouter(ring).split(batchOf(lines, recs.length % 2 === 0));
         const got = new Map<number, number[]>();
         for (const s of routed.slices) s.index.forEach((k) => got.set(k, [...(got.get(k) ?? []), s.node]));
         recs.forEach(([id, metric], k) => expect(got.get(k)!.sort()).toEqual(ownersOf(id, metric).sort()));
@@ -101,7 +172,7 @@ describe('OwnerRouter.split', () => {
       ] as const)
         lines.push(JSON.stringify({ metric, id, offset: 60 * lines.length, count: 1, value: 1 }));
     }
-    const batch = batchOf(lines);
+    const batch = batchOf(lines, true);
     for (const primaryOnly of [false, true]) {
       const routed = new OwnerRouter(ring).split(batch, primaryOnly);
       const got = new Map<number, number[]>();
@@ -133,13 +204,77 @@ describe('OwnerRouter.split', () => {
     expect(routed.owed).toBe(2);
     expect(routed.notOwedThere).toBe(1);
     // The body sent is the line's input, not the line.
-    expect(JSON.parse(batchTexts(routed.slices.find((s) => s.node === second)!.body)[0]!)).toEqual({ ...input, offset: 60 });
+    expect(JSON.parse(batchTexts(bodyOf(routed.slices.find((s) => s.node === second)!))[0]!)).toEqual({ ...input, offset: 60 });
   });
 
   it('remembers a bounded number of placements', () => {
     const router = new OwnerRouter(ring, 10);
     for (let i = 0; i < 100; i++) expect([...router.ownersOf(ids[0]!, `m${i}`)]).toEqual(ownersOf(ids[0]!, `m${i}`));
     expect((router as unknown as { cache: Map<string, unknown> }).cache.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('PlacementCache', () => {
+  /** An id and a metric as a record's bytes hold them, somewhere inside a larger buffer. */
+  const pair = (id: string, metric: string, pad: number) => {
+    const buf = Buffer.from(`${'x'.repeat(pad)}"${id}","${metric}"`);
+    const idFrom = pad + 1;
+    const idTo = idFrom + Buffer.byteLength(id);
+    const metricFrom = idTo + 3;
+    const metricTo = metricFrom + Buffer.byteLength(metric);
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    return { buf, view, idFrom, idTo, metricFrom, metricTo, h: PlacementCache.hash(view, idFrom, idTo, metricFrom, metricTo) };
+  };
+
+  it('answers only for the exact bytes of an id and a metric it was given, wherever they are; bounded', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ maxLength: 9 }), fc.string({ maxLength: 9 })), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 20 }), (keys, max) => {
+        const cache = new PlacementCache(max);
+        const kept = new Map<string, readonly number[]>();
+        keys.forEach(([id, metric], k) => {
+          const key = JSON.stringify([id, metric]);
+          const at = pair(id, metric, k % 7);
+          const got = cache.get(at.view, at.h, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
+          // Never another pair's owners; what it still holds it finds.
+          if (got !== undefined) expect(got).toBe(kept.get(key));
+          else {
+            if (cache.size >= max) kept.clear();
+            const owners = [k];
+            cache.set(at.buf, at.h, at.idFrom, at.idTo, at.metricFrom, at.metricTo, owners);
+            kept.set(key, owners);
+          }
+          expect(cache.size).toBeLessThanOrEqual(max);
+        });
+        for (const [key, owners] of kept) {
+          const [id, metric] = JSON.parse(key) as [string, string];
+          const at = pair(id, metric, 3);
+          expect(cache.get(at.view, at.h, at.idFrom, at.idTo, at.metricFrom, at.metricTo)).toBe(owners);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tells apart pairs whose bytes run together the same (ab|c, a|bc) and long keys that differ in one byte', () => {
+    const cache = new PlacementCache(100);
+    const one = pair('ab', 'c', 0);
+    cache.set(one.buf, one.h, one.idFrom, one.idTo, one.metricFrom, one.metricTo, [1]);
+    const two = pair('a', 'bc', 0);
+    expect(cache.get(two.view, two.h, two.idFrom, two.idTo, two.metricFrom, two.metricTo)).toBeUndefined();
+    const id = '3f2a9c1e-0b7d-4c55-9a0e-1d2b3c4d5e6f';
+    const base = pair(id, 'cpu.user.total', 5);
+    cache.set(base.buf, base.h, base.idFrom, base.idTo, base.metricFrom, base.metricTo, [2]);
+    for (let i = 0; i < id.length; i++) {
+      const other = pair(`${id.slice(0, i)}${id[i] === '0' ? '1' : '0'}${id.slice(i + 1)}`, 'cpu.user.total', 5);
+      // A hash that matches by chance must still not be taken for the same key.
+      expect(cache.get(other.view, base.h, other.idFrom, other.idTo, other.metricFrom, other.metricTo)).toBeUndefined();
+    }
+    const metric = 'cpu.user.total'; // not a multiple of four bytes: its tail is compared too
+    for (let i = 0; i < metric.length; i++) {
+      const other = pair(id, `${metric.slice(0, i)}#${metric.slice(i + 1)}`, 5);
+      expect(cache.get(other.view, base.h, other.idFrom, other.idTo, other.metricFrom, other.metricTo)).toBeUndefined();
+    }
+    expect(cache.get(base.view, base.h, base.idFrom, base.idTo, base.metricFrom, base.metricTo)).toEqual([2]);
   });
 });
 
@@ -164,14 +299,13 @@ describe('writeSpan', () => {
 describe('OwnerQueue', () => {
   const slice = (node: number, n: number, first: number): OwnerSlice => {
     const texts = Array.from({ length: n }, (_, j) => JSON.stringify({ metric: 'q', id: ids[0], offset: 60 * (first + j), count: 1, value: 1 }));
-    return {
+    const numbers = texts.map((_, j) => first + j);
+    return ownSlice(
       node,
-      body: Buffer.from(`[${texts.join(',')}]`),
-      count: n,
-      records: texts.map((_, j) => first + j),
-      lines: texts.map((_, j) => first + j),
-      index: texts.map((_, j) => j),
-    };
+      texts,
+      { records: numbers, lines: numbers.map((r) => r + 1) },
+      texts.map((_, j) => j),
+    );
   };
 
   it('sends every slice exactly once, in full requests within the limits, at most perNode at a time per node', async () => {
@@ -213,7 +347,8 @@ describe('OwnerQueue', () => {
         s.parts.map((p) => p.slice),
       );
       expect(JSON.parse(joined.body.toString())).toHaveLength(joined.count);
-      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.records));
+      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.index.map((k) => p.slice.batch.records[k])));
+      expect(joined.lines).toEqual(joined.records.map((r) => r + 1));
     }
     // Full requests: all but each node's last hold more than half the limit.
     expect(sent.length).toBeLessThan(all.reduce((a, s) => a + s.count, 0) / 5 + 3);
@@ -228,7 +363,7 @@ describe('OwnerQueue', () => {
       batchBytes: 1 << 20,
       perNode: 1,
       budget: 2000,
-      send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.body.length, 0)),
+      send: async (_, parts) => void sizes.push(parts.reduce((a, p) => a + p.slice.size + 2, 0)),
     });
     for (let b = 0; b < 20; b++)
       await queue.add(
