@@ -275,4 +275,11 @@ describe('CSV formatted as the rows arrive (ColumnsCsv fed by NumericRowStream o
     expect(Array.from(cols.values)).toEqual([1, 1000, NaN]);
     expect(csv.finish(cols.timestampsMs, cols.values).toString()).toBe(columnsCsv(cols.timestampsMs, cols.values, 'value', 300_000).toString());
   });
+
+  it('sizes its buffer for a bounded number of rows, whatever the query asks for', () => {
+    // A second-long span over ten years asks for 315M rows: the node refuses it, the CLI must not
+    // have tried to set aside 25 GB first.
+    const csv = new ColumnsCsv('value', 1000, 315_360_000);
+    expect(csv.finish(new Float64Array([0]), new Float64Array([1])).toString()).toBe('time,time_iso,value\r\n0,1970-01-01T00:00:00Z,1\r\n');
+  });
 });

@@ -214,13 +214,19 @@ export class ColumnsCsv {
   private out: AsciiBytes;
   private done = 0;
 
-  /** `rows`: how many rows to size the buffer for. */
+  private readonly rows: number;
+
+  /**
+   * `rows`: how many rows to size the buffer for, at most 2^18 (20 MB): the count a query asks
+   * for is not yet an answer (a node refuses a range too long for it), and more rows grow it.
+   */
   constructor(
     key: string,
     private readonly spanMs: number,
-    private readonly rows: number,
+    rows: number,
     private readonly rowBytes = CSV_ROW_BYTES,
   ) {
+    this.rows = Math.min(Math.max(0, rows), 1 << 18);
     this.head = Buffer.from(csvRow(['time', 'time_iso', key]), 'utf8');
     this.out = this.fresh();
   }
