@@ -89,7 +89,7 @@ export async function buildBundle() {
     plugins: [rewrites(), lazyExternals()],
     logLevel: 'warn',
   });
-  const { output } = await bundle.generate({ format: 'cjs', codeSplitting: false, charset: 'ascii', comments: false });
+  const { output } = await bundle.generate({ format: 'cjs', codeSplitting: false, charset: 'ascii', comments: { legal: false, annotation: false, jsdoc: false } });
   await bundle.close();
   const code = output[0].code;
   // ASCII only, so the bin reads it as latin1: a one-byte string without UTF-8 decoding, 2 MB.
