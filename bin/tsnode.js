@@ -36,7 +36,11 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
-  const bundled = loadBundle();
+  // The commands that run reference nodes are not in the bundle (scripts/build-bundle.mjs): a run
+  // with any argument spelled like one starts from the ESM build (at worst a slower start).
+  const runsNodes = args.some((a) => a === 'serve' || a === 'cluster' || a === 'demo');
+  if (runsNodes && process.env.TSNODE_DEBUG_STARTUP) process.stderr.write('tsnode startup: esm (a command that runs nodes)\n');
+  const bundled = runsNodes ? undefined : loadBundle();
   (bundled ? Promise.resolve(bundled) : import('../dist/cli/main.js')).then(
     (cli) => cli.run(process.argv),
     (err) => {
@@ -67,8 +71,10 @@ function loadBundle() {
     debug('esm (no bundle)');
     return undefined;
   }
-  // `tsc` alone after `npm run build` leaves an older bundle behind: run the newer ESM build then.
-  const esmBuilt = statSync(fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)), { throwIfNoEntry: false });
+  // In a checkout (src/ is there; the package ships none), `tsc` alone after `npm run build` leaves
+  // an older bundle behind: run the newer ESM build then. (Installed files' times say nothing.)
+  const checkout = statSync(new URL('../src', import.meta.url), { throwIfNoEntry: false });
+  const esmBuilt = checkout && statSync(new URL('../dist/cli/main.js', import.meta.url), { throwIfNoEntry: false });
   if (esmBuilt && esmBuilt.mtimeMs > bundleBuilt.mtimeMs) {
     debug('esm (the bundle is older than dist/cli/main.js)');
     return undefined;

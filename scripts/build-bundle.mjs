@@ -25,7 +25,7 @@ const REWRITES = [
   // `require` a package is bundled (and still initialised only when first required) and a Node
   // built-in stays a real require.
   { file: /[\\/]dist[\\/].*\.js$/, from: /^const require = createRequire\(import\.meta\.url\);$/gm, to: '', count: 4 },
-  { file: /[\\/]dist[\\/].*\.js$/, from: /createRequire\(import\.meta\.url\)(?=[(.])/g, to: 'require', count: 4 },
+  { file: /[\\/]dist[\\/].*\.js$/, from: /createRequire\(import\.meta\.url\)(?=[(.])/g, to: 'require', count: 2 },
   // client/agent.ts keeps node:http2 and node:tls unloaded by putting a stand-in for undici's
   // client-h2.js in the require cache; the bundle has no require cache, so the same deferral is
   // made here: client.js calls the HTTP/2 side only for a connection that negotiated h2.
@@ -82,11 +82,29 @@ function lazyExternals() {
   };
 }
 
+/**
+ * The commands that run reference nodes (`serve`, `cluster`, `demo`: the server, SQLite, the local
+ * cluster, a third of the code) start from the ESM build: bin/tsnode.js sends any run naming one
+ * there. The bundle keeps their declarations (--help lists them) and leaves their actions out, as
+ * real dynamic imports of the ESM build, so every other command's start reads and deserialises
+ * less.
+ */
+function serverActionsOutside() {
+  const declaration = /[\\/]dist[\\/]cli[\\/]commands[\\/](serve|cluster|demo)[\\/]command\.js$/;
+  return {
+    name: 'tsnode-server-actions-outside',
+    resolveId(source, importer, extra) {
+      const m = extra.kind === 'dynamic-import' && importer ? declaration.exec(importer) : null;
+      return m ? { id: `./cli/commands/${m[1]}/${source.replace(/^\.\//, '')}`, external: true } : null;
+    },
+  };
+}
+
 export async function buildBundle() {
   const bundle = await rolldown({
     input: join(root, 'dist', 'cli', 'main.js'),
     platform: 'node',
-    plugins: [rewrites(), lazyExternals()],
+    plugins: [serverActionsOutside(), rewrites(), lazyExternals()],
     logLevel: 'warn',
   });
   const { output } = await bundle.generate({ format: 'cjs', codeSplitting: false, charset: 'ascii', comments: { legal: false, annotation: false, jsdoc: false } });

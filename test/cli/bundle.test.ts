@@ -89,8 +89,8 @@ describe('the CLI bundle and its code cache', () => {
     for (const r of [otherFlags, garbage, none]) expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: expected.stdout });
   });
 
-  it('a bundle older than the ESM build (tsc run alone after a build) is not used', async () => {
-    const bin = layout({ bundle: true, cache: 'built' });
+  it('in a checkout, a bundle older than the ESM build (tsc run alone after a build) is not used', async () => {
+    const bin = layout({ bundle: true, cache: 'built', checkout: true });
     const bundle = join(dirname(dirname(bin)), 'dist', 'tsnode.cjs');
     const r1 = await runCli(['--help'], { env: DEBUG, bin });
     expect(startup(r1).path).toBe('bundle, code cache accepted');
@@ -98,6 +98,22 @@ describe('the CLI bundle and its code cache', () => {
     const r2 = await runCli(['--help'], { env: DEBUG, bin });
     expect(startup(r2).path).toBe('esm (the bundle is older than dist/cli/main.js)');
     expect([r2.code, r2.stdout]).toEqual([0, r1.stdout]);
+    // An installed package (no src/) has file times from its unpacking: they decide nothing.
+    const installed = layout({ bundle: true, cache: 'built' });
+    utimesSync(join(dirname(dirname(installed)), 'dist', 'tsnode.cjs'), new Date(0), new Date(0));
+    expect(startup(await runCli(['--help'], { env: DEBUG, bin: installed })).path).toBe('bundle, code cache accepted');
+  });
+
+  it('serve, cluster and demo start from the ESM build: their actions are not in the bundle', async () => {
+    for (const args of [
+      ['serve', '--help'],
+      ['cluster', '--help'],
+      ['--quiet', 'demo', '--help'],
+    ]) {
+      const r = await runCli(args, { env: DEBUG });
+      expect(r.code).toBe(0);
+      expect(startup(r).path).toBe('esm (a command that runs nodes)');
+    }
   });
 
   it('--version answers from package.json without loading either build', async () => {

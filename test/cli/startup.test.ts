@@ -102,8 +102,9 @@ interface CoveredScript {
 }
 
 describe('the bundle stays as lazy as the ESM build', () => {
-  it('tsnode --help and every command --help initialise no heavy module', () => {
-    for (const args of [['--help'], ...['sweep', 'status', 'read', 'write', 'serve', 'cluster', 'demo', 'completion'].map((c) => [c, '--help'])]) {
+  it('tsnode --help and every bundled command --help initialise no heavy module', () => {
+    // (serve, cluster and demo start from the ESM build: bin/tsnode.js.)
+    for (const args of [['--help'], ...['sweep', 'status', 'read', 'write', 'completion'].map((c) => [c, '--help'])]) {
       const { modules, status } = initialisedInBundle(args);
       expect(status, args.join(' ')).toBe(0);
       expect(

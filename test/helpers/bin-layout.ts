@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * test can run the bin without the bundle, or with a cache of its choice, without touching dist/.
  * Returns the bin's path.
  */
-export function binLayout(opts: { bundle: boolean; /** 'built': dist/'s own. */ cache?: 'built' | Buffer }): string {
+export function binLayout(opts: { bundle: boolean; /** 'built': dist/'s own. */ cache?: 'built' | Buffer; /** An (empty) src/, as in a checkout. */ checkout?: boolean }): string {
   const dir = mkdtempSync(join(tmpdir(), 'tsnode-bin-layout-'));
   mkdirSync(join(dir, 'bin'));
   mkdirSync(join(dir, 'dist'));
@@ -20,6 +20,7 @@ export function binLayout(opts: { bundle: boolean; /** 'built': dist/'s own. */ 
   copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   symlinkSync(join(ROOT, 'dist', 'cli'), join(dir, 'dist', 'cli'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  if (opts.checkout) mkdirSync(join(dir, 'src'));
   if (opts.bundle) copyFileSync(join(ROOT, 'dist', 'tsnode.cjs'), join(dir, 'dist', 'tsnode.cjs'));
   const cache = join(dir, 'dist', 'tsnode.cjs.cache');
   if (opts.cache === 'built') copyFileSync(join(ROOT, 'dist', 'tsnode.cjs.cache'), cache);
