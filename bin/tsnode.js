@@ -40,25 +40,26 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // with any argument spelled like one starts from the ESM build (at worst a slower start).
   const runsNodes = args.some((a) => a === 'serve' || a === 'cluster' || a === 'demo');
   if (runsNodes && process.env.TSNODE_DEBUG_STARTUP) process.stderr.write('tsnode startup: esm (a command that runs nodes)\n');
-  const bundled = runsNodes ? undefined : loadBundle();
-  (bundled ? Promise.resolve(bundled) : import('../dist/cli/main.js')).then(
-    (cli) => cli.run(process.argv),
-    (err) => {
-      if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('dist')) {
-        process.stderr.write('tsnode is not built yet: run `npm run build` in its directory first.\n');
-      } else {
-        process.stderr.write(`tsnode failed to start: ${err && err.stack ? err.stack : err}\n`);
-      }
-      process.exit(1);
-    },
-  );
+  Promise.resolve()
+    .then(() => (runsNodes ? undefined : loadBundle()) ?? import('../dist/cli/main.js'))
+    .then(
+      (cli) => cli.run(process.argv),
+      (err) => {
+        if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('dist')) {
+          process.stderr.write('tsnode is not built yet: run `npm run build` in its directory first.\n');
+        } else {
+          process.stderr.write(`tsnode failed to start: ${err && err.stack ? err.stack : err}\n`);
+        }
+        process.exit(1);
+      },
+    );
 }
 
 /**
  * The CLI as one CommonJS function (dist/tsnode.cjs, scripts/build-bundle.mjs) compiled with the V8
  * code cache the build made for it (scripts/make-code-cache.mjs): one file read and bytecode ready,
- * instead of ~100 ES modules and undici's CommonJS files each resolved, read and compiled (~30 ms
- * less per start). Undefined without the bundle: the ESM build (dist/cli/main.js) runs instead.
+ * instead of ~100 ES modules and undici's CommonJS files each resolved, read and compiled (~70-90 ms
+ * less CPU per start, bench/startup.bench.mjs). Undefined without the bundle: the ESM build (dist/cli/main.js) runs instead.
  * V8 refuses a cache made by another V8 or under other V8 flags (why the flags above are set
  * first, and the cache is made under the same ones); the bundle then compiles from source, slower
  * but the same. TSNODE_DEBUG_STARTUP=1 says on stderr which way this start went.

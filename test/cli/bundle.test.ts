@@ -116,6 +116,15 @@ describe('the CLI bundle and its code cache', () => {
     }
   });
 
+  it('with neither build the bin says to build, for a bundled command and a node-running one alike', async () => {
+    const bin = layout({ bundle: false });
+    rmSync(join(dirname(dirname(bin)), 'dist', 'cli'));
+    for (const args of [['status'], ['serve', '--help']]) {
+      const r = await runCli(args, { bin });
+      expect([r.code, r.stdout, r.stderr]).toEqual([1, '', 'tsnode is not built yet: run `npm run build` in its directory first.\n']);
+    }
+  });
+
   it('--version answers from package.json without loading either build', async () => {
     const r = await runCli(['--version'], { env: DEBUG, bin: layout({ bundle: false }) });
     expect(r.code).toBe(0);
