@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { Script, constants as vmConstants } from 'node:vm';
+// CommonJS (bin/package.json): a CommonJS entry point does not start Node's ES module loader, which
+// the bundle does not need (~7 ms of every start); only the fallback to dist/cli/main.js starts it.
+const { readFileSync, statSync, writeFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+const { setFlagsFromString } = require('node:v8');
+const { Script, constants: vmConstants } = require('node:vm');
 // Kept in plain JavaScript so an unsupported Node gets a clear message instead of a syntax error.
 const [major, minor, patch] = process.versions.node.split('.').map(Number);
 const atLeast = (a, b, c) => major > a || (major === a && (minor > b || (minor === b && patch >= c)));
@@ -34,7 +35,7 @@ setFlagsFromString('--no-turbofan');
 // (startup budget: bench/startup.bench.mjs). Anything else goes through the full program.
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
+  process.stdout.write(`${JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).version}\n`);
 } else {
   // The commands that run reference nodes are not in the bundle (scripts/build-bundle.mjs): a run
   // with any argument spelled like one starts from the ESM build (at worst a slower start).
@@ -65,7 +66,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
  * but the same. TSNODE_DEBUG_STARTUP=1 says on stderr which way this start went.
  */
 function loadBundle() {
-  const file = fileURLToPath(new URL('../dist/tsnode.cjs', import.meta.url));
+  const file = join(__dirname, '..', 'dist', 'tsnode.cjs');
   const debug = (what) => process.env.TSNODE_DEBUG_STARTUP && process.stderr.write(`tsnode startup: ${what}\n`);
   const bundleBuilt = statSync(file, { throwIfNoEntry: false });
   if (!bundleBuilt) {
@@ -74,8 +75,8 @@ function loadBundle() {
   }
   // In a checkout (src/ is there; the package ships none), `tsc` alone after `npm run build` leaves
   // an older bundle behind: run the newer ESM build then. (Installed files' times say nothing.)
-  const checkout = statSync(new URL('../src', import.meta.url), { throwIfNoEntry: false });
-  const esmBuilt = checkout && statSync(new URL('../dist/cli/main.js', import.meta.url), { throwIfNoEntry: false });
+  const checkout = statSync(join(__dirname, '..', 'src'), { throwIfNoEntry: false });
+  const esmBuilt = checkout && statSync(join(__dirname, '..', 'dist', 'cli', 'main.js'), { throwIfNoEntry: false });
   if (esmBuilt && esmBuilt.mtimeMs > bundleBuilt.mtimeMs) {
     debug('esm (the bundle is older than dist/cli/main.js)');
     return undefined;

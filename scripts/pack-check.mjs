@@ -42,6 +42,7 @@ try {
     'README.md',
     'LICENSE',
     'bin/tsnode.js',
+    'bin/package.json',
     'dist/cli/main.js',
     'dist/tsnode.cjs',
     'dist/tsnode.cjs.cache',

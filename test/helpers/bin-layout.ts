@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * A copy of the built package's start-up files in a temporary directory: bin/tsnode.js and
+ * A copy of the built package's start-up files in a temporary directory: bin/ and
  * package.json copied, dist/cli and node_modules linked to this checkout's (the ESM build resolves
  * its imports from its real path), and the CLI bundle and its code cache only when asked for. So a
  * test can run the bin without the bundle, or with a cache of its choice, without touching dist/.
@@ -17,6 +17,7 @@ export function binLayout(opts: { bundle: boolean; /** 'built': dist/'s own. */ 
   mkdirSync(join(dir, 'bin'));
   mkdirSync(join(dir, 'dist'));
   copyFileSync(join(ROOT, 'bin', 'tsnode.js'), join(dir, 'bin', 'tsnode.js'));
+  copyFileSync(join(ROOT, 'bin', 'package.json'), join(dir, 'bin', 'package.json'));
   copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   symlinkSync(join(ROOT, 'dist', 'cli'), join(dir, 'dist', 'cli'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
