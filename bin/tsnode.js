@@ -2,10 +2,8 @@
 // CommonJS (bin/package.json): a CommonJS entry point does not start Node's ES module loader, which
 // the bundle does not need (~7 ms of every start); only the fallback to dist/cli/main.js starts it.
 const { readFileSync, statSync, writeFileSync } = require('node:fs');
-const { createRequire } = require('node:module');
 const { dirname, join } = require('node:path');
 const { setFlagsFromString } = require('node:v8');
-const { Script, constants: vmConstants } = require('node:vm');
 // Kept in plain JavaScript so an unsupported Node gets a clear message instead of a syntax error.
 const [major, minor, patch] = process.versions.node.split('.').map(Number);
 const atLeast = (a, b, c) => major > a || (major === a && (minor > b || (minor === b && patch >= c)));
@@ -81,6 +79,9 @@ function loadBundle() {
     debug('esm (the bundle is older than dist/cli/main.js)');
     return undefined;
   }
+  // Here, not at the top: `--version` needs neither.
+  const { createRequire } = require('node:module');
+  const { Script, constants: vmConstants } = require('node:vm');
   // ASCII only (the build checks): latin1 makes a one-byte string with no UTF-8 decoding.
   const source = readFileSync(file, 'latin1');
   let cachedData;
