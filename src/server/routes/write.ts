@@ -56,9 +56,11 @@ export const writeNnt: Handler = async (req, res, _target, node) => {
   if (packed) {
     const routed = replicateWrite(node, req, 'nnt', packedShape(packed, bytes));
     const local = routed === null ? packed : selectPacked(packed, routed.local);
+    // Counted before the store takes the entries: it rewrites their series slots in place.
+    const misdirected = routed?.misdirected ?? misdirectedPacked(node.identity, packed);
     node.store.writePacked(local);
     node.late.note('nnt', local.entries.length / LOG_ENTRY, (i) => local.entries[i * LOG_ENTRY + 1]!);
-    sendJson(res, 200, writeAnswer(packed.entries.length / LOG_ENTRY, routed?.misdirected ?? misdirectedPacked(node.identity, packed)));
+    sendJson(res, 200, writeAnswer(packed.entries.length / LOG_ENTRY, misdirected));
   } else {
     const items = recordsOf(bytes);
     const records = validateAll(items, (item) => validateNntRecord(item, { smallestSpan }));
