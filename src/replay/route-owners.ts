@@ -17,7 +17,7 @@ import type { NodeWriter, SendContext } from './acknowledge.js';
 import type { Tally } from './ledger.js';
 import type { NodePool } from './node-pool.js';
 import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
-import { joinSlices, OwnerRouter, ownSlice, type OwnerRequest, type RoutedBatch } from './owners.js';
+import { joinSlices, OwnerRouter, ownersAt, ownSlice, type OwnerRequest, type RoutedBatch } from './owners.js';
 import type { BatchOutcome, Route } from './route.js';
 import { batchBody } from '../records/batch.js';
 import { textsOf } from './slice.js';
@@ -282,7 +282,7 @@ export class OwnersRoute implements Route {
       slice.index.forEach((k, j) => {
         const r = slice.batch.records[k]!;
         if (refused.has(r)) return;
-        const owners = c.routed.placement?.[k] ?? [];
+        const owners = ownersAt(c.routed, k);
         const at = owners.indexOf(i);
         const to = at >= 0 ? owners[at + 1] : undefined;
         if (to === undefined) return;
@@ -329,7 +329,7 @@ export class OwnersRoute implements Route {
   /** `primary`: why a record (by number) of these parts no owner took: each of its owners, with why it last failed. */
   private noOwnerTook(parts: readonly QueuedSlice<Chunk>[]): (record: number) => string {
     const placed = new Map<number, readonly number[]>();
-    for (const { owner: c, slice } of parts) for (const k of slice.index) placed.set(slice.batch.records[k]!, c.routed.placement?.[k] ?? [slice.node]);
+    for (const { owner: c, slice } of parts) for (const k of slice.index) placed.set(slice.batch.records[k]!, ownersAt(c.routed, k));
     return (record) => {
       const owners = placed.get(record) ?? [];
       return `no owner took it: tried ${owners.map((o) => `${this.ctx.clients[o]!.url} (${this.downWhy[o] ?? 'failed'})`).join(', then ')}`;
@@ -362,7 +362,7 @@ export class OwnersRoute implements Route {
  * now acknowledged somewhere or everywhere they went. Not inline: a loop in an async function
  * runs unoptimised.
  */
-function ackAll(c: Chunk, index: readonly number[]): void {
+function ackAll(c: Chunk, index: ArrayLike<number>): void {
   const { acked } = c;
   const { copies } = c.routed;
   for (let j = 0; j < index.length; j++) {
