@@ -186,7 +186,10 @@ export class OwnersRoute implements Route {
     const request = joinSlices(
       i,
       parts.map((p) => p.slice),
-      (size) => this.requestBodies.take(Math.max(size, Math.min(this.opts.batchBytes, 64 * 1024 * 1024) + 2)),
+      // Room for a quarter more than this one needs: requests of a run are of much the same size, and
+      // a buffer of the largest request possible (the batch bytes) for each would be most of the
+      // memory (and of the garbage collections that external memory sets off) of a ring write.
+      (size) => this.requestBodies.take(size, Math.min(size + (size >> 2), this.opts.batchBytes + 2)),
     );
     // Every slice of a batch copied into its request: the batch's buffer can carry another batch.
     if (!fallback) for (const { owner: c } of parts) if (--c.unjoined === 0) this.bodies.give(c.body);
