@@ -71,4 +71,10 @@ export default tseslint.config(
       'no-undef': 'off',
     },
   },
+  {
+    // CommonJS (bin/package.json): the entry point loads no ES module loader (bin/tsnode.js says why).
+    files: ['bin/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

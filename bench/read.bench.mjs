@@ -3,7 +3,9 @@
 // replaying a canned answer (network + parse + render only). Prints medians.
 // The issue's target: `read -o csv` end to end within 1.5x of a separate plain Node process that
 // GETs the same URL with node:http and writes the answer to a file; the two alternate run by run.
-// BENCH_BASELINE_BIN=/path/to/an/older/bin/tsnode.js alternates that build's CSV read with them.
+// BENCH_BASELINE_BIN=/path/to/an/older/bin/tsnode.js alternates that build's CSV read with them, from
+// a reference node of that build holding the same data (a change may be in the node's answer too),
+// and a plain GET from that node.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, statSync, rmSync } from 'node:fs';
@@ -25,9 +27,10 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 const BASELINE = process.env.BENCH_BASELINE_BIN;
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-read-bench-'));
 
-function startReferenceNode() {
+/** @returns {Promise<{ url: string; child: import('node:child_process').ChildProcess }>} */
+function startReferenceNode(bin = BIN) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--memory', '--host', '127.0.0.1', '--port', '0', '--rollups', '300,1800,10800,86400'], {
+    const child = spawn(process.execPath, [bin, 'serve', '--memory', '--host', '127.0.0.1', '--port', '0', '--rollups', '300,1800,10800,86400'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -108,16 +111,22 @@ function row(label, output, runs, file) {
  * The plain GET and `read -o csv` (and the baseline build's, when given) run by run in turn, so
  * load from other processes hits every side alike: 3 x RUNS runs each after one warm-up.
  */
-async function measureAgainstPlain(url, path) {
+async function measureAgainstPlain(url, path, baseUrl) {
   const sides = [
     { label: 'plain node:http GET to a file (separate process)', output: 'raw', file: join(dir, 'plain.json'), run: (f) => plainGetToFile(url + path, f) },
     { label: 'reference node', output: 'csv', file: join(dir, 'out.csv'), run: (f) => runToFile(readArgs(url, 'csv'), f) },
-    ...(BASELINE ? [{ label: 'reference node, baseline build', output: 'csv', file: join(dir, 'base.csv'), run: (f) => runToFile(readArgs(url, 'csv'), f, BASELINE) }] : []),
+    ...(BASELINE && baseUrl
+      ? [
+          { label: 'plain GET, baseline build node', output: 'raw', file: join(dir, 'base.json'), run: (f) => plainGetToFile(baseUrl + path, f) },
+          { label: 'reference node, baseline build', output: 'csv', file: join(dir, 'base.csv'), run: (f) => runToFile(readArgs(baseUrl, 'csv'), f, BASELINE) },
+        ]
+      : []),
   ];
   for (const side of sides) await side.run(side.file); // warm-up (disk cache, JIT of the node)
   const runs = sides.map(() => /** @type {Array<{ ms: number; cpuMs: number }>} */ ([]));
   for (let i = 0; i < 3 * RUNS; i++) for (const [k, side] of sides.entries()) runs[k].push(await side.run(side.file));
-  if (BASELINE && !readFileSync(sides[1].file).equals(readFileSync(sides[2].file))) throw new Error('the baseline build printed different CSV');
+  if (BASELINE && !readFileSync(sides[1].file).equals(readFileSync(sides[3].file))) throw new Error('the baseline build printed different CSV');
+  if (BASELINE && !readFileSync(sides[0].file).equals(readFileSync(sides[2].file))) throw new Error("the baseline build's node answered different bytes");
   return sides.map((side, k) => row(side.label, side.output, runs[k], side.file));
 }
 
@@ -132,10 +141,11 @@ async function measure(label, url, output) {
 
 const rows = [];
 const ref = await startReferenceNode();
+const base = BASELINE ? await startReferenceNode(BASELINE) : undefined;
 const agent = createAgent();
-try {
-  const client = new NodeClient(ref.url, { dispatcher: agent });
-  const t0 = performance.now();
+
+/** Writes the year of buckets (some empty) through `client`. */
+async function fill(client) {
   for (let from = 0; from < ROWS; from += 20_000) {
     const batch = [];
     for (let i = from; i < Math.min(ROWS, from + 20_000); i++) {
@@ -155,6 +165,13 @@ try {
     }
     await client.writeNnt(batch);
   }
+}
+
+try {
+  const client = new NodeClient(ref.url, { dispatcher: agent });
+  const t0 = performance.now();
+  await fill(client);
+  if (base) await fill(new NodeClient(base.url, { dispatcher: agent }));
   console.log(`wrote ${ROWS} buckets to a reference node in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${RUNS} runs each after one warm-up\n`);
   const res = await client.readRollup({ uuid: U, metric: 'cpu', startMs: START * 1000, endMs: END * 1000, spanMs: SPAN * 1000 });
   if (res.points.length !== ROWS) throw new Error(`expected ${ROWS} rows, got ${res.points.length}`);
@@ -170,7 +187,7 @@ try {
   rows.push({ label: 'reference node answer only (fetch)', output: '-', median: median(serverTimes), min: Math.min(...serverTimes), cpu: NaN, bytes: canned.length });
   const replay = await startReplayNode(canned);
   try {
-    rows.push(...(await measureAgainstPlain(ref.url, path)));
+    rows.push(...(await measureAgainstPlain(ref.url, path, base?.url)));
     for (const output of ['table', 'json']) rows.push(await measure('reference node', ref.url, output));
     for (const output of ['csv', 'table']) rows.push(await measure('replay node', replay.url, output));
   } finally {
@@ -179,6 +196,7 @@ try {
 } finally {
   await agent.close();
   ref.child.kill('SIGTERM');
+  base?.child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -195,16 +213,17 @@ console.log(
     .join(' ')}`,
 );
 console.log(`\nCSV end to end from a reference node: median ${csv.median.toFixed(0)} ms (target < 1000 ms) ${csv.median < 1000 ? 'OK' : 'OVER'}`);
-const plain = rows.find((r) => r.output === 'raw');
+const plain = rows.find((r) => r.label.startsWith('plain node:http'));
 if (!plain) throw new Error('no plain GET row');
 const ratio = csv.median / plain.median;
 console.log(
   `read -o csv / plain node:http GET to a file: ${ratio.toFixed(2)}x wall (${csv.median.toFixed(0)} vs ${plain.median.toFixed(0)} ms; target <= 1.5x: ${ratio <= 1.5 ? 'met' : 'NOT met'}); ` +
     `CLI CPU ${(csv.cpu / plain.cpu).toFixed(2)}x (${csv.cpu.toFixed(0)} vs ${plain.cpu.toFixed(0)} ms)`,
 );
-if (baseCsv) {
+const basePlain = rows.find((r) => r.label === 'plain GET, baseline build node');
+if (baseCsv && basePlain) {
   console.log(
-    `baseline build (${BASELINE}): ${(baseCsv.median / plain.median).toFixed(2)}x wall (${baseCsv.median.toFixed(0)} ms), CLI CPU ${baseCsv.cpu.toFixed(0)} ms; ` +
+    `baseline build (${BASELINE}) and its node: ${(baseCsv.median / basePlain.median).toFixed(2)}x wall of a plain GET from its node (${baseCsv.median.toFixed(0)} vs ${basePlain.median.toFixed(0)} ms), CLI CPU ${baseCsv.cpu.toFixed(0)} ms; ` +
       `this build / baseline: ${(csv.median / baseCsv.median).toFixed(2)}x wall, ${(csv.cpu / baseCsv.cpu).toFixed(2)}x CPU`,
   );
 }

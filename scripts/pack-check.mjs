@@ -42,7 +42,10 @@ try {
     'README.md',
     'LICENSE',
     'bin/tsnode.js',
+    'bin/package.json',
     'dist/cli/main.js',
+    'dist/tsnode.cjs',
+    'dist/tsnode.cjs.cache',
     'dist/index.js',
     'dist/index.d.ts',
     'dist/server/server.js',
@@ -65,6 +68,9 @@ try {
 
   const version = run(bin, ['--version'], { cwd: work, env }).trim();
   check(version === pkg.version, `tsnode --version printed ${JSON.stringify(version)}, expected ${pkg.version}`);
+  // The installed bin starts from the CLI bundle with the code cache the build made (same Node here).
+  const started = spawnSync(bin, ['--help'], { cwd: work, env: { ...env, TSNODE_DEBUG_STARTUP: '1' }, encoding: 'utf8' });
+  check(/^tsnode startup: bundle, code cache accepted$/m.test(started.stderr), `the installed tsnode did not start from the bundle with its cache: ${started.stderr}`);
   const help = run(bin, ['--help'], { cwd: work, env });
   check(/Usage: tsnode/.test(help) && /sweep/.test(help), 'tsnode --help does not show the usage and the commands');
   check(!/not built yet/.test(help), 'the installed tsnode says it is not built');

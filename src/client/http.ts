@@ -122,6 +122,22 @@ export function classifyError(node: string, err: unknown, ctx: { runSignal?: Abo
   return new NodeRequestError(node, 'unreachable', `request failed: ${msg}${code ? ` (${code})` : ''}`, { retryable: true, cause: err });
 }
 
+/**
+ * A failure while the body of an answer was arriving. A connection that closed then did reach the
+ * node, which began answering: say so, not "is the node running?" (a long answer is sent in
+ * pieces, so a node failing partway can only close the connection).
+ */
+function cutShort(node: string, status: number, err: unknown, ctx: Parameters<typeof classifyError>[2]): NodeRequestError {
+  const classified = classifyError(node, err, ctx);
+  if (classified.code !== 'unreachable') return classified;
+  const code = errorCode(err);
+  return new NodeRequestError(node, 'unreachable', `the answer was cut short: the connection closed while the node was sending it (HTTP ${status}${code ? `, ${code}` : ''})`, {
+    retryable: true,
+    cause: err,
+    hint: 'the node or the network dropped the connection partway (a node restarting, a proxy timing out): run again, or allow a retry with --retries',
+  });
+}
+
 function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   if (!v) return undefined;
@@ -360,8 +376,9 @@ export async function send(dispatcher: Dispatcher, node: string, req: HttpReques
         text = '';
       } else text = await readCapped(res.body, cap, !ok, () => tooLargeError(node, cap));
     } catch (err) {
-      if (err instanceof NodeRequestError) log(res.statusCode, err.code);
-      throw err;
+      const failed = err instanceof NodeRequestError ? err : cutShort(node, res.statusCode, err, { runSignal: opts.signal, timedOut: total.aborted, timeouts: opts.timeouts });
+      log(res.statusCode, failed.code);
+      throw failed;
     }
     const out: HttpResponse = { status: res.statusCode, headers: res.headers, text };
     log(res.statusCode);

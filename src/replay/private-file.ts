@@ -5,7 +5,6 @@
  * overwrite whatever the link points to).
  */
 import { TsnodeError } from '../tsnode-error.js';
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 
 export const PRIVATE_MODE = 0o600;
@@ -55,20 +54,32 @@ export function openPrivate(path: string, how: 'append' | 'truncate', what = 'fi
   return fd;
 }
 
+let temporaries = 0;
+
 /**
- * Replaces `path` with `text` atomically: a new file (0600, O_EXCL under a random name, so
+ * A new file beside `path` (0600, O_EXCL, not through a link). Its name is unique to this process
+ * and call, not random: node:crypto costs a small write ~4 ms to load. O_EXCL still refuses a file
+ * planted (or left by a killed process with the same pid) at that name; the next name is tried.
+ */
+function openTemporary(path: string, what: string): [string, number] {
+  for (let attempt = 0; ; attempt++) {
+    const tmp = `${path}.${process.pid}-${Date.now().toString(36)}-${temporaries++}.tmp`;
+    try {
+      return [tmp, openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, PRIVATE_MODE)];
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 16) throw failure(tmp, what, err);
+    }
+  }
+}
+
+/**
+ * Replaces `path` with `text` atomically: a new file (0600, O_EXCL under a name of its own, so
  * nothing planted can be written through), synced, then renamed over `path` (a rename replaces
  * a link at `path` itself, never its target). A reader, or a resume after SIGKILL, sees the
  * old file or the new one, never half of one.
  */
 export function writePrivateAtomic(path: string, text: string, what = 'file'): void {
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  let fd: number;
-  try {
-    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, PRIVATE_MODE);
-  } catch (err) {
-    throw failure(tmp, what, err);
-  }
+  const [tmp, fd] = openTemporary(path, what);
   try {
     writeSync(fd, text);
     fsyncSync(fd);

@@ -50,26 +50,39 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
 
 /**
  * Sends a JSON answer rendered in pieces (a long rollup read) as it is rendered, in chunked
- * encoding: the client reads the first rows while the node renders the rest, and the node never
- * holds the whole text. An answer of one piece goes as sendJson sends it, with its length. Waits
- * for the socket to drain between pieces; stops when the client goes away.
+ * encoding: the client reads the first rows while the node reads and renders the rest, and the
+ * node never holds the whole text. An answer of one piece (`one`, decided before anything is
+ * rendered) goes as sendJson sends it, with its length. The first piece leaves before the second
+ * is rendered; later ones wait for the socket to drain. Stops when the client goes away.
  */
-export async function sendJsonPieces(res: ServerResponse, status: number, pieces: Iterable<string>, headers: Record<string, string | number> = {}): Promise<void> {
-  const it = pieces[Symbol.iterator]();
-  const first = it.next();
-  let next = it.next();
-  if (next.done) {
-    sendJson(res, status, first.done ? '' : first.value, headers);
+export async function sendJsonPieces(
+  res: ServerResponse,
+  status: number,
+  answer: { one: boolean; pieces: Iterable<string> },
+  headers: Record<string, string | number> = {},
+): Promise<void> {
+  if (answer.one) {
+    let body = '';
+    for (const piece of answer.pieces) body += piece;
+    sendJson(res, status, body, headers);
     return;
   }
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
-  let more = res.write(first.value as string);
-  while (!next.done) {
+  let first = true;
+  for (const piece of answer.pieces) {
+    const more = res.write(piece);
+    // node:http holds a response's writes until the end of the tick: yield once, so the first
+    // piece is on the wire while the next is read and rendered.
+    if (first && more && !(await flushed(res))) return;
+    first = false;
     if (!more && !(await drained(res))) return;
-    more = res.write(next.value);
-    next = it.next();
   }
   res.end();
+}
+
+/** Resolves once what `res` was given this tick has gone to the socket: true, or false when the connection closed. */
+function flushed(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => setImmediate(() => resolve(!res.destroyed)));
 }
 
 /** Resolves true once `res` may take more, false when the connection closed first. */

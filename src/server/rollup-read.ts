@@ -132,28 +132,74 @@ export function readMember(store: Store, seriesId: number | undefined, plan: Buc
   return out;
 }
 
-/** Renders single values as the JSON answer `[[ts, v], ...]`, in pieces (inPieces). */
-export function renderValues(values: ReadonlyArray<number | null>, plan: BucketPlan): Generator<string> {
-  return inPieces(values.length, (i) => {
-    const v = values[i];
-    return `[${secondsFromMs(plan.firstMs + i * plan.spanMs)},${v === null || v === undefined ? 'null' : num(v)}]`;
+/**
+ * A rendered answer: its pieces, joined in order, are the whole JSON text. `one`: it is a single
+ * piece, known before anything is read (sendJsonPieces then sends it with its Content-Length).
+ */
+export interface AnswerPieces {
+  one: boolean;
+  pieces: Iterable<string>;
+}
+
+/** Reads the rows of a part of the answer: `part` is the plan of those rows alone (planPart). */
+export type ReadPart<T> = (part: BucketPlan) => T;
+
+/** Renders single values as the JSON answer `[[ts, v], ...]`, in pieces (inPieces); each piece's values are read just before it is rendered. */
+export function renderValues(read: ReadPart<ReadonlyArray<number | null>>, plan: BucketPlan): AnswerPieces {
+  return inPieces(plan, (part) => {
+    const values = read(part);
+    return (j) => {
+      const v = values[j];
+      return `[${secondsFromMs(part.firstMs + j * part.spanMs)},${v === null || v === undefined ? 'null' : num(v)}]`;
+    };
   });
 }
 
+/** An answer of up to this many rows is one piece; a longer one goes in pieces (pieceRanges). */
+export const ONE_PIECE_ROWS = 8192;
 /**
- * Rows per piece of a rendered answer: a year of 300 s buckets goes out in ~13 pieces of ~250 KB,
- * so the client scans the first rows while the node renders the rest (routes/rollup.ts).
+ * The first piece of a longer answer: small, so its bytes leave ~1 ms after the request instead of
+ * after a piece of ROWS_PER_PIECE rows is read and rendered, and the client starts on them sooner.
  */
-const ROWS_PER_PIECE = 8192;
+export const FIRST_PIECE_ROWS = 1024;
+/**
+ * Rows per later piece: a year of 300 s buckets goes out in ~14 pieces of ~250 KB, so the client
+ * scans the first rows while the node reads and renders the rest (routes/rollup.ts).
+ */
+export const ROWS_PER_PIECE = 8192;
 
-/** A JSON array of `count` rows (`row(i)` renders row i) in pieces of ROWS_PER_PIECE rows that join into the whole. */
-function* inPieces(count: number, row: (i: number) => string): Generator<string> {
-  for (let from = 0; from < count || from === 0; from += ROWS_PER_PIECE) {
-    const to = Math.min(count, from + ROWS_PER_PIECE);
-    const parts = new Array<string>(to - from);
-    for (let i = from; i < to; i++) parts[i - from] = row(i);
-    yield `${from === 0 ? '[' : ','}${parts.join(',')}${to >= count ? ']' : ''}`;
+/** The row ranges `[from, to)` of the pieces of an answer of `count` rows (an empty answer is one empty piece). */
+export function pieceRanges(count: number): Array<[number, number]> {
+  if (count <= ONE_PIECE_ROWS) return [[0, count]];
+  const out: Array<[number, number]> = [[0, FIRST_PIECE_ROWS]];
+  for (let from = FIRST_PIECE_ROWS; from < count; from += ROWS_PER_PIECE) out.push([from, Math.min(count, from + ROWS_PER_PIECE)]);
+  return out;
+}
+
+/** The plan of rows `from` to `to` (not included) of `plan`: their buckets, alone. */
+export function planPart(plan: BucketPlan, from: number, to: number): BucketPlan {
+  return { firstMs: plan.firstMs + from * plan.spanMs, spanMs: plan.spanMs, count: to - from };
+}
+
+/**
+ * A JSON array of `plan.count` rows in the pieces of pieceRanges, joining into the whole. Each
+ * piece's rows are read (`rowsOf` gets the plan of that piece; its answer renders row j of it)
+ * only when the piece is due: the first bytes go out before the rest is read. Every bucket is
+ * read once, by the piece that holds it (a bucket's value depends only on the data of its own
+ * range and, for second-order members, the bucket before, which readBuckets reads along).
+ */
+function inPieces(plan: BucketPlan, rowsOf: (part: BucketPlan) => (j: number) => string): AnswerPieces {
+  const count = plan.count;
+  const ranges = pieceRanges(count);
+  function* pieces(): Generator<string> {
+    for (const [from, to] of ranges) {
+      const row = rowsOf(planPart(plan, from, to));
+      const parts = new Array<string>(to - from);
+      for (let j = 0; j < to - from; j++) parts[j] = row(j);
+      yield `${from === 0 ? '[' : ','}${parts.join(',')}${to >= count ? ']' : ''}`;
+    }
   }
+  return { one: ranges.length === 1, pieces: pieces() };
 }
 
 function fillFromStored(store: Store, seriesId: number, plan: BucketPlan, base: number, out: Array<Agg | null>): void {
@@ -215,32 +261,38 @@ function num(n: number): string {
   return Number.isFinite(n) ? String(n) : 'null';
 }
 
-/** Renders the answer rows for one type as a JSON array, in pieces (inPieces). */
-export function renderRollup(buckets: ReadonlyArray<Agg | null>, plan: BucketPlan, type: RollupType): Generator<string> {
+/**
+ * Renders the answer rows for one type as a JSON array, in pieces (inPieces); each piece's buckets
+ * are read just before it is rendered (`read` is readBuckets for the piece's plan).
+ */
+export function renderRollup(read: ReadPart<ReadonlyArray<Agg | null>>, plan: BucketPlan, type: RollupType): AnswerPieces {
   const spanSeconds = plan.spanMs / 1000;
   const member = type === 'all' ? undefined : MEMBER_OF_TYPE[type];
   const second = member !== undefined && SECOND_ORDER.has(member);
-  // Index i + 1 of `buckets` is row i of the answer (index 0 is the bucket before, for second order).
-  return inPieces(plan.count, (row) => {
-    const i = row + 1;
-    const ts = secondsFromMs(plan.firstMs + row * plan.spanMs);
-    const cur = buckets[i] ?? null;
-    let v: string;
-    if (cur === null) {
-      v = 'null';
-    } else if (type === 'all') {
-      const so = secondOrder(buckets[i - 1] ?? null, cur, spanSeconds);
-      v = `{"count":${num(cur.count)},"value":${num(cur.value)},"stddev":${num(cur.stddev)},"derivative":${num(cur.derivative)},"derivative_stddev":${num(
-        cur.derivative_stddev,
-      )},"counter":${num(cur.counter)},"counter_stddev":${num(cur.counter_stddev)},"derivative2":${num(so.derivative2)},"derivative2_stddev":${num(
-        so.derivative2_stddev,
-      )},"counter2":${num(so.counter2)},"counter2_stddev":${num(so.counter2_stddev)}}`;
-    } else if (second) {
-      v = num(secondOrder(buckets[i - 1] ?? null, cur, spanSeconds)[member as keyof SecondOrder]);
-    } else {
-      v = num(cur[member as FirstOrderMember]);
-    }
-    return `[${ts},${v}]`;
+  return inPieces(plan, (part) => {
+    // Index j + 1 of `buckets` is row j of the piece (index 0 is the bucket before, for second order).
+    const buckets = read(part);
+    return (j) => {
+      const i = j + 1;
+      const ts = secondsFromMs(part.firstMs + j * part.spanMs);
+      const cur = buckets[i] ?? null;
+      let v: string;
+      if (cur === null) {
+        v = 'null';
+      } else if (type === 'all') {
+        const so = secondOrder(buckets[i - 1] ?? null, cur, spanSeconds);
+        v = `{"count":${num(cur.count)},"value":${num(cur.value)},"stddev":${num(cur.stddev)},"derivative":${num(cur.derivative)},"derivative_stddev":${num(
+          cur.derivative_stddev,
+        )},"counter":${num(cur.counter)},"counter_stddev":${num(cur.counter_stddev)},"derivative2":${num(so.derivative2)},"derivative2_stddev":${num(
+          so.derivative2_stddev,
+        )},"counter2":${num(so.counter2)},"counter2_stddev":${num(so.counter2_stddev)}}`;
+      } else if (second) {
+        v = num(secondOrder(buckets[i - 1] ?? null, cur, spanSeconds)[member as keyof SecondOrder]);
+      } else {
+        v = num(cur[member as FirstOrderMember]);
+      }
+      return `[${ts},${v}]`;
+    };
   });
 }
 

@@ -7,11 +7,12 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/client/agent.js';
 import { NodeClient } from '../../src/client/node-client.js';
+import { binLayout } from '../helpers/bin-layout.js';
 import { runCli } from '../helpers/cli.js';
 import { startNode, stopAllNodes, type TestNode } from '../helpers/nodes.js';
 
@@ -20,6 +21,9 @@ const T0 = 1_700_000_100;
 const dir = mkdtempSync(join(tmpdir(), 'tsnode-read-startup-'));
 const log = join(dir, 'loaded.txt');
 let node: TestNode;
+// The order of loads is watched on the ESM build (a copy of the bin without the CLI bundle, whose
+// modules initialise at the same points but load nothing a hook could see).
+const ESM_BIN = binLayout({ bundle: false });
 
 // The hooks run on the loader's thread: each loaded module (ES or CommonJS through `import`) and
 // each CommonJS require is one line, in order; the main thread adds a line when the rollup request is created.
@@ -64,6 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAllNodes();
   rmSync(dir, { recursive: true, force: true });
+  rmSync(dirname(dirname(ESM_BIN)), { recursive: true, force: true });
 });
 
 describe('tsnode read -o csv: what it loads', () => {
@@ -71,6 +76,7 @@ describe('tsnode read -o csv: what it loads', () => {
     writeFileSync(log, '');
     const r = await runCli(['read', U, 'cpu', '--node', node.url, '--start', String(T0), '--end', String(T0 + 50 * 300), '--span', '300s', '-o', 'csv', '--retries', '0'], {
       env: { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'preload.mjs')).href}`, NO_COLOR: '1' },
+      bin: ESM_BIN,
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split('\r\n')).toHaveLength(52); // header, 50 rows, the empty rest

@@ -28,11 +28,20 @@ export interface CliResult {
  * Runs the built CLI as a user would (no TTY, CI unset, no colour) and collects stdout, stderr
  * and the exit code separately.
  */
-export function runCli(args: string[], opts: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: {
+    env?: Record<string, string | undefined>;
+    input?: string;
+    cwd?: string;
+    timeoutMs?: number;
+    /** Another copy of the bin (test/helpers/bin-layout.ts). */ bin?: string;
+  } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TSNODE_NODES: undefined, CI: undefined, ...NO_USER_CONFIG, ...opts.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], { cwd: opts.cwd, env: env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -17,7 +17,7 @@ export type ImportGraph = ReadonlyMap<string, readonly string[]>;
 export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
   'index.ts': ['*'],
   'errors.ts': ['*'],
-  cli: ['run', 'retention', 'replay', 'client', 'records', 'server', 'ring', 'tags', 'protocol', 'tsnode-error.ts'],
+  cli: ['run', 'retention', 'replay', 'client', 'records', 'server', 'ring', 'tags', 'protocol', 'tsnode-error.ts', 'package-root.ts'],
   run: ['retention', 'client', 'protocol', 'tsnode-error.ts'],
   retention: ['client', 'protocol', 'tsnode-error.ts'],
   replay: ['client', 'records', 'ring', 'protocol', 'tsnode-error.ts'],

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/server/server.js';
-import { UUID, call, memoryNode, nnt, rollup, write } from './server-helpers.js';
+import { connect } from 'node:net';
+import { UUID, call, memoryNode, nnt, rollup, write, type Reply } from './server-helpers.js';
 
 let node: RunningNode;
 let url: string;
@@ -317,9 +318,100 @@ describe('long answers go out as they are rendered', () => {
     expect(rows.filter(([, v]) => v !== null)).toHaveLength(3);
   });
 
+  it('decides up front: 8,192 buckets are one piece with a length, 8,193 go chunked', async () => {
+    const at = async (n: number): Promise<Reply> =>
+      call(url, 'GET', `/rollup/${UUID}/long?start_ts=${start}.000&end_ts=${start + n * 60}.000&rollup_span=60s&get_engine=dispatch&type=average`);
+    const one = await at(8192);
+    expect(one.headers['content-length']).toBe(String(Buffer.byteLength(one.text)));
+    expect(one.json).toHaveLength(8192);
+    const more = await at(8193);
+    expect(more.headers['transfer-encoding']).toBe('chunked');
+    expect(more.json).toHaveLength(8193);
+    expect(more.text).toBe(`${one.text.slice(0, -1)},${JSON.stringify((more.json as unknown[])[8192])}]`);
+  });
+
+  it('the first piece is 1,024 buckets, then 8,192 at a time', async () => {
+    const chunks = await httpChunks(url, `/rollup/${UUID}/long?start_ts=${start}.000&end_ts=${end}.000&rollup_span=60s&get_engine=dispatch&type=average`);
+    const rows = chunks.map((c, i) => (JSON.parse(`${i === 0 ? '' : '['}${c.slice(i === 0 ? 0 : 1)}${i === chunks.length - 1 ? '' : ']'}`) as unknown[]).length);
+    expect(rows).toEqual([1024, 8192, 8192, N - 1024 - 2 * 8192]);
+    expect(JSON.parse(chunks.join(''))).toHaveLength(N);
+  });
+
   it('a short answer keeps its length', async () => {
     const r = await call(url, 'GET', `/rollup/${UUID}/long?start_ts=${start}.000&end_ts=${start + 600}.000&rollup_span=60s&get_engine=dispatch&type=average`);
     expect(r.headers['content-length']).toBe(String(Buffer.byteLength(r.text)));
     expect(r.json).toHaveLength(10);
   });
 });
+
+describe('pieces read one at a time answer what one read of the whole range answers', () => {
+  // 20,000 buckets of 60 s (pieces at 1,024, 9,216, 17,408) against reads of at most 5,000
+  // buckets, each one piece: the same text, across empty buckets filled from raw pieces, spans
+  // made of several stored ones, and second-order members that need the bucket before a piece.
+  const N = 20_000;
+  const S = T + 3_000_060; // a multiple of 120 and 20 too
+  beforeAll(async () => {
+    const records: Array<Record<string, unknown>> = [];
+    const near = [0, 1, 1022, 1023, 1024, 1025, 9215, 9216, 9217, 17407, 17408, N - 1];
+    for (let i = 0; i < N; i++) {
+      if (i % 13 !== 0 && !near.includes(i)) continue;
+      const fields: Record<string, unknown> = { count: 1 + (i % 4), value: i / 7, stddev: 0.5, derivative: (i % 9) / 3, counter: i, counter_stddev: 0.25 };
+      // Some records carry raw pieces (what recalc and a 20 s span read).
+      if (i % 39 === 0) fields.parts = [20, [0, 1, 2].map((k) => ({ count: 1, value: i + k / 3 }))];
+      records.push(nnt(S + i * 60, fields, 'pieces'));
+    }
+    expect((await write(url, records)).status).toBe(200);
+  });
+
+  const cases: Array<[string, string, string, number]> = [
+    ['60s', 'average', 'dispatch', 60],
+    ['60s', 'all', 'dispatch', 60],
+    ['60s', 'derive2', 'dispatch', 60],
+    ['120s', 'all', 'dispatch', 120],
+    ['60s', 'counter2_stddev', 'recalc', 60],
+    ['20s', 'average', 'dispatch', 20],
+  ];
+  it.each(cases)('span %s type %s engine %s', async (span, type, engine, spanS) => {
+    const path = (from: number, to: number): string =>
+      `/rollup/${UUID}/pieces?start_ts=${S + from * spanS}.000&end_ts=${S + to * spanS}.000&rollup_span=${span}&get_engine=${engine}&type=${type}`;
+    const whole = await call(url, 'GET', path(0, N));
+    expect(whole.headers['transfer-encoding']).toBe('chunked');
+    const parts: string[] = [];
+    for (let from = 0; from < N; from += 5000) {
+      const r = await call(url, 'GET', path(from, Math.min(N, from + 5000)));
+      expect(r.headers['content-length']).toBeDefined();
+      parts.push(r.text.slice(1, -1));
+    }
+    const joined = `[${parts.join(',')}]`;
+    // The first difference, not two 2 MB texts, when they differ.
+    let at = 0;
+    while (at < joined.length && whole.text[at] === joined[at]) at++;
+    expect(whole.text.slice(at, at + 200)).toBe(joined.slice(at, at + 200));
+    expect(whole.text.length).toBe(joined.length);
+    expect((whole.json as Array<[number, unknown]>).filter(([, v]) => v !== null).length).toBeGreaterThan(N / 40);
+  });
+});
+
+/** The chunks of a chunked HTTP answer, decoded, as they were framed on the wire. */
+function httpChunks(base: string, path: string): Promise<string[]> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(u.port), u.hostname, () => sock.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: close\r\n\r\n`));
+    const got: Buffer[] = [];
+    sock.on('data', (d: Buffer) => got.push(d));
+    sock.on('error', reject);
+    sock.on('end', () => {
+      const all = Buffer.concat(got);
+      let i = all.indexOf('\r\n\r\n') + 4;
+      const chunks: string[] = [];
+      for (;;) {
+        const eol = all.indexOf('\r\n', i);
+        const size = parseInt(all.toString('latin1', i, eol), 16);
+        if (!(size > 0)) break;
+        chunks.push(all.toString('utf8', eol + 2, eol + 2 + size));
+        i = eol + 2 + size + 2;
+      }
+      resolve(chunks);
+    });
+  });
+}

@@ -6,12 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../package-root.js';
 import { indent, readTail, waitForReady } from './processes.js';
 import { ClusterError, type ClusterNode } from './state.js';
 
-/** The CLI entry point; the same relative path from src/ (tests) and dist/ (built). */
-export const TSNODE_BIN = fileURLToPath(new URL('../../../bin/tsnode.js', import.meta.url));
+/** The CLI entry point, from src/ (tests), dist/ (built) and the CLI bundle alike. */
+export const TSNODE_BIN = join(PACKAGE_ROOT, 'bin', 'tsnode.js');
 
 export interface LaunchOptions {
   /** Leave the node running when this process exits (not waited for). */

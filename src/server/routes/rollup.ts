@@ -152,9 +152,18 @@ export const rollupRead: Handler = async (req, res, target, node) => {
   const seriesId = node.store.findSeries(uuid, metric);
   const member = type === 'all' ? undefined : MEMBER_OF_TYPE[type];
   if (member !== undefined && (STORED_MEMBERS as readonly string[]).includes(member)) {
-    await sendJsonPieces(res, 200, renderValues(readMember(node.store, seriesId, plan, engine, member as StoredMember), plan), headers);
+    await sendJsonPieces(
+      res,
+      200,
+      renderValues((part) => readMember(node.store, seriesId, part, engine, member as StoredMember), plan),
+      headers,
+    );
     return;
   }
-  const buckets = readBuckets(node.store, seriesId, plan, engine);
-  await sendJsonPieces(res, 200, renderRollup(buckets, plan, type), headers);
+  await sendJsonPieces(
+    res,
+    200,
+    renderRollup((part) => readBuckets(node.store, seriesId, part, engine), plan, type),
+    headers,
+  );
 };
