@@ -186,10 +186,7 @@ export class OwnersRoute implements Route {
     const request = joinSlices(
       i,
       parts.map((p) => p.slice),
-      // Room for a quarter more than this one needs: requests of a run are of much the same size, and
-      // a buffer of the largest request possible (the batch bytes) for each would be most of the
-      // memory (and of the garbage collections that external memory sets off) of a ring write.
-      (size) => this.requestBodies.take(size, Math.min(size + (size >> 2), this.opts.batchBytes + 2)),
+      (size) => this.requestBody(size),
     );
     // Every slice of a batch copied into its request: the batch's buffer can carry another batch.
     if (!fallback) for (const { owner: c } of parts) if (--c.unjoined === 0) this.bodies.give(c.body);
@@ -263,6 +260,16 @@ export class OwnersRoute implements Route {
     this.requestBodies.give(request.body);
     // From this request's slot: a fallback never waits for room another request holds.
     for (const n of next) await this.sendRequest(n.node, n.parts, true);
+  }
+
+  /**
+   * A buffer for a request body of `size` bytes. A new one has room for a quarter more: requests of
+   * a run are of much the same size, and a buffer of the largest request possible (the batch bytes)
+   * for each would be most of the memory (and of the garbage collections that external memory sets
+   * off) of a ring write.
+   */
+  private requestBody(size: number): Buffer {
+    return this.requestBodies.take(size, Math.min(size + (size >> 2), this.opts.batchBytes + 2));
   }
 
   /**
