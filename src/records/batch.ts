@@ -92,7 +92,8 @@ export class BodyPool {
    */
   private readonly mine = new WeakSet<ArrayBufferLike>();
   constructor(private readonly keep = 8) {}
-  take(size: number): Buffer {
+  /** A buffer of at least `size` bytes: a free one, else a new one of `room` bytes (more, so that it serves the next bodies too). */
+  take(size: number, room = size): Buffer {
     for (let i = this.free.length - 1; i >= 0; i--) {
       const b = this.free[i]!;
       if (b.length >= size) {
@@ -100,7 +101,7 @@ export class BodyPool {
         return b;
       }
     }
-    const b = Buffer.allocUnsafeSlow(size);
+    const b = Buffer.allocUnsafeSlow(Math.max(size, room));
     this.mine.add(b.buffer);
     return b;
   }

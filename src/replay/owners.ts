@@ -5,8 +5,11 @@
  *
  * The batch body is read as bytes (no string per record): a small scanner finds each record's end
  * and its id and metric, skipping every other value; a record whose id or metric has an escape is
- * parsed. Each slice names the records' bytes where the batch holds them (neighbours in one
- * range); a request's body is copied from them once. Placement is cached per metric (a ring placement costs a few microseconds).
+ * parsed. One pass per batch: each record's owner set (a number) and, per node, its records'
+ * positions and bytes in typed arrays (no object or list per record: a ring write routes every
+ * record, and on two cores each client microsecond is taken from the nodes). A request's body is
+ * copied from the records' bytes once, neighbours as one range. Placement is cached per metric (a
+ * ring placement costs a few microseconds).
  */
 import { isWs, sameBytes } from '../protocol/record-scan.js';
 import { batchBody, RANGE_SLOTS, type Batch } from '../records/batch.js';
@@ -15,23 +18,23 @@ import { PlacementCache } from './placement-cache.js';
 import { COMMA, LBRACKET, locate, RBRACKET, type Located } from './record-locate.js';
 
 /**
- * The records of a batch bound for one node, where they are: byte ranges of the batch's body (no
- * copy: a request body is built once, from the ranges of all its slices; see joinSlices), or of
- * a body of their own (records moved on to another owner).
+ * The records of a batch bound for one node, where they are: each record's [start, end) in the
+ * batch's body (no copy: a request body is built once, from the records of all its slices; see
+ * joinSlices), or in a body of their own (records moved on to another owner).
  */
 export interface OwnerSlice {
   /** The node: its index in the ring's topology (and in the replay's clients). */
   node: number;
-  /** The bytes the records are in, and their [start, end) ranges there in body order (neighbours merged, the comma between them kept). */
+  /** The bytes the records are in, and per record (body order) its start and end there. */
   bytes: Buffer;
-  ranges: number[];
-  /** What the records take in a request body: their ranges, and a comma between each two. */
+  bounds: Int32Array;
+  /** What the records take in a request body: their bytes, and a comma between each two. */
   size: number;
   count: number;
   /** The batch's input record numbers and lines (by batch position). */
   batch: BatchRecords;
   /** Each record's position in the batch, in body order. */
-  index: number[];
+  index: Int32Array;
 }
 
 /** Input record numbers and lines of a batch's records, by their position in the batch. */
@@ -53,9 +56,23 @@ export interface OwnerRequest {
 }
 
 /** A slice of records (their texts, at those positions of that batch) with a body of its own. */
-export function ownSlice(node: number, texts: readonly string[], batch: BatchRecords, index: number[]): OwnerSlice {
+export function ownSlice(node: number, texts: readonly string[], batch: BatchRecords, index: readonly number[]): OwnerSlice {
   const bytes = batchBody(texts);
-  return { node, bytes, ranges: texts.length > 0 ? [1, bytes.length - 1] : [], size: bytes.length - 2, count: texts.length, batch, index };
+  const bounds = new Int32Array(2 * texts.length);
+  let p = 1;
+  texts.forEach((t, j) => {
+    bounds[2 * j] = p;
+    p += Buffer.byteLength(t);
+    bounds[2 * j + 1] = p++;
+  });
+  return { node, bytes, bounds, size: Math.max(0, bytes.length - 2), count: texts.length, batch, index: Int32Array.from(index) };
+}
+
+/** Per record of the slices, in order: `pick` of its batch and its batch position. */
+function perRecord<T>(slices: readonly OwnerSlice[], pick: (s: OwnerSlice, k: number) => T): T[] {
+  const out: T[] = [];
+  for (const s of slices) for (let j = 0; j < s.count; j++) out.push(pick(s, s.index[j]!));
+  return out;
 }
 
 /**
@@ -76,15 +93,15 @@ class JoinedRequest implements OwnerRequest {
   ) {}
 
   get records(): number[] {
-    return (this.recordList ??= this.slices.flatMap((s) => s.index.map((k) => s.batch.records[k]!)));
+    return (this.recordList ??= perRecord(this.slices, (s, k) => s.batch.records[k]!));
   }
 
   get lines(): number[] {
-    return (this.lineList ??= this.slices.flatMap((s) => s.index.map((k) => s.batch.lines[k]!)));
+    return (this.lineList ??= perRecord(this.slices, (s, k) => s.batch.lines[k]!));
   }
 
   get index(): number[] {
-    return (this.indexList ??= this.slices.length === 1 ? this.slices[0]!.index : this.slices.flatMap((s) => s.index));
+    return (this.indexList ??= perRecord(this.slices, (_, k) => k));
   }
 }
 
@@ -97,11 +114,16 @@ export interface RoutedBatch {
   /** Records whose rejects-file line named a node that does not own them (now): routed to all their owners. */
   notOwedThere: number;
   /**
-   * `primaryOnly`: per record of the batch, its owners in placement order (the first is where it
-   * was routed); a record whose first owner fails moves on to the next.
+   * Per record of the batch: its owners in placement order, as an entry of `ownerSets` (the
+   * first is where a `primaryOnly` record was routed; one whose first owner fails moves on to
+   * the next). See ownersAt.
    */
-  placement?: Array<readonly number[]>;
+  ownerSet: Int32Array;
+  ownerSets: ReadonlyArray<readonly number[]>;
 }
+
+/** The owners of record k (batch position) of a routed batch, in placement order. */
+export const ownersAt = (routed: RoutedBatch, k: number): readonly number[] => routed.ownerSets[routed.ownerSet[k]!]!;
 
 const latin1 = (buf: Uint8Array, from: number, to: number): string => Buffer.prototype.latin1Slice.call(buf, from, to) as string;
 
@@ -121,6 +143,17 @@ function sameSeries(buf: Uint8Array, at: Located, idFrom: number, idTo: number, 
   );
 }
 
+/** Where a node's records of a batch go as the pass finds them: their batch positions and bytes (grown as needed, kept for the next batch). */
+interface NodeRecords {
+  index: Int32Array;
+  bounds: Int32Array;
+  count: number;
+  size: number;
+}
+
+/** Owner sets remembered before the table starts over (with the placements that name them). */
+const MAX_OWNER_SETS = 1 << 16;
+
 /** Routes records to their owners on a ring; indices are positions in the ring's topology. */
 export class OwnerRouter {
   readonly ring: Ring;
@@ -128,10 +161,14 @@ export class OwnerRouter {
   /** Placements by key (`ownersOf`). */
   private readonly cache = new Map<string, readonly number[]>();
   /**
-   * Placements by the id's and metric's bytes as they are in a record (no string is made on a
-   * hit); a miss computes the placement key properly (lower-case id, decoded metric).
+   * Placements (as owner sets) by the id's and metric's bytes as they are in a record (no string
+   * is made on a hit); a miss computes the placement key properly (lower-case id, decoded metric).
    */
-  private readonly byBytes: PlacementCache;
+  private readonly byBytes: PlacementCache<number>;
+  /** The distinct owner lists (placement order) placements gave, by number: a record carries a number, not a list. */
+  private ownerSets: Array<readonly number[]> = [];
+  private setNumbers = new Map<string, number>();
+  private readonly perNode: NodeRecords[] = [];
   private readonly at: Located = { end: 0, idFrom: -1, idTo: -1, metricFrom: -1, metricTo: -1, escaped: false };
 
   constructor(
@@ -142,6 +179,7 @@ export class OwnerRouter {
     this.ring = ring;
     this.byBytes = new PlacementCache(maxCached);
     this.byId = new Map(ring.topology.nodes.map((n, k) => [n.id.toLowerCase(), k]));
+    for (let i = 0; i < ring.topology.nodes.length; i++) this.perNode.push({ index: new Int32Array(64), bounds: new Int32Array(128), count: 0, size: 0 });
   }
 
   get nodeCount(): number {
@@ -169,14 +207,26 @@ export class OwnerRouter {
     return this.cache.get(key) ?? this.remember(key, this.place(uuid, metric));
   }
 
-  /** The owners of the record whose id and metric `at` locates in `buf` (`view` over it), from their bytes. */
-  private placedBytes(buf: Uint8Array, view: DataView, at: Located): readonly number[] {
+  /** The number of an owner list in `ownerSets` (added when new). */
+  private setNumber(owners: readonly number[]): number {
+    const key = owners.join(',');
+    let n = this.setNumbers.get(key);
+    if (n === undefined) {
+      n = this.ownerSets.length;
+      this.ownerSets.push(owners);
+      this.setNumbers.set(key, n);
+    }
+    return n;
+  }
+
+  /** The owner set of the record whose id and metric `at` locates in `buf` (`view` over it), from their bytes. */
+  private placedBytes(buf: Buffer, view: DataView, at: Located): number {
     const h = PlacementCache.hash(view, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
     const known = this.byBytes.get(view, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo);
     if (known !== undefined) return known;
-    const owners = this.place(latin1(buf, at.idFrom, at.idTo), Buffer.prototype.utf8Slice.call(buf, at.metricFrom, at.metricTo) as string);
-    this.byBytes.set(buf, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo, owners);
-    return owners;
+    const set = this.setNumber(this.place(latin1(buf, at.idFrom, at.idTo), Buffer.prototype.utf8Slice.call(buf, at.metricFrom, at.metricTo) as string));
+    this.byBytes.set(buf, h, at.idFrom, at.idTo, at.metricFrom, at.metricTo, set);
+    return set;
   }
 
   /**
@@ -185,25 +235,63 @@ export class OwnerRouter {
    * (`batch.owedTo`) goes to that node alone, when it still owns the record. `primaryOnly`: each
    * record to its first owner only (the store replicates it to the others).
    */
-  // Kept long: one pass over a batch's bytes per batch sent, with the byte ranges per node in locals;
-  // it runs for every batch of a ring write (bench/owners).
   split(batch: Batch, primaryOnly = false): RoutedBatch {
+    // A full table starts over between batches (a routed batch keeps the table its numbers name).
+    if (this.ownerSets.length >= MAX_OWNER_SETS) {
+      this.ownerSets = [];
+      this.setNumbers = new Map();
+      this.byBytes.clear();
+    }
+    // Empty, also after a pass that threw (a malformed body).
+    for (const r of this.perNode) r.count = r.size = 0;
+    const ownerSet = new Int32Array(batch.count);
+    const copies = new Uint8Array(batch.count);
+    const owed = this.placeAll(batch, primaryOnly, ownerSet, copies);
+    // Each node's records, cut from the pass's lists into one list for the batch.
+    let total = 0;
+    for (const r of this.perNode) total += r.count;
+    const index = new Int32Array(total);
+    const bounds = new Int32Array(2 * total);
+    const slices: OwnerSlice[] = [];
+    let at = 0;
+    this.perNode.forEach((r, node) => {
+      const count = r.count;
+      if (count === 0) return;
+      index.set(r.index.subarray(0, count), at);
+      bounds.set(r.bounds.subarray(0, 2 * count), 2 * at);
+      slices.push({
+        node,
+        bytes: batch.body,
+        bounds: bounds.subarray(2 * at, 2 * (at + count)),
+        size: r.size + count - 1,
+        count,
+        batch,
+        index: index.subarray(at, at + count),
+      });
+      at += count;
+      r.count = r.size = 0;
+    });
+    return { slices, copies, owed: owed.owed, notOwedThere: owed.notOwedThere, ownerSet, ownerSets: this.ownerSets };
+  }
+
+  /**
+   * The one pass over a batch's bytes: where each record is, its owner set, and each node's
+   * records (in perNode). The batcher's ranges say where it saw each record; else each is found
+   * by a scan from the last one's end.
+   */
+  // Kept long: one pass per batch sent, its state in locals; it runs for every record of a ring write.
+  private placeAll(batch: Batch, primaryOnly: boolean, ownerSet: Int32Array, copies: Uint8Array): { owed: number; notOwedThere: number } {
     const buf = batch.body;
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const at = this.at;
-    // Per node: byte ranges (start, end) of its records, merged where records are neighbours, and their batch positions.
-    const ranges: Array<number[] | undefined> = [];
-    const index: Array<number[] | undefined> = [];
-    const copies = new Uint8Array(batch.count);
+    const sets = this.ownerSets;
+    const perNode = this.perNode;
+    const owed = { owed: 0, notOwedThere: 0 };
     let prevIdFrom = -1;
     let prevIdTo = -1;
     let prevMetricFrom = -1;
     let prevMetricTo = -1;
-    let prevOwners: readonly number[] = [];
-    let notOwedThere = 0;
-    let owed = 0;
-    const placement: Array<readonly number[]> | undefined = primaryOnly ? new Array<readonly number[]>(batch.count) : undefined;
-    // Where the batcher saw each record, when it did (else each is found by a scan from the last one's end).
+    let prevSet = -1;
     const found = batch.ranges;
     let p = 0;
     while (isWs(buf[p])) p++;
@@ -227,81 +315,91 @@ export class OwnerRouter {
         locate(buf, p, at);
       }
       p = at.end;
-      let owners: readonly number[];
+      let set: number;
       if (at.escaped) {
         // Escapes in the id or metric: the placement key is the decoded text.
         const v = JSON.parse(Buffer.prototype.utf8Slice.call(buf, start, p) as string) as { id: string; metric: string };
-        owners = this.ownersOf(v.id, v.metric);
+        set = this.setNumber(this.ownersOf(v.id, v.metric));
         prevIdFrom = -1;
       } else if (prevIdFrom >= 0 && sameSeries(buf, at, prevIdFrom, prevIdTo, prevMetricFrom, prevMetricTo)) {
-        owners = prevOwners;
+        set = prevSet;
       } else {
-        owners = this.placedBytes(buf, view, at);
+        set = this.placedBytes(buf, view, at);
         prevIdFrom = at.idFrom;
         prevIdTo = at.idTo;
         prevMetricFrom = at.metricFrom;
         prevMetricTo = at.metricTo;
-        prevOwners = owners;
+        prevSet = set;
       }
       const owedId = batch.owedTo?.[k];
-      if (owedId !== undefined) {
-        const i = this.nodeIndex(owedId);
-        if (i !== undefined && owners.includes(i)) {
-          owners = [i];
-          owed++;
-        } else notOwedThere++;
-      }
+      if (owedId !== undefined) set = this.owedSet(owed, set, owedId);
+      const owners = sets[set]!;
       // Primary only: the first owner (the rest are kept for a fallback).
-      let destinations = owners.length;
-      if (placement) {
-        placement[k] = owners;
-        destinations = Math.min(1, destinations);
-      }
+      const destinations = primaryOnly ? Math.min(1, owners.length) : owners.length;
+      ownerSet[k] = set;
       copies[k] = destinations;
       for (let o = 0; o < destinations; o++) {
-        const i = owners[o]!;
-        const r = (ranges[i] ??= []);
-        (index[i] ??= []).push(k);
-        // The record right after this node's last one (one comma between): one range for both.
-        const last = r.length - 1;
-        if (last > 0 && r[last] === start - 1 && buf[start - 1] === COMMA) r[last] = p;
-        else r.push(start, p);
+        const n = perNode[owners[o]!]!;
+        if (n.count === n.index.length) grow(n);
+        n.index[n.count] = k;
+        n.bounds[2 * n.count] = start;
+        n.bounds[2 * n.count + 1] = p;
+        n.count++;
+        n.size += p - start;
       }
     }
-    const slices: OwnerSlice[] = [];
-    ranges.forEach((r, node) => {
-      if (!r) return;
-      let size = r.length / 2 - 1; // a comma between ranges
-      for (let j = 0; j < r.length; j += 2) size += r[j + 1]! - r[j]!;
-      const idx = index[node]!;
-      slices.push({ node, bytes: buf, ranges: r, size, count: idx.length, batch, index: idx });
-    });
-    return { slices, copies, owed, notOwedThere, ...(placement ? { placement } : {}) };
+    return owed;
   }
+
+  /** A record from a rejects-file line owed to node `owedId`: that node alone when it owns the record (set `set`), else all its owners. */
+  private owedSet(out: { owed: number; notOwedThere: number }, set: number, owedId: string): number {
+    const i = this.nodeIndex(owedId);
+    if (i !== undefined && this.ownerSets[set]!.includes(i)) {
+      out.owed++;
+      return this.setNumber([i]);
+    }
+    out.notOwedThere++;
+    return set;
+  }
+}
+
+function grow(n: NodeRecords): void {
+  const index = new Int32Array(n.index.length * 2);
+  index.set(n.index);
+  const bounds = new Int32Array(n.bounds.length * 2);
+  bounds.set(n.bounds);
+  n.index = index;
+  n.bounds = bounds;
 }
 
 /**
  * Slices for one node joined into one request: their records in order, one JSON array, its body
- * in a buffer from `take` (at least the size asked for) with each range copied once.
+ * in a buffer from `take` (at least the size asked for). Neighbouring records (one comma between
+ * them in the bytes they are in) are copied as one range.
  */
 export function joinSlices(node: number, slices: readonly OwnerSlice[], take: (size: number) => Buffer = (n) => Buffer.allocUnsafe(n)): OwnerRequest {
   let size = 1 + slices.length; // brackets, and a comma between slices
-  for (const s of slices) size += s.size;
+  let count = 0;
+  for (const s of slices) {
+    size += s.size;
+    count += s.count;
+  }
   const body = take(size);
   let o = 0;
   body[o++] = LBRACKET;
   for (const s of slices) {
-    const r = s.ranges;
-    for (let j = 0; j < r.length; j += 2) {
+    const b = s.bounds;
+    // A plain view: its subarray and set are engine builtins (Buffer#copy makes a view per call in JavaScript).
+    const src = new Uint8Array(s.bytes.buffer, s.bytes.byteOffset, s.bytes.length);
+    for (let j = 0; j < s.count;) {
+      const from = b[2 * j]!;
+      let to = b[2 * j + 1]!;
+      for (j++; j < s.count && b[2 * j] === to + 1 && src[to] === COMMA; j++) to = b[2 * j + 1]!;
       if (o > 1) body[o++] = COMMA;
-      o += s.bytes.copy(body, o, r[j], r[j + 1]);
+      body.set(src.subarray(from, to), o);
+      o += to - from;
     }
   }
   body[o++] = RBRACKET;
-  return new JoinedRequest(
-    node,
-    body.subarray(0, o),
-    slices.reduce((a, s) => a + s.count, 0),
-    slices,
-  );
+  return new JoinedRequest(node, body.subarray(0, o), count, slices);
 }

@@ -22,10 +22,11 @@ function finish(h: number): number {
   return (h ^ (h >>> 16)) | 0;
 }
 
+// `step` written out in the loops: until the engine compiles this, a call per word costs more than the word.
 function hashRange(view: DataView, h: number, from: number, to: number): number {
   let i = from;
-  for (; i + 4 <= to; i += 4) h = step(h, view.getInt32(i));
-  for (; i < to; i++) h = step(h, view.getUint8(i));
+  for (; i + 4 <= to; i += 4) h = Math.imul(h ^ view.getInt32(i), 0x01000193);
+  for (; i < to; i++) h = Math.imul(h ^ view.getUint8(i), 0x01000193);
   return h;
 }
 
@@ -37,17 +38,17 @@ function sameRange(a: DataView, aFrom: number, b: DataView, bFrom: number, len: 
   return true;
 }
 
-export class PlacementCache {
+export class PlacementCache<T> {
   /** The keys' bytes: each entry's id, then its metric. */
   private bytes: Uint8Array;
   private view: DataView;
   private used = 0;
-  /** Per entry: where its id starts in `bytes`, its id's and metric's lengths, its hash, its owners. */
+  /** Per entry: where its id starts in `bytes`, its id's and metric's lengths, its hash, what is remembered for it. */
   private readonly at: number[] = [];
   private readonly idLength: number[] = [];
   private readonly metricLength: number[] = [];
   private readonly hashes: number[] = [];
-  private readonly owners: Array<readonly number[]> = [];
+  private readonly values: T[] = [];
   /** Entry numbers by hash (open addressing, linear probing); EMPTY where none. */
   private readonly table: Int32Array;
   private readonly mask: number;
@@ -62,7 +63,7 @@ export class PlacementCache {
   }
 
   get size(): number {
-    return this.owners.length;
+    return this.values.length;
   }
 
   /** The hash of an id and a metric, as `get` and `set` take it. */
@@ -73,8 +74,8 @@ export class PlacementCache {
     return finish(hashRange(view, h, metricFrom, metricTo));
   }
 
-  /** The owners remembered for the id and metric at those positions of `view` (hashed `h`), or undefined. */
-  get(view: DataView, h: number, idFrom: number, idTo: number, metricFrom: number, metricTo: number): readonly number[] | undefined {
+  /** What is remembered for the id and metric at those positions of `view` (hashed `h`), or undefined. */
+  get(view: DataView, h: number, idFrom: number, idTo: number, metricFrom: number, metricTo: number): T | undefined {
     const idLen = idTo - idFrom;
     const metricLen = metricTo - metricFrom;
     for (let slot = h & this.mask; ; slot = (slot + 1) & this.mask) {
@@ -87,22 +88,22 @@ export class PlacementCache {
         sameRange(this.view, this.at[e]!, view, idFrom, idLen) &&
         sameRange(this.view, this.at[e]! + idLen, view, metricFrom, metricLen)
       )
-        return this.owners[e];
+        return this.values[e];
     }
   }
 
-  /** Remembers the owners of the id and metric at those positions of `buf` (hashed `h`; not in the cache). */
-  set(buf: Uint8Array, h: number, idFrom: number, idTo: number, metricFrom: number, metricTo: number, owners: readonly number[]): void {
-    if (this.owners.length >= this.max) this.clear();
+  /** Remembers `value` for the id and metric at those positions of `buf` (hashed `h`; not in the cache). */
+  set(buf: Uint8Array, h: number, idFrom: number, idTo: number, metricFrom: number, metricTo: number, value: T): void {
+    if (this.values.length >= this.max) this.clear();
     const idLen = idTo - idFrom;
     const metricLen = metricTo - metricFrom;
     if (this.used + idLen + metricLen > this.bytes.length) this.grow(this.used + idLen + metricLen);
-    const e = this.owners.length;
+    const e = this.values.length;
     this.at.push(this.used);
     this.idLength.push(idLen);
     this.metricLength.push(metricLen);
     this.hashes.push(h);
-    this.owners.push(owners);
+    this.values.push(value);
     this.bytes.set(buf.subarray(idFrom, idTo), this.used);
     this.bytes.set(buf.subarray(metricFrom, metricTo), this.used + idLen);
     this.used += idLen + metricLen;
@@ -120,9 +121,9 @@ export class PlacementCache {
     this.view = new DataView(bigger.buffer);
   }
 
-  private clear(): void {
+  clear(): void {
     this.table.fill(EMPTY);
     this.used = 0;
-    this.at.length = this.idLength.length = this.metricLength.length = this.hashes.length = this.owners.length = 0;
+    this.at.length = this.idLength.length = this.metricLength.length = this.hashes.length = this.values.length = 0;
   }
 }

@@ -17,7 +17,7 @@ import type { NodeWriter, SendContext } from './acknowledge.js';
 import type { Tally } from './ledger.js';
 import type { NodePool } from './node-pool.js';
 import { OwnerQueue, type QueuedSlice } from './owner-queue.js';
-import { joinSlices, OwnerRouter, ownSlice, type OwnerRequest, type RoutedBatch } from './owners.js';
+import { joinSlices, OwnerRouter, ownersAt, ownSlice, type OwnerRequest, type RoutedBatch } from './owners.js';
 import type { BatchOutcome, Route } from './route.js';
 import { batchBody } from '../records/batch.js';
 import { textsOf } from './slice.js';
@@ -186,7 +186,7 @@ export class OwnersRoute implements Route {
     const request = joinSlices(
       i,
       parts.map((p) => p.slice),
-      (size) => this.requestBodies.take(Math.max(size, Math.min(this.opts.batchBytes, 64 * 1024 * 1024) + 2)),
+      (size) => this.requestBody(size),
     );
     // Every slice of a batch copied into its request: the batch's buffer can carry another batch.
     if (!fallback) for (const { owner: c } of parts) if (--c.unjoined === 0) this.bodies.give(c.body);
@@ -263,6 +263,16 @@ export class OwnersRoute implements Route {
   }
 
   /**
+   * A buffer for a request body of `size` bytes. A new one has room for a quarter more: requests of
+   * a run are of much the same size, and a buffer of the largest request possible (the batch bytes)
+   * for each would be most of the memory (and of the garbage collections that external memory sets
+   * off) of a ring write.
+   */
+  private requestBody(size: number): Buffer {
+    return this.requestBodies.take(size, Math.min(size + (size >> 2), this.opts.batchBytes + 2));
+  }
+
+  /**
    * `primary`: the records of a request node i did not take, each to its next owner after i in
    * placement order, grouped into one request per node. Returns the records handed on.
    */
@@ -282,7 +292,7 @@ export class OwnersRoute implements Route {
       slice.index.forEach((k, j) => {
         const r = slice.batch.records[k]!;
         if (refused.has(r)) return;
-        const owners = c.routed.placement?.[k] ?? [];
+        const owners = ownersAt(c.routed, k);
         const at = owners.indexOf(i);
         const to = at >= 0 ? owners[at + 1] : undefined;
         if (to === undefined) return;
@@ -329,7 +339,7 @@ export class OwnersRoute implements Route {
   /** `primary`: why a record (by number) of these parts no owner took: each of its owners, with why it last failed. */
   private noOwnerTook(parts: readonly QueuedSlice<Chunk>[]): (record: number) => string {
     const placed = new Map<number, readonly number[]>();
-    for (const { owner: c, slice } of parts) for (const k of slice.index) placed.set(slice.batch.records[k]!, c.routed.placement?.[k] ?? [slice.node]);
+    for (const { owner: c, slice } of parts) for (const k of slice.index) placed.set(slice.batch.records[k]!, ownersAt(c.routed, k));
     return (record) => {
       const owners = placed.get(record) ?? [];
       return `no owner took it: tried ${owners.map((o) => `${this.ctx.clients[o]!.url} (${this.downWhy[o] ?? 'failed'})`).join(', then ')}`;
@@ -362,7 +372,7 @@ export class OwnersRoute implements Route {
  * now acknowledged somewhere or everywhere they went. Not inline: a loop in an async function
  * runs unoptimised.
  */
-function ackAll(c: Chunk, index: readonly number[]): void {
+function ackAll(c: Chunk, index: ArrayLike<number>): void {
   const { acked } = c;
   const { copies } = c.routed;
   for (let j = 0; j < index.length; j++) {

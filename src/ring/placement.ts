@@ -57,8 +57,8 @@ export function metricKey(uuid: string, metric: string): string {
   return `${uuid.toLowerCase()}-${metric}`;
 }
 
-/** SHA-256 of `data` (the one-shot form: about twice as fast as a Hash object for short inputs). */
-const sha256 = (data: Buffer): Buffer => crypto().hash('sha256', data, 'buffer');
+/** SHA-256 of `data`, a string as UTF-8 (the one-shot form: about twice as fast as a Hash object for short inputs). */
+const sha256 = (data: Buffer | string): Buffer => crypto().hash('sha256', data, 'buffer');
 
 /** Where slot `w` of a node sits on the ring. */
 export function slotLocation(node: Pick<RingNode, 'id' | 'side'>, w: number): Buffer {
@@ -72,7 +72,7 @@ export function slotLocation(node: Pick<RingNode, 'id' | 'side'>, w: number): Bu
 }
 
 /** The first 6 bytes of a location as a number (exact: 48 bits): most comparisons end there. */
-const prefixOf = (loc: Buffer): number => loc.readUIntBE(0, 6);
+const prefixOf = (loc: Buffer): number => ((loc[0]! * 256 + loc[1]!) * 256 + loc[2]!) * 2 ** 24 + ((loc[3]! << 16) | (loc[4]! << 8) | loc[5]!);
 
 /**
  * Every slot of a topology in ring order, as the store's `/toporing` lists them: the node, the
@@ -164,7 +164,7 @@ export class Ring {
 
   /** The owners of an arbitrary key, primary first: at most `copies` distinct nodes. */
   ownersOfKey(key: string, copies: number = this.writeCopies): RingNode[] {
-    const loc = sha256(Buffer.from(key, 'utf8'));
+    const loc = sha256(key);
     const taken: number[] = [];
     const out: RingNode[] = [];
     for (let c = 0; c < copies; c++) {

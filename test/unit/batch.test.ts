@@ -73,6 +73,16 @@ describe('BodyPool', () => {
     pool.give(own.subarray(0, 10));
     expect(pool.take(100).buffer).toBe(own.buffer);
   });
+
+  it('makes a new buffer of the room asked for, and hands it out again for any size it holds', () => {
+    const pool = new BodyPool(4);
+    const first = pool.take(1000, 1250);
+    expect(first.length).toBe(1250);
+    pool.give(first.subarray(0, 1000));
+    expect(pool.take(1200).buffer).toBe(first.buffer);
+    // Never less than the size asked for.
+    expect(pool.take(3000, 10).length).toBe(3000);
+  });
 });
 
 describe('memberText', () => {

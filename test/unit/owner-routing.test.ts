@@ -11,7 +11,7 @@ import { Batcher, batchTexts, RANGE_SLOTS, type Batch } from '../../src/records/
 import { NdjsonSplitter } from '../../src/records/ndjson-splitter.js';
 import { openRecordChunks, statSource } from '../../src/records/reader.js';
 import { chunkSize } from '../../src/records/splitter.js';
-import { OwnerRouter, joinSlices, ownSlice, type OwnerSlice } from '../../src/replay/owners.js';
+import { OwnerRouter, joinSlices, ownersAt, ownSlice, type OwnerSlice, type RoutedBatch } from '../../src/replay/owners.js';
 import { OwnerQueue, type QueuedSlice } from '../../src/replay/owner-queue.js';
 import { PlacementCache } from '../../src/replay/placement-cache.js';
 import { Ring, type Topology } from '../../src/ring/index.js';
@@ -43,6 +43,7 @@ function batchOf(lines: string[], ranges = false): Batch {
 
 /** A slice's records as the body of a request of their own. */
 const bodyOf = (s: OwnerSlice): Buffer => joinSlices(s.node, [s]).body;
+const placements = (routed: RoutedBatch, count: number): Array<readonly number[]> => Array.from({ length: count }, (_, k) => ownersAt(routed, k));
 
 const indexOf = new Map(TOPOLOGY.nodes.map((n, k) => [n.id, k]));
 const ownersOf = (id: string, metric: string): number[] => ring.ownersOf(id, metric).map((n) => indexOf.get(n.id)!);
@@ -130,7 +131,7 @@ describe('OwnerRouter.split', () => {
           const scanned = new OwnerRouter(ring).split({ ...batch, ranges: undefined }, primaryOnly);
           const read = new OwnerRouter(ring).split(batch, primaryOnly);
           expect(read.slices.map((s) => [s.node, s.index, bodyOf(s).toString()])).toEqual(scanned.slices.map((s) => [s.node, s.index, bodyOf(s).toString()]));
-          expect(read.placement).toEqual(scanned.placement);
+          expect(placements(read, batch.count)).toEqual(placements(scanned, batch.count));
         }
         k0 += batch.count;
       }
@@ -181,7 +182,7 @@ describe('OwnerRouter.split', () => {
         const v = JSON.parse(l) as { id: string; metric: string };
         const owners = ownersOf(v.id, v.metric);
         expect(got.get(k)).toEqual(primaryOnly ? [owners[0]] : [...owners].sort((a, b) => a - b));
-        if (primaryOnly) expect(routed.placement?.[k]).toEqual(owners);
+        expect(ownersAt(routed, k)).toEqual(owners);
       });
     }
   });
@@ -196,7 +197,7 @@ describe('OwnerRouter.split', () => {
     const batch = batchOf([line(TOPOLOGY.nodes[second!]!.id, 1), line(undefined, 2), line(TOPOLOGY.nodes[stranger]!.id, 3), line(TOPOLOGY.nodes[second!]!.id.toUpperCase(), 4)]);
     expect(batch.owedTo).toEqual([TOPOLOGY.nodes[second!]!.id, undefined, TOPOLOGY.nodes[stranger]!.id, TOPOLOGY.nodes[second!]!.id.toUpperCase()]);
     const routed = new OwnerRouter(ring).split(batch);
-    const byNode = new Map(routed.slices.map((s) => [s.node, s.index]));
+    const byNode = new Map(routed.slices.map((s) => [s.node, [...s.index]]));
     expect(byNode.get(second!)).toEqual([0, 1, 2, 3]);
     expect(byNode.get(primary!)).toEqual([1, 2]);
     expect(byNode.has(stranger)).toBe(false);
@@ -211,6 +212,95 @@ describe('OwnerRouter.split', () => {
     const router = new OwnerRouter(ring, 10);
     for (let i = 0; i < 100; i++) expect([...router.ownersOf(ids[0]!, `m${i}`)]).toEqual(ownersOf(ids[0]!, `m${i}`));
     expect((router as unknown as { cache: Map<string, unknown> }).cache.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('OwnerRouter.split against a record-by-record parse (property)', () => {
+  /** A record as a line: keys in any order, spaces or not, escapes in the id or metric or not; some as a rejects-file line owed to a node. */
+  const recordLine = fc
+    .record({
+      id: fc.constantFrom(...ids, ids[0]!.toUpperCase()),
+      metric: fc.oneof(fc.constantFrom('cpu', 'cpu.1', 'cpu.2', 'mém', 'disk "sda"', 'a\\b'), fc.string({ minLength: 1, maxLength: 12 })),
+      order: fc.shuffledSubarray(['metric', 'id', 'offset', 'count', 'value'], { minLength: 5, maxLength: 5 }),
+      spaced: fc.boolean(),
+      escapeId: fc.boolean(),
+      value: fc.oneof(fc.integer(), fc.constant(123.45678901234567)),
+      owner: fc.option(fc.integer({ min: 0, max: TOPOLOGY.nodes.length - 1 }), { freq: 5 }),
+    })
+    .map(({ id, metric, order, spaced, escapeId, value, owner }) => {
+      const rec: Record<string, unknown> = { metric, id, offset: 60, count: 1, value };
+      let text = `{${order.map((k) => `${JSON.stringify(k)}${spaced ? ' : ' : ':'}${JSON.stringify(rec[k])}`).join(spaced ? ' , ' : ',')}}`;
+      if (escapeId) text = text.replace(`"${id}"`, `"\\u00${id.charCodeAt(0).toString(16)}${id.slice(1)}"`);
+      const line = owner === null ? text : `{"file":"x","record":1,"error":"e","owner":${JSON.stringify(TOPOLOGY.nodes[owner]!.id)},"input":${text}}`;
+      return { id, metric, owner, text, line };
+    });
+
+  it('routes each record to exactly the owners a parse and the ring name, across batches and a small cache', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(recordLine, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 4 }), fc.boolean(), fc.boolean(), (batches, primaryOnly, ranges) => {
+        const router = new OwnerRouter(ring, 3);
+        for (const recs of batches) {
+          const batch = batchOf(
+            recs.map((r) => r.line),
+            ranges,
+          );
+          const routed = router.split(batch, primaryOnly);
+          const got = new Map<number, number[]>();
+          for (const s of routed.slices) {
+            const texts = batchTexts(bodyOf(s)).map((t) => JSON.parse(t) as unknown);
+            expect(texts).toHaveLength(s.count);
+            s.index.forEach((k, j) => {
+              got.set(k, [...(got.get(k) ?? []), s.node]);
+              expect(texts[j]).toEqual(JSON.parse(recs[k]!.text));
+            });
+          }
+          recs.forEach((r, k) => {
+            const owners = ownersOf(r.id, r.metric);
+            const placed = r.owner !== null && owners.includes(r.owner) ? [r.owner] : owners;
+            expect(ownersAt(routed, k)).toEqual(placed);
+            const to = primaryOnly ? placed.slice(0, 1) : placed;
+            expect(got.get(k)).toEqual([...to].sort((a, b) => a - b));
+            expect(routed.copies[k]).toBe(to.length);
+          });
+        }
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it('tells apart ids and metrics whose bytes run together the same, and forgets placements past its bound', () => {
+    const router = new OwnerRouter(ring, 100);
+    const lines: string[] = [];
+    // Id and metric side by side either way round, and far apart (more than a key's text holds).
+    const orders = [
+      ['metric', 'id', 'offset', 'count', 'value'],
+      ['id', 'metric', 'offset', 'count', 'value'],
+      ['metric', 'offset', 'count', 'value', 'id'],
+      ['id', 'offset', 'count', 'value', 'metric'],
+    ];
+    // Neighbours of other series (a neighbour of the same series takes its placement without a look-up).
+    for (const order of orders)
+      for (const [metric, id] of [
+        ['a', ids[0]!],
+        ['a"', ids[0]!],
+        ['ab', ids[1]!],
+        ['a', ids[1]!],
+        ['a', ids[2]!],
+      ]) {
+        const rec: Record<string, unknown> = { metric, id, offset: 60, count: 1, value: 1.2345678901234567e300 };
+        lines.push(`{${order.map((k) => `${JSON.stringify(k)} : ${JSON.stringify(rec[k])}`).join(' , ')}}`);
+      }
+    for (let round = 0; round < 3; round++) {
+      const batch = batchOf(lines, true);
+      const routed = router.split(batch);
+      lines.forEach((l, k) => {
+        const v = JSON.parse(l) as { id: string; metric: string };
+        expect(ownersAt(routed, k)).toEqual(ownersOf(v.id, v.metric));
+      });
+    }
+    const small = new OwnerRouter(ring, 2);
+    small.split(batchOf(lines, true));
+    expect((small as unknown as { byBytes: PlacementCache<number> }).byBytes.size).toBeLessThanOrEqual(2);
   });
 });
 
@@ -347,7 +437,7 @@ describe('OwnerQueue', () => {
         s.parts.map((p) => p.slice),
       );
       expect(JSON.parse(joined.body.toString())).toHaveLength(joined.count);
-      expect(joined.records).toEqual(s.parts.flatMap((p) => p.slice.index.map((k) => p.slice.batch.records[k])));
+      expect(joined.records).toEqual(s.parts.flatMap((p) => Array.from(p.slice.index, (k) => p.slice.batch.records[k])));
       expect(joined.lines).toEqual(joined.records.map((r) => r + 1));
     }
     // Full requests: all but each node's last hold more than half the limit.
