@@ -69,20 +69,31 @@ const nodesCpu = (pids) => pids.reduce((a, pid) => a + cpuSecondsOf(pid), 0);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Waits until the ring is quiet: the nodes used under 0.05 s of CPU in 2.5 s (longer than the
- * nodes' flush interval, so a flush still due has started and ended; gives up after 50 s).
- * Returns their CPU then (NaN without /proc).
+ * Waits until the ring is quiet: the nodes used under `limit` seconds of CPU in 2.5 s (longer
+ * than the nodes' flush interval, so a flush still due has started and ended; gives up after
+ * 50 s). Returns their CPU then (NaN without /proc).
  */
-async function quiet(pids) {
+async function quiet(pids, limit) {
   let before = nodesCpu(pids);
   for (let i = 0; i < 20; i++) {
     await sleep(2500);
     const now = nodesCpu(pids);
     // Without /proc (not Linux) there is no CPU to read: the one wait is all.
-    if (!(now - before >= 0.05)) return now;
+    if (!(now - before >= limit)) return now;
     before = now;
   }
   return before;
+}
+
+/**
+ * What "quiet" allows: twice what the fresh ring uses idle in 2.5 s (its own timers), at least
+ * 0.05 s. A fixed 0.05 s was below an idle three-node ring's ~0.08-0.15 s on this machine, so
+ * every wait ran to its 50 s limit (and "nodes CPU after" counted idle time).
+ */
+async function quietLimit(pids) {
+  const before = nodesCpu(pids);
+  await sleep(2500);
+  return Math.max(0.05, 2 * (nodesCpu(pids) - before));
 }
 
 async function json(url, headers = {}) {
@@ -131,6 +142,7 @@ try {
       : []),
   ];
   const results = methods.map(() => /** @type {any[]} */ ([]));
+  const limit = await quietLimit(pids);
   const load = [loadavg()[0]];
   let run = 0;
   let previous = /** @type {any} */ (null);
@@ -143,7 +155,7 @@ try {
   for (let k = 0; k < RUNS; k++) {
     for (const [m, method] of methods.entries()) {
       const file = await generate(++run);
-      const nodesBefore = await quiet(pids);
+      const nodesBefore = await quiet(pids, limit);
       // What the nodes did after the previous run's clock stopped (its flush), now that they are quiet.
       if (previous) previous.nodeCpuAfter = nodesBefore - previous.nodesAtEnd;
       const t = process.hrtime.bigint();
@@ -165,14 +177,14 @@ try {
       rmSync(file, { force: true });
     }
   }
-  if (previous) previous.nodeCpuAfter = (await quiet(pids)) - previous.nodesAtEnd;
+  if (previous) previous.nodeCpuAfter = (await quiet(pids, limit)) - previous.nodesAtEnd;
   const med = (rs, key) => median(rs.map((r) => r[key]));
   const rows = results.map((rs) => Object.fromEntries(['seconds', 'clientSeconds', 'bytes', 'clientCpu', 'nodeCpu', 'nodeCpuAfter'].map((key) => [key, med(rs, key)])));
   const [primary, owned] = rows;
   const mib = (b) => (b / 1024 / 1024).toFixed(1);
   console.log(`${N.toLocaleString('en-US')} records into a replicating 3-node ring, write_copies 2; medians of ${RUNS} interleaved runs, each on a quiet ring`);
   console.log(
-    `load average (1 min) during the runs: ${Math.min(...load).toFixed(2)} to ${Math.max(...load).toFixed(2)}, on ${cpus().length} cores shared with the nodes (noisy: compare the ratios)\n`,
+    `load average (1 min) during the runs: ${Math.min(...load).toFixed(2)} to ${Math.max(...load).toFixed(2)}, on ${cpus().length} cores shared with the nodes (noisy: compare the ratios); quiet = nodes under ${limit.toFixed(3)} s of CPU in 2.5 s\n`,
   );
   console.log(
     '| method | seconds (until every copy is in place) | records/s | bytes sent (bodies) | client run s | then until settled s | client CPU s | nodes CPU s | nodes CPU after s |',
