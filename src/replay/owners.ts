@@ -50,8 +50,6 @@ export interface OwnerRequest {
   readonly count: number;
   readonly records: number[];
   readonly lines: number[];
-  /** Each record's position in its batch. */
-  readonly index: number[];
   texts?: string[];
 }
 
@@ -77,13 +75,12 @@ function perRecord<T>(slices: readonly OwnerSlice[], pick: (s: OwnerSlice, k: nu
 
 /**
  * A request built from slices: what only a refusal or a failure needs (the records' numbers and
- * lines, their batch positions in one list) is worked out when first asked for.
+ * lines) is worked out when first asked for.
  */
 class JoinedRequest implements OwnerRequest {
   texts?: string[];
   private recordList?: number[];
   private lineList?: number[];
-  private indexList?: number[];
 
   constructor(
     readonly node: number,
@@ -98,10 +95,6 @@ class JoinedRequest implements OwnerRequest {
 
   get lines(): number[] {
     return (this.lineList ??= perRecord(this.slices, (s, k) => s.batch.lines[k]!));
-  }
-
-  get index(): number[] {
-    return (this.indexList ??= perRecord(this.slices, (_, k) => k));
   }
 }
 
@@ -269,7 +262,6 @@ export class OwnerRouter {
         index: index.subarray(at, at + count),
       });
       at += count;
-      r.count = r.size = 0;
     });
     return { slices, copies, owed: owed.owed, notOwedThere: owed.notOwedThere, ownerSet, ownerSets: this.ownerSets };
   }

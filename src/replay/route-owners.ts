@@ -332,7 +332,6 @@ export class OwnersRoute implements Route {
       count: keep.length,
       records: keep.map((j) => request.records[j]!),
       lines: keep.map((j) => request.lines[j]!),
-      index: keep.map((j) => request.index[j]!),
     };
   }
 
