@@ -60,6 +60,10 @@ const BAD = -2;
 /** Powers of ten a double holds exactly (10^22 is the last). */
 const EXACT_POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 
+/** `b`'s bytes from `start` to `end` as a one-byte string (Buffer's own latin1Slice: no encoding lookup, no subarray). */
+const latin1 = (b: Buffer, start: number, end: number): string =>
+  (Buffer.prototype as unknown as { latin1Slice(this: Buffer, s: number, e: number): string }).latin1Slice.call(b, start, end);
+
 /** Whether `b[i]` is a digit (false past the end). */
 const digitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
 
@@ -88,8 +92,8 @@ export class NumericRowStream {
   private ts: Float64Array;
   private vals: Float64Array;
   private n = 0;
-  /** The number numberAt() read last. */
-  private num = 0;
+  /** The number numberAt() read last (a double from the start: a field that starts as a small integer and later holds a fraction deoptimises the code that read it). */
+  private num = Number.NaN;
 
   /** `rows`: how many rows the answer should hold (the columns start that long, at most 2^18 rows; they grow past it). */
   constructor(
@@ -159,12 +163,13 @@ export class NumericRowStream {
         }
         if (c !== 44) return BAD;
         // Keep the comma with an unfinished row: the row after it is read once whole.
-        const next = skipWs(b, i + 1);
+        let next = i + 1;
+        if (next < b.length && b[next]! <= 32) next = skipWs(b, next);
         if (next >= b.length) return i;
         const end = this.row(b, next);
         if (end === MORE) return i;
         if (end === BAD) return BAD;
-        i = skipWs(b, end);
+        i = end < b.length && b[end]! <= 32 ? skipWs(b, end) : end;
         continue;
       } else if (this.stage === 3) return i;
       // stage 1: the first row, or the `]` of an empty array.
@@ -179,20 +184,29 @@ export class NumericRowStream {
     }
   }
 
-  /** One `[seconds, number|null]` at `i`: stored, and the index after its `]`; MORE when `b` ends first. */
+  /**
+   * One `[seconds, number|null]` at `i`: stored, and the index after its `]`; MORE when `b` ends first.
+   * Written for the interpreter as much as for TurboFan: the first few thousand rows of a CLI read
+   * run before V8 has optimised this, so whitespace is looked for only where a byte could be some
+   * (`<= 32`), and no helper is called per byte.
+   */
   private row(b: Buffer, i: number): number {
+    const n = b.length;
     if (b[i] !== 91) return BAD;
-    i = this.numberAt(b, skipWs(b, i + 1));
+    i++;
+    if (i < n && b[i]! <= 32) i = skipWs(b, i);
+    i = this.numberAt(b, i);
     if (i < 0) return i;
     const ts = this.num;
-    i = skipWs(b, i);
-    if (i >= b.length) return MORE;
+    if (i < n && b[i]! <= 32) i = skipWs(b, i);
+    if (i >= n) return MORE;
     if (b[i] !== 44) return BAD;
-    i = skipWs(b, i + 1);
-    if (i >= b.length) return MORE;
+    i++;
+    if (i < n && b[i]! <= 32) i = skipWs(b, i);
+    if (i >= n) return MORE;
     let v: number;
     if (b[i] === 110) {
-      if (i + 4 > b.length) return MORE;
+      if (i + 4 > n) return MORE;
       if (b[i + 1] !== 117 || b[i + 2] !== 108 || b[i + 3] !== 108) return BAD;
       v = NaN;
       i += 4;
@@ -201,18 +215,10 @@ export class NumericRowStream {
       if (i < 0) return i;
       v = this.num;
     }
-    i = skipWs(b, i);
-    if (i >= b.length) return MORE;
+    if (i < n && b[i]! <= 32) i = skipWs(b, i);
+    if (i >= n) return MORE;
     if (b[i] !== 93) return BAD;
-    if (this.n === this.ts.length) {
-      const grow = (a: Float64Array): Float64Array => {
-        const bigger = new Float64Array(a.length * 2);
-        bigger.set(a);
-        return bigger;
-      };
-      this.ts = grow(this.ts);
-      this.vals = grow(this.vals);
-    }
+    if (this.n === this.ts.length) this.grow();
     this.ts[this.n] = msFromSeconds(ts);
     this.vals[this.n] = v;
     this.n++;
@@ -220,43 +226,67 @@ export class NumericRowStream {
     return i + 1;
   }
 
+  /** Twice the room for rows (out of the row loop). */
+  private grow(): void {
+    const bigger = (a: Float64Array): Float64Array => {
+      const out = new Float64Array(a.length * 2);
+      out.set(a);
+      return out;
+    };
+    this.ts = bigger(this.ts);
+    this.vals = bigger(this.vals);
+  }
+
   /**
    * A JSON number at `i` into `this.num`: the index after it, BAD, or MORE when `b` ends inside
    * it or right after it (the next chunk could go on with it). Exact: digits that fit in 2^53
    * with at most 22 after the point are one correctly rounded division (both operands exact,
-   * Clinger's fast path); anything else (an exponent, more digits) is left to Number().
+   * Clinger's fast path); anything else (more digits, an exponent) is left to Number(). `c` is
+   * the byte at `i`, or -1 past the end.
    */
   private numberAt(b: Buffer, i: number): number {
     const start = i;
     const n = b.length;
-    const negative = i < n && b[i] === 45;
-    if (negative) i++;
-    if (i >= n) return MORE;
+    let c = i < n ? b[i]! : -1;
+    const negative = c === 45;
+    if (negative) c = ++i < n ? b[i]! : -1;
     let m = 0;
-    if (b[i] === 48) i++;
-    else if (digitAt(b, i)) {
-      while (digitAt(b, i)) m = m * 10 + (b[i++]! - 48);
-    } else return BAD;
+    if (c === 48) c = ++i < n ? b[i]! : -1;
+    else if (c >= 49 && c <= 57) {
+      do {
+        m = m * 10 + (c - 48);
+        c = ++i < n ? b[i]! : -1;
+      } while (c >= 48 && c <= 57);
+    } else return c < 0 ? MORE : BAD;
     let fraction = 0;
-    if (i < n && b[i] === 46) {
+    if (c === 46) {
       const first = ++i;
-      while (digitAt(b, i)) m = m * 10 + (b[i++]! - 48);
+      c = i < n ? b[i]! : -1;
+      while (c >= 48 && c <= 57) {
+        m = m * 10 + (c - 48);
+        c = ++i < n ? b[i]! : -1;
+      }
       fraction = i - first;
-      if (fraction === 0) return i >= n ? MORE : BAD;
+      if (fraction === 0) return c < 0 ? MORE : BAD;
     }
-    let exponent = false;
-    if (i < n && (b[i] === 101 || b[i] === 69)) {
-      exponent = true;
-      i++;
-      if (i < n && (b[i] === 43 || b[i] === 45)) i++;
-      if (!digitAt(b, i)) return i >= n ? MORE : BAD;
-      while (digitAt(b, i)) i++;
-    }
-    if (i >= n) return MORE;
-    if (!exponent && m <= Number.MAX_SAFE_INTEGER && fraction <= 22) {
+    if (c === 101 || c === 69) return this.exponentAt(b, start, i);
+    if (c < 0) return MORE;
+    if (m <= Number.MAX_SAFE_INTEGER && fraction <= 22) {
       const v = fraction === 0 ? m : m / EXACT_POW10[fraction]!;
       this.num = negative ? -v : v;
-    } else this.num = Number(b.toString('latin1', start, i));
+    } else this.num = Number(latin1(b, start, i));
+    return i;
+  }
+
+  /** The rest of numberAt for a number with an exponent at `i` (rare: out of the hot function). */
+  private exponentAt(b: Buffer, start: number, i: number): number {
+    const n = b.length;
+    i++;
+    if (i < n && (b[i] === 43 || b[i] === 45)) i++;
+    if (!digitAt(b, i)) return i >= n ? MORE : BAD;
+    while (digitAt(b, i)) i++;
+    if (i >= n) return MORE;
+    this.num = Number(latin1(b, start, i));
     return i;
   }
 }

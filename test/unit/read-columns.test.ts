@@ -146,6 +146,17 @@ describe('columnsCsv', () => {
       expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
     }
   });
+  it("writes the days of years 1970-9999 as Date does (the date is arithmetic, not Date's)", () => {
+    // Every day up to 2517 (leap days, the centuries 2100-2500), then every 13th to 9999-12-31.
+    const days: number[] = [];
+    for (let d = 0; d < 2_932_897; d += d < 200_000 ? 1 : 13) days.push(d);
+    days.push(2_932_896);
+    const ts = new Float64Array(days.map((d) => d * 86_400_000 + 43_200_000));
+    const csv = columnsCsv(ts, new Float64Array(ts.length).fill(NaN), 'value', 60_000).toString('latin1').split('\r\n');
+    const wrong = days.filter((_, i) => csv[i + 1] !== `${ts[i]! / 1000},${new Date(ts[i]!).toISOString().slice(0, 19)}Z,`);
+    expect(wrong).toEqual([]);
+    expect(csv[days.length]).toBe('253402257600,9999-12-31T12:00:00Z,');
+  });
   it('prints byte for byte what gridCsv prints, for any times, values, spans and buffer sizes (the buffer grows)', () => {
     // Times: whole and fractional milliseconds, negative, around day and year-9999 edges and Date's own limits.
     const time = fc.oneof(

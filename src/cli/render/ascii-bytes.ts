@@ -6,9 +6,10 @@
  */
 
 /** "00".."99" as byte pairs: two digits per lookup. */
-const PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1');
+export const PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1');
 
-const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
+/** 10^0 .. 10^15. */
+export const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
 
 export class AsciiBytes {
   private buf: Buffer;
@@ -29,6 +30,24 @@ export class AsciiBytes {
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
     this.buf.copy(bigger, 0, 0, this.pos);
     this.buf = bigger;
+  }
+
+  /**
+   * For a loop that writes bytes itself: the buffer, with room for `n` more bytes after `length`.
+   * The loop writes from `length` on and sets `length` to where it stopped.
+   */
+  room(n: number): Buffer {
+    this.reserve(n);
+    return this.buf;
+  }
+
+  /** Bytes written so far. */
+  get length(): number {
+    return this.pos;
+  }
+
+  set length(p: number) {
+    this.pos = p;
   }
 
   /** What was written. */
