@@ -12,7 +12,7 @@ export { TsnodeError } from './tsnode-error.js';
 
 // One node, and many at once.
 export { NodeClient, type CallOptions, type NodeClientOptions, type RollupColumns, type RollupResult, type TagDeleteScope } from './client/node-client.js';
-export type { RollupPoint } from './client/rollup-rows.js';
+export type { RollupPoint, RowsSoFar, ValueDigits } from './client/rollup-rows.js';
 export type { WriteAck } from './client/answers.js';
 export { createAgent, type AgentOptions, type ProxySettings, type TlsOptions } from './client/agent.js';
 export { DEFAULT_RETRY, NO_RETRY, type RetryPolicy } from './client/retry.js';

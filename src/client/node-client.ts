@@ -47,7 +47,7 @@ import {
 import { NodeHttpError, NodeRequestError } from './errors.js';
 import { DEFAULT_TIMEOUTS, parseHttpDate, send, type BodySink, type HttpRequest, type HttpResponse, type RequestLogEntry, type Timeouts, type WaitingNotice } from './http.js';
 import { DEFAULT_RETRY, NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
-import { fillAll, NumericRowStream, numericPoints, type RollupPoint, type RowsSoFar } from './rollup-rows.js';
+import { fillAll, NumericRowStream, numericPoints, type RollupPoint, type RowsSoFar, type ValueDigits } from './rollup-rows.js';
 
 export interface NodeClientOptions {
   /** The run's dispatcher (an undici Agent, or a MockAgent in tests). The caller closes it. */
@@ -124,6 +124,8 @@ export interface TagPage<T> {
 export interface RollupColumns {
   timestampsMs: Float64Array;
   values: Float64Array;
+  /** Each value's digits as the node wrote them, when asked for (`keepDigits`) and the answer was read as it arrived. */
+  digits?: ValueDigits;
   limited: boolean;
 }
 
@@ -263,14 +265,15 @@ export class NodeClient {
   /**
    * The same read as {@link readRollup} for one value type (not `all`), as columns: no array or
    * object per row. Same request, same errors (an answer that does not fit goes through the same
-   * checks and messages as readRollup).
+   * checks and messages as readRollup). `keepDigits`: also each value's digits as the node wrote
+   * them (ValueDigits), for a printer that would otherwise turn the doubles back into text.
    */
-  async readRollupColumns(q: RollupQuery, call: CallOptions & { limit?: number | 'none'; onRows?: RowsSoFar } = {}): Promise<RollupColumns> {
+  async readRollupColumns(q: RollupQuery, call: CallOptions & { limit?: number | 'none'; onRows?: RowsSoFar; keepDigits?: boolean } = {}): Promise<RollupColumns> {
     if (q.type === 'all') throw new TypeError('readRollupColumns reads one value type; use readRollup for type all');
     const headers: Record<string, string> = {};
     if (call.limit !== undefined) headers[ADVISORY_LIMIT_HEADER] = String(call.limit);
     // Read as it arrives (a year of 300 s buckets is 3 MiB): the rows are scanned while the rest is on its way.
-    const stream = new NumericRowStream(rollupBuckets(q), call.onRows);
+    const stream = new NumericRowStream(rollupBuckets(q), call.onRows, call.keepDigits);
     const res = await this.call({ method: 'GET', path: NodeClient.rollupPath(q), headers }, call, undefined, rollupAnswerBytes(q), stream);
     const limitedHeader = res.headers[RESULTS_LIMITED_HEADER];
     const limited = limitedHeader !== undefined && limitedHeader !== '0';

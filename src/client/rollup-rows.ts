@@ -81,7 +81,20 @@ const digitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 
  * gave up and the rows come from a full parse next). The arrays may be replaced as they grow:
  * read them during the call only. A consumer formats while the rest is on its way.
  */
-export type RowsSoFar = (timestampsMs: Float64Array, values: Float64Array, rows: number) => void;
+export type RowsSoFar = (timestampsMs: Float64Array, values: Float64Array, rows: number, digits?: ValueDigits) => void;
+
+/**
+ * Each row's value with the digits the node wrote, for a printer that would otherwise turn the
+ * parsed double back into text (String() of a double costs more than reading it): row r's are
+ * `bytes[r === 0 ? 0 : ends[r - 1]]` up to `bytes[ends[r]]`. Kept only for a plain decimal of at
+ * most 17 significant digits that JavaScript would not shorten by a trailing zero or a sign
+ * (`-0`): no exponent, so the digits are the exact number the node sent, the double is the
+ * nearest to them. Empty for null, and for any other spelling (then print the double).
+ */
+export interface ValueDigits {
+  bytes: Uint8Array;
+  ends: Int32Array;
+}
 
 export class NumericRowStream {
   private carry: Buffer | undefined;
@@ -94,15 +107,25 @@ export class NumericRowStream {
   private n = 0;
   /** The number numberAt() read last (a double from the start: a field that starts as a small integer and later holds a fraction deoptimises the code that read it). */
   private num = Number.NaN;
+  /** Whether that number's text is one ValueDigits keeps. */
+  private plain = false;
+  /** ValueDigits being kept (undefined: not asked for); `digitsEnd`: bytes in use. */
+  private digits: ValueDigits | undefined;
+  private digitsEnd = 0;
 
-  /** `rows`: how many rows the answer should hold (the columns start that long, at most 2^18 rows; they grow past it). */
+  /**
+   * `rows`: how many rows the answer should hold (the columns start that long, at most 2^18 rows;
+   * they grow past it). `keepDigits`: keep each value's digits (ValueDigits) for a printer.
+   */
   constructor(
     rows = 1024,
     private readonly onRows?: RowsSoFar,
+    keepDigits = false,
   ) {
     const n = Math.max(16, Math.min(rows, 1 << 18));
     this.ts = new Float64Array(n);
     this.vals = new Float64Array(n);
+    if (keepDigits) this.digits = { bytes: new Uint8Array(n * 18), ends: new Int32Array(n) };
   }
 
   start(): void {
@@ -111,7 +134,8 @@ export class NumericRowStream {
     this.bad = false;
     this.chunks = [];
     this.n = 0;
-    this.onRows?.(this.ts, this.vals, 0);
+    this.digitsEnd = 0;
+    this.onRows?.(this.ts, this.vals, 0, this.digits);
   }
 
   chunk(bytes: Buffer): void {
@@ -125,18 +149,21 @@ export class NumericRowStream {
     if (i === BAD) this.bad = true;
     else {
       this.carry = i < b.length ? b.subarray(i) : undefined;
-      this.onRows?.(this.ts, this.vals, this.n);
+      this.onRows?.(this.ts, this.vals, this.n, this.digits);
     }
   }
 
   /** The columns, or undefined when the answer is not `[[seconds, number|null], ...]` (then use text()). */
-  end(): { timestampsMs: Float64Array; values: Float64Array } | undefined {
+  end(): { timestampsMs: Float64Array; values: Float64Array; digits?: ValueDigits } | undefined {
     if (this.bad || this.stage !== 3 || (this.carry && skipWs(this.carry, 0) !== this.carry.length)) return undefined;
     const out = { timestampsMs: this.ts.subarray(0, this.n), values: this.vals.subarray(0, this.n) };
     // Handed over without a copy: a later start() writes into new columns.
     this.ts = new Float64Array(16);
     this.vals = new Float64Array(16);
-    return out;
+    const digits = this.digits;
+    if (digits === undefined) return out;
+    this.digits = { bytes: new Uint8Array(256), ends: new Int32Array(16) };
+    return { ...out, digits: { bytes: digits.bytes.subarray(0, this.digitsEnd), ends: digits.ends.subarray(0, this.n) } };
   }
 
   /** The whole answer as text (UTF-8, a byte-order mark dropped), for the fallback. */
@@ -205,15 +232,20 @@ export class NumericRowStream {
     if (i < n && b[i]! <= 32) i = skipWs(b, i);
     if (i >= n) return MORE;
     let v: number;
+    // Where this row's digits end in ValueDigits: committed with the row, so a row read again from
+    // the next piece writes over what it left.
+    let digitsEnd = this.digitsEnd;
     if (b[i] === 110) {
       if (i + 4 > n) return MORE;
       if (b[i + 1] !== 117 || b[i + 2] !== 108 || b[i + 3] !== 108) return BAD;
       v = NaN;
       i += 4;
     } else {
+      const start = i;
       i = this.numberAt(b, i);
       if (i < 0) return i;
       v = this.num;
+      if (this.digits !== undefined && this.plain) digitsEnd = this.keepDigits(b, start, i);
     }
     if (i < n && b[i]! <= 32) i = skipWs(b, i);
     if (i >= n) return MORE;
@@ -221,6 +253,10 @@ export class NumericRowStream {
     if (this.n === this.ts.length) this.grow();
     this.ts[this.n] = msFromSeconds(ts);
     this.vals[this.n] = v;
+    if (this.digits !== undefined) {
+      this.digits.ends[this.n] = digitsEnd;
+      this.digitsEnd = digitsEnd;
+    }
     this.n++;
     this.stage = 2;
     return i + 1;
@@ -235,6 +271,25 @@ export class NumericRowStream {
     };
     this.ts = bigger(this.ts);
     this.vals = bigger(this.vals);
+    if (this.digits !== undefined) {
+      const ends = new Int32Array(this.ts.length);
+      ends.set(this.digits.ends);
+      this.digits.ends = ends;
+    }
+  }
+
+  /** Copies `b[start..end)` after the kept digits; returns where they end. */
+  private keepDigits(b: Buffer, start: number, end: number): number {
+    const d = this.digits!;
+    let at = this.digitsEnd;
+    if (at + (end - start) > d.bytes.length) {
+      const bigger = new Uint8Array(Math.max(2 * d.bytes.length, at + (end - start)));
+      bigger.set(d.bytes.subarray(0, at));
+      d.bytes = bigger;
+    }
+    const out = d.bytes;
+    for (let k = start; k < end; k++) out[at++] = b[k]!;
+    return at;
   }
 
   /**
@@ -271,6 +326,8 @@ export class NumericRowStream {
     }
     if (c === 101 || c === 69) return this.exponentAt(b, start, i);
     if (c < 0) return MORE;
+    // ValueDigits' test: at most 17 significant digits, no `-0`, no trailing zero after the point.
+    this.plain = m < 1e17 && (m !== 0 || !negative) && (fraction === 0 || b[i - 1] !== 48);
     if (m <= Number.MAX_SAFE_INTEGER && fraction <= 22) {
       const v = fraction === 0 ? m : m / EXACT_POW10[fraction]!;
       this.num = negative ? -v : v;
@@ -287,6 +344,7 @@ export class NumericRowStream {
     while (digitAt(b, i)) i++;
     if (i >= n) return MORE;
     this.num = Number(latin1(b, start, i));
+    this.plain = false;
     return i;
   }
 }

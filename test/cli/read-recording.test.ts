@@ -212,6 +212,24 @@ describe('tsnode read: unusual but valid answers', () => {
     expect(new Set(cells.map((c) => c.length)).size).toBe(1);
   });
 
+  it("a node that spells numbers its own way: JSON and CSV keep its digits where they are plain, else JavaScript's", async () => {
+    // As a C printer with 17 digits would write them, and spellings JavaScript would shorten.
+    const values = ['0.10000000000000001', '50.238888609807414', '1.50', '-0', '1e2', '123456789012345678', '0.0000001', 'null', '-2.5E-3'];
+    node.reply = { body: `[${values.map((v, i) => `[${1700000040 + 60 * i},${v}]`).join(',')}]` };
+    const shown = ['0.10000000000000001', '50.238888609807414', '1.5', '0', '100', '123456789012345680', '0.0000001', '', '-0.0025'];
+    const wide = ['--start', '1700000000', '--end', '1700000600', '--span', '60s'];
+    const csv = await spawnRead(['cpu', ...wide, '--output', 'csv']);
+    expect(csv.code).toBe(0);
+    expect(parseCsv(csv.stdout).map((row) => row[2])).toEqual(['value', ...shown]);
+    const json = await read(['cpu', ...wide, '--output', 'json']);
+    expect(json.code).toBe(0);
+    const rows = json.stdout.split('\n').filter((l) => l.includes('"time_iso"'));
+    expect(rows.map((l) => /"value":([^}]*)\}/.exec(l)![1])).toEqual(shown.map((v) => (v === '' ? 'null' : v)));
+    // The same numbers either way (-0 printed as 0, as String(-0) does).
+    const sent = values.map((v) => JSON.parse(v) as number | null).map((v) => (v === 0 ? 0 : v));
+    expect((JSON.parse(json.stdout) as { rows: Array<{ value: number | null }> }).rows.map((r) => r.value)).toEqual(sent);
+  });
+
   it('type=all with nulls inside the objects and whole-null buckets', async () => {
     node.reply = { body: '[[1700000040,{"count":3,"value":1.5,"stddev":null,"derivative":0.25}],[1700000100,null]]' };
     const r = await read(['cpu', ...range, '--type', 'all', '--output', 'json']);

@@ -142,7 +142,7 @@ describe('columnsCsv', () => {
     const points = Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! }));
     for (const span of [300_000, 250]) {
       const want = gridCsv(gridOf(points, false), span);
-      expect(columnsCsv(ts, vs, 'value', span).toString('utf8')).toBe(want);
+      expect(columnsCsv({ timestampsMs: ts, values: vs }, 'value', span).toString('utf8')).toBe(want);
       expect(gridCsv(gridOfColumns(ts, vs), span)).toBe(want);
     }
   });
@@ -152,7 +152,9 @@ describe('columnsCsv', () => {
     for (let d = 0; d < 2_932_897; d += d < 200_000 ? 1 : 13) days.push(d);
     days.push(2_932_896);
     const ts = new Float64Array(days.map((d) => d * 86_400_000 + 43_200_000));
-    const csv = columnsCsv(ts, new Float64Array(ts.length).fill(NaN), 'value', 60_000).toString('latin1').split('\r\n');
+    const csv = columnsCsv({ timestampsMs: ts, values: new Float64Array(ts.length).fill(NaN) }, 'value', 60_000)
+      .toString('latin1')
+      .split('\r\n');
     const wrong = days.filter((_, i) => csv[i + 1] !== `${ts[i]! / 1000},${new Date(ts[i]!).toISOString().slice(0, 19)}Z,`);
     expect(wrong).toEqual([]);
     expect(csv[days.length]).toBe('253402257600,9999-12-31T12:00:00Z,');
@@ -176,7 +178,7 @@ describe('columnsCsv', () => {
           const vs = new Float64Array(rows.map(([, v]) => v));
           const points = rows.map(([t, v]) => ({ timestampMs: t, value: Number.isNaN(v) ? null : v }));
           const want = gridCsv(gridOf(points, false), span);
-          expect(columnsCsv(ts, vs, 'value', span, rowBytes).toString('utf8')).toBe(want);
+          expect(columnsCsv({ timestampsMs: ts, values: vs }, 'value', span, rowBytes).toString('utf8')).toBe(want);
         },
       ),
       { numRuns: 500 },
@@ -202,7 +204,7 @@ describe('columnsJson', () => {
         (rows, span, m, rowBytes) => {
           const ts = new Float64Array(rows.map(([t]) => t));
           const vs = new Float64Array(rows.map(([, v]) => v));
-          expect(columnsJson(ts, vs, span, m, rowBytes).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), span, m));
+          expect(columnsJson({ timestampsMs: ts, values: vs }, span, m, rowBytes).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), span, m));
         },
       ),
       { numRuns: 500 },
@@ -213,8 +215,8 @@ describe('columnsJson', () => {
     const ts = new Float64Array(Array.from({ length: 105_120 }, (_, i) => (1_700_000_100 + 300 * i) * 1000));
     const vs = new Float64Array(Array.from({ length: 105_120 }, (_, i) => (i % 97 === 13 ? NaN : 50 + 40 * Math.sin(i / 288))));
     const meta = { node: 'http://n1:8112', metric: 'cpu µs' };
-    expect(columnsJson(ts, vs, 300_000, meta).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), 300_000, meta));
-    expect(columnsCsv(ts, vs, 'value', 300_000).toString('utf8')).toBe(
+    expect(columnsJson({ timestampsMs: ts, values: vs }, 300_000, meta).toString('utf8')).toBe(gridJson(gridOfColumns(ts, vs), 300_000, meta));
+    expect(columnsCsv({ timestampsMs: ts, values: vs }, 'value', 300_000).toString('utf8')).toBe(
       gridCsv(
         gridOf(
           Array.from(ts, (t, i) => ({ timestampMs: t, value: Number.isNaN(vs[i]!) ? null : vs[i]! })),
@@ -262,8 +264,10 @@ describe('CSV formatted as the rows arrive (ColumnsCsv fed by NumericRowStream o
         const body = JSON.stringify(rows.map(([t, v]) => [t, v]));
         const points = [...new Set(cuts.map((c) => c % (body.length + 1)))].sort((a, b) => a - b);
         const pieces = [0, ...points, body.length].flatMap((p, i, all) => (i === 0 ? [] : [body.slice(all[i - 1], p)]));
+        // The node's digits kept: JSON.stringify writes every number as String() does, so the CSV
+        // is the same as from the doubles alone, whatever the cuts and the retry.
         const csv = new ColumnsCsv('value', 300_000, 4);
-        const s = new NumericRowStream(4, (ts, vs, n) => csv.add(ts, vs, n));
+        const s = new NumericRowStream(4, (ts, vs, n, digits) => csv.add(ts, vs, n, digits), true);
         s.start();
         if (retryAt !== null && pieces.length > 0) {
           // An attempt that delivered part of the answer, then the retry that delivers all of it.
@@ -272,7 +276,10 @@ describe('CSV formatted as the rows arrive (ColumnsCsv fed by NumericRowStream o
         }
         for (const p of pieces) s.chunk(Buffer.from(p));
         const cols = s.end()!;
-        expect(csv.finish(cols.timestampsMs, cols.values).equals(columnsCsv(cols.timestampsMs, cols.values, 'value', 300_000))).toBe(true);
+        expect(cols.digits?.ends.length).toBe(rows.length);
+        const plain = columnsCsv({ timestampsMs: cols.timestampsMs, values: cols.values }, 'value', 300_000);
+        expect(csv.finish(cols).equals(plain)).toBe(true);
+        expect(columnsCsv(cols, 'value', 300_000).equals(plain)).toBe(true);
         expect(cols.timestampsMs.length).toBe(rows.length);
       }),
     );
@@ -284,13 +291,13 @@ describe('CSV formatted as the rows arrive (ColumnsCsv fed by NumericRowStream o
     csv.add(new Float64Array([900_000, 1_200_000]), new Float64Array([7, 8]), 2);
     const cols = await c.readRollupColumns(Q, { onRows: (ts, vs, n) => csv.add(ts, vs, n) });
     expect(Array.from(cols.values)).toEqual([1, 1000, NaN]);
-    expect(csv.finish(cols.timestampsMs, cols.values).toString()).toBe(columnsCsv(cols.timestampsMs, cols.values, 'value', 300_000).toString());
+    expect(csv.finish(cols).toString()).toBe(columnsCsv(cols, 'value', 300_000).toString());
   });
 
   it('sizes its buffer for a bounded number of rows, whatever the query asks for', () => {
     // A second-long span over ten years asks for 315M rows: the node refuses it, the CLI must not
     // have tried to set aside 25 GB first.
     const csv = new ColumnsCsv('value', 1000, 315_360_000);
-    expect(csv.finish(new Float64Array([0]), new Float64Array([1])).toString()).toBe('time,time_iso,value\r\n0,1970-01-01T00:00:00Z,1\r\n');
+    expect(csv.finish({ timestampsMs: new Float64Array([0]), values: new Float64Array([1]) }).toString()).toBe('time,time_iso,value\r\n0,1970-01-01T00:00:00Z,1\r\n');
   });
 });

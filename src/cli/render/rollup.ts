@@ -4,6 +4,7 @@
  */
 import { ROLLUP_MEMBERS, secondsFromMs, type RollupAll } from '../../protocol/index.js';
 import { columnFormatter } from './number-format.js';
+import type { ValueDigits } from '../../client/rollup-rows.js';
 import { AsciiBytes, PAIRS, POW10 } from './ascii-bytes.js';
 import { csvField, csvRow } from './csv.js';
 import { renderRollupTable, type TableColumn } from './rollup-table.js';
@@ -192,13 +193,24 @@ export function secondsBytes(out: AsciiBytes, ms: number): void {
 const CSV_ROW_BYTES = 80;
 
 /**
- * CSV of a single-value read straight from its columns (NaN = empty bucket), as bytes: byte for
- * byte what gridCsv prints for the same rows (UTF-8), without a grid or a string per row. All rows
- * in one call into one buffer sized for them (`rowBytes` each, a test can say less): V8 compiles
- * the row loop once while it runs, and the loop never meets a full buffer.
+ * A single-value read's columns (NaN = empty bucket), and where the node's answer gave them, each
+ * value's digits as the node wrote them (ValueDigits): printed as they are, the same number.
  */
-export function columnsCsv(timestampsMs: Float64Array, values: Float64Array, key: string, spanMs: number, rowBytes = CSV_ROW_BYTES): Buffer {
-  return new ColumnsCsv(key, spanMs, timestampsMs.length, rowBytes).finish(timestampsMs, values);
+export interface Columns {
+  timestampsMs: Float64Array;
+  values: Float64Array;
+  digits?: ValueDigits | undefined;
+}
+
+/**
+ * CSV of a single-value read straight from its columns, as bytes: byte for byte what gridCsv
+ * prints for the same rows (UTF-8), but for a value the node wrote with other digits than
+ * String() would (ValueDigits: its digits, the same number), without a grid or a string per row.
+ * All rows in one call into one buffer sized for them (`rowBytes` each, a test can say less): V8
+ * compiles the row loop once while it runs, and the loop never meets a full buffer.
+ */
+export function columnsCsv(cols: Columns, key: string, spanMs: number, rowBytes = CSV_ROW_BYTES): Buffer {
+  return new ColumnsCsv(key, spanMs, cols.timestampsMs.length, rowBytes).finish(cols);
 }
 
 /**
@@ -235,19 +247,19 @@ export class ColumnsCsv {
   }
 
   /** The rows of the columns up to `rows`; `rows` 0 starts over (the read was retried). */
-  add(timestampsMs: Float64Array, values: Float64Array, rows: number): void {
+  add(timestampsMs: Float64Array, values: Float64Array, rows: number, digits?: ValueDigits): void {
     if (rows === 0 && this.done > 0) {
       this.out = this.fresh();
       this.done = 0;
     }
     if (rows <= this.done) return;
-    csvRowsBytes(this.out, timestampsMs, values, this.spanMs, this.done, rows);
+    csvRowsBytes(this.out, timestampsMs, values, digits, this.spanMs, this.done, rows);
     this.done = rows;
   }
 
   /** The CSV of all of the final columns. */
-  finish(timestampsMs: Float64Array, values: Float64Array): Buffer {
-    this.add(timestampsMs, values, timestampsMs.length);
+  finish(cols: Columns): Buffer {
+    this.add(cols.timestampsMs, cols.values, cols.timestampsMs.length, cols.digits);
     return this.out.text();
   }
 }
@@ -292,8 +304,10 @@ const CSV_ROW_MAX = 16 + 1 + 24 + 1 + 25 + 2;
  * and in the interpreter every call costs more than the bytes it writes. Timestamps that are not
  * whole seconds inside years 0000-9999 go through secondsBytes and bucketTimeBytes.
  */
-function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, spanMs: number, from: number, to: number): void {
+function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, digits: ValueDigits | undefined, spanMs: number, from: number, to: number): void {
   const millis = spanMs % 1000 !== 0;
+  const kept = digits?.bytes;
+  const ends = digits?.ends;
   let b = out.room(CSV_ROW_MAX);
   let p = out.length;
   for (let r = from; r < to; r++) {
@@ -348,7 +362,12 @@ function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float
       p = out.length;
     }
     b[p++] = 44;
-    if (v === v) {
+    const from = ends === undefined || r === 0 ? 0 : ends[r - 1]!;
+    const until = ends === undefined ? 0 : ends[r]!;
+    if (until > from) {
+      // The node's digits: at most 17 + sign and point, within CSV_ROW_MAX's 25 for a value.
+      for (let k = from; k < until; k++) b[p++] = kept![k]!;
+    } else if (v === v) {
       const text = String(v);
       for (let k = 0; k < text.length; k++) b[p++] = text.charCodeAt(k);
     }
@@ -365,15 +384,15 @@ const JSON_ROW_BYTES = 112;
  * gridJson(gridOfColumns(timestampsMs, values), spanMs, meta) byte for byte (UTF-8), written as
  * bytes: `meta` and its `rows`, one `{"time":..,"time_iso":"..","value":..}` per line.
  */
-export function columnsJson(timestampsMs: Float64Array, values: Float64Array, spanMs: number, meta: Record<string, unknown> = {}, rowBytes = JSON_ROW_BYTES): Buffer {
-  const n = timestampsMs.length;
+export function columnsJson(cols: Columns, spanMs: number, meta: Record<string, unknown> = {}, rowBytes = JSON_ROW_BYTES): Buffer {
+  const n = cols.timestampsMs.length;
   if (n === 0) return Buffer.from(withRows(meta, []), 'utf8');
   const head = JSON.stringify({ ...meta, rows: [] }, null, 2);
   // As withRows: the rows go inside the empty `"rows": []` that closes the object.
   const open = Buffer.from(`${head.slice(0, head.lastIndexOf('[]'))}[\n    `, 'utf8');
   const out = new AsciiBytes(open.length + rowBytes * n + 8);
   out.bytes(open);
-  jsonRowsBytes(out, timestampsMs, values, spanMs);
+  jsonRowsBytes(out, cols, spanMs);
   out.ascii('\n  ]\n}\n');
   return out.text();
 }
@@ -384,7 +403,7 @@ const VALUE_KEY = Buffer.from('","value":', 'latin1');
 const ROW_END = Buffer.from('},\n    ', 'latin1');
 
 /** The rows of columnsJson, separated by `,\n    `. */
-function jsonRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, spanMs: number): void {
+function jsonRowsBytes(out: AsciiBytes, { timestampsMs, values, digits }: Columns, spanMs: number): void {
   const n = timestampsMs.length;
   for (let r = 0; r < n; r++) {
     const t = timestampsMs[r]!;
@@ -395,7 +414,10 @@ function jsonRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Floa
     out.bytes(ISO_KEY);
     bucketTimeBytes(out, t, spanMs);
     out.bytes(VALUE_KEY);
-    out.ascii(Number.isFinite(v) ? String(v) : 'null');
+    const from = digits === undefined || r === 0 ? 0 : digits.ends[r - 1]!;
+    const until = digits === undefined ? 0 : digits.ends[r]!;
+    if (until > from) out.bytes(digits!.bytes.subarray(from, until));
+    else out.ascii(Number.isFinite(v) ? String(v) : 'null');
   }
   out.byte(125); // }
 }

@@ -88,7 +88,7 @@ export async function readAction(flags: ReadOptions & { uuid: string; metric: st
 function earlyCsv(plan: ReadPlan): { onRows: RowsSoFar; load: () => void; csv: () => ColumnsCsv | undefined } {
   let csv: ColumnsCsv | undefined;
   return {
-    onRows: (timestampsMs, values, rows) => csv?.add(timestampsMs, values, rows),
+    onRows: (timestampsMs, values, rows, digits) => csv?.add(timestampsMs, values, rows, digits),
     // Called once the read is on its way: loading the renderer first would delay the request.
     load: () =>
       void loadRender().then(
@@ -137,7 +137,7 @@ async function readOne(plan: ReadPlan, ctx: CliContext, client: NodeClient, node
   const columns = q.type !== 'all' && plan.output !== 'chart';
   const early = plan.output === 'csv' && columns ? earlyCsv(plan) : undefined;
   const reading = columns
-    ? client.readRollupColumns(q, { ...call, ...(early ? { onRows: early.onRows } : {}) })
+    ? client.readRollupColumns(q, { ...call, keepDigits: plan.output === 'csv' || plan.output === 'json', ...(early ? { onRows: early.onRows } : {}) })
     : (client.readRollup(q, call) as Promise<RollupResult<BucketValue>>);
   early?.load();
   // Beside the read, sent after it so the node starts on the rollup first: how far the node's

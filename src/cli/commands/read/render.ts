@@ -194,9 +194,9 @@ export async function renderColumns(cols: RollupColumns, plan: ReadPlan, ctx: Cl
   const spanMs = plan.query.spanMs;
   switch (plan.output) {
     case 'csv':
-      return writeBytes(ctx, early ? early.finish(cols.timestampsMs, cols.values) : columnsCsv(cols.timestampsMs, cols.values, 'value', spanMs));
+      return writeBytes(ctx, early ? early.finish(cols) : columnsCsv(cols, 'value', spanMs));
     case 'json':
-      return writeBytes(ctx, columnsJson(cols.timestampsMs, cols.values, spanMs, meta));
+      return writeBytes(ctx, columnsJson(cols, spanMs, meta));
     default: {
       if (cols.timestampsMs.length === 0) {
         ctx.log.info('no buckets in range');
