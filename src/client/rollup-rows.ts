@@ -83,6 +83,9 @@ const digitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 
  */
 export type RowsSoFar = (timestampsMs: Float64Array, values: Float64Array, rows: number, digits?: ValueDigits) => void;
 
+/** The longest value text ValueDigits keeps (a sign, 17 digits, a point and leading zeros): printers reserve room for it. */
+export const MAX_DIGITS_TEXT = 24;
+
 /**
  * Each row's value with the digits the node wrote, for a printer that would otherwise turn the
  * parsed double back into text (String() of a double costs more than reading it): row r's are
@@ -92,6 +95,7 @@ export type RowsSoFar = (timestampsMs: Float64Array, values: Float64Array, rows:
  * nearest to them. Empty for null, and for any other spelling (then print the double).
  */
 export interface ValueDigits {
+  /** The digits of every row, one after the other (at most MAX_DIGITS_TEXT bytes a row). */
   bytes: Uint8Array;
   ends: Int32Array;
 }
@@ -245,7 +249,7 @@ export class NumericRowStream {
       i = this.numberAt(b, i);
       if (i < 0) return i;
       v = this.num;
-      if (this.digits !== undefined && this.plain) digitsEnd = this.keepDigits(b, start, i);
+      if (this.digits !== undefined && this.plain && i - start <= MAX_DIGITS_TEXT) digitsEnd = this.keepDigits(b, start, i);
     }
     if (i < n && b[i]! <= 32) i = skipWs(b, i);
     if (i >= n) return MORE;

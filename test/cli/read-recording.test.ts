@@ -214,9 +214,10 @@ describe('tsnode read: unusual but valid answers', () => {
 
   it("a node that spells numbers its own way: JSON and CSV keep its digits where they are plain, else JavaScript's", async () => {
     // As a C printer with 17 digits would write them, and spellings JavaScript would shorten.
-    const values = ['0.10000000000000001', '50.238888609807414', '1.50', '-0', '1e2', '123456789012345678', '0.0000001', 'null', '-2.5E-3'];
+    const values = ['0.10000000000000001', '50.238888609807414', '1.50', '-0', '1e2', '123456789012345678', '0.0000001', 'null', '-2.5E-3', '-0.000000000000000000000000000001'];
     node.reply = { body: `[${values.map((v, i) => `[${1700000040 + 60 * i},${v}]`).join(',')}]` };
-    const shown = ['0.10000000000000001', '50.238888609807414', '1.5', '0', '100', '123456789012345680', '0.0000001', '', '-0.0025'];
+    // The last: plain, but longer than a kept value may be (MAX_DIGITS_TEXT).
+    const shown = ['0.10000000000000001', '50.238888609807414', '1.5', '0', '100', '123456789012345680', '0.0000001', '', '-0.0025', '-1e-30'];
     const wide = ['--start', '1700000000', '--end', '1700000600', '--span', '60s'];
     const csv = await spawnRead(['cpu', ...wide, '--output', 'csv']);
     expect(csv.code).toBe(0);

@@ -285,6 +285,42 @@ describe('CSV formatted as the rows arrive (ColumnsCsv fed by NumericRowStream o
     );
   });
 
+  it("prints a value with the node's digits only where they are the same number, and never more than a row has room for", () => {
+    // Decimals as any printer might write them: leading zeros, long fractions, trailing zeros, signs.
+    const decimal = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^(0|[1-9]\d{0,20})$/), fc.option(fc.stringMatching(/^\d{1,40}$/), { nil: null }))
+      .map(([neg, int, frac]) => `${neg ? '-' : ''}${int}${frac === null ? '' : `.${frac}`}`);
+    fc.assert(
+      fc.property(fc.array(decimal, { minLength: 1, maxLength: 40 }), (texts) => {
+        const body = `[${texts.map((t, i) => `[${i * 300},${t}]`).join(',')}]`;
+        const s = new NumericRowStream(1, undefined, true);
+        s.start();
+        s.chunk(Buffer.from(body));
+        const cols = s.end()!;
+        const lines = columnsCsv(cols, 'value', 300_000, 1).toString('latin1').split('\r\n');
+        expect(lines).toHaveLength(texts.length + 2);
+        texts.forEach((t, i) => {
+          const cell = lines[i + 1]!.split(',')[2]!;
+          expect(Number(cell)).toBe(Number(t) === 0 ? 0 : Number(t));
+          // Kept only as the node wrote it, or else as String() prints the double.
+          expect([t, String(Number(t))]).toContain(cell);
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a long answer of long plain values prints every row whole (a row never outgrows its room)', () => {
+    const t = '-0.0000000000000000000000000000000000012345678901234567'; // 17 significant digits: plain
+    const body = `[${Array.from({ length: 5000 }, (_, i) => `[${i * 300},${t}]`).join(',')}]`;
+    const s = new NumericRowStream(5000, undefined, true);
+    s.start();
+    s.chunk(Buffer.from(body));
+    const lines = columnsCsv(s.end()!, 'value', 300_000).toString('latin1').split('\r\n');
+    expect(lines).toHaveLength(5002);
+    expect(new Set(lines.slice(1, -1).map((l) => l.split(',')[2]))).toEqual(new Set([String(Number(t))]));
+  });
+
   it('an answer left to the full parse (a byte-order mark) gives the same CSV; rows told before the read do not survive', async () => {
     const c = client('\ufeff[[0,1],[300,1000],[600,null]]', 1);
     const csv = new ColumnsCsv('value', 300_000, 4);

@@ -4,7 +4,7 @@
  */
 import { ROLLUP_MEMBERS, secondsFromMs, type RollupAll } from '../../protocol/index.js';
 import { columnFormatter } from './number-format.js';
-import type { ValueDigits } from '../../client/rollup-rows.js';
+import { MAX_DIGITS_TEXT, type ValueDigits } from '../../client/rollup-rows.js';
 import { AsciiBytes, PAIRS, POW10 } from './ascii-bytes.js';
 import { csvField, csvRow } from './csv.js';
 import { renderRollupTable, type TableColumn } from './rollup-table.js';
@@ -295,8 +295,11 @@ function setDay(day: number): void {
   bytesDay = day;
 }
 
-/** Bytes a CSV row of csvRowsBytes's own path can take: seconds (10^15), an ISO time with milliseconds, a double's longest String(), separators. */
-const CSV_ROW_MAX = 16 + 1 + 24 + 1 + 25 + 2;
+/**
+ * Bytes a CSV row of csvRowsBytes's own path can take: seconds (12 digits), an ISO time with
+ * milliseconds, a double's longest String() (25) or the node's kept digits, separators.
+ */
+const CSV_ROW_MAX = 12 + 1 + 24 + 1 + Math.max(25, MAX_DIGITS_TEXT) + 2;
 
 /**
  * Rows `from` to `to` (not included) of columnsCsv. One function that writes the bytes itself,
@@ -320,15 +323,15 @@ function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float
     const s = t / 1000;
     if (s >= 0 && s < 253402300800 && s === Math.floor(s) && s * 1000 === t) {
       // Whole seconds: the digits, then `YYYY-MM-DDT` (the day's, cached) and `HH:MM:SS`.
-      let digits = 1;
-      while (digits < 12 && s >= POW10[digits]!) digits++;
+      let width = 1;
+      while (width < 12 && s >= POW10[width]!) width++;
       let q = s;
-      for (let k = p + digits - 1; k >= p; k--) {
+      for (let k = p + width - 1; k >= p; k--) {
         const d = Math.floor(q / 10);
         b[k] = 48 + (q - d * 10);
         q = d;
       }
-      p += digits;
+      p += width;
       b[p++] = 44; // ,
       const day = Math.floor(s / 86400);
       if (day !== bytesDay) setDay(day);
@@ -362,11 +365,11 @@ function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float
       p = out.length;
     }
     b[p++] = 44;
-    const from = ends === undefined || r === 0 ? 0 : ends[r - 1]!;
-    const until = ends === undefined ? 0 : ends[r]!;
-    if (until > from) {
-      // The node's digits: at most 17 + sign and point, within CSV_ROW_MAX's 25 for a value.
-      for (let k = from; k < until; k++) b[p++] = kept![k]!;
+    const keptFrom = ends === undefined || r === 0 ? 0 : ends[r - 1]!;
+    const keptTo = ends === undefined ? 0 : ends[r]!;
+    if (keptTo > keptFrom) {
+      // The node's digits (at most MAX_DIGITS_TEXT bytes: CSV_ROW_MAX has room for them).
+      for (let k = keptFrom; k < keptTo; k++) b[p++] = kept![k]!;
     } else if (v === v) {
       const text = String(v);
       for (let k = 0; k < text.length; k++) b[p++] = text.charCodeAt(k);
