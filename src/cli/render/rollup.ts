@@ -305,7 +305,7 @@ const CSV_ROW_MAX = 12 + 1 + 24 + 1 + Math.max(25, MAX_DIGITS_TEXT) + 2;
  * Rows `from` to `to` (not included) of columnsCsv. One function that writes the bytes itself,
  * with no call per field: the first few thousand rows of a read run before V8 has optimised it,
  * and in the interpreter every call costs more than the bytes it writes. Timestamps that are not
- * whole seconds inside years 0000-9999 go through secondsBytes and bucketTimeBytes.
+ * whole seconds from 1970 to 9999 go through secondsBytes and bucketTimeBytes.
  */
 function csvRowsBytes(out: AsciiBytes, timestampsMs: Float64Array, values: Float64Array, digits: ValueDigits | undefined, spanMs: number, from: number, to: number): void {
   const millis = spanMs % 1000 !== 0;
