@@ -358,6 +358,10 @@ class Replay {
       this.options.onProgress?.(this.progress());
     };
     await this.route.send(batch, settle);
+    // The records are read and checked without a real wait, so nothing reaches a socket until
+    // the window is full; a turn of the event loop per batch puts this one on the wire now (the
+    // node starts on the first batch while the next ones are built, not after the fifth).
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   private result(): ReplayResult {
