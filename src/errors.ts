@@ -31,9 +31,7 @@ export { RunError, RunInterruptedError } from './run/errors.js';
 export { RunLockedError } from './run/lock.js';
 export { DeleteSelectsOthersError } from './run/delete.js';
 // server/
-export { ConfigError } from './server/config.js';
-export { IdentityError } from './server/identity.js';
-export { StartError, type StartErrorCode } from './server/server.js';
+// (from modules that load nothing of the node: a script that only talks to nodes never loads SQLite)
+export { ConfigError, DataDirLockError, IdentityError, StartError, type StartErrorCode } from './server/errors.js';
 export { StoreOpenError } from './server/storage/store-open-error.js';
-export { DataDirLockError } from './server/storage/data-dir-lock.js';
 export { LogDamageError } from './server/storage/ingest-log.js';

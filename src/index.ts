@@ -148,5 +148,16 @@ export type { LastSweep, SweepResult, SweepStatus, TypeStatus } from './protocol
 export type { RollupAll, RollupAllRow, RollupQuery, RollupRow, RollupValue } from './protocol/rollup.js';
 
 // A reference node in process (`tsnode serve`); 'tsnode/server' has the rest of the node's API.
-export { startServer, type NodeHooks, type RunningNode } from './server/server.js';
-export type { ServerConfig } from './server/config.js';
+import type { NodeHooks, RunningNode } from './server/server.js';
+import type { ServerConfig } from './server/config.js';
+export type { NodeHooks, RunningNode, ServerConfig };
+
+/**
+ * Starts a reference node in this process (`tsnode serve`); `close()` on the result stops it. The
+ * node (SQLite's addon, worker threads, its HTTP server) loads on the first call, so a script that
+ * only talks to nodes does not load it.
+ */
+export async function startServer(input: Partial<ServerConfig> = {}, hooks: NodeHooks = {}): Promise<RunningNode> {
+  const server = await import('./server/server.js');
+  return server.startServer(input, hooks);
+}

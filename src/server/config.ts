@@ -2,7 +2,7 @@
  * The reference node's configuration: raw `tsnode serve` flag strings in, a validated
  * ServerConfig out. Pure; errors name the flag, the value and what was expected.
  */
-import { TsnodeError } from '../tsnode-error.js';
+import { ConfigError } from './errors.js';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_MAX_BUCKETS, DEFAULT_PORT, DEFAULT_ROLLUPS, UUID_RE } from '../protocol/index.js';
@@ -85,21 +85,6 @@ export const DEFAULT_DATA_DIR = './tsnode-data';
 export const DEFAULT_DISK_RESERVE = 16 * 1024 * 1024;
 /** The account of a node started without `--account`. */
 export const DEFAULT_ACCOUNT = 1;
-
-/** A bad configuration value; the CLI turns it into a usage error (exit 2). */
-export class ConfigError extends TsnodeError {
-  declare readonly code: 'invalid_config';
-  readonly field: string;
-  readonly value: string;
-  readonly expected: string;
-  constructor(field: string, value: string, expected: string, reason?: string) {
-    super('invalid_config', `${field}: ${JSON.stringify(value)} ${reason ?? 'is not valid'}`, { hint: `expected ${expected}` });
-    this.name = 'ConfigError';
-    this.field = field;
-    this.value = value;
-    this.expected = expected;
-  }
-}
 
 /** The flags as commander hands them over (strings; booleans for switches). */
 export interface ServeFlags {

@@ -7,7 +7,7 @@
  * rather than silently taking the data over. An in-memory node has no dir: it gets a fresh
  * identity per process unless `--node-id` names one.
  */
-import { TsnodeError } from '../tsnode-error.js';
+import { IdentityError } from './errors.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,15 +31,6 @@ export interface NodeIdentity {
   ring: Ring | null;
   /** The topology hash (`current`), or "-" without a topology. */
   current: string;
-}
-
-/** Why the node cannot take on an identity or a topology: a startup error with a stable code. */
-export class IdentityError extends TsnodeError {
-  declare readonly code: 'bad_identity_file' | 'identity_mismatch' | 'not_in_topology';
-  constructor(code: IdentityError['code'], message: string) {
-    super(code, message);
-    this.name = 'IdentityError';
-  }
 }
 
 /** The identity kept in a data dir, or undefined when none was kept yet (or the dir is not a dir). */

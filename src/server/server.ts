@@ -3,7 +3,6 @@
  * its address and a `close()` that stops accepting, lets in-flight requests finish, stops the
  * sweeper and closes the database. Usable in-process (tests, scripts) and by `tsnode serve`.
  */
-import { TsnodeError } from '../tsnode-error.js';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -11,7 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { ProtocolError } from '../protocol/index.js';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type RequestTarget } from './http.js';
-import { IdentityError, settleIdentity, type NodeIdentity } from './identity.js';
+import { IdentityError, StartError } from './errors.js';
+// 'tsnode/server' names the node's start error beside startServer.
+export { StartError, type StartErrorCode } from './errors.js';
+import { settleIdentity, type NodeIdentity } from './identity.js';
 import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
 import { readHistogram, readText } from './routes/read.js';
@@ -44,17 +46,6 @@ export interface RunningNode {
   identity: NodeIdentity;
   /** Node-managed retention (`--retention`), or null; tests call its check() with an injected clock. */
   retention: RetentionKeeper | null;
-}
-
-export type StartErrorCode = 'bad_config' | 'bad_journal' | 'port_in_use' | 'port_denied' | 'bad_host' | IdentityError['code'];
-
-/** Thrown when the node cannot start (port in use, bad data dir). */
-export class StartError extends TsnodeError {
-  declare readonly code: StartErrorCode;
-  constructor(code: StartErrorCode, message: string) {
-    super(code, message);
-    this.name = 'StartError';
-  }
 }
 
 /** How often node-managed retention is checked by default (the store's own cadence is its business; a minute is ours). */

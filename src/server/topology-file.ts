@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { TopologyError, topologyFromJson, topologyFromXml, type Topology } from '../ring/index.js';
-import { ConfigError } from './config.js';
+import { ConfigError } from './errors.js';
 
 /** A topology file larger than this is not a topology (a ring of thousands of nodes is a few hundred KiB). */
 const MAX_TOPOLOGY_BYTES = 16 * 1024 * 1024;

@@ -8,7 +8,8 @@ import { headersFor, parseNetworkArgs } from '../helpers/network.js';
 import { parseChoiceList, parseOutput } from '../../src/cli/values.js';
 import { HeaderError, parseHeaderLine } from '../../src/client/headers.js';
 import { CodecError, formatTimestamp, parseSecondsList, parseSpan, parseSweepHeaders, parseTimestamp, validateNntRecord } from '../../src/protocol/index.js';
-import { ConfigError, parsePeriods, parsePort, parseSize } from '../../src/server/config.js';
+import { parsePeriods, parsePort, parseSize } from '../../src/server/config.js';
+import { ConfigError } from '../../src/server/errors.js';
 
 // Generated bad input at every parser a user's text reaches. Each must either succeed or throw its
 // documented error type with a message that names the field; never a TypeError, RangeError or a

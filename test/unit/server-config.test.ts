@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isLoopback, parseServeFlags, parseSize } from '../../src/server/config.js';
+import { isLoopback, parseServeFlags, parseSize } from '../../src/server/config.js';
+import { ConfigError } from '../../src/server/errors.js';
 
 describe('tsnode serve flags', () => {
   it('has the documented defaults', () => {

@@ -13,21 +13,12 @@
  * What it cannot guard against is other code of this process opening the lock file with fs and
  * closing it: nothing in tsnode does (test/integration/server-store-open.test.ts checks the rest).
  */
-import { TsnodeError } from '../../tsnode-error.js';
+import { DataDirLockError } from '../errors.js';
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'tsnode.lock';
-
-/** Why a data directory cannot be locked (in use, or a lock file that is not ours). */
-export class DataDirLockError extends TsnodeError {
-  declare readonly code: 'data_dir_locked';
-  constructor(message: string) {
-    super('data_dir_locked', message);
-    this.name = 'DataDirLockError';
-  }
-}
 
 export interface DataDirLock {
   readonly file: string;

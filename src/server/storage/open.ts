@@ -8,7 +8,8 @@
 import type Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { DataDirLockError, lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { DataDirLockError } from '../errors.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { releaseReserveAtStart } from './disk-full.js';
 import { DiskReserve } from './disk-reserve.js';
 import { IngestLog, LogDamageError, logFilesWithData } from './ingest-log.js';
