@@ -64,7 +64,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
     rules: {
       // The benchmarks, scripts and bin are type-checked by tsc (tsconfig.js.json), which reports unknown names with types in mind.
@@ -73,7 +73,8 @@ export default tseslint.config(
   },
   {
     // CommonJS (bin/package.json): the entry point loads no ES module loader (bin/tsnode.js says why).
-    files: ['bin/*.js'],
+    // The benchmarks' CPU hook, preloaded with --require for the same reason (bench/proc-cpu.mjs).
+    files: ['bin/*.js', 'bench/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -56,7 +56,7 @@ async function generate(run) {
 }
 
 function tsnode(args, cpuFile) {
-  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CLIENT_CPU_HOOK] : []), BIN, ...args], {
+  const p = spawnSync(process.execPath, [...(cpuFile ? ['--require', CLIENT_CPU_HOOK] : []), BIN, ...args], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     env: { ...process.env, ...(cpuFile ? { TSNODE_BENCH_CPU: cpuFile } : {}) },

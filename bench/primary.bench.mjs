@@ -56,7 +56,7 @@ async function generate(run, n = N) {
 
 /** @param {string[]} args @param {{ bin?: string, cpuFile?: string }} [opts] */
 function tsnode(args, { bin = BIN, cpuFile } = {}) {
-  const p = spawnSync(process.execPath, [...(cpuFile ? ['--import', CLIENT_CPU_HOOK] : []), bin, ...args], {
+  const p = spawnSync(process.execPath, [...(cpuFile ? ['--require', CLIENT_CPU_HOOK] : []), bin, ...args], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     env: { ...process.env, ...(cpuFile ? { TSNODE_BENCH_CPU: cpuFile } : {}) },

@@ -1,6 +1,7 @@
 // Shared by the benchmarks that run a node as a child process (not a benchmark itself: run.mjs
 // runs *.bench.mjs only).
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** CPU seconds (user + system) process `pid` has used so far (Linux /proc; NaN elsewhere). */
 export function cpuSecondsOf(pid) {
@@ -26,8 +27,8 @@ export function mainThreadSchedOf(pid) {
 }
 
 /**
- * A `--import` for a client process: as it exits, it writes its own CPU time (user + system, in
- * microseconds) to the file named by TSNODE_BENCH_CPU.
+ * A `--require` for a client process: as it exits, it writes its own CPU time (user + system, in
+ * microseconds) to the file named by TSNODE_BENCH_CPU (client-cpu-hook.cjs: CommonJS, so the
+ * client does not start Node's ES module loader for it, which the bundled CLI never starts).
  */
-export const CLIENT_CPU_HOOK =
-  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
+export const CLIENT_CPU_HOOK = fileURLToPath(new URL('./client-cpu-hook.cjs', import.meta.url));

@@ -109,7 +109,7 @@ function cliApply(urls, stateDir, args = [], bin = BIN) {
   const extra = (process.env.RETENTION_BENCH_ARGS ?? '').split(' ').filter(Boolean);
   const r = spawnSync(
     process.execPath,
-    ['--import', CLIENT_CPU_HOOK, bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
+    ['--require', CLIENT_CPU_HOOK, bin, 'retention', 'apply', ...RULES, '--nodes', urls.join(','), '--yes', '-o', 'json', '--poll-interval', '100ms', '-q', ...extra, ...args],
     {
       encoding: 'utf8',
       env: { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: stateDir, TSNODE_CONFIG: join(stateDir, 'none.yaml'), TSNODE_BENCH_CPU: cpuFile },

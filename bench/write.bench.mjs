@@ -18,7 +18,7 @@ import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { cpuSecondsOf, mainThreadSchedOf } from './proc-cpu.mjs';
+import { CLIENT_CPU_HOOK, cpuSecondsOf, mainThreadSchedOf } from './proc-cpu.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '..', 'bin', 'tsnode.js');
@@ -96,16 +96,14 @@ async function readLast(url) {
   if (body[0]?.[1] !== last.count) throw new Error(`the last record is not readable: ${JSON.stringify(body)}`);
 }
 
-// The client's own CPU time (user+sys), read inside its process as it exits: a sink or node in
-// another process, and the lead engineer's benchmarks on the same two cores, do not count.
-const CPU_HOOK =
-  'data:text/javascript,import{writeFileSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeFileSync(process.env.TSNODE_BENCH_CPU,String(u.user+u.system))})';
+// The client's own CPU time (user+sys) is read inside its process as it exits (CLIENT_CPU_HOOK): a
+// sink or node in another process, and other benchmarks on the same two cores, do not count.
 
 /** Runs `tsnode ...args` (asynchronously: a sink in this process must keep answering); its stdout, and its CPU seconds. */
 async function runClient(args, bin = BIN) {
   const cpuFile = join(tmp, `cpu-${process.hrtime.bigint()}`);
   const p = await new Promise((resolve) => {
-    const c = spawn(process.execPath, ['--import', CPU_HOOK, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TSNODE_BENCH_CPU: cpuFile } });
+    const c = spawn(process.execPath, ['--require', CLIENT_CPU_HOOK, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TSNODE_BENCH_CPU: cpuFile } });
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
