@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // tsnode write --to owners vs --to all into a local six-node ring with write_copies 2 (tsnode
-// cluster up): the bytes each sends (request bodies, from the summary's per-node bytes_sent) and
+// cluster up --no-replication: the two modes are for a store that does not copy writes between its
+// nodes; on one that does, --to primary is the default, bench/primary.bench.mjs): the bytes each sends (request bodies, from the summary's per-node bytes_sent) and
 // records/s end to end. Targets: owners sends at most 1/3 of the bytes of all, and is at least
 // 2x faster. The two are interleaved RUNS times (default 3) so a burst of load hits both alike;
 // each run writes its own records (other check ids), so no run pays for replacing another's rows.
@@ -102,7 +103,7 @@ async function readLast(run, urls) {
 let urls;
 let ring;
 try {
-  const up = tsnode(['cluster', 'up', '--count', String(NODES), '--write-copies', '2', '--base-port', '0', '--dir', ringDir, '--detach', '-o', 'json']);
+  const up = tsnode(['cluster', 'up', '--count', String(NODES), '--write-copies', '2', '--no-replication', '--base-port', '0', '--dir', ringDir, '--detach', '-o', 'json']);
   urls = JSON.parse(up.stdout).nodes.map((n) => n.url);
   const topology = topologyFromJson(JSON.parse(readFileSync(join(ringDir, 'topology.json'), 'utf8')));
   ring = Ring.compile(topology);
@@ -110,7 +111,8 @@ try {
   const methods = [
     {
       name: '--to owners (--seed)',
-      args: ['--seed', urls[0], ...(process.env.OWNERS_ARGS ?? '').split(' ').filter(Boolean)],
+      // --to named: a seed's ring defaults to --to primary.
+      args: ['--seed', urls[0], '--to', 'owners', ...(process.env.OWNERS_ARGS ?? '').split(' ').filter(Boolean)],
       readBack: (last) => ring.ownersOf(last.id, last.metric).map((n) => urls[topology.nodes.indexOf(n)]),
     },
     { name: '--to all (--nodes)', args: ['--nodes', urls.join(','), '--to', 'all'], readBack: () => urls },
