@@ -11,8 +11,6 @@ import { ProtocolError } from '../protocol/index.js';
 import { serverConfig, type ServerConfig } from './config.js';
 import { methodNotAllowed, notFound, parseTarget, sendError, type RequestTarget } from './http.js';
 import { IdentityError, StartError } from './errors.js';
-// 'tsnode/server' names the node's start error beside startServer.
-export { StartError, type StartErrorCode } from './errors.js';
 import { settleIdentity, type NodeIdentity } from './identity.js';
 import { capaJson, gossipJson, locateJson, locateXml, nodeState, nodeStats, topoRingJson, topologyJson, topologyXml } from './routes/cluster.js';
 import type { Handler, NodeContext } from './routes/context.js';
@@ -30,6 +28,9 @@ import { SqliteStore, type FlushEvent } from './sqlite-store.js';
 import { shardLayout } from './shards.js';
 import { describeRemoved, RetentionKeeper } from './retention-keeper.js';
 import { Sweeper } from './sweeper.js';
+
+// 'tsnode/server' names the node's start error beside startServer.
+export { StartError, type StartErrorCode } from './errors.js';
 
 export interface RunningNode {
   /** `http://host:port` (IPv6 hosts in brackets). */
