@@ -157,7 +157,8 @@ export type { NodeHooks, RunningNode, ServerConfig };
  * node (SQLite's addon, worker threads, its HTTP server) loads on the first call, so a script that
  * only talks to nodes does not load it.
  */
-export async function startServer(input: Partial<ServerConfig> = {}, hooks: NodeHooks = {}): Promise<RunningNode> {
+export async function startServer(input?: Partial<ServerConfig>, hooks?: NodeHooks): Promise<RunningNode> {
   const server = await import('./server/server.js');
+  // Its defaults are the node's own, not repeated here.
   return server.startServer(input, hooks);
 }
