@@ -26,7 +26,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it('puts the first batch on the wire before the fourth is built', async () => {
+it('puts the first batch on the wire before the fifth is built', async () => {
   // Ten batches of 100 records, each followed by an invalid line: the rejects counted when the
   // first request arrives say how many batches the client had built by then.
   const lines: string[] = [];
